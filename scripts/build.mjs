@@ -1,0 +1,8 @@
+// Builds the server (tsc + copied nodeset assets) and, when present, the dashboard.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+const run = (cmd, args) => execFileSync(cmd, args, { stdio: 'inherit' });
+run('npx', ['tsc', '-p', 'tsconfig.build.json']);
+run('node', ['scripts/copy-assets.mjs']);
+if (existsSync('web/vite.config.ts')) run('npx', ['vite', 'build', '--config', 'web/vite.config.ts', '--logLevel', 'warn']);

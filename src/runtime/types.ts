@@ -1,0 +1,240 @@
+/**
+ * The shared vocabulary of the runtime: graph JSON, nodeset manifests, the handler
+ * interface of JS/TS nodesets and the host protocol's messages.
+ */
+import type { EpisodeStatus } from '../statuses.js';
+
+// ---------------------------------------------------------------- graphs
+
+export interface GraphNode {
+  /** Unique within the graph; edges address ports as `id.port`. */
+  id: string;
+  /** `<nodeset>__<function>` (e.g. `env_gridnav__step`) or a built-in type such as `graphOut`. */
+  type: string;
+  /** Per-node configuration passed to the handler; a run's `overrides` patch it. */
+  config?: Record<string, unknown>;
+}
+
+export interface GraphEdge {
+  /** `nodeId.outputPort` */
+  from: string;
+  /** `nodeId.inputPort` */
+  to: string;
+  /** A loop edge carries its value into the next iteration instead of ordering this one. */
+  loop?: boolean;
+}
+
+export interface GraphSpec {
+  name: string;
+  description?: string;
+  /** Iterations per episode when neither the API nor the env says otherwise. */
+  step_budget?: number;
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+}
+
+/** The node type that collects an episode's metrics at graph scope. */
+export const GRAPH_OUT_TYPE = 'graphOut';
+/** Used when neither the API, the env nor the graph gives a step budget. */
+export const DEFAULT_STEP_BUDGET = 500;
+
+// ---------------------------------------------------------------- nodesets
+
+export type Parallelism = 'shared' | 'replicated';
+
+export interface PortSpec {
+  name: string;
+  description?: string;
+  /** An input that may be absent (e.g. the action at iteration 0 of a loop). */
+  optional?: boolean;
+}
+
+export interface FunctionSpec {
+  name: string;
+  description?: string;
+  inputs: PortSpec[];
+  outputs: PortSpec[];
+  /** Served through the BatchedInferenceServer: concurrent calls with the same config coalesce. */
+  batched?: boolean;
+  /** Config keys the function understands, with defaults (shown in the dashboard's form). */
+  config?: Record<string, { default?: unknown; description?: string }>;
+}
+
+export interface PanelFieldSpec {
+  name: string;
+  label?: string;
+  /** Fields earlier in the cascade; changing one of them resets this field. */
+  dependsOn?: string[];
+  default?: string | number;
+}
+
+/** An env's episode picker: cascading fields (dataset → split → episode), actions, load. */
+export interface PanelSpec {
+  fields: PanelFieldSpec[];
+  actions: string[];
+}
+
+/** Declared cost of one host process of this nodeset, used by admission before calibration exists. */
+export interface ResourceSpec {
+  ramMb?: number;
+  vramMb?: number;
+}
+
+export interface BatchingSpec {
+  /** @default 16 */
+  maxBatchSize?: number;
+  /** Trailing flush after the last arrival. @default 50 */
+  flushTimeoutMs?: number;
+  /** Hard limit from a queue's first arrival. @default 200 */
+  maxQueueDelayMs?: number;
+}
+
+export interface NodesetManifest {
+  name: string;
+  version?: string;
+  description?: string;
+  parallelism: Parallelism;
+  functions: FunctionSpec[];
+  panel?: PanelSpec;
+  resources?: ResourceSpec;
+  batching?: BatchingSpec;
+  /** JS module (relative to the manifest) exporting a `NodesetModule` as default. */
+  module?: string;
+  /** Or: a command (argv, relative paths resolved against the manifest's folder) that starts a host speaking the host protocol. */
+  command?: string[];
+}
+
+// ---------------------------------------------------------------- handlers
+
+/** What every handler call knows about where it runs. Nothing here depends on the worker or the clock. */
+export interface CallContext {
+  runSeed: number;
+  episodeIndex: number;
+  /** Derived from (runSeed, episodeIndex): the only source of randomness (see prng.ts). */
+  seed: number;
+  /** Iteration number, 0-based. */
+  step: number;
+  /** Unique key of this episode's state in stateful hosts (`<runId>:<episodeIndex>`). */
+  episodeKey: string;
+  nodeId: string;
+  /** Identifies the concurrent caller (e.g. `<runId>/w3`) so a batcher knows who is active. */
+  callerId?: string;
+}
+
+export interface NodeCallArgs {
+  inputs: Record<string, unknown>;
+  config: Record<string, unknown>;
+  ctx: CallContext;
+  signal?: AbortSignal;
+}
+
+export type NodeOutputs = Record<string, unknown>;
+export type NodeFunction = (args: NodeCallArgs) => NodeOutputs | Promise<NodeOutputs>;
+/** Row by row: output i depends only on row i (batch invariance). */
+export type BatchedNodeFunction = (rows: NodeCallArgs[]) => NodeOutputs[] | Promise<NodeOutputs[]>;
+
+export type PanelValues = Record<string, string | number>;
+
+export interface PanelLoadResult {
+  episodeId: string;
+  scene?: string;
+  instruction?: string;
+  task?: string;
+  /** The env's own step budget for this episode, when it has one. */
+  stepBudget?: number;
+}
+
+export interface EnvPanelHandler {
+  /** Allowed values of `field` given the values of the fields before it. */
+  options(field: string, values: PanelValues): Array<string | number>;
+  /** Creates the episode selected by `values` under `episodeKey` and describes it. */
+  load(values: PanelValues, episodeKey: string): PanelLoadResult | Promise<PanelLoadResult>;
+}
+
+/** Default export of a JS/TS nodeset module. */
+export interface NodesetModule {
+  functions?: Record<string, NodeFunction>;
+  batched?: Record<string, BatchedNodeFunction>;
+  panel?: EnvPanelHandler;
+  /** Drops keyed per-episode state. */
+  evict?(episodeKey: string): void;
+  /** Called once in the host before serving; `dir` is the nodeset's folder (for weights, data). */
+  init?(opts: { dir: string; manifest: NodesetManifest }): void | Promise<void>;
+}
+
+// ---------------------------------------------------------------- assets
+
+/** A node output value of this shape is written to the episode's assets/ and replaced by a reference. */
+export interface AssetValue {
+  $asset: { name: string; mime: string; /** base64 */ data: string };
+}
+export interface AssetRef {
+  name: string;
+  mime: string;
+  bytes: number;
+  nodeId: string;
+  step: number;
+}
+export const isAssetValue = (v: unknown): v is AssetValue =>
+  typeof v === 'object' && v !== null && '$asset' in v && typeof (v as AssetValue).$asset?.data === 'string';
+
+// ---------------------------------------------------------------- host protocol
+
+/** The one line a host prints on stdout when it listens: `EVAL_HOST_READY {"port":1234}`. */
+export const HOST_READY_PREFIX = 'EVAL_HOST_READY ';
+
+export interface HostCallRequest {
+  function: string;
+  inputs: Record<string, unknown>;
+  config: Record<string, unknown>;
+  ctx: CallContext;
+}
+export type HostCallResponse = { outputs: NodeOutputs } | { error: string };
+
+export interface HostHealth {
+  ok: true;
+  nodeset: string;
+  tag: string | null;
+  pid: number;
+}
+
+export interface PanelState {
+  values: PanelValues;
+  options: Record<string, Array<string | number>>;
+}
+
+// ---------------------------------------------------------------- executor results
+
+export interface FiringLogEntry {
+  step: number;
+  nodeId: string;
+  type: string;
+  ms: number;
+  /** Inputs/outputs with assets replaced by `{ $assetRef }` and long arrays elided. */
+  inputs?: Record<string, unknown>;
+  outputs?: Record<string, unknown>;
+  error?: string;
+}
+
+export interface NodeErrorEntry {
+  nodeId: string;
+  step: number;
+  message: string;
+}
+
+export type MetricValue = number | string | boolean;
+
+/** How the executor stopped; the runner maps it onto an EpisodeStatus. */
+export type ExecutorEnding = 'completed' | 'budget_exhausted' | 'error' | 'aborted';
+
+export interface ExecutorResult {
+  ending: ExecutorEnding;
+  /** Iterations fully run. */
+  steps: number;
+  /** Harvested from graph-scope graphOut nodes, also after an abort (partial). */
+  metrics: Record<string, MetricValue>;
+  nodeErrors: NodeErrorEntry[];
+  assets: AssetRef[];
+}
+
+export type { EpisodeStatus };

@@ -1,0 +1,91 @@
+/**
+ * The scheduler's public face, used by the GraphQL resolvers and the dashboard.
+ */
+import type { RunSummary } from '../store/types.js';
+
+/** What `startEval` accepts (DESIGN §9). Everything but graphName and episodeCount has a default. */
+export interface SubmitInput {
+  graphName: string;
+  episodeCount: number;
+  /** @default 1 */
+  workerCount?: number;
+  /** @default 0 */
+  seed?: number;
+  stepBudget?: number;
+  /** @default 2 */
+  perStepTimeoutSec?: number;
+  /** Higher first. @default 0 */
+  priority?: number;
+  /** @default false */
+  exclusiveGpu?: boolean;
+  marginalVramMb?: number;
+  memoryBudgetMb?: number;
+  /** false: run inside the backend (same classes, same results). @default true */
+  viaSubprocess?: boolean;
+  /** node id → config patch */
+  overrides?: Record<string, Record<string, unknown>>;
+  dataset?: string;
+  split?: string;
+  /** @default 0 */
+  episodeOffset?: number;
+}
+
+export type EstimateSource = 'calibrated' | 'declared' | 'marginal' | 'default';
+
+export interface ResourceEstimate {
+  ramMb: number;
+  vramMb: number;
+  source: EstimateSource;
+}
+
+export interface QueueEntry {
+  runId: string;
+  /** 1-based position in admission order (priority desc, then FIFO). */
+  position: number;
+  priority: number;
+  graphName: string;
+  episodeCount: number;
+  workerCount: number;
+  createdAt: string;
+  exclusiveGpu: boolean;
+  /** Why it has not started yet, in words. */
+  waitingReason: string;
+  estimate: ResourceEstimate;
+  /** Set once the job has waited long enough to reserve its resources against smaller jobs. */
+  reserving: boolean;
+}
+
+export interface ActiveJob {
+  runId: string;
+  priority: number;
+  pid: number | null;
+  graphName: string;
+  startedAt: string;
+  episodesDone: number;
+  episodeCount: number;
+  workerCount: number;
+  viaSubprocess: boolean;
+  exclusiveGpu: boolean;
+  reservation: ResourceEstimate;
+  /** Latest RSS of the process tree, MB. */
+  rssMb: number | null;
+}
+
+export interface ResourceSnapshot {
+  ramTotalMb: number;
+  ramFreeMb: number;
+  /** null where no GPU could be measured (then the static ledger applies). */
+  vramTotalMb: number | null;
+  vramFreeMb: number | null;
+  reservedRamMb: number;
+  reservedVramMb: number;
+  ramMeasured: boolean;
+  vramMeasured: boolean;
+  /** Who holds the interactive lock (a live Play session), if anyone. */
+  interactiveLockHolder: string | null;
+  sampledAt: string;
+}
+
+export type SchedulerEvent =
+  | { type: 'queue' }
+  | { type: 'run'; runId: string; summary: RunSummary };

@@ -1,0 +1,101 @@
+/**
+ * The run directory layout: `outputs/eval_runs/<run_id>/` with spec.json, shared_urls.json,
+ * graph.json, summary.json, stdout.log, stderr.log, _DONE and episodes/epNNNN/.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { mkdir, writeFile, stat } from 'node:fs/promises';
+import { join, resolve, sep } from 'node:path';
+import { BadInputError } from '../errors.js';
+import { readJson, readJsonSync, writeJsonAtomic } from './atomic.js';
+import type { RunSpec, RunSummary, SharedUrls } from './types.js';
+
+export const RUN_ID_PATTERN = /^\d{8}_\d{6}(?:_\d{1,4})?$/;
+export const RUNS_SUBDIR = 'eval_runs';
+
+export const FILES = {
+  spec: 'spec.json',
+  sharedUrls: 'shared_urls.json',
+  graph: 'graph.json',
+  summary: 'summary.json',
+  stdout: 'stdout.log',
+  stderr: 'stderr.log',
+  done: '_DONE',
+  process: 'process.json',
+  episodes: 'episodes',
+} as const;
+
+export const isValidRunId = (id: string): boolean => RUN_ID_PATTERN.test(id);
+
+/** Throws BAD_USER_INPUT for anything that is not a run id, so no id can name a path outside the runs folder. */
+export function assertRunId(id: string): void {
+  if (!isValidRunId(id)) throw new BadInputError(`invalid run id "${id}": expected YYYYMMDD_HHMMSS or YYYYMMDD_HHMMSS_N`);
+}
+
+export const runsRoot = (outputsDir: string): string => join(resolve(outputsDir), RUNS_SUBDIR);
+
+export function runDirPath(outputsDir: string, runId: string): string {
+  assertRunId(runId);
+  const root = runsRoot(outputsDir);
+  const dir = join(root, runId);
+  if (!dir.startsWith(root + sep)) throw new BadInputError(`invalid run id "${runId}"`);
+  return dir;
+}
+
+function stamp(d: Date): string {
+  const p = (n: number, w = 2) => String(n).padStart(w, '0');
+  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}_${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
+}
+
+/**
+ * Creates a fresh run directory named after `now` (second precision), adding `_1`, `_2` …
+ * on collision. mkdir without `recursive` is the atomic claim, so two processes never share a dir.
+ */
+export function createRunDir(outputsDir: string, now: Date = new Date()): { runId: string; dir: string } {
+  const root = runsRoot(outputsDir);
+  mkdirSync(root, { recursive: true });
+  const base = stamp(now);
+  for (let i = 0; i < 10_000; i++) {
+    const runId = i === 0 ? base : `${base}_${i}`;
+    const dir = join(root, runId);
+    try {
+      mkdirSync(dir);
+      mkdirSync(join(dir, FILES.episodes));
+      return { runId, dir };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+  throw new Error(`could not allocate a run id for ${base}`);
+}
+
+export const episodeDirName = (index: number): string => `ep${String(index).padStart(4, '0')}`;
+export const episodeDir = (runDir: string, index: number): string => join(runDir, FILES.episodes, episodeDirName(index));
+
+export async function ensureEpisodeDir(runDir: string, index: number): Promise<string> {
+  const dir = episodeDir(runDir, index);
+  await mkdir(join(dir, 'assets'), { recursive: true });
+  return dir;
+}
+
+export const writeSpec = (runDir: string, spec: RunSpec) => writeJsonAtomic(join(runDir, FILES.spec), spec);
+export const readSpec = (runDir: string) => readJson<RunSpec>(join(runDir, FILES.spec));
+export const writeSharedUrls = (runDir: string, urls: SharedUrls) => writeJsonAtomic(join(runDir, FILES.sharedUrls), urls);
+export const readSharedUrls = async (runDir: string): Promise<SharedUrls> =>
+  existsSync(join(runDir, FILES.sharedUrls)) ? readJson<SharedUrls>(join(runDir, FILES.sharedUrls)) : {};
+export const writeSummary = (runDir: string, summary: RunSummary) => writeJsonAtomic(join(runDir, FILES.summary), summary);
+export const readSummary = (runDir: string) => readJson<RunSummary>(join(runDir, FILES.summary));
+export const readSummarySync = (runDir: string) => readJsonSync<RunSummary>(join(runDir, FILES.summary));
+
+export async function touchDone(runDir: string): Promise<void> {
+  await writeFile(join(runDir, FILES.done), new Date().toISOString() + '\n');
+}
+export const isDone = (runDir: string): boolean => existsSync(join(runDir, FILES.done));
+
+export async function pathExists(p: string): Promise<boolean> {
+  try {
+    await stat(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
