@@ -225,7 +225,7 @@ export interface NodeErrorEntry {
 export type MetricValue = number | string | boolean;
 
 /** How the executor stopped; the runner maps it onto an EpisodeStatus. */
-export type ExecutorEnding = 'completed' | 'budget_exhausted' | 'error' | 'aborted';
+export type ExecutorEnding = 'completed' | 'budget_exhausted' | 'error' | 'aborted' | 'crashed';
 
 export interface ExecutorResult {
   ending: ExecutorEnding;
@@ -235,6 +235,27 @@ export interface ExecutorResult {
   metrics: Record<string, MetricValue>;
   nodeErrors: NodeErrorEntry[];
   assets: AssetRef[];
+  /** Why it crashed (a host died) or aborted, when it did. */
+  error?: string;
+}
+
+/** A node type resolved to something callable. */
+export interface ResolvedNodeType {
+  type: string;
+  nodeset: string;
+  fn: FunctionSpec;
+  /**
+   * Calls the function. `url` routes a remote call to a specific host (a worker's tagged env
+   * host); without it the nodeset's registered URL (or in-process module) is used.
+   * Throws HostDiedError when the host is gone, any other error for a node failure.
+   */
+  invoke(args: NodeCallArgs, url?: string): Promise<NodeOutputs>;
+}
+
+export interface NodeTypeResolver {
+  resolve(type: string): ResolvedNodeType | undefined;
+  /** Known types, for "did you mean" hints in validation errors. */
+  knownTypes?(): string[];
 }
 
 export type { EpisodeStatus };

@@ -1,0 +1,5 @@
+/** `evalctl episode` (not built yet). */
+export async function run(_argv: string[]): Promise<number> {
+  process.stderr.write('evalctl episode: not available yet\n');
+  return 1;
+}

@@ -1,0 +1,5 @@
+/** `evalctl graphs` (not built yet). */
+export async function run(_argv: string[]): Promise<number> {
+  process.stderr.write('evalctl graphs: not available yet\n');
+  return 1;
+}

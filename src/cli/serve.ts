@@ -1,0 +1,5 @@
+/** `evalctl serve` (not built yet). */
+export async function run(_argv: string[]): Promise<number> {
+  process.stderr.write('evalctl serve: not available yet\n');
+  return 1;
+}

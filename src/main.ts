@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+/**
+ * `evalctl`: serve, run, episode, graphs, nodesets, validate.
+ * Each subcommand lives in src/cli/<name>.ts and exports `run(argv): Promise<number>` (the exit code).
+ */
+import { errorMessage } from './errors.js';
+
+const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run(argv: string[]): Promise<number> }> }> = {
+  serve: { summary: 'start the server (GraphQL + dashboard)', load: () => import('./cli/serve.js') },
+  run: { summary: 'run a batch of episodes of a graph', load: () => import('./cli/run.js') },
+  episode: { summary: 'run one episode and print its record', load: () => import('./cli/episode.js') },
+  graphs: { summary: 'list the graphs', load: () => import('./cli/graphs.js') },
+  nodesets: { summary: 'list the nodesets', load: () => import('./cli/nodesets.js') },
+  validate: { summary: 'validate a graph file', load: () => import('./cli/validate.js') },
+};
+
+function usage(): string {
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`);
+  return `usage: evalctl <command> [options]\n\ncommands:\n${lines.join('\n')}\n\nevalctl <command> --help for its options`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(usage() + '\n');
+    return name ? 0 : 2;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    process.stderr.write(`evalctl: unknown command "${name}"\n${usage()}\n`);
+    return 2;
+  }
+  const mod = await command.load();
+  return mod.run(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    const code = (err as { code?: string }).code;
+    process.stderr.write(`evalctl: ${errorMessage(err)}\n`);
+    process.exitCode = code === 'BAD_USER_INPUT' || code === 'GRAPH_INVALID' || code === 'NOT_FOUND' ? 2 : 1;
+  },
+);
