@@ -1,0 +1,25 @@
+/**
+ * `npm run bench`: every benchmark, one after another, each printing its own table of
+ * figures measured side by side in this run (absolute times vary on a shared machine; the
+ * ratios are what to read). `npm run bench -- host eval` runs a subset.
+ */
+const BENCHES: Record<string, () => Promise<void>> = {
+  executor: async () => (await import('./executor.js')).benchExecutor(),
+  host: async () => (await import('./host.js')).benchHost(),
+  eval: async () => (await import('./eval.js')).benchEval(),
+  scheduler: async () => (await import('./scheduler.js')).benchScheduler(),
+  graphql: async () => (await import('./graphql.js')).benchGraphql(),
+};
+
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((w) => !(w in BENCHES));
+if (unknown.length > 0) {
+  console.error(`unknown benchmark(s): ${unknown.join(', ')}; choose from ${Object.keys(BENCHES).join(', ')}`);
+  process.exit(2);
+}
+for (const [name, run] of Object.entries(BENCHES)) {
+  if (wanted.length > 0 && !wanted.includes(name)) continue;
+  console.log(`\n=== ${name} ===`);
+  await run();
+}
+process.exit(0);
