@@ -1,0 +1,71 @@
+/**
+ * Writes one episode's directory, `episodes/epNNNN/`: log.jsonl (this episode's node firings
+ * only, streamed as they happen), assets/ (its files) and episode.json (its record), so the
+ * episode can be understood from its own folder alone.
+ */
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { FiringLogEntry } from '../runtime/types.js';
+import { writeJsonAtomic } from '../store/atomic.js';
+import { ensureEpisodeDir } from '../store/run-dir.js';
+import type { EpisodeRecord } from '../store/types.js';
+
+export const EPISODE_FILES = { record: 'episode.json', log: 'log.jsonl', assets: 'assets' } as const;
+
+export interface AssetFile {
+  name: string;
+  mime: string;
+  data: Buffer;
+  nodeId: string;
+  step: number;
+}
+
+/** A file name safe to create inside assets/: no folders, no dot-files. */
+export function safeAssetName(name: string): string {
+  const base = basename(name.replaceAll('\\', '/')).replace(/[^A-Za-z0-9._-]/g, '_');
+  return base.replace(/^\.+/, '') || 'asset';
+}
+
+export class EpisodeWriter {
+  readonly dir: string;
+  readonly #log: WriteStream;
+  readonly #pending: Promise<unknown>[] = [];
+  #logError: Error | undefined;
+  #closed: Promise<void> | undefined;
+
+  private constructor(dir: string) {
+    this.dir = dir;
+    this.#log = createWriteStream(join(dir, EPISODE_FILES.log), { flags: 'w' });
+    this.#log.on('error', (err) => {
+      this.#logError = err;
+    });
+  }
+
+  static async open(runDir: string, index: number): Promise<EpisodeWriter> {
+    return new EpisodeWriter(await ensureEpisodeDir(runDir, index));
+  }
+
+  logFiring(entry: FiringLogEntry): void {
+    if (this.#closed || this.#logError) return;
+    this.#log.write(JSON.stringify(entry) + '\n');
+  }
+
+  writeAsset(asset: AssetFile): void {
+    const path = join(this.dir, EPISODE_FILES.assets, safeAssetName(asset.name));
+    this.#pending.push(writeFile(path, asset.data));
+  }
+
+  /** Flushes the log and the assets, then writes episode.json. Idempotent. */
+  finish(record: EpisodeRecord): Promise<void> {
+    this.#closed ??= (async () => {
+      await new Promise<void>((resolve) => this.#log.end(resolve));
+      const results = await Promise.allSettled(this.#pending);
+      await writeJsonAtomic(join(this.dir, EPISODE_FILES.record), record);
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      if (this.#logError) throw this.#logError;
+    })();
+    return this.#closed;
+  }
+}

@@ -1,0 +1,84 @@
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EpisodeWriter } from '../../src/eval-process/episode-writer.js';
+import { SummaryWriter, initialSummary } from '../../src/eval-process/summary-writer.js';
+import { createRunDir, readSummary, writeSummary } from '../../src/store/run-dir.js';
+import type { EpisodeRecord, RunSpec } from '../../src/store/types.js';
+
+let tmp: string;
+beforeEach(async () => {
+  tmp = await mkdtemp(join(tmpdir(), 'summary-writer-'));
+});
+afterEach(async () => {
+  await rm(tmp, { recursive: true, force: true });
+});
+
+const spec = (runId: string): RunSpec => ({
+  runId,
+  graphName: 'g',
+  episodeCount: 4,
+  workerCount: 2,
+  seed: 0,
+  priority: 0,
+  exclusiveGpu: false,
+  overrides: {},
+  episodeOffset: 0,
+  createdAt: new Date(0).toISOString(),
+});
+
+const record = (index: number, success: boolean): EpisodeRecord => ({
+  index,
+  episodeId: `g/${index}`,
+  status: 'COMPLETED',
+  steps: 2,
+  metrics: { success },
+  seed: index,
+  workerId: index % 2,
+  durationMs: 5,
+  startedAt: '',
+  finishedAt: '',
+  stepBudget: 10,
+  assets: [],
+});
+
+describe('SummaryWriter', () => {
+  it('rewrites summary.json with a rising seq, episodes in index order, and leaves no temp files', async () => {
+    const { runId, dir } = createRunDir(tmp);
+    await writeSummary(dir, { ...initialSummary(spec(runId)), seq: 7 });
+    const writer = await SummaryWriter.open(dir, spec(runId));
+    const seqs: number[] = [];
+    seqs.push((await writer.start(123)).seq);
+    // Completion order 3, 0, 2, 1: the summary still lists episodes by index.
+    const writes = [writer.addEpisode(record(3, true)), writer.addEpisode(record(0, false)), writer.addEpisode(record(2, true)), writer.addEpisode(record(1, true))];
+    for (const s of await Promise.all(writes)) seqs.push(s.seq);
+    seqs.push((await writer.finish('COMPLETED')).seq);
+    expect(seqs).toEqual([8, 9, 10, 11, 12, 13]);
+    const onDisk = await readSummary(dir);
+    expect(onDisk.seq).toBe(13);
+    expect(onDisk.status).toBe('COMPLETED');
+    expect(onDisk.pid).toBeUndefined();
+    expect(onDisk.episodesDone).toBe(4);
+    expect(onDisk.episodes.map((e) => e.index)).toEqual([0, 1, 2, 3]);
+    expect(onDisk.aggregateMetrics).toEqual([{ name: 'success', mean: 0.75, count: 4, stderr: 0.25, min: 0, max: 1 }]);
+    expect((await readdir(dir)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+});
+
+describe('EpisodeWriter', () => {
+  it('writes the firing log, the assets and episode.json into the episode folder', async () => {
+    const { dir } = createRunDir(tmp);
+    const w = await EpisodeWriter.open(dir, 7);
+    w.logFiring({ step: 0, nodeId: 'env', type: 'env_gridnav__step', ms: 1 });
+    w.logFiring({ step: 0, nodeId: 'agent', type: 'planner__act', ms: 1 });
+    w.writeAsset({ name: '../../escape.png', mime: 'image/png', data: Buffer.from([1, 2, 3]), nodeId: 'env', step: 1 });
+    await w.finish(record(7, true));
+    await w.finish(record(7, true));
+    const epDir = join(dir, 'episodes', 'ep0007');
+    const lines = (await readFile(join(epDir, 'log.jsonl'), 'utf8')).trim().split('\n');
+    expect(lines.map((l) => JSON.parse(l).nodeId)).toEqual(['env', 'agent']);
+    expect(await readdir(join(epDir, 'assets'))).toEqual(['escape.png']);
+    expect(JSON.parse(await readFile(join(epDir, 'episode.json'), 'utf8')).index).toBe(7);
+  });
+});
