@@ -34,6 +34,8 @@ export interface RunSpec {
   episodeOffset: number;
   /** Workspace overlay whose graphs/ and graph_nodes/ win over built-ins. */
   activeWorkspaceDir?: string;
+  /** false: the run executes inside the backend instead of its own eval process. @default true */
+  viaSubprocess?: boolean;
   createdAt: string;
 }
 
