@@ -1,0 +1,228 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BatchedInferenceServer, type BatchedInferenceServerOptions } from '../../src/runtime/batched-inference-server.js';
+import type { BatchedNodeFunction, CallContext, NodeCallArgs } from '../../src/runtime/types.js';
+
+const ctx = (callerId?: string, step = 0): CallContext => ({
+  runSeed: 0,
+  episodeIndex: 0,
+  seed: 1,
+  step,
+  episodeKey: 'r:0',
+  nodeId: 'policy',
+  ...(callerId !== undefined ? { callerId } : {}),
+});
+const row = (x: unknown, callerId?: string, config: Record<string, unknown> = {}): NodeCallArgs => ({ inputs: { x }, config, ctx: ctx(callerId) });
+
+/** Records every batch it is called with and answers each row with its x doubled. */
+function recorder(): { handler: BatchedNodeFunction; batches: unknown[][]; times: number[] } {
+  const batches: unknown[][] = [];
+  const times: number[] = [];
+  return {
+    batches,
+    times,
+    handler: (rows) => {
+      batches.push(rows.map((r) => r.inputs.x));
+      times.push(performance.now());
+      return rows.map((r) => ({ y: (r.inputs.x as number) * 2 }));
+    },
+  };
+}
+
+describe('BatchedInferenceServer', () => {
+  const servers: BatchedInferenceServer[] = [];
+  const make = (o: BatchedInferenceServerOptions): BatchedInferenceServer => {
+    const s = new BatchedInferenceServer(o);
+    servers.push(s);
+    return s;
+  };
+  afterEach(() => {
+    for (const s of servers.splice(0)) s.close();
+  });
+
+  it('coalesces calls with the same function and config (whatever the key order), and only those', async () => {
+    const s = make({ flushTimeoutMs: 30, maxQueueDelayMs: 1000 });
+    const r = recorder();
+    const calls = [
+      s.submit('act', { a: 1, b: { c: 2, d: 3 } }, row(1, undefined, { a: 1, b: { c: 2, d: 3 } }), r.handler),
+      s.submit('act', { b: { d: 3, c: 2 }, a: 1 }, row(2), r.handler),
+      s.submit('act', { a: 2 }, row(3), r.handler),
+      s.submit('other', { a: 1, b: { c: 2, d: 3 } }, row(4), r.handler),
+    ];
+    const out = await Promise.all(calls);
+    expect(out.map((o) => o.y)).toEqual([2, 4, 6, 8]);
+    expect(r.batches.map((b) => [...b].sort())).toEqual(expect.arrayContaining([[1, 2], [3], [4]]));
+    expect(r.batches).toHaveLength(3);
+  });
+
+  it('flushes flushTimeoutMs after the last arrival, so a late caller joins the batch', async () => {
+    const s = make({ flushTimeoutMs: 80, maxQueueDelayMs: 5000 });
+    const r = recorder();
+    const t0 = performance.now();
+    const first = s.submit('act', {}, row(1), r.handler);
+    await sleep(40);
+    const second = s.submit('act', {}, row(2), r.handler);
+    const tSecond = performance.now();
+    await Promise.all([first, second]);
+    expect(r.batches).toEqual([[1, 2]]);
+    // Restarted by the second arrival: not 80 ms after the first, but 80 ms after the second.
+    expect(r.times[0]! - tSecond).toBeGreaterThanOrEqual(75);
+    expect(r.times[0]! - t0).toBeGreaterThanOrEqual(115);
+  });
+
+  it('flushes at once at maxBatchSize', async () => {
+    const s = make({ maxBatchSize: 3, flushTimeoutMs: 10_000, maxQueueDelayMs: 10_000 });
+    const r = recorder();
+    const t0 = performance.now();
+    await Promise.all([1, 2, 3].map((x) => s.submit('act', {}, row(x), r.handler)));
+    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(r.batches).toEqual([[1, 2, 3]]);
+  });
+
+  it('flushes at once when the queue holds a call from every active caller, and when a missing caller is released', async () => {
+    const s = make({ flushTimeoutMs: 400, maxQueueDelayMs: 10_000, callerTtlMs: 60_000 });
+    const r = recorder();
+    // First calls: the callers become known one by one, so this round waits for the trailing flush.
+    await Promise.all(['w0', 'w1', 'w2'].map((w) => s.submit('act', {}, row(0, w), r.handler)));
+    r.batches.length = 0;
+
+    const t0 = performance.now();
+    await Promise.all(['w0', 'w1', 'w2'].map((w, i) => s.submit('act', {}, row(i + 1, w), r.handler)));
+    expect(performance.now() - t0).toBeLessThan(200);
+    expect(r.batches).toEqual([[1, 2, 3]]);
+
+    // Two of three active callers waiting: no flush until the third is released.
+    let settled = false;
+    const two = Promise.all([s.submit('act', {}, row(4, 'w0'), r.handler), s.submit('act', {}, row(5, 'w1'), r.handler)]).then((v) => {
+      settled = true;
+      return v;
+    });
+    await sleep(100);
+    expect(settled).toBe(false);
+    const tRelease = performance.now();
+    s.releaseCaller('w2');
+    await two;
+    expect(performance.now() - tRelease).toBeLessThan(200);
+    expect(r.batches.at(-1)).toEqual([4, 5]);
+  });
+
+  it('never waits longer than maxQueueDelayMs after the first arrival, even under steady load', async () => {
+    const s = make({ flushTimeoutMs: 60, maxQueueDelayMs: 150, maxBatchSize: 1000 });
+    const r = recorder();
+    const t0 = performance.now();
+    const pending: Array<Promise<unknown>> = [];
+    // An arrival every 20 ms keeps restarting the trailing timer; only the hard limit can flush.
+    for (let i = 0; i < 40; i++) {
+      pending.push(s.submit('act', {}, row(i), r.handler));
+      await sleep(20);
+    }
+    await Promise.all(pending);
+    const first = r.times[0]! - t0;
+    expect(first).toBeGreaterThanOrEqual(145);
+    expect(first).toBeLessThan(500);
+    expect(r.batches.length).toBeGreaterThanOrEqual(3);
+    expect(r.batches.flat()).toEqual(Array.from({ length: 40 }, (_, i) => i));
+  });
+
+  it('runs one handler call at a time across all queues', async () => {
+    const s = make({ maxBatchSize: 1, flushTimeoutMs: 0 });
+    let running = 0;
+    let peak = 0;
+    const handler: BatchedNodeFunction = async (rows) => {
+      running += 1;
+      peak = Math.max(peak, running);
+      await sleep(20);
+      running -= 1;
+      return rows.map(() => ({}));
+    };
+    await Promise.all(
+      Array.from({ length: 8 }, (_, i) => s.submit(i % 2 === 0 ? 'a' : 'b', { k: i % 3 }, row(i), handler)),
+    );
+    expect(peak).toBe(1);
+    expect(s.stats()).toEqual({ batches: 8, rows: 8, meanBatchSize: 1 });
+  });
+
+  it('fails every caller of a batch whose handler throws, and serves the next batch', async () => {
+    const s = make({ flushTimeoutMs: 10 });
+    const boom: BatchedNodeFunction = () => {
+      throw new Error('weights missing');
+    };
+    const results = await Promise.allSettled([1, 2, 3].map((x) => s.submit('act', {}, row(x), boom)));
+    for (const res of results) {
+      expect(res.status).toBe('rejected');
+      expect(String((res as PromiseRejectedResult).reason.message)).toMatch(/batched function "act" failed: weights missing/);
+    }
+    await expect(s.submit('act', {}, row(4), recorder().handler)).resolves.toEqual({ y: 8 });
+  });
+
+  it('fails a batch whose handler returns the wrong number of rows', async () => {
+    const s = make({ flushTimeoutMs: 10 });
+    const short: BatchedNodeFunction = (rows) => rows.slice(1).map(() => ({}));
+    const results = await Promise.allSettled([1, 2].map((x) => s.submit('act', {}, row(x), short)));
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect((results[0] as PromiseRejectedResult).reason.message).toMatch(/returned 1 rows for a batch of 2 rows/);
+  });
+
+  it('fails a batch whose handler hangs past handlerTimeoutMs and releases the lock', async () => {
+    const s = make({ flushTimeoutMs: 5, handlerTimeoutMs: 150 });
+    const hang: BatchedNodeFunction = () => new Promise(() => {});
+    const t0 = performance.now();
+    const hung = Promise.allSettled([1, 2].map((x) => s.submit('act', {}, row(x), hang)));
+    const next = s.submit('other', {}, row(3), recorder().handler);
+    const results = await hung;
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect((results[0] as PromiseRejectedResult).reason.message).toMatch(/did not answer a batch of 2 within 150 ms/);
+    await expect(next).resolves.toEqual({ y: 6 });
+    expect(performance.now() - t0).toBeLessThan(2000);
+  });
+
+  it('is batch-invariant: one input alone and inside a batch of 7 gives identical bytes', async () => {
+    // A row-by-row two-layer MLP in float32, the shape of a policy network.
+    const W1 = Array.from({ length: 16 }, (_, i) => Array.from({ length: 4 }, (_, j) => Math.fround(Math.sin(i * 4 + j) * 0.7)));
+    const W2 = Array.from({ length: 2 }, (_, i) => Array.from({ length: 16 }, (_, j) => Math.fround(Math.cos(i * 16 + j) * 0.3)));
+    const mlp: BatchedNodeFunction = (rows) =>
+      rows.map((r) => {
+        const x = r.inputs.x as number[];
+        const h = W1.map((w) => Math.fround(Math.tanh(Math.fround(w.reduce((acc, wj, j) => Math.fround(acc + Math.fround(wj * x[j]!)), 0)))));
+        const logits = W2.map((w) => w.reduce((acc, wj, j) => Math.fround(acc + Math.fround(wj * h[j]!)), 0));
+        return { logits, action: logits[0]! >= logits[1]! ? 0 : 1 };
+      });
+    const probe = [0.013, -0.72, 0.05, 1.3];
+    const alone = make({ flushTimeoutMs: 0 });
+    const aloneBytes = JSON.stringify(await alone.submit('act', {}, row(probe), mlp));
+
+    const batched = make({ maxBatchSize: 7, flushTimeoutMs: 10_000, maxQueueDelayMs: 10_000 });
+    const others = Array.from({ length: 6 }, (_, i) => [i * 0.1, -i, i * i * 0.01, 0.5 - i]);
+    const inputs = [...others.slice(0, 3), probe, ...others.slice(3)];
+    const outs = await Promise.all(inputs.map((x) => batched.submit('act', {}, row(x), mlp)));
+    expect(batched.stats()).toEqual({ batches: 1, rows: 7, meanBatchSize: 7 });
+    expect(JSON.stringify(outs[3])).toBe(aloneBytes);
+  });
+
+  it('drops a waiting call whose signal aborts, and the rest of its batch still runs', async () => {
+    const s = make({ flushTimeoutMs: 50 });
+    const r = recorder();
+    const ac = new AbortController();
+    const a = s.submit('act', {}, { ...row(1), signal: ac.signal }, r.handler);
+    const b = s.submit('act', {}, row(2), r.handler);
+    ac.abort(new Error('episode cancelled'));
+    await expect(a).rejects.toThrow('episode cancelled');
+    await expect(b).resolves.toEqual({ y: 4 });
+    expect(r.batches).toEqual([[2]]);
+  });
+
+  it('close() fails waiting calls, refuses new ones and is idempotent', async () => {
+    const s = make({ flushTimeoutMs: 10_000, maxQueueDelayMs: 10_000 });
+    const r = recorder();
+    const waiting = s.submit('act', {}, row(1), r.handler);
+    s.close();
+    s.close();
+    await expect(waiting).rejects.toThrow(/closed before the batch ran/);
+    await expect(s.submit('act', {}, row(2), r.handler)).rejects.toThrow(/closed/);
+    expect(r.batches).toEqual([]);
+  });
+
+  it('refuses a bad option with its name and value', () => {
+    expect(() => new BatchedInferenceServer({ maxBatchSize: 0 })).toThrow(/maxBatchSize must be a number ≥ 1, got 0/);
+  });
+});
