@@ -1,0 +1,326 @@
+/**
+ * The host server of one nodeset: the host protocol (docs/host-protocol.md) over HTTP/JSON on
+ * 127.0.0.1, serving a `NodesetModule`'s functions, its env panel and keyed-state eviction.
+ * Batched functions go through a BatchedInferenceServer.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomInt } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { HostError, errorMessage } from '../errors.js';
+import { BatchedInferenceServer } from './batched-inference-server.js';
+import type {
+  BatchedNodeFunction,
+  FunctionSpec,
+  HostCallRequest,
+  HostHealth,
+  NodeFunction,
+  NodesetManifest,
+  NodesetModule,
+  PanelFieldSpec,
+  PanelState,
+  PanelValues,
+} from './types.js';
+
+export interface CreateHostOptions {
+  manifest: NodesetManifest;
+  /** The nodeset's folder. */
+  dir: string;
+  module: NodesetModule;
+  /** Distinguishes replicated hosts of one nodeset (reported by /health). */
+  tag?: string;
+  /**
+   * Upper bound of a random delay added before each call, to shake out timing dependence in
+   * tests. Timing only: never affects results.
+   * @default Number(process.env.EVAL_HOST_INJECT_DELAY_MS) || 0
+   */
+  injectDelayMs?: number;
+}
+
+export interface Host {
+  /** Listens on 127.0.0.1; resolves with the port (0 = chosen by the OS). */
+  listen(port?: number): Promise<number>;
+  /** Stops listening, fails waiting batched calls, drops connections. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** A request the client got wrong: answered with this status and a message naming the bad value. */
+class RouteError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+type Callable = { kind: 'single'; fn: NodeFunction } | { kind: 'batched'; fn: BatchedNodeFunction };
+
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+function resolveCallables(manifest: NodesetManifest, mod: NodesetModule): Map<string, { spec: FunctionSpec; call: Callable }> {
+  const out = new Map<string, { spec: FunctionSpec; call: Callable }>();
+  const missing: string[] = [];
+  for (const spec of manifest.functions) {
+    const batched = mod.batched?.[spec.name];
+    const single = mod.functions?.[spec.name];
+    if (spec.batched && typeof batched === 'function') out.set(spec.name, { spec, call: { kind: 'batched', fn: batched } });
+    else if (typeof single === 'function') out.set(spec.name, { spec, call: { kind: 'single', fn: single } });
+    else if (typeof batched === 'function') out.set(spec.name, { spec, call: { kind: 'batched', fn: batched } });
+    else missing.push(spec.name);
+  }
+  if (missing.length > 0) {
+    throw new HostError(`nodeset "${manifest.name}": the module exports no handler for ${missing.map((m) => `"${m}"`).join(', ')} (declared in its manifest)`);
+  }
+  return out;
+}
+
+function sameValue(a: string | number, b: unknown): boolean {
+  return a === b || String(a) === String(b);
+}
+
+/** Panel state of one host: the current value of each cascading field. */
+class PanelModel {
+  readonly values: PanelValues = {};
+
+  constructor(
+    private readonly fields: PanelFieldSpec[],
+    private readonly actions: string[],
+    private readonly handler: NonNullable<NodesetModule['panel']>,
+  ) {
+    for (const f of fields) this.resetField(f);
+  }
+
+  state(): PanelState {
+    const options: PanelState['options'] = {};
+    for (const f of this.fields) options[f.name] = this.optionsBefore(f);
+    return { values: { ...this.values }, options };
+  }
+
+  setField(name: unknown, value: unknown): PanelState {
+    const field = this.fields.find((f) => f.name === name);
+    if (!field) throw new RouteError(400, `unknown panel field ${JSON.stringify(name)}; fields: ${this.fields.map((f) => f.name).join(', ')}`);
+    if (typeof value !== 'string' && typeof value !== 'number') {
+      throw new RouteError(400, `panel field "${field.name}" needs a string or number value, got ${JSON.stringify(value)}`);
+    }
+    const allowed = this.optionsBefore(field);
+    const match = allowed.find((o) => sameValue(o, value));
+    if (match === undefined) {
+      throw new RouteError(400, `bad value ${JSON.stringify(value)} for panel field "${field.name}"; allowed: ${formatAllowed(allowed)}`);
+    }
+    this.values[field.name] = match;
+    // Every field that depends on this one, directly or through another, goes back to its default.
+    const changed = new Set([field.name]);
+    for (const f of this.fields) {
+      if (f.dependsOn?.some((d) => changed.has(d))) {
+        changed.add(f.name);
+        this.resetField(f);
+      }
+    }
+    return this.state();
+  }
+
+  action(name: unknown): PanelState {
+    if (typeof name !== 'string' || !this.actions.includes(name)) {
+      throw new RouteError(400, `unknown panel action ${JSON.stringify(name)}; actions: ${this.actions.join(', ') || '(none)'}`);
+    }
+    return this.state();
+  }
+
+  private optionsBefore(field: PanelFieldSpec): Array<string | number> {
+    const before: PanelValues = {};
+    for (const f of this.fields) {
+      if (f === field) break;
+      const v = this.values[f.name];
+      if (v !== undefined) before[f.name] = v;
+    }
+    return this.handler.options(field.name, before);
+  }
+
+  private resetField(field: PanelFieldSpec): void {
+    const allowed = this.optionsBefore(field);
+    const def = field.default;
+    const value = def !== undefined ? allowed.find((o) => sameValue(o, def)) ?? allowed[0] : allowed[0];
+    if (value === undefined) delete this.values[field.name];
+    else this.values[field.name] = value;
+  }
+}
+
+function formatAllowed(allowed: Array<string | number>): string {
+  if (allowed.length === 0) return '(none)';
+  const shown = allowed.slice(0, 20).map((o) => JSON.stringify(o));
+  return allowed.length > 20 ? `${shown.join(', ')} … (${allowed.length} in all)` : shown.join(', ');
+}
+
+function readBody(req: http.IncomingMessage): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new RouteError(413, `request body over ${MAX_BODY_BYTES} bytes`));
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('error', reject);
+    req.on('end', () => {
+      if (size === 0) return resolve({});
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      } catch (err) {
+        reject(new RouteError(400, `request body is not valid JSON: ${errorMessage(err)}`));
+      }
+    });
+  });
+}
+
+function send(res: http.ServerResponse, status: number, body: unknown): void {
+  const data = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) });
+  res.end(data);
+}
+
+function field(body: unknown, name: string): unknown {
+  return typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined;
+}
+
+function requireString(body: unknown, name: string): string {
+  const v = field(body, name);
+  if (typeof v !== 'string' || v.length === 0) throw new RouteError(400, `"${name}" must be a non-empty string, got ${JSON.stringify(v) ?? 'nothing'}`);
+  return v;
+}
+
+export function createHost(options: CreateHostOptions): Host {
+  const { manifest, module: mod } = options;
+  const tag = options.tag ?? null;
+  const injectDelayMs = options.injectDelayMs ?? (Number(process.env.EVAL_HOST_INJECT_DELAY_MS) || 0);
+  const callables = resolveCallables(manifest, mod);
+  const batcher = [...callables.values()].some((c) => c.call.kind === 'batched')
+    ? new BatchedInferenceServer(manifest.batching ?? {})
+    : undefined;
+  if (manifest.panel && !mod.panel) throw new HostError(`nodeset "${manifest.name}" declares a panel but its module exports no panel handler`);
+  const panel = manifest.panel && mod.panel ? new PanelModel(manifest.panel.fields, manifest.panel.actions, mod.panel) : undefined;
+  const health: HostHealth = { ok: true, nodeset: manifest.name, tag, pid: process.pid };
+
+  function needPanel(): PanelModel {
+    if (!panel) throw new RouteError(404, `nodeset "${manifest.name}" has no panel`);
+    return panel;
+  }
+
+  async function call(body: unknown, signal: AbortSignal): Promise<unknown> {
+    const req = body as Partial<HostCallRequest>;
+    const name = requireString(body, 'function');
+    const entry = callables.get(name);
+    if (!entry) {
+      throw new RouteError(404, `unknown function "${name}" in nodeset "${manifest.name}"; functions: ${[...callables.keys()].join(', ')}`);
+    }
+    const ctx = req.ctx;
+    if (typeof ctx !== 'object' || ctx === null) throw new RouteError(400, `"ctx" must be an object (the call context), got ${JSON.stringify(ctx) ?? 'nothing'}`);
+    const inputs = req.inputs ?? {};
+    const config = req.config ?? {};
+    if (typeof inputs !== 'object' || typeof config !== 'object') throw new RouteError(400, '"inputs" and "config" must be objects');
+    if (injectDelayMs > 0) await sleep(randomInt(0, injectDelayMs + 1));
+    const args = { inputs, config, ctx, signal };
+    try {
+      const outputs =
+        entry.call.kind === 'batched' ? await batcher!.submit(name, config, args, entry.call.fn) : await entry.call.fn(args);
+      if (typeof outputs !== 'object' || outputs === null || Array.isArray(outputs)) {
+        return { error: `${manifest.name}__${name} returned ${Array.isArray(outputs) ? 'an array' : typeof outputs}, not an object of outputs` };
+      }
+      return { outputs };
+    } catch (err) {
+      return { error: errorMessage(err) };
+    }
+  }
+
+  async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0];
+    const key = `${req.method ?? 'GET'} ${path}`;
+    const abort = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort(new HostError('the caller went away'));
+    });
+    switch (key) {
+      case 'GET /manifest':
+        return send(res, 200, manifest);
+      case 'GET /health':
+        return send(res, 200, health);
+      case 'POST /call': {
+        const answer = await call(await readBody(req), abort.signal);
+        return send(res, 200, answer);
+      }
+      case 'GET /panel':
+        return send(res, 200, needPanel().state());
+      case 'POST /panel/field': {
+        const body = await readBody(req);
+        return send(res, 200, needPanel().setField(field(body, 'field'), field(body, 'value')));
+      }
+      case 'POST /panel/action': {
+        const body = await readBody(req);
+        return send(res, 200, needPanel().action(field(body, 'action')));
+      }
+      case 'POST /panel/load': {
+        const p = needPanel();
+        const episodeKey = requireString(await readBody(req), 'episodeKey');
+        const loaded = await mod.panel!.load({ ...p.values }, episodeKey);
+        if (typeof loaded !== 'object' || loaded === null || typeof loaded.episodeId !== 'string') {
+          throw new RouteError(500, `nodeset "${manifest.name}": panel load returned ${JSON.stringify(loaded)}, which has no string "episodeId"`);
+        }
+        return send(res, 200, loaded);
+      }
+      case 'POST /evict': {
+        const episodeKey = requireString(await readBody(req), 'episodeKey');
+        mod.evict?.(episodeKey);
+        return send(res, 200, { ok: true });
+      }
+      case 'POST /callers/release': {
+        const callerId = requireString(await readBody(req), 'callerId');
+        batcher?.releaseCaller(callerId);
+        return send(res, 200, { ok: true });
+      }
+      default:
+        throw new RouteError(404, `no route ${key}; routes: GET /manifest, GET /health, POST /call, GET /panel, POST /panel/field, POST /panel/action, POST /panel/load, POST /evict, POST /callers/release`);
+    }
+  }
+
+  const server = http.createServer((req, res) => {
+    route(req, res).catch((err: unknown) => {
+      if (res.headersSent) return res.destroy();
+      if (err instanceof RouteError) send(res, err.status, { error: err.message });
+      else send(res, 500, { error: errorMessage(err) });
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.headersTimeout = 65_000;
+
+  let closing: Promise<void> | undefined;
+  return {
+    listen(port = 0) {
+      return new Promise<number>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, '127.0.0.1', () => {
+          server.off('error', reject);
+          resolve((server.address() as AddressInfo).port);
+        });
+      });
+    },
+    close() {
+      closing ??= (async () => {
+        try {
+          batcher?.close();
+        } catch {
+          // nothing to recover: the batcher only rejects waiting calls
+        }
+        await new Promise<void>((resolve) => {
+          if (!server.listening) return resolve();
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+      })();
+      return closing;
+    },
+  };
+}
