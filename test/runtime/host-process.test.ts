@@ -1,0 +1,132 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa, type ResultPromise } from 'execa';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DIST_DIR } from '../../src/paths.js';
+import { HostClient } from '../../src/runtime/host-client.js';
+import { spawnHost, type HostEntry, type HostProcess } from '../../src/runtime/host-process.js';
+import { loadManifest } from '../../src/runtime/manifest.js';
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures');
+const ECHO_DIR = join(FIXTURES, 'nodesets', 'echo');
+const STUBBORN_DIR = join(FIXTURES, 'nodesets', 'stubborn');
+
+async function entryOf(dir: string): Promise<HostEntry> {
+  const manifest = await loadManifest(dir);
+  return { name: manifest.name, dir, manifest };
+}
+
+/** Alive and not a zombie waiting to be reaped. */
+function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+async function waitGone(pids: number[], withinMs: number): Promise<number> {
+  const t0 = performance.now();
+  while (pids.some(isRunning)) {
+    if (performance.now() - t0 > withinMs) return -1;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return performance.now() - t0;
+}
+
+describe('spawnHost', () => {
+  const hosts: HostProcess[] = [];
+  const others: ResultPromise[] = [];
+  const strays: number[] = [];
+  afterEach(async () => {
+    await Promise.all(hosts.splice(0).map((h) => h.stop(500)));
+    for (const p of others.splice(0)) p.kill('SIGKILL');
+    for (const pid of strays.splice(0)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  });
+
+  it('starts a JS nodeset host and reads its ready line; stop() ends it with SIGTERM', async () => {
+    const h = await spawnHost({ entry: await entryOf(ECHO_DIR), tag: '3' });
+    hosts.push(h);
+    expect(h.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(h).toMatchObject({ nodeset: 'echo', tag: '3', alive: true });
+    const client = new HostClient(h.url);
+    expect(await client.health()).toEqual({ ok: true, nodeset: 'echo', tag: '3', pid: h.pid });
+    client.close();
+    await h.stop();
+    await h.stop();
+    expect(h.alive).toBe(false);
+    expect(await h.exited).toEqual({ code: 0, signal: null });
+    expect(isRunning(h.pid)).toBe(false);
+  });
+
+  it('starts a command host in its folder with EVAL_HOST_TAG, EVAL_NODESET_DIR and EVAL_PARENT_PID', async () => {
+    const h = await spawnHost({ entry: await entryOf(STUBBORN_DIR), tag: 'w1' });
+    hosts.push(h);
+    const client = new HostClient(h.url);
+    const health = (await client.health()) as unknown as Record<string, unknown>;
+    client.close();
+    expect(health).toMatchObject({ tag: 'w1', pid: h.pid, env: { dir: STUBBORN_DIR, parent: String(process.pid) } });
+  });
+
+  it('a host that exits before it is ready is an error carrying its stderr', async () => {
+    const lines: string[] = [];
+    const p = spawnHost({ entry: await entryOf(ECHO_DIR), env: { ECHO_FAIL_INIT: '1' }, onStderr: (l) => lines.push(l) });
+    await expect(p).rejects.toMatchObject({ code: 'HOST_ERROR', message: expect.stringMatching(/host echo exited before it was ready \(code 1.*init failed on purpose/s) });
+    expect(lines.join('\n')).toContain('init failed on purpose');
+  });
+
+  it('a host that never reports ready is killed after readyTimeoutMs', async () => {
+    const p = spawnHost({ entry: await entryOf(STUBBORN_DIR), env: { STUBBORN_SILENT: '1' }, readyTimeoutMs: 400 });
+    await expect(p).rejects.toThrow(/host stubborn did not report ready within 400 ms/);
+  });
+
+  it('aborting the signal while a host starts kills it', async () => {
+    const ac = new AbortController();
+    const p = spawnHost({ entry: await entryOf(STUBBORN_DIR), env: { STUBBORN_SILENT: '1' }, signal: ac.signal });
+    setTimeout(() => ac.abort(new Error('run cancelled')), 200);
+    await expect(p).rejects.toThrow('run cancelled');
+  });
+
+  it('stop() escalates to SIGKILL for a host that ignores SIGTERM', async () => {
+    const h = await spawnHost({ entry: await entryOf(STUBBORN_DIR) });
+    hosts.push(h);
+    const t0 = performance.now();
+    await h.stop(300);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(290);
+    expect(await h.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(h.alive).toBe(false);
+  });
+
+  it('hosts die within 2 s when their parent is killed with SIGKILL', async () => {
+    const parent = execa(process.execPath, [join(FIXTURES, 'host-parent.mjs'), DIST_DIR, ECHO_DIR, STUBBORN_DIR], {
+      stdin: 'ignore',
+      buffer: false,
+      reject: false,
+    });
+    others.push(parent);
+    const pids = await new Promise<number[]>((resolve, reject) => {
+      let out = '';
+      parent.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /HOSTS (\[[\d,]+\])/.exec(out);
+        if (m) resolve(JSON.parse(m[1]!) as number[]);
+      });
+      void parent.then((r) => reject(new Error(`parent exited early: ${String(r.stderr ?? '')}`)));
+    });
+    strays.push(...pids);
+    expect(pids).toHaveLength(3);
+    expect(pids.every(isRunning)).toBe(true);
+
+    parent.kill('SIGKILL');
+    await parent;
+    const took = await waitGone(pids, 2000);
+    expect(took, `hosts still running 2 s after the parent's SIGKILL: ${pids.filter(isRunning).join(', ')}`).toBeGreaterThanOrEqual(0);
+  });
+});
