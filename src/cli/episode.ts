@@ -1,5 +1,101 @@
-/** `evalctl episode` (not built yet). */
-export async function run(_argv: string[]): Promise<number> {
-  process.stderr.write('evalctl episode: not available yet\n');
-  return 1;
+/**
+ * `evalctl episode <graph> --index I [--seed S] [--json] [--step-budget B]
+ * [--set node.key=value …] [--dataset D] [--split S] [--outputs DIR]`: runs one episode with
+ * real hosts, in this process, and prints its record. Episode I here is episode I of a run
+ * with the same seed: the same env episode, the same seed, the same metrics.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BadInputError } from '../errors.js';
+import { runBatch } from '../eval-process/run-batch.js';
+import { initialSummary } from '../eval-process/summary-writer.js';
+import { createRunDir, episodeDir, writeSpec, writeSummary } from '../store/run-dir.js';
+import type { EpisodeRecord } from '../store/types.js';
+import { intFlag, parseCliArgs, specFromArgs } from './run.js';
+
+const USAGE =
+  'usage: evalctl episode <graph> --index I [--seed S] [--json] [--step-budget B] [--set node.key=value …] [--dataset D] [--split S] [--outputs DIR]';
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCliArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      index: { type: 'string', short: 'i' },
+      seed: { type: 'string' },
+      json: { type: 'boolean' },
+      'step-budget': { type: 'string' },
+      'per-step-timeout': { type: 'string' },
+      set: { type: 'string', multiple: true },
+      dataset: { type: 'string' },
+      split: { type: 'string' },
+      outputs: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE + '\n');
+    return 0;
+  }
+  if (positionals.length !== 1) {
+    throw new BadInputError(positionals.length === 0 ? `missing the graph name; ${USAGE}` : `expected one graph name, got ${positionals.map((p) => `"${p}"`).join(' ')}`);
+  }
+  const index = intFlag('index', values.index, 0);
+  if (index === undefined) throw new BadInputError('--index I is required');
+  // The run-level parser checks the shared flags the same way `evalctl run` does.
+  const { parseRunArgs } = await import('./run.js');
+  const shared = parseRunArgs([
+    positionals[0]!,
+    '--episodes',
+    '1',
+    ...(values.seed !== undefined ? ['--seed', values.seed] : []),
+    ...(values['step-budget'] !== undefined ? ['--step-budget', values['step-budget']] : []),
+    ...(values['per-step-timeout'] !== undefined ? ['--per-step-timeout', values['per-step-timeout']] : []),
+    ...(values.set ?? []).flatMap((s) => ['--set', s]),
+    ...(values.dataset !== undefined ? ['--dataset', values.dataset] : []),
+    ...(values.split !== undefined ? ['--split', values.split] : []),
+  ]);
+  const probe = await specFromArgs({ ...shared, episodeOffset: index }, '00000000_000000');
+
+  const keep = values.outputs !== undefined;
+  const outputs = values.outputs ?? (await mkdtemp(join(tmpdir(), 'evalctl-episode-')));
+  const controller = new AbortController();
+  const onSignal = () => controller.abort(new Error('interrupted'));
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const { runId, dir } = createRunDir(outputs);
+    const spec = { ...probe, runId };
+    await writeSpec(dir, spec);
+    await writeSummary(dir, initialSummary(spec));
+    const summary = await runBatch({ runDir: dir, signal: controller.signal });
+    if (summary.status === 'FAILED') throw Object.assign(new Error(summary.error?.message ?? 'the episode could not run'), { code: summary.error?.code });
+    const raw = summary.episodes[0];
+    if (!raw) {
+      process.stderr.write('evalctl episode: interrupted before the episode ended\n');
+      return 130;
+    }
+    // The record speaks of the episode asked for, not of its place in this one-episode run.
+    const record: EpisodeRecord = { ...raw, index };
+    if (values.json) process.stdout.write(JSON.stringify(record, null, 2) + '\n');
+    else process.stdout.write(renderRecord(record, keep ? episodeDir(dir, 0) : undefined));
+    return controller.signal.aborted ? 130 : 0;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    if (!keep) await rm(outputs, { recursive: true, force: true });
+  }
+}
+
+function renderRecord(r: EpisodeRecord, dir: string | undefined): string {
+  const lines = [`episode ${r.index} (${r.episodeId}): ${r.status} after ${r.steps} of ${r.stepBudget} steps, ${r.durationMs} ms, seed ${r.seed}`];
+  if (r.instruction) lines.push(`  instruction: ${r.instruction}`);
+  if (r.error) lines.push(`  error: ${r.error}`);
+  const names = Object.keys(r.metrics);
+  const w = Math.max(0, ...names.map((n) => n.length));
+  for (const n of names) lines.push(`  ${n.padEnd(w)}  ${String(r.metrics[n])}`);
+  if (dir) lines.push(`  folder: ${dir}`);
+  return lines.join('\n') + '\n';
 }

@@ -51,9 +51,12 @@ export class EpisodeWriter {
     this.#log.write(JSON.stringify(entry) + '\n');
   }
 
-  writeAsset(asset: AssetFile): void {
+  /** Starts writing the asset's file; the returned promise settles when it is on disk (never rejects). */
+  writeAsset(asset: AssetFile): Promise<void> {
     const path = join(this.dir, EPISODE_FILES.assets, safeAssetName(asset.name));
-    this.#pending.push(writeFile(path, asset.data));
+    const write = writeFile(path, asset.data);
+    this.#pending.push(write);
+    return write.catch(() => {});
   }
 
   /** Flushes the log and the assets, then writes episode.json. Idempotent. */

@@ -1,0 +1,268 @@
+/**
+ * BatchEvalRunner: runs a run's episodes over the worker pool. Episodes are cut into
+ * contiguous chunks (array_split sizes); worker k drains only its own chunk on its own slot,
+ * with no step barrier between workers. Each episode: env panel cascade + play + load, step
+ * budget resolution, a fresh LoopRunner under a wall-clock limit, a full record whatever the
+ * ending, eviction of its keyed state, then the record is appended and the aggregates
+ * recomputed under the summary lock.
+ */
+import { performance } from 'node:perf_hooks';
+import { BadInputError, EvalError, HostDiedError, HostError } from '../errors.js';
+import type { ValidatedGraph } from '../runtime/graph.js';
+import { HostClient } from '../runtime/host-client.js';
+import { LoopRunner, type LoopRunOptions } from '../runtime/loop-runner.js';
+import { deriveSeed } from '../runtime/prng.js';
+import type { ExecutorResult, PanelLoadResult, PanelSpec } from '../runtime/types.js';
+import type { EpisodeRecord, RunSpec, RunSummary } from '../store/types.js';
+import { outcomeOfException, outcomeOfResult, type AbortCause, type EpisodeOutcome } from './episode-outcome.js';
+import { EpisodeWriter } from './episode-writer.js';
+import type { EnvWorkerPool, WorkerSlot } from './env-worker-pool.js';
+import { partitionContiguous } from './partition-contiguous.js';
+import { resolveStepBudget } from './step-budget.js';
+import type { SummaryWriter } from './summary-writer.js';
+
+/** Wall-clock seconds allowed per step when the spec does not say. */
+export const DEFAULT_PER_STEP_TIMEOUT_SEC = 2;
+const EVICT_TIMEOUT_MS = 2000;
+
+/** The env nodeset whose panel picks each episode. */
+export interface EnvPanelTarget {
+  nodeset: string;
+  panel: PanelSpec;
+}
+
+export type StepListener = NonNullable<LoopRunOptions['onStep']>;
+
+export interface BatchEvalRunnerOptions {
+  spec: RunSpec;
+  runDir: string;
+  graph: ValidatedGraph;
+  pool: EnvWorkerPool;
+  summary: SummaryWriter;
+  /** The env panel to drive; without one each episode gets `<graph>/<index>` as its id. */
+  envPanel?: EnvPanelTarget;
+  /** URLs of the shared hosts the graph calls (evicted after each episode, callers released at the end). */
+  sharedUrls?: Record<string, string>;
+  /** Stops dispatch; in-flight episodes end CANCELLED with their partial metrics. */
+  signal?: AbortSignal;
+  onEpisodeStart?(info: { index: number; workerId: number }): void;
+  onEpisode?(record: EpisodeRecord, summary: RunSummary): void;
+  /** Per-node progress; off in batch runs unless asked for. */
+  onStep?: StepListener;
+}
+
+export class BatchEvalRunner {
+  readonly #o: BatchEvalRunnerOptions;
+  readonly #sharedClients: Map<string, HostClient>;
+  /** Stops the other workers when one hits an error the run cannot survive (a disk write failing). */
+  readonly #fatal = new AbortController();
+
+  constructor(options: BatchEvalRunnerOptions) {
+    this.#o = options;
+    this.#sharedClients = new Map(Object.entries(options.sharedUrls ?? {}).map(([name, url]) => [name, new HostClient(url)]));
+  }
+
+  /** Runs every episode; resolves when each worker has drained its chunk (or stopped on cancel). */
+  async execute(): Promise<void> {
+    const { spec, pool } = this.#o;
+    const indices = Array.from({ length: spec.episodeCount }, (_, i) => i);
+    const chunks = partitionContiguous(indices, pool.workerCount);
+    try {
+      await Promise.all(chunks.map((chunk, k) => this.#work(k, chunk)));
+    } finally {
+      for (const c of this.#sharedClients.values()) c.close();
+    }
+  }
+
+  async #work(workerId: number, chunk: number[]): Promise<void> {
+    if (chunk.length === 0) return;
+    const { pool, spec } = this.#o;
+    const callerId = `${spec.runId}/w${workerId}`;
+    const slot = pool.lease(workerId);
+    try {
+      for (const index of chunk) {
+        if (this.#stopped()) break;
+        await pool.ensureHealthy(workerId, this.#o.signal);
+        if (this.#stopped()) break;
+        const record = await this.#runEpisode(slot, index, callerId);
+        if (record.status === 'CRASHED') pool.markSuspect(workerId);
+      }
+    } catch (err) {
+      if (!this.#stopped()) this.#fatal.abort(err);
+      throw err;
+    } finally {
+      pool.release(workerId);
+      // The batcher stops waiting for this caller once it has no more episodes.
+      await Promise.allSettled([...this.#sharedClients.values()].map((c) => c.releaseCaller(callerId, AbortSignal.timeout(EVICT_TIMEOUT_MS))));
+    }
+  }
+
+  #stopped(): boolean {
+    return Boolean(this.#o.signal?.aborted) || this.#fatal.signal.aborted;
+  }
+
+  async #runEpisode(slot: WorkerSlot, index: number, callerId: string): Promise<EpisodeRecord> {
+    const { spec, graph, runDir } = this.#o;
+    const startedAt = new Date();
+    const t0 = performance.now();
+    const episodeIndex = spec.episodeOffset + index;
+    const seed = deriveSeed(spec.seed, episodeIndex);
+    const episodeKey = `${spec.runId}:${index}`;
+    const writer = await EpisodeWriter.open(runDir, index);
+    this.#o.onEpisodeStart?.({ index, workerId: slot.workerId });
+
+    // Whichever abort fires first decides between TIMEOUT and CANCELLED.
+    let cause: AbortCause | undefined;
+    const cancel = AbortSignal.any([this.#o.signal ?? new AbortController().signal, this.#fatal.signal]);
+    const timeout = new AbortController();
+    const signal = AbortSignal.any([cancel, timeout.signal]);
+    const onCancel = () => (cause ??= 'cancel');
+    if (cancel.aborted) onCancel();
+    else cancel.addEventListener('abort', onCancel, { once: true });
+    let timer: NodeJS.Timeout | undefined;
+
+    let load: PanelLoadResult | undefined;
+    let result: ExecutorResult | undefined;
+    let outcome: EpisodeOutcome;
+    let stepBudget = 0;
+    let timeoutMs = 0;
+    try {
+      load = await this.#loadEpisode(slot, episodeIndex, episodeKey, signal);
+      stepBudget = resolveStepBudget({ api: spec.stepBudget, env: load?.stepBudget, graph: graph.spec.step_budget }).budget;
+      timeoutMs = Math.round(stepBudget * (spec.perStepTimeoutSec ?? DEFAULT_PER_STEP_TIMEOUT_SEC) * 1000);
+      timer = setTimeout(() => {
+        cause ??= 'timeout';
+        timeout.abort(new EvalError('TIMEOUT', `episode ${index} passed its wall-clock limit of ${timeoutMs} ms`));
+      }, timeoutMs);
+      const runner = new LoopRunner({ urlOverrides: slot.urlOverrides });
+      result = await runner.run(graph, {
+        stepBudget,
+        context: { runSeed: spec.seed, episodeIndex, seed, episodeKey, callerId },
+        signal,
+        onFiring: (entry) => writer.logFiring(entry),
+        onAsset: (asset) => writer.writeAsset(asset),
+        ...(this.#o.onStep ? { onStep: this.#o.onStep } : {}),
+      });
+      outcome = outcomeOfResult(result, cause, timeoutMs);
+    } catch (err) {
+      outcome = this.#outcomeOfSetupOrThrow(err, cause, timeoutMs);
+    } finally {
+      clearTimeout(timer);
+      cancel.removeEventListener('abort', onCancel);
+    }
+
+    await this.#evict(slot, episodeKey);
+    const finishedAt = new Date();
+    const record = buildRecord({
+      index,
+      episodeId: load?.episodeId ?? `${spec.graphName}/${episodeIndex}`,
+      outcome,
+      result,
+      seed,
+      workerId: slot.workerId,
+      durationMs: Math.round(performance.now() - t0),
+      startedAt,
+      finishedAt,
+      load,
+      stepBudget,
+    });
+    await writer.finish(record);
+    const summary = await this.#o.summary.addEpisode(record);
+    this.#o.onEpisode?.(record, summary);
+    return record;
+  }
+
+  /** Setup failures: a refused budget or a panel that rejects the episode are ERROR; a dead host is CRASHED. */
+  #outcomeOfSetupOrThrow(err: unknown, cause: AbortCause | undefined, timeoutMs: number): EpisodeOutcome {
+    if (cause === undefined && err instanceof BadInputError) return { status: 'ERROR', error: err.message };
+    if (cause === undefined && err instanceof HostError && !(err instanceof HostDiedError)) {
+      return { status: 'ERROR', error: `env panel: ${err.message}` };
+    }
+    return outcomeOfException(err, cause, timeoutMs);
+  }
+
+  /** Panel cascade on this worker's env host, then play and load. */
+  async #loadEpisode(slot: WorkerSlot, episodeIndex: number, episodeKey: string, signal: AbortSignal): Promise<PanelLoadResult | undefined> {
+    const target = this.#o.envPanel;
+    if (!target) return undefined;
+    const client = slot.clients.get(target.nodeset);
+    if (!client) throw new HostDiedError(`worker ${slot.workerId} has no host of ${target.nodeset}`);
+    for (const [field, value] of panelValues(target.panel, this.#o.spec, episodeIndex)) {
+      await client.panelField(field, value, signal);
+    }
+    if (target.panel.actions.includes('play')) await client.panelAction('play', signal);
+    return client.panelLoad(episodeKey, signal);
+  }
+
+  /** Drops the episode's keyed state from every host it used; a host that is gone has nothing to drop. */
+  async #evict(slot: WorkerSlot, episodeKey: string): Promise<void> {
+    const clients = [...slot.clients.values(), ...this.#sharedClients.values()];
+    await Promise.allSettled(clients.map((c) => c.evict(episodeKey, AbortSignal.timeout(EVICT_TIMEOUT_MS))));
+  }
+}
+
+/** The panel values to push, in cascade order: dataset/split from the spec when given, the episode field last. */
+export function panelValues(panel: PanelSpec, spec: Pick<RunSpec, 'dataset' | 'split'>, episodeIndex: number): Array<[string, string | number]> {
+  const fields = panel.fields;
+  const episodeField = fields.find((f) => f.name === 'episode') ?? fields[fields.length - 1];
+  const fromSpec: Record<string, string | undefined> = { dataset: spec.dataset, split: spec.split };
+  const out: Array<[string, string | number]> = [];
+  for (const f of fields) {
+    if (f === episodeField) continue;
+    const v = fromSpec[f.name] ?? f.default;
+    if (v !== undefined) out.push([f.name, v]);
+  }
+  if (episodeField) out.push([episodeField.name, episodeIndex]);
+  return out;
+}
+
+interface RecordParts {
+  index: number;
+  episodeId: string;
+  outcome: EpisodeOutcome;
+  result: ExecutorResult | undefined;
+  seed: number;
+  workerId: number;
+  durationMs: number;
+  startedAt: Date;
+  finishedAt: Date;
+  load: PanelLoadResult | undefined;
+  stepBudget: number;
+}
+
+/** A record with a fixed key order, so equal episodes serialise to equal bytes. */
+function buildRecord(p: RecordParts): EpisodeRecord {
+  const r = p.result;
+  const record: EpisodeRecord = {
+    index: p.index,
+    episodeId: p.episodeId,
+    status: p.outcome.status,
+    steps: r?.steps ?? 0,
+    metrics: r?.metrics ?? {},
+    seed: p.seed,
+    workerId: p.workerId,
+    durationMs: p.durationMs,
+    startedAt: p.startedAt.toISOString(),
+    finishedAt: p.finishedAt.toISOString(),
+    stepBudget: p.stepBudget,
+    assets: r?.assets ?? [],
+  };
+  if (p.load?.task !== undefined) record.task = p.load.task;
+  if (p.load?.scene !== undefined) record.scene = p.load.scene;
+  if (p.load?.instruction !== undefined) record.instruction = p.load.instruction;
+  if (p.outcome.error !== undefined) record.error = p.outcome.error;
+  if (r && r.nodeErrors.length > 0) record.nodeErrors = r.nodeErrors;
+  return orderKeys(record);
+}
+
+const RECORD_KEY_ORDER: (keyof EpisodeRecord)[] = [
+  'index', 'episodeId', 'status', 'steps', 'metrics', 'seed', 'workerId', 'durationMs', 'startedAt', 'finishedAt',
+  'task', 'scene', 'instruction', 'stepBudget', 'error', 'nodeErrors', 'assets',
+];
+
+function orderKeys(r: EpisodeRecord): EpisodeRecord {
+  const out: Record<string, unknown> = {};
+  for (const k of RECORD_KEY_ORDER) if (r[k] !== undefined) out[k] = r[k];
+  return out as unknown as EpisodeRecord;
+}
+

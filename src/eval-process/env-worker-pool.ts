@@ -1,0 +1,169 @@
+/**
+ * EnvWorkerPool: N worker slots, each owning one host per replicated nodeset of the graph
+ * (`env_gridnav#0` … `#N-1`; a single untagged host when N = 1). Worker k only ever leases
+ * slot k, so an episode chunk stays on one env process; a slot whose host died is respawned
+ * before its next episode.
+ */
+import { errorMessage } from '../errors.js';
+import { HostClient } from '../runtime/host-client.js';
+import { spawnHost, type HostProcess } from '../runtime/host-process.js';
+import type { NodesetEntry } from '../runtime/registry.js';
+
+export interface EnvWorkerPoolOptions {
+  /** Worker slots to build (≥ 1). */
+  workerCount: number;
+  /** The replicated nodesets the graph uses; each gets one host per slot. */
+  nodesets: readonly NodesetEntry[];
+  /** Extra environment for the hosts. */
+  env?: Record<string, string>;
+  /** Aborts host start-up. */
+  signal?: AbortSignal;
+  /** Receives each host's stderr lines, prefixed with its name. */
+  onStderr?: (line: string) => void;
+}
+
+export interface HostInfo {
+  nodeset: string;
+  tag: string | null;
+  url: string;
+  pid: number;
+}
+
+export interface WorkerSlot {
+  readonly workerId: number;
+  /** nodeset name → URL of this worker's own host, handed to the LoopRunner. */
+  readonly urlOverrides: Record<string, string>;
+  /** nodeset name → a client of this worker's host of it. */
+  readonly clients: ReadonlyMap<string, HostClient>;
+}
+
+interface SlotState extends WorkerSlot {
+  urlOverrides: Record<string, string>;
+  clients: Map<string, HostClient>;
+  hosts: Map<string, HostProcess>;
+  leased: boolean;
+  /** Set after a crash: the slot's hosts are replaced before the next episode even if they still answer. */
+  suspect: boolean;
+}
+
+export class EnvWorkerPool {
+  readonly workerCount: number;
+  readonly #opts: EnvWorkerPoolOptions;
+  readonly #slots: SlotState[];
+  readonly #entries: Map<string, NodesetEntry>;
+  #closing: Promise<void> | undefined;
+
+  private constructor(opts: EnvWorkerPoolOptions, slots: SlotState[]) {
+    this.workerCount = opts.workerCount;
+    this.#opts = opts;
+    this.#slots = slots;
+    this.#entries = new Map(opts.nodesets.map((n) => [n.name, n]));
+  }
+
+  /** Spawns every host of every slot in parallel; on any failure stops those that started and throws. */
+  static async open(opts: EnvWorkerPoolOptions): Promise<EnvWorkerPool> {
+    if (!Number.isInteger(opts.workerCount) || opts.workerCount < 1) throw new RangeError(`worker count must be an integer ≥ 1, got ${opts.workerCount}`);
+    const slots: SlotState[] = Array.from({ length: opts.workerCount }, (_, workerId) => ({
+      workerId,
+      urlOverrides: {},
+      clients: new Map(),
+      hosts: new Map(),
+      leased: false,
+      suspect: false,
+    }));
+    const pool = new EnvWorkerPool(opts, slots);
+    const starts = slots.flatMap((slot) => opts.nodesets.map((entry) => pool.#spawnInto(slot, entry)));
+    const results = await Promise.allSettled(starts);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      await pool.close();
+      throw failed.reason;
+    }
+    return pool;
+  }
+
+  /** The tag of slot k's hosts: none when there is a single slot. */
+  tagOf(workerId: number): string | undefined {
+    return this.workerCount === 1 ? undefined : String(workerId);
+  }
+
+  /** Pinned lease: worker k gets slot k, never another. */
+  lease(workerId: number): WorkerSlot {
+    const slot = this.#slot(workerId);
+    if (slot.leased) throw new Error(`worker slot ${workerId} is already leased`);
+    slot.leased = true;
+    return slot;
+  }
+
+  release(workerId: number): void {
+    this.#slot(workerId).leased = false;
+  }
+
+  /** Marks slot k's hosts for replacement before its next episode (after a crash). */
+  markSuspect(workerId: number): void {
+    this.#slot(workerId).suspect = true;
+  }
+
+  /** Respawns any host of slot k that died (or all of them after a crash). */
+  async ensureHealthy(workerId: number, signal?: AbortSignal): Promise<void> {
+    const slot = this.#slot(workerId);
+    const replace = [...slot.hosts.entries()].filter(([, host]) => slot.suspect || !host.alive);
+    slot.suspect = false;
+    await Promise.all(
+      replace.map(async ([name, host]) => {
+        slot.clients.get(name)?.close();
+        await host.stop().catch(() => {});
+        await this.#spawnInto(slot, this.#entries.get(name)!, signal);
+      }),
+    );
+  }
+
+  hosts(): HostInfo[] {
+    return this.#slots.flatMap((slot) =>
+      [...slot.hosts.values()].map((h) => ({ nodeset: h.nodeset, tag: h.tag ?? null, url: h.url, pid: h.pid })),
+    );
+  }
+
+  /** Stops every host (SIGTERM, then SIGKILL after a grace). Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      const stops: Promise<unknown>[] = [];
+      for (const slot of this.#slots) {
+        for (const client of slot.clients.values()) client.close();
+        for (const host of slot.hosts.values()) stops.push(host.stop().catch(() => {}));
+      }
+      await Promise.all(stops);
+    })();
+    return this.#closing;
+  }
+
+  #slot(workerId: number): SlotState {
+    const slot = this.#slots[workerId];
+    if (!slot) throw new RangeError(`no worker slot ${workerId} (pool of ${this.workerCount})`);
+    return slot;
+  }
+
+  async #spawnInto(slot: SlotState, entry: NodesetEntry, signal = this.#opts.signal): Promise<void> {
+    const tag = this.tagOf(slot.workerId);
+    const name = tag === undefined ? entry.name : `${entry.name}#${tag}`;
+    let host: HostProcess;
+    try {
+      host = await spawnHost({
+        entry,
+        ...(tag !== undefined ? { tag } : {}),
+        ...(this.#opts.env ? { env: this.#opts.env } : {}),
+        ...(signal ? { signal } : {}),
+        onStderr: (line: string) => this.#opts.onStderr?.(`[${name}] ${line}`),
+      });
+    } catch (err) {
+      throw new Error(`could not start host ${name}: ${errorMessage(err)}`, { cause: err });
+    }
+    if (this.#closing) {
+      await host.stop().catch(() => {});
+      return;
+    }
+    slot.hosts.set(entry.name, host);
+    slot.urlOverrides[entry.name] = host.url;
+    slot.clients.set(entry.name, new HostClient(host.url));
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * Eval process entry: `node dist/eval-process/main.js --run-dir DIR [--backend-url URL]`.
+ * The spec is read from DIR/spec.json. SIGTERM (or SIGINT, or the parent's death) cancels the
+ * run: dispatch stops, in-flight episodes end CANCELLED, the summary is written, the hosts
+ * stop, and the process exits 0. Its hosts die with it even on SIGKILL.
+ */
+import { parseArgs } from 'node:util';
+import { resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { errorMessage } from '../errors.js';
+import { runBatch } from './run-batch.js';
+import { watchParent } from './parent-watch.js';
+
+/** How long a cancelled run may take to wind down before the process exits regardless. */
+const CANCEL_GRACE_MS = 8000;
+
+const stamp = () => `+${Math.round(performance.now())}ms`;
+const out = (line: string) => process.stdout.write(`[eval ${stamp()}] ${line}\n`);
+const err = (line: string) => process.stderr.write(`[eval ${stamp()}] ${line}\n`);
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: { 'run-dir': { type: 'string' }, 'backend-url': { type: 'string' } },
+    strict: true,
+  });
+  const runDirArg = values['run-dir'];
+  if (!runDirArg) {
+    err('usage: main.js --run-dir DIR [--backend-url URL]');
+    return 2;
+  }
+  const runDir = resolve(runDirArg);
+  const controller = new AbortController();
+  const cancel = (why: string) => {
+    if (controller.signal.aborted) return;
+    out(`cancelling: ${why}`);
+    controller.abort(new Error(why));
+    setTimeout(() => {
+      err(`run did not wind down within ${CANCEL_GRACE_MS} ms; exiting`);
+      process.exit(1);
+    }, CANCEL_GRACE_MS).unref();
+  };
+  process.on('SIGTERM', () => cancel('SIGTERM'));
+  process.on('SIGINT', () => cancel('SIGINT'));
+  watchParent({ onParentGone: (reason) => cancel(reason) });
+
+  out(`run dir ${runDir}${values['backend-url'] ? `, backend ${values['backend-url']}` : ''}, pid ${process.pid}`);
+  let first = true;
+  const summary = await runBatch({
+    runDir,
+    signal: controller.signal,
+    log: out,
+    onHostsReady: (hosts) => out(`hosts: ${hosts.map((h) => `${h.nodeset}${h.tag !== null ? `#${h.tag}` : ''}=${h.url} (pid ${h.pid})`).join(', ')}`),
+    onEpisodeStart: ({ index, workerId }) => {
+      if (first) out(`first episode started (episode ${index}, worker ${workerId})`);
+      first = false;
+    },
+    onEpisode: (r, s) => out(`episode ${r.index} ${r.status} in ${r.durationMs} ms (${s.episodesDone}/${s.episodeCount})`),
+  });
+  out(`run ${summary.runId} ${summary.status}${summary.error ? `: ${summary.error.message}` : ''}`);
+  return summary.status === 'FAILED' ? 1 : 0;
+}
+
+main().then(
+  (code) => process.stdout.write('', () => process.exit(code)),
+  (e: unknown) => {
+    err(`eval process failed: ${errorMessage(e)}`);
+    process.exit(1);
+  },
+);

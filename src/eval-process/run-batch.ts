@@ -1,0 +1,182 @@
+/**
+ * runBatch: one run, start to finish, from its run directory. Used by the eval process
+ * (main.ts), by the backend's in-process path and by the CLI. Reads spec.json and
+ * shared_urls.json, builds its own registry, freezes the graph into graph.json, starts the
+ * hosts it owns, runs the episodes, and in every case stops its hosts, writes the final
+ * summary and touches `_DONE`.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { EvalError, errorMessage } from '../errors.js';
+import { applyOverrides, parseGraph, validateGraph, type ValidatedGraph } from '../runtime/graph.js';
+import { GraphCatalog } from '../runtime/graph-catalog.js';
+import { spawnHost, type HostProcess } from '../runtime/host-process.js';
+import { NodesetRegistry, type NodesetEntry } from '../runtime/registry.js';
+import type { GraphSpec } from '../runtime/types.js';
+import type { RunStatus } from '../statuses.js';
+import { readJson, writeJsonAtomic } from '../store/atomic.js';
+import { FILES, readSharedUrls, readSpec, touchDone } from '../store/run-dir.js';
+import type { EpisodeRecord, RunSpec, RunSummary, SharedUrls } from '../store/types.js';
+import { BatchEvalRunner, type EnvPanelTarget, type StepListener } from './batch-eval-runner.js';
+import { EnvWorkerPool, type HostInfo } from './env-worker-pool.js';
+import { checkRunSpec } from './run-spec-check.js';
+import { SummaryWriter } from './summary-writer.js';
+
+export interface RunBatchOptions {
+  /** The run directory holding spec.json (and shared_urls.json when the backend lends hosts). */
+  runDir: string;
+  /** Cancels the run: dispatch stops, in-flight episodes end CANCELLED, the summary says CANCELLED. */
+  signal?: AbortSignal;
+  /** Shared nodeset hosts to borrow (never stopped). @default the contents of shared_urls.json */
+  sharedUrls?: SharedUrls;
+  /** After each episode, with the summary that includes it. */
+  onEpisode?(record: EpisodeRecord, summary: RunSummary): void;
+  /** After every summary.json rewrite (start, each episode, the end). */
+  onSummary?(summary: RunSummary): void;
+  /** When an episode starts on a worker. */
+  onEpisodeStart?(info: { index: number; workerId: number }): void;
+  /** Once every host is up. */
+  onHostsReady?(hosts: HostInfo[]): void;
+  /** Per-node progress events; off unless given (batch runs stay quiet). */
+  onStep?: StepListener;
+  /** Lines for the run's log (host stderr, start-up timings). @default nothing */
+  log?(line: string): void;
+  /** Built-in nodesets and graphs folders. @default the package's */
+  builtinNodesetsDir?: string;
+  builtinGraphsDir?: string;
+  /** Extra environment for every host this run starts. */
+  hostEnv?: Record<string, string>;
+}
+
+/** Runs the batch described by `runDir`; resolves with the final summary (never rejects for a run that failed). */
+export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
+  const { runDir } = opts;
+  const log = opts.log ?? (() => {});
+  const spec = await readSpec(runDir);
+  const summary = await SummaryWriter.open(runDir, spec);
+  const emit = (s: RunSummary): RunSummary => {
+    opts.onSummary?.(s);
+    return s;
+  };
+  emit(await summary.start());
+
+  const owned: HostProcess[] = [];
+  let registry: NodesetRegistry | undefined;
+  let pool: EnvWorkerPool | undefined;
+  let status: RunStatus = 'COMPLETED';
+  let error: { code: string; message: string } | null = null;
+  try {
+    checkRunSpec(spec);
+    const workspaceDir = spec.activeWorkspaceDir ?? (process.env.ACTIVE_WORKSPACE_DIR || undefined);
+    registry = await NodesetRegistry.scan({
+      ...(opts.builtinNodesetsDir ? { builtinDir: opts.builtinNodesetsDir } : {}),
+      ...(workspaceDir ? { workspaceDir } : {}),
+    });
+    const graphSpec = await freezeGraph(runDir, spec, workspaceDir, opts.builtinGraphsDir);
+    const graph = validateGraph(graphSpec, registry);
+    const used = nodesetsOf(graph, registry);
+    const shared = used.filter((e) => e.manifest.parallelism === 'shared');
+    const replicated = used.filter((e) => e.manifest.parallelism === 'replicated');
+    const lent = opts.sharedUrls ?? (await readSharedUrls(runDir));
+
+    const t0 = performance.now();
+    const hostEnv = opts.hostEnv;
+    const onStderr = (line: string) => log(line);
+    const sharedStarts = shared.map(async (entry): Promise<[string, string]> => {
+      const url = lent[entry.name];
+      if (url) {
+        await registry!.registerRemote(entry.name, url, opts.signal);
+        return [entry.name, url];
+      }
+      const host = await spawnHost({
+        entry,
+        ...(hostEnv ? { env: hostEnv } : {}),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        onStderr: (line) => onStderr(`[${entry.name}] ${line}`),
+      });
+      owned.push(host);
+      registry!.attachUrl(entry.name, host.url);
+      return [entry.name, host.url];
+    });
+    const workers = Math.max(1, Math.min(spec.workerCount, spec.episodeCount));
+    const poolStart = EnvWorkerPool.open({
+      workerCount: workers,
+      nodesets: replicated,
+      ...(hostEnv ? { env: hostEnv } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      onStderr,
+    });
+    // Every start is awaited before any failure is thrown, so no host is left behind unstopped.
+    const [sharedResults, poolResult] = await Promise.all([Promise.allSettled(sharedStarts), poolStart.then((p) => (pool = p)).then(() => undefined, (err: unknown) => err ?? new Error('pool start failed'))]);
+    if (poolResult !== undefined) throw poolResult;
+    const failedShared = sharedResults.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failedShared) throw failedShared.reason;
+    const sharedUrls = Object.fromEntries(sharedResults.map((r) => (r as PromiseFulfilledResult<[string, string]>).value));
+    if (workers === 1) for (const h of pool!.hosts()) registry.attachUrl(h.nodeset, h.url);
+    const hosts = [...pool!.hosts(), ...owned.map((h) => ({ nodeset: h.nodeset, tag: h.tag, url: h.url, pid: h.pid }))];
+    log(`${hosts.length} host(s) ready in ${Math.round(performance.now() - t0)} ms`);
+    opts.onHostsReady?.(hosts);
+
+    const runner = new BatchEvalRunner({
+      spec,
+      runDir,
+      graph,
+      pool: pool!,
+      summary,
+      sharedUrls,
+      ...(envPanelOf(replicated) ? { envPanel: envPanelOf(replicated)! } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.onEpisodeStart ? { onEpisodeStart: opts.onEpisodeStart } : {}),
+      onEpisode: (record, s) => {
+        opts.onEpisode?.(record, s);
+        emit(s);
+      },
+      ...(opts.onStep ? { onStep: opts.onStep } : {}),
+    });
+    await runner.execute();
+    if (opts.signal?.aborted) status = 'CANCELLED';
+  } catch (err) {
+    if (opts.signal?.aborted) {
+      status = 'CANCELLED';
+    } else {
+      status = 'FAILED';
+      error = { code: err instanceof EvalError ? err.code : 'INTERNAL_SERVER_ERROR', message: errorMessage(err) };
+      log(`run failed: ${error.message}`);
+    }
+  } finally {
+    await Promise.allSettled([pool?.close(), ...owned.map((h) => h.stop())]);
+    registry?.close();
+  }
+  const final = emit(await summary.finish(status, error));
+  await touchDone(runDir);
+  return final;
+}
+
+/**
+ * The run's graph with its overrides applied, frozen in graph.json: a graph.json already in
+ * the run dir is the frozen graph; otherwise it is loaded now and written there.
+ */
+async function freezeGraph(runDir: string, spec: RunSpec, workspaceDir: string | undefined, builtinDir: string | undefined): Promise<GraphSpec> {
+  const path = join(runDir, FILES.graph);
+  if (existsSync(path)) return parseGraph(await readJson<unknown>(path), path);
+  const catalog = new GraphCatalog({ ...(builtinDir ? { builtinDir } : {}), ...(workspaceDir ? { workspaceDir } : {}) });
+  const source = await catalog.load(spec.graphName);
+  const frozen = applyOverrides(source, spec.overrides ?? {});
+  await writeJsonAtomic(path, frozen);
+  return frozen;
+}
+
+/** The registry entries of the nodesets the graph's nodes call, by name. */
+function nodesetsOf(graph: ValidatedGraph, registry: NodesetRegistry): NodesetEntry[] {
+  const names = new Set<string>();
+  for (const n of graph.nodes.values()) if (n.resolved) names.add(n.resolved.nodeset);
+  return [...names].sort().map((name) => registry.get(name));
+}
+
+/** The replicated nodeset whose panel picks episodes (the first by name when several have one). */
+function envPanelOf(replicated: readonly NodesetEntry[]): EnvPanelTarget | undefined {
+  const env = replicated.find((e) => e.manifest.panel);
+  return env?.manifest.panel ? { nodeset: env.name, panel: env.manifest.panel } : undefined;
+}
+
