@@ -1,0 +1,148 @@
+/**
+ * Every way an episode can end yields a full record with the steps and metrics measured up
+ * to that point. Real hosts, in-process runBatch.
+ */
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runBatch } from '../../src/eval-process/run-batch.js';
+import { isDone } from '../../src/store/run-dir.js';
+import type { RunSpec } from '../../src/store/types.js';
+import { gridnavGraph, isAlive, makeRun, waitFor, writeWorkspaceGraph } from './run-helpers.js';
+
+let tmp: string;
+let workspace: string;
+let outputs: string;
+const pids: number[] = [];
+
+beforeEach(async () => {
+  tmp = await mkdtemp(join(tmpdir(), 'endings-'));
+  workspace = join(tmp, 'ws');
+  outputs = join(tmp, 'outputs');
+});
+afterEach(async () => {
+  for (const pid of pids.splice(0)) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  await rm(tmp, { recursive: true, force: true });
+});
+
+async function runGraph(graph: ReturnType<typeof gridnavGraph>, spec: Partial<RunSpec> & { episodeCount: number }, signal?: AbortSignal, onEpisode?: () => void) {
+  await writeWorkspaceGraph(workspace, graph);
+  const { dir } = await makeRun(outputs, { graphName: graph.name, activeWorkspaceDir: workspace, ...spec });
+  const summary = await runBatch({
+    runDir: dir,
+    ...(signal ? { signal } : {}),
+    onHostsReady: (hosts) => pids.push(...hosts.map((h) => h.pid)),
+    ...(onEpisode ? { onEpisode } : {}),
+  });
+  expect(isDone(dir)).toBe(true);
+  for (const pid of pids) expect(isAlive(pid) ? await waitFor(() => !isAlive(pid), 3000) : true).toBe(true);
+  return { summary, dir };
+}
+
+describe('episode endings', () => {
+  it('COMPLETED: the env said done and metrics were harvested; the episode folder holds log, asset and record', async () => {
+    const { summary, dir } = await runGraph(gridnavGraph('g_completed'), { episodeCount: 2, dataset: 'mini' });
+    expect(summary.status).toBe('COMPLETED');
+    const ep = summary.episodes[0]!;
+    expect(ep.status).toBe('COMPLETED');
+    expect(ep.episodeId).toBe('mini/val/0');
+    expect(ep.metrics).toMatchObject({ success: expect.anything(), spl: expect.any(Number), distance_to_goal: expect.any(Number) });
+    expect(ep.steps).toBeGreaterThan(0);
+    const epDir = join(dir, 'episodes', 'ep0000');
+    expect(JSON.parse(await readFile(join(epDir, 'episode.json'), 'utf8'))).toEqual(ep);
+    const log = (await readFile(join(epDir, 'log.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { step: number; nodeId: string });
+    // One firing per node per iteration, nothing from any other episode.
+    for (const node of ['env', 'agent']) expect(log.filter((l) => l.nodeId === node).length).toBe(ep.steps);
+    expect(Math.max(...log.map((l) => l.step))).toBe(ep.steps - 1);
+    expect(await readdir(join(epDir, 'assets'))).toEqual(ep.assets.map((a) => a.name));
+    expect(ep.assets[0]?.mime).toBe('image/png');
+  });
+
+  it('BUDGET_EXHAUSTED: the API budget ran out, partial metrics kept', async () => {
+    const { summary } = await runGraph(gridnavGraph('g_budget'), { episodeCount: 1, stepBudget: 3 });
+    const ep = summary.episodes[0]!;
+    expect(ep).toMatchObject({ status: 'BUDGET_EXHAUSTED', steps: 3, stepBudget: 3 });
+    expect(ep.metrics.steps).toBeGreaterThan(0);
+    expect(ep.metrics.distance_to_goal).toBeGreaterThan(0);
+    expect(summary.status).toBe('COMPLETED');
+  });
+
+  it('TIMEOUT: the wall-clock limit (budget × per-step seconds) passed, partial metrics kept, the summary flags it', async () => {
+    const { summary } = await runGraph(gridnavGraph('g_timeout', { envConfig: { step_latency_ms: 40 } }), { episodeCount: 1, stepBudget: 20, perStepTimeoutSec: 0.02 });
+    const ep = summary.episodes[0]!;
+    expect(ep.status).toBe('TIMEOUT');
+    expect(ep.error).toContain('400 ms');
+    expect(ep.steps).toBeGreaterThan(0);
+    expect(ep.steps).toBeLessThan(20);
+    expect(Object.keys(ep.metrics)).toContain('distance_to_goal');
+    expect(summary.timedOut).toBe(true);
+  });
+
+  it('ERROR: a node failed; the record names it and keeps the metrics of the steps before', async () => {
+    const { summary } = await runGraph(gridnavGraph('g_error', { envConfig: { fail_at_step: 3 } }), { episodeCount: 1 });
+    const ep = summary.episodes[0]!;
+    expect(ep.status).toBe('ERROR');
+    expect(ep.error).toContain('"env"');
+    expect(ep.nodeErrors?.[0]).toMatchObject({ nodeId: 'env', step: 3 });
+    expect(ep.steps).toBeGreaterThanOrEqual(3);
+    // The env's last good output (after step 2) is what the sink holds.
+    expect(ep.metrics.steps).toBe(2);
+  });
+
+  it('NO_VERDICT: the episode finished but no graphOut received a metric', async () => {
+    const { summary } = await runGraph(gridnavGraph('g_noverdict', { sink: 'image' }), { episodeCount: 1, dataset: 'mini' });
+    const ep = summary.episodes[0]!;
+    expect(ep.status).toBe('NO_VERDICT');
+    expect(ep.metrics).toEqual({});
+    expect(ep.steps).toBeGreaterThan(0);
+    expect(summary.aggregateMetrics).toEqual([]);
+  });
+
+  it('CRASHED: the env host died; partial metrics kept, and the host is respawned for the next episode', async () => {
+    const { summary } = await runGraph(gridnavGraph('g_crash', { envConfig: { crash_at_step: 2 } }), { episodeCount: 2 });
+    expect(summary.status).toBe('COMPLETED');
+    for (const ep of summary.episodes) {
+      // The second episode reaching step 2 again proves the worker got a fresh host.
+      expect(ep.status).toBe('CRASHED');
+      expect(ep.steps).toBe(2);
+      expect(ep.metrics.steps).toBe(1);
+      expect(ep.error).toMatch(/env_gridnav|host/);
+    }
+  });
+
+  it('CANCELLED: cancel mid-run stops dispatch, ends the in-flight episodes with partial metrics, keeps finished ones', async () => {
+    const controller = new AbortController();
+    let seen = 0;
+    const { summary } = await runGraph(
+      gridnavGraph('g_cancel', { envConfig: { step_latency_ms: 10 } }),
+      { episodeCount: 12, workerCount: 2, dataset: 'mini' },
+      controller.signal,
+      () => {
+        if (++seen === 1) controller.abort(new Error('test cancel'));
+      },
+    );
+    expect(summary.status).toBe('CANCELLED');
+    expect(summary.finishedAt).not.toBeNull();
+    const statuses = summary.episodes.map((e) => e.status);
+    expect(statuses).toContain('COMPLETED');
+    expect(statuses).toContain('CANCELLED');
+    expect(summary.episodesDone).toBeLessThan(12);
+    const cancelled = summary.episodes.filter((e) => e.status === 'CANCELLED');
+    expect(cancelled.some((e) => e.steps > 0 && Object.keys(e.metrics).length > 0)).toBe(true);
+    // Cancelled episodes are kept in the record but left out of the aggregates.
+    const completed = summary.episodes.filter((e) => e.status === 'COMPLETED').length;
+    expect(summary.aggregateMetrics.find((m) => m.name === 'spl')?.count).toBe(completed);
+  });
+
+  it('refuses an invalid graph: the run FAILED with the validation message, _DONE written, nothing started', async () => {
+    const bad = gridnavGraph('g_bad');
+    bad.nodes[1]!.type = 'planner__nope';
+    const { summary } = await runGraph(bad, { episodeCount: 2 });
+    expect(summary.status).toBe('FAILED');
+    expect(summary.error?.code).toBe('GRAPH_INVALID');
+    expect(summary.error?.message).toContain('planner__nope');
+    expect(summary.episodes).toEqual([]);
+    expect(pids).toEqual([]);
+  });
+});

@@ -1,0 +1,186 @@
+/**
+ * The eval process as the scheduler and the CLI start it: `node dist/eval-process/main.js
+ * --run-dir DIR`. Signals, parent death, host crashes, the frozen graph, and identity with
+ * the in-process path.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa, type ResultPromise } from 'execa';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runBatch } from '../../src/eval-process/run-batch.js';
+import { EVAL_PROCESS_MAIN, PACKAGE_ROOT } from '../../src/paths.js';
+import { FILES, isDone, readSummary } from '../../src/store/run-dir.js';
+import type { RunSummary } from '../../src/store/types.js';
+import { gridnavGraph, hostPidsFromLog, isAlive, makeRun, resultBytes, waitFor, writeWorkspaceGraph } from './run-helpers.js';
+
+let tmp: string;
+let workspace: string;
+let outputs: string;
+const children: ResultPromise[] = [];
+const pids: number[] = [];
+
+beforeEach(async () => {
+  tmp = await mkdtemp(join(tmpdir(), 'eval-main-'));
+  workspace = join(tmp, 'ws');
+  outputs = join(tmp, 'outputs');
+});
+afterEach(async () => {
+  for (const c of children.splice(0)) if (c.pid && isAlive(c.pid)) c.kill('SIGKILL');
+  for (const pid of pids.splice(0)) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  await rm(tmp, { recursive: true, force: true });
+});
+
+/** Starts main.js like the scheduler does: stdin ignored, output to the run's logs. */
+function startEvalProcess(dir: string): ResultPromise {
+  const child = execa(process.execPath, [EVAL_PROCESS_MAIN, '--run-dir', dir, '--backend-url', 'http://127.0.0.1:9'], {
+    stdin: 'ignore',
+    stdout: { file: join(dir, FILES.stdout) },
+    stderr: { file: join(dir, FILES.stderr) },
+    reject: false,
+    forceKillAfterDelay: false,
+  });
+  children.push(child);
+  return child;
+}
+
+async function hostPids(dir: string): Promise<number[]> {
+  let found: number[] = [];
+  await waitFor(async () => {
+    found = existsSync(join(dir, FILES.stdout)) ? hostPidsFromLog(await readFile(join(dir, FILES.stdout), 'utf8')) : [];
+    return found.length > 0;
+  }, 15_000);
+  pids.push(...found);
+  return found;
+}
+
+const slowGraph = () => gridnavGraph('slow', { envConfig: { step_latency_ms: 15 } });
+
+describe('eval process', () => {
+  it('SIGTERM cancels: in-flight episodes end CANCELLED, finished ones are kept, status CANCELLED, exit 0, no process left', async () => {
+    await writeWorkspaceGraph(workspace, slowGraph());
+    const { dir } = await makeRun(outputs, { graphName: 'slow', episodeCount: 20, workerCount: 2, dataset: 'mini', activeWorkspaceDir: workspace });
+    const child = startEvalProcess(dir);
+    const hosts = await hostPids(dir);
+    expect(hosts.length).toBe(3);
+    expect(await waitFor(async () => existsSync(join(dir, FILES.summary)) && (await readSummary(dir)).episodesDone >= 2, 30_000)).toBe(true);
+    const t0 = Date.now();
+    child.kill('SIGTERM');
+    const result = await child;
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(result.exitCode).toBe(0);
+    const summary = await readSummary(dir);
+    expect(summary.status).toBe('CANCELLED');
+    expect(isDone(dir)).toBe(true);
+    const statuses = summary.episodes.map((e) => e.status);
+    expect(statuses.filter((s) => s === 'COMPLETED').length).toBeGreaterThanOrEqual(2);
+    expect(statuses).toContain('CANCELLED');
+    expect(summary.episodesDone).toBeLessThan(20);
+    // An episode caught mid-way keeps what it measured (one caught while loading has nothing yet).
+    const cancelled = summary.episodes.filter((x) => x.status === 'CANCELLED');
+    expect(cancelled.some((e) => e.steps > 0 && Object.keys(e.metrics).length > 0)).toBe(true);
+    for (const pid of hosts) expect(isAlive(pid)).toBe(false);
+  });
+
+  it('SIGKILL leaves no host behind within 2 s', async () => {
+    await writeWorkspaceGraph(workspace, slowGraph());
+    const { dir } = await makeRun(outputs, { graphName: 'slow', episodeCount: 20, workerCount: 3, activeWorkspaceDir: workspace });
+    const child = startEvalProcess(dir);
+    const hosts = await hostPids(dir);
+    expect(hosts.length).toBe(4);
+    child.kill('SIGKILL');
+    await child;
+    expect(await waitFor(() => hosts.every((pid) => !isAlive(pid)), 2000)).toBe(true);
+    expect(isDone(dir)).toBe(false);
+  });
+
+  it('dies with its parent, even when the parent is SIGKILLed, and takes its hosts along', async () => {
+    await writeWorkspaceGraph(workspace, slowGraph());
+    const { dir } = await makeRun(outputs, { graphName: 'slow', episodeCount: 20, workerCount: 2, activeWorkspaceDir: workspace });
+    const parent = execa(process.execPath, [join(PACKAGE_ROOT, 'test/fixtures/eval-parent.mjs'), EVAL_PROCESS_MAIN, dir, join(dir, FILES.stdout)], { reject: false, buffer: false });
+    children.push(parent);
+    const evalPid = await new Promise<number>((resolve) => parent.stdout!.on('data', (d: Buffer) => resolve(Number(/EVAL_PID (\d+)/.exec(String(d))?.[1]))));
+    pids.push(evalPid);
+    const hosts = await hostPids(dir);
+    parent.kill('SIGKILL');
+    expect(await waitFor(() => !isAlive(evalPid) && hosts.every((pid) => !isAlive(pid)), 4000)).toBe(true);
+  });
+
+  it('a SIGKILLed env host crashes only its episode; the worker respawns it and the run completes the rest', async () => {
+    await writeWorkspaceGraph(workspace, slowGraph());
+    const { dir } = await makeRun(outputs, { graphName: 'slow', episodeCount: 6, workerCount: 2, dataset: 'mini', activeWorkspaceDir: workspace });
+    let victim = 0;
+    let killed = false;
+    const summary = await runBatch({
+      runDir: dir,
+      onHostsReady: (hosts) => {
+        pids.push(...hosts.map((h) => h.pid));
+        victim = hosts.find((h) => h.nodeset === 'env_gridnav' && h.tag === '0')!.pid;
+      },
+      onEpisodeStart: ({ index }) => {
+        if (index === 0) setTimeout(() => {
+          process.kill(victim, 'SIGKILL');
+          killed = true;
+        }, 120);
+      },
+    });
+    expect(killed).toBe(true);
+    expect(summary.status).toBe('COMPLETED');
+    const [first, ...rest] = summary.episodes;
+    expect(first!.status).toBe('CRASHED');
+    expect(first!.steps).toBeGreaterThan(0);
+    expect(Object.keys(first!.metrics)).toContain('distance_to_goal');
+    expect(rest.map((e) => e.status)).toEqual(['COMPLETED', 'COMPLETED', 'COMPLETED', 'COMPLETED', 'COMPLETED']);
+    expect(summary.statusCounts).toEqual({ CRASHED: 1, COMPLETED: 5 });
+  });
+
+  it('freezes the graph at start: editing the source graph mid-run changes nothing', async () => {
+    const source = slowGraph();
+    const path = await writeWorkspaceGraph(workspace, source);
+    const { dir } = await makeRun(outputs, { graphName: 'slow', episodeCount: 4, dataset: 'mini', activeWorkspaceDir: workspace, overrides: { agent: { epsilon: 0 } } });
+    let edited = false;
+    const summary = await runBatch({
+      runDir: dir,
+      onEpisodeStart: ({ index }) => {
+        if (index !== 0) return;
+        const broken = structuredClone(source);
+        broken.nodes[1]!.type = 'planner__gone';
+        void writeFile(path, JSON.stringify(broken)).then(() => (edited = true));
+      },
+      onHostsReady: (hosts) => pids.push(...hosts.map((h) => h.pid)),
+    });
+    expect(edited).toBe(true);
+    expect(summary.status).toBe('COMPLETED');
+    expect(summary.statusCounts).toEqual({ COMPLETED: 4 });
+    const frozen = JSON.parse(await readFile(join(dir, FILES.graph), 'utf8')) as typeof source;
+    expect(frozen.nodes[1]).toEqual({ id: 'agent', type: 'planner__act', config: { epsilon: 0 } });
+  });
+
+  it('the subprocess path and the in-process path give identical results', async () => {
+    await writeWorkspaceGraph(workspace, gridnavGraph('quick'));
+    const spec = { graphName: 'quick', episodeCount: 6, workerCount: 2, seed: 7, activeWorkspaceDir: workspace };
+    const a = await makeRun(outputs, spec);
+    const b = await makeRun(outputs, spec);
+    const child = startEvalProcess(a.dir);
+    const inProcess = await runBatch({ runDir: b.dir, onHostsReady: (h) => pids.push(...h.map((x) => x.pid)) });
+    expect((await child).exitCode).toBe(0);
+    const viaSubprocess: RunSummary = await readSummary(a.dir);
+    expect(viaSubprocess.status).toBe('COMPLETED');
+    expect(inProcess.status).toBe('COMPLETED');
+    expect(resultBytes(viaSubprocess)).toBe(resultBytes(inProcess));
+  });
+
+  it('two runs created in the same second get distinct ids (_1) and both complete', async () => {
+    await writeWorkspaceGraph(workspace, gridnavGraph('quick'));
+    const now = new Date(2026, 0, 2, 3, 4, 5);
+    const a = await makeRun(outputs, { graphName: 'quick', episodeCount: 1, activeWorkspaceDir: workspace }, now);
+    const b = await makeRun(outputs, { graphName: 'quick', episodeCount: 1, activeWorkspaceDir: workspace }, now);
+    expect(a.runId).toBe('20260102_030405');
+    expect(b.runId).toBe('20260102_030405_1');
+    const [sa, sb] = await Promise.all([a, b].map((r) => runBatch({ runDir: r.dir, onHostsReady: (h) => pids.push(...h.map((x) => x.pid)) })));
+    expect([sa!.runId, sb!.runId]).toEqual([a.runId, b.runId]);
+    expect([sa!.status, sb!.status]).toEqual(['COMPLETED', 'COMPLETED']);
+    expect(resultBytes(sa!)).toBe(resultBytes(sb!));
+  });
+});
