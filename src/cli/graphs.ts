@@ -1,5 +1,40 @@
-/** `evalctl graphs` (not built yet). */
-export async function run(_argv: string[]): Promise<number> {
-  process.stderr.write('evalctl graphs: not available yet\n');
-  return 1;
+/** `evalctl graphs [--json]`: the saved graphs, workspace overlay first. */
+import { parseArgs } from 'node:util';
+import { BadInputError } from '../errors.js';
+import { GraphCatalog } from '../runtime/graph-catalog.js';
+
+const USAGE = 'usage: evalctl graphs [--json]';
+
+export async function run(argv: string[]): Promise<number> {
+  let values: { json?: boolean; help?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    }));
+  } catch (err) {
+    throw new BadInputError(`${(err as Error).message.split('\n')[0]}; ${USAGE}`);
+  }
+  if (values.help) {
+    process.stdout.write(USAGE + '\n');
+    return 0;
+  }
+  const catalog = new GraphCatalog();
+  const graphs = catalog.list();
+  if (values.json) {
+    process.stdout.write(JSON.stringify(graphs, null, 2) + '\n');
+    return 0;
+  }
+  if (graphs.length === 0) {
+    const where = [catalog.workspaceDir ? `${catalog.workspaceDir}/graphs` : undefined, catalog.builtinDir].filter(Boolean);
+    process.stdout.write(`no graphs in ${where.join(' or ')}\n`);
+    return 0;
+  }
+  const rows = [['NAME', 'SOURCE', 'DESCRIPTION'], ...graphs.map((g) => [g.name, g.source, g.description ?? ''])];
+  const w0 = Math.max(...rows.map((r) => r[0]!.length));
+  const w1 = Math.max(...rows.map((r) => r[1]!.length));
+  process.stdout.write(rows.map((r) => `${r[0]!.padEnd(w0)}  ${r[1]!.padEnd(w1)}  ${r[2]}`.trimEnd()).join('\n') + '\n');
+  return 0;
 }
