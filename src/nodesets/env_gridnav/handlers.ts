@@ -1,0 +1,72 @@
+/**
+ * env_gridnav: Habitat-style point-goal navigation in procedurally generated grid mazes.
+ * One `step` per graph iteration: without an action (iteration 0) it observes, with one it acts.
+ */
+import type { AssetValue, NodeCallArgs, NodeOutputs, NodesetModule } from '../../runtime/types.js';
+import { booleanConfig, numberConfig, optionalStepConfig } from '../_lib/config.js';
+import { sleep } from '../_lib/sleep.js';
+import { parseAction } from './actions.js';
+import { resolveEpisode } from '../_lib/episode-address.js';
+import { CATALOG } from './datasets.js';
+import { applyAction, createEpisode, episodeMetrics, type GridNavEpisode } from './episode.js';
+import { observe } from './observation.js';
+import { createPanel } from './panel.js';
+import { renderTrajectoryPng } from './render.js';
+
+const episodes = new Map<string, GridNavEpisode>();
+
+export function trajectoryAsset(ep: GridNavEpisode): AssetValue {
+  const png = renderTrajectoryPng({
+    grid: ep.maze.grid,
+    start: ep.maze.start,
+    goal: ep.maze.goal,
+    trajectory: ep.trajectory,
+    heading: ep.heading,
+  });
+  return { $asset: { name: 'trajectory.png', mime: 'image/png', data: png.toString('base64') } };
+}
+
+/** The episode under `ctx.episodeKey`, created from the panel defaults and the episode index when never loaded. */
+function episodeFor({ ctx }: NodeCallArgs): GridNavEpisode {
+  let ep = episodes.get(ctx.episodeKey);
+  if (!ep) {
+    ep = createEpisode(resolveEpisode(CATALOG, {}, ctx.episodeIndex));
+    episodes.set(ctx.episodeKey, ep);
+  } else if (ctx.step === 0 && ep.actions > 0) {
+    // The same key played again from the start.
+    ep = createEpisode(ep.address);
+    episodes.set(ctx.episodeKey, ep);
+  }
+  return ep;
+}
+
+async function step(args: NodeCallArgs): Promise<NodeOutputs> {
+  const { inputs, config, ctx, signal } = args;
+  const crashAt = optionalStepConfig(config, 'crash_at_step');
+  const failAt = optionalStepConfig(config, 'fail_at_step');
+  const latency = numberConfig(config, 'step_latency_ms', 0);
+  const successDistance = numberConfig(config, 'success_distance', 0);
+  const renderEveryStep = booleanConfig(config, 'render_every_step', false);
+  if (crashAt === ctx.step) process.exit(1);
+  if (failAt === ctx.step) throw new Error(`env_gridnav step failed on purpose at step ${ctx.step} (config fail_at_step)`);
+  await sleep(latency, signal);
+  const ep = episodeFor(args);
+  if (inputs.action !== undefined && inputs.action !== null) applyAction(ep, parseAction(inputs.action));
+  const outputs: NodeOutputs = {
+    observation: observe(ep),
+    metrics: episodeMetrics(ep, successDistance),
+    done: ep.stopped,
+  };
+  if (ep.stopped || renderEveryStep) outputs.trajectory = trajectoryAsset(ep);
+  return outputs;
+}
+
+const envGridnav: NodesetModule = {
+  functions: { step },
+  panel: createPanel(episodes),
+  evict(episodeKey: string): void {
+    episodes.delete(episodeKey);
+  },
+};
+
+export default envGridnav;
