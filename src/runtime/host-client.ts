@@ -4,6 +4,7 @@
  */
 import http from 'node:http';
 import { HostDiedError, HostError, errorMessage } from '../errors.js';
+import type { HostStats } from './host.js';
 import type { HostCallRequest, HostHealth, NodeOutputs, NodesetManifest, PanelLoadResult, PanelState } from './types.js';
 
 /** Socket errors that mean nobody is listening any more: the host exited or was killed. */
@@ -42,6 +43,11 @@ export class HostClient {
 
   health(signal?: AbortSignal): Promise<HostHealth> {
     return this.json<HostHealth>('GET', '/health', undefined, signal);
+  }
+
+  /** Counters of a Node host (calls, batches); other hosts may not serve it. */
+  stats(signal?: AbortSignal): Promise<HostStats> {
+    return this.json<HostStats>('GET', '/stats', undefined, signal);
   }
 
   /** Calls one function; resolves with its outputs. A node failure throws HostError, a gone host HostDiedError. */

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HostError, errorMessage } from '../errors.js';
-import { BatchedInferenceServer } from './batched-inference-server.js';
+import { BatchedInferenceServer, type BatcherStats } from './batched-inference-server.js';
 import type {
   BatchedNodeFunction,
   FunctionSpec,
@@ -42,6 +42,14 @@ export interface Host {
   listen(port?: number): Promise<number>;
   /** Stops listening, fails waiting batched calls, drops connections. Idempotent. */
   close(): Promise<void>;
+}
+
+/** `GET /stats`: counters of a Node host (not part of the protocol other hosts must speak). */
+export interface HostStats {
+  /** Calls received on /call. */
+  calls: number;
+  /** The batcher's counters; null when the nodeset has no batched function. */
+  batcher: BatcherStats | null;
 }
 
 /** A request the client got wrong: answered with this status and a message naming the bad value. */
@@ -204,6 +212,7 @@ export function createHost(options: CreateHostOptions): Host {
   if (manifest.panel && !mod.panel) throw new HostError(`nodeset "${manifest.name}" declares a panel but its module exports no panel handler`);
   const panel = manifest.panel && mod.panel ? new PanelModel(manifest.panel.fields, manifest.panel.actions, mod.panel) : undefined;
   const health: HostHealth = { ok: true, nodeset: manifest.name, tag, pid: process.pid };
+  let calls = 0;
 
   function needPanel(): PanelModel {
     if (!panel) throw new RouteError(404, `nodeset "${manifest.name}" has no panel`);
@@ -222,6 +231,7 @@ export function createHost(options: CreateHostOptions): Host {
     const inputs = req.inputs ?? {};
     const config = req.config ?? {};
     if (typeof inputs !== 'object' || typeof config !== 'object') throw new RouteError(400, '"inputs" and "config" must be objects');
+    calls += 1;
     if (injectDelayMs > 0) await sleep(randomInt(0, injectDelayMs + 1));
     const args = { inputs, config, ctx, signal };
     try {
@@ -248,6 +258,10 @@ export function createHost(options: CreateHostOptions): Host {
         return send(res, 200, manifest);
       case 'GET /health':
         return send(res, 200, health);
+      case 'GET /stats': {
+        const stats: HostStats = { calls, batcher: batcher?.stats() ?? null };
+        return send(res, 200, stats);
+      }
       case 'POST /call': {
         const answer = await call(await readBody(req), abort.signal);
         return send(res, 200, answer);
@@ -282,7 +296,7 @@ export function createHost(options: CreateHostOptions): Host {
         return send(res, 200, { ok: true });
       }
       default:
-        throw new RouteError(404, `no route ${key}; routes: GET /manifest, GET /health, POST /call, GET /panel, POST /panel/field, POST /panel/action, POST /panel/load, POST /evict, POST /callers/release`);
+        throw new RouteError(404, `no route ${key}; routes: GET /manifest, GET /health, GET /stats, POST /call, GET /panel, POST /panel/field, POST /panel/action, POST /panel/load, POST /evict, POST /callers/release`);
     }
   }
 

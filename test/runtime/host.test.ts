@@ -81,10 +81,15 @@ describe('host (echo fixture in its own process)', () => {
     expect(await raw(host.url, 'GET', '/nowhere')).toMatchObject({ status: 404, json: { error: expect.stringMatching(/no route GET \/nowhere/) } });
   });
 
-  it('batched functions coalesce concurrent calls into one batch and answer each row', async () => {
+  it('batched functions coalesce concurrent calls into one batch and answer each row (GET /stats counts them)', async () => {
+    const before = await client.stats();
     const outs = await Promise.all([1, 2, 3, 4, 5].map((x) => client.call(req('double', { x }))));
     expect(outs.map((o) => o.y)).toEqual([2, 4, 6, 8, 10]);
     expect(outs.every((o) => o.batchSize === 5)).toBe(true);
+    const after = await client.stats();
+    expect(after.calls - before.calls).toBe(5);
+    expect(after.batcher!.batches - before.batcher!.batches).toBe(1);
+    expect(after.batcher!.rows - before.batcher!.rows).toBe(5);
   });
 
   it('panel: defaults, cascade resets dependent fields, bad values name the allowed ones', async () => {
