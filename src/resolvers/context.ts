@@ -1,0 +1,55 @@
+/**
+ * What every resolver can reach: the services of one running app. Each service is typed by the
+ * part of it the API uses, so the schema can be built (and printed) without starting anything.
+ */
+import type { GraphCatalog } from '../runtime/graph-catalog.js';
+import type { NodesetEntry } from '../runtime/registry.js';
+import type { CatalogRun, ListRunsOptions } from '../store/catalog.js';
+import type { RunReader } from '../store/run-reader.js';
+import type { RunWatcher } from '../store/run-watcher.js';
+import type { RunSummary } from '../store/types.js';
+import type { ActiveJob, QueueEntry, ResourceSnapshot, SubmitInput } from '../scheduler/types.js';
+import type { ApiPubSub } from './pubsub.js';
+import type { PlayRunner } from './play-runner.js';
+
+/** The scheduler as the API uses it. */
+export interface SchedulerApi {
+  submit(input: SubmitInput): Promise<RunSummary>;
+  cancel(runId: string): Promise<RunSummary>;
+  queue(): QueueEntry[];
+  activeJobs(): ActiveJob[];
+  resources(): ResourceSnapshot;
+  acquireInteractiveLock(holder: string): () => void;
+}
+
+/** The run catalog as the API uses it. */
+export interface CatalogApi {
+  getRun(id: string): CatalogRun | undefined;
+  listRuns(opts?: ListRunsOptions): CatalogRun[];
+  countRuns(opts?: Omit<ListRunsOptions, 'offset' | 'first'>): number;
+}
+
+/** The nodesets known to the backend. */
+export interface NodesetsApi {
+  list(): NodesetEntry[] | Promise<NodesetEntry[]>;
+}
+
+export interface ApiContext {
+  outputsDir: string;
+  scheduler: SchedulerApi;
+  catalog: CatalogApi;
+  graphs: Pick<GraphCatalog, 'list' | 'load'>;
+  nodesets: NodesetsApi;
+  runs: RunReader;
+  watcher: RunWatcher;
+  pubsub: ApiPubSub;
+  play: PlayRunner;
+  /** The URL path an episode's asset is served at. */
+  assetUrl(runId: string, index: number, name: string): string;
+  /** Aborted when the request or the subscription ends. */
+  signal?: AbortSignal;
+}
+
+export function assetUrlPath(runId: string, index: number, name: string): string {
+  return `/runs/${encodeURIComponent(runId)}/episodes/${index}/assets/${encodeURIComponent(name)}`;
+}

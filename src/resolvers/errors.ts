@@ -1,0 +1,66 @@
+/**
+ * How errors leave the server: our error classes become GraphQL errors with
+ * `extensions.code`; anything unexpected is masked as INTERNAL_SERVER_ERROR.
+ */
+import { GraphQLError } from 'graphql';
+import { EvalError, GraphValidationError, QueueFullError } from '../errors.js';
+
+/** The codes a client may see in `extensions.code`. */
+export const API_ERROR_CODES = ['BAD_USER_INPUT', 'NOT_FOUND', 'QUEUE_FULL', 'UNAUTHENTICATED', 'CONFLICT', 'INTERNAL_SERVER_ERROR'] as const;
+export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
+
+export const MASKED_MESSAGE = 'Unexpected error.';
+
+/** Our codes that reach the client as they are; others are internal. */
+const PUBLIC_CODES = new Set<string>(['BAD_USER_INPUT', 'NOT_FOUND', 'QUEUE_FULL', 'UNAUTHENTICATED', 'CONFLICT']);
+
+export function apiError(code: ApiErrorCode, message: string, extensions: Record<string, unknown> = {}): GraphQLError {
+  return new GraphQLError(message, { extensions: { ...extensions, code } });
+}
+
+/** The extensions a known error carries, or undefined when it must be masked. */
+function extensionsOf(err: unknown): Record<string, unknown> | undefined {
+  if (err instanceof GraphValidationError) return { code: 'BAD_USER_INPUT', reason: 'GRAPH_INVALID', problems: err.problems };
+  if (err instanceof QueueFullError) return { code: 'QUEUE_FULL', capacity: err.capacity };
+  if (err instanceof EvalError && PUBLIC_CODES.has(err.code)) return { code: err.code };
+  return undefined;
+}
+
+/**
+ * yoga's `maskError`: keeps GraphQL's own errors (syntax, validation, variables) and our
+ * public errors, with their code; masks the rest and hands them to `onUnexpected`.
+ */
+export function createMaskError(onUnexpected: (err: unknown) => void) {
+  return (error: unknown, message: string): Error => {
+    if (error instanceof GraphQLError) {
+      const original = error.originalError;
+      // GraphQL's own errors (syntax, validation, variable coercion) are about the request.
+      if (!original || original === error) return withCode(error, 'BAD_USER_INPUT');
+      if (original instanceof GraphQLError) return rewrap(error, original.message, { ...original.extensions });
+      const ext = extensionsOf(original);
+      if (ext) return rewrap(error, original.message, ext);
+      onUnexpected(original);
+      return rewrap(error, message || MASKED_MESSAGE, { code: 'INTERNAL_SERVER_ERROR' });
+    }
+    const ext = extensionsOf(error);
+    if (ext) return new GraphQLError((error as Error).message, { extensions: ext });
+    onUnexpected(error);
+    return new GraphQLError(message || MASKED_MESSAGE, { extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+  };
+}
+
+function rewrap(error: GraphQLError, message: string, extensions: Record<string, unknown>): GraphQLError {
+  return new GraphQLError(message, {
+    ...(error.nodes ? { nodes: error.nodes } : {}),
+    ...(error.source ? { source: error.source } : {}),
+    ...(error.positions ? { positions: error.positions } : {}),
+    ...(error.path ? { path: error.path } : {}),
+    extensions: { ...extensions, code: extensions.code ?? 'INTERNAL_SERVER_ERROR' },
+  });
+}
+
+/** Keeps the error's own code; a missing one is filled in. */
+function withCode(error: GraphQLError, fallback: string): GraphQLError {
+  if (typeof error.extensions.code === 'string') return error;
+  return rewrap(error, error.message, { ...error.extensions, code: fallback });
+}

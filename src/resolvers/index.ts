@@ -1,0 +1,21 @@
+/**
+ * The GraphQL schema: every domain registers itself on the one builder; `buildSchema()` builds it once.
+ */
+import type { GraphQLSchema } from 'graphql';
+import { builder } from './builder.js';
+import './run.js';
+import './episode.js';
+import './queue.js';
+import './graph.js';
+import './nodeset.js';
+import './resources.js';
+import './play.js';
+
+let schema: GraphQLSchema | undefined;
+
+export function buildSchema(): GraphQLSchema {
+  schema ??= builder.toSchema();
+  return schema;
+}
+
+export type { ApiContext } from './context.js';

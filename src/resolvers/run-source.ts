@@ -1,0 +1,68 @@
+/**
+ * What a `Run` resolves from: a catalog row (cheap, for lists) or a summary (the run dir's
+ * truth), with the full summary and the spec loaded from the run dir only when a field needs them.
+ */
+import { NotFoundError } from '../errors.js';
+import type { CatalogRun } from '../store/catalog.js';
+import { assertRunId } from '../store/run-dir.js';
+import type { RunSpec, RunSummary } from '../store/types.js';
+import type { ApiContext } from './context.js';
+
+export interface RunSource {
+  row: CatalogRun;
+  /** Set when the source came from a summary; otherwise loaded on demand. */
+  summary?: RunSummary;
+  summaryPromise?: Promise<RunSummary | null>;
+  specPromise?: Promise<RunSpec | null>;
+}
+
+export function rowFromSummary(summary: RunSummary, catalogRow?: CatalogRun): CatalogRun {
+  return {
+    id: summary.runId,
+    graphName: summary.graphName,
+    status: summary.status,
+    priority: summary.priority,
+    createdAt: summary.createdAt,
+    startedAt: summary.startedAt,
+    finishedAt: summary.finishedAt,
+    episodeCount: summary.episodeCount,
+    episodesDone: summary.episodesDone,
+    workerCount: summary.workerCount,
+    statusCounts: summary.statusCounts ?? {},
+    aggregateMetrics: summary.aggregateMetrics ?? [],
+    error: summary.error ?? null,
+    pid: summary.pid ?? (summary.status === 'RUNNING' ? (catalogRow?.pid ?? null) : null),
+    viaSubprocess: catalogRow?.viaSubprocess ?? true,
+  };
+}
+
+export function sourceFromSummary(summary: RunSummary, ctx: ApiContext): RunSource {
+  return { row: rowFromSummary(summary, ctx.catalog.getRun(summary.runId)), summary };
+}
+
+export const sourceFromRow = (row: CatalogRun): RunSource => ({ row });
+
+/** The run's full summary (with episodes); null when its summary.json cannot be read. */
+export function loadSummary(src: RunSource, ctx: ApiContext): Promise<RunSummary | null> {
+  if (src.summary) return Promise.resolve(src.summary);
+  src.summaryPromise ??= ctx.runs.readSummary(src.row.id);
+  return src.summaryPromise;
+}
+
+export function loadSpec(src: RunSource, ctx: ApiContext): Promise<RunSpec | null> {
+  src.specPromise ??= ctx.runs.readSpec(src.row.id);
+  return src.specPromise;
+}
+
+/**
+ * The run now: summary.json when readable (the truth), else the catalog's row. Throws
+ * BAD_USER_INPUT for a malformed id and NOT_FOUND for a run that does not exist.
+ */
+export async function loadRun(runId: string, ctx: ApiContext): Promise<RunSource> {
+  assertRunId(runId);
+  const summary = await ctx.runs.readSummary(runId);
+  if (summary) return sourceFromSummary(summary, ctx);
+  const row = ctx.catalog.getRun(runId);
+  if (row) return sourceFromRow(row);
+  throw new NotFoundError(`run "${runId}"`);
+}

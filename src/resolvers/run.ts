@@ -1,0 +1,351 @@
+/**
+ * Runs: the `Run` type, `runs` and `run(id)`, `startEval` and `cancelRun`, and the
+ * `runProgress` subscription (the run's state now, then every newer summary, ending after the
+ * terminal one).
+ */
+import { Repeater, SlidingBuffer } from 'graphql-yoga';
+import { BadInputError, NotFoundError } from '../errors.js';
+import { EPISODE_STATUSES, isTerminalRunStatus, type EpisodeStatus, type RunStatus } from '../statuses.js';
+import { assertRunId } from '../store/run-dir.js';
+import type { RunWatcher } from '../store/run-watcher.js';
+import type { MetricAggregate, RunSummary } from '../store/types.js';
+import type { SubmitInput } from '../scheduler/types.js';
+import { builder } from './builder.js';
+import { EPISODES_PAGE, RUNS_PAGE, checkPage } from './paging.js';
+import { EpisodeRef, EpisodeStatusRef, RunRef, RunStatusRef, type EpisodeSource } from './refs.js';
+import { loadRun, loadSpec, loadSummary, sourceFromRow, sourceFromSummary, type RunSource } from './run-source.js';
+
+export const MetricAggregateRef = builder.objectRef<MetricAggregate>('MetricAggregate').implement({
+  description: 'One metric over a run\'s episodes (those that reported it), folded in episode-index order.',
+  fields: (t) => ({
+    name: t.exposeString('name', { description: 'The metric\'s name, e.g. `success`, `spl`, `return`.' }),
+    mean: t.float({ description: 'Mean over the episodes that reported it.', resolve: (m) => finite(m.mean) ?? 0 }),
+    count: t.exposeInt('count', { description: 'How many episodes reported it.' }),
+    stderr: t.float({
+      description: 'Standard error of the mean (sample standard deviation / √count); null below two episodes.',
+      nullable: true,
+      resolve: (m) => (m.count < 2 ? null : finite(m.stderr)),
+    }),
+    min: t.float({ description: 'Smallest value.', resolve: (m) => finite(m.min) ?? 0 }),
+    max: t.float({ description: 'Largest value.', resolve: (m) => finite(m.max) ?? 0 }),
+  }),
+});
+
+const finite = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+
+interface TaskAggregate {
+  task: string;
+  metrics: MetricAggregate[];
+}
+
+const TaskAggregateRef = builder.objectRef<TaskAggregate>('TaskAggregate').implement({
+  description: 'The aggregates of the episodes of one task (episodes without a task are grouped under their env\'s default).',
+  fields: (t) => ({
+    task: t.exposeString('task', { description: 'The task name the env reported.' }),
+    metrics: t.field({ type: [MetricAggregateRef], description: 'Each metric over this task\'s episodes.', resolve: (a) => a.metrics }),
+  }),
+});
+
+interface StatusCount {
+  status: EpisodeStatus;
+  count: number;
+}
+
+const StatusCountRef = builder.objectRef<StatusCount>('StatusCount').implement({
+  description: 'How many of a run\'s finished episodes ended one way.',
+  fields: (t) => ({
+    status: t.field({ type: EpisodeStatusRef, description: 'The ending.', resolve: (c) => c.status }),
+    count: t.exposeInt('count', { description: 'Episodes that ended so (0 included, so every ending is listed).' }),
+  }),
+});
+
+const RunErrorRef = builder.objectRef<{ code: string; message: string }>('RunError').implement({
+  description: 'Why a run failed or was aborted.',
+  fields: (t) => ({
+    code: t.exposeString('code', { description: 'Machine-readable cause, e.g. GRAPH_INVALID, OUT_OF_BUDGET, EXITED.' }),
+    message: t.exposeString('message', { description: 'What happened, in words.' }),
+  }),
+});
+
+interface EpisodePage {
+  items: EpisodeSource[];
+  total: number;
+}
+
+export const EpisodePageRef = builder.objectRef<EpisodePage>('EpisodePage').implement({
+  description: 'A page of a run\'s finished episodes in index order.',
+  fields: (t) => ({
+    items: t.field({ type: [EpisodeRef], description: 'The episodes on this page.', resolve: (p) => p.items }),
+    total: t.exposeInt('total', { description: 'Finished episodes matching the filter, on all pages.' }),
+  }),
+});
+
+RunRef.implement({
+  description: 'One batch evaluation of a graph over many episodes.',
+  fields: (t) => ({
+    id: t.id({ description: 'The run id: `YYYYMMDD_HHMMSS`, with `_1`, `_2` … on collision.', resolve: (r) => r.row.id }),
+    status: t.field({ type: RunStatusRef, description: 'Where the run is in its lifecycle.', resolve: (r) => r.row.status }),
+    graphName: t.string({ description: 'The graph evaluated (frozen into the run dir at start).', resolve: (r) => r.row.graphName }),
+    episodeCount: t.int({ description: 'Episodes asked for.', resolve: (r) => r.row.episodeCount }),
+    workerCount: t.int({ description: 'Parallel workers; changes the speed, never the results.', resolve: (r) => r.row.workerCount }),
+    episodesDone: t.int({ description: 'Episodes finished so far, whatever their ending.', resolve: (r) => r.row.episodesDone }),
+    progress: t.float({
+      description: 'episodesDone / episodeCount, from 0 to 1.',
+      resolve: (r) => (r.row.episodeCount > 0 ? Math.min(1, r.row.episodesDone / r.row.episodeCount) : 0),
+    }),
+    priority: t.int({ description: 'Admission priority; higher runs first.', resolve: (r) => r.row.priority }),
+    seed: t.int({
+      description: 'The run seed; each episode\'s seed derives from it and the episode index.',
+      resolve: async (r, _a, ctx) => (await loadSummary(r, ctx))?.seed ?? (await loadSpec(r, ctx))?.seed ?? 0,
+    }),
+    createdAt: t.field({ type: 'DateTime', description: 'When the run was submitted.', resolve: (r) => r.row.createdAt }),
+    startedAt: t.field({ type: 'DateTime', nullable: true, description: 'When its first episode could start.', resolve: (r) => r.row.startedAt }),
+    finishedAt: t.field({ type: 'DateTime', nullable: true, description: 'When it reached its terminal state.', resolve: (r) => r.row.finishedAt }),
+    error: t.field({ type: RunErrorRef, nullable: true, description: 'Why it failed or was aborted.', resolve: (r) => r.row.error }),
+    aggregateMetrics: t.field({
+      type: [MetricAggregateRef],
+      description: 'Each metric over the finished episodes (mean, count, stderr, min, max), sorted by name.',
+      resolve: (r) => [...r.row.aggregateMetrics].sort((a, b) => a.name.localeCompare(b.name)),
+    }),
+    aggregateByTask: t.field({
+      type: [TaskAggregateRef],
+      description: 'The same aggregates per task, sorted by task name.',
+      resolve: async (r, _a, ctx) => {
+        const byTask = (await loadSummary(r, ctx))?.aggregateByTask ?? {};
+        return Object.keys(byTask)
+          .sort()
+          .map((task) => ({ task, metrics: byTask[task] ?? [] }));
+      },
+    }),
+    statusCounts: t.field({
+      type: [StatusCountRef],
+      description: 'Finished episodes by ending, one entry per ending.',
+      resolve: (r) => EPISODE_STATUSES.map((status) => ({ status, count: r.row.statusCounts[status] ?? 0 })),
+    }),
+    timedOut: t.boolean({
+      description: 'True when an episode ended TIMEOUT: the one result that can depend on machine speed.',
+      resolve: async (r, _a, ctx) => (await loadSummary(r, ctx))?.timedOut ?? false,
+    }),
+    viaSubprocess: t.boolean({
+      description: 'True when the run executes in its own eval process (the default); false for the in-process path.',
+      resolve: async (r, _a, ctx) => {
+        const spec = await loadSpec(r, ctx);
+        return spec?.viaSubprocess ?? r.row.viaSubprocess;
+      },
+    }),
+    pid: t.int({ nullable: true, description: 'The eval process id while it runs.', resolve: (r) => (r.row.status === 'RUNNING' ? r.row.pid : null) }),
+    seq: t.int({
+      description: 'The summary\'s sequence number; rises at every rewrite, so a client can drop stale updates.',
+      resolve: async (r, _a, ctx) => (await loadSummary(r, ctx))?.seq ?? 0,
+    }),
+    stepBudget: t.int({
+      nullable: true,
+      description: 'The step budget override given at start, if any (else the env\'s or the graph\'s applies per episode).',
+      resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.stepBudget ?? null,
+    }),
+    overrides: t.field({
+      type: 'JSON',
+      description: 'Config patches given at start: node id → patch.',
+      resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.overrides ?? {},
+    }),
+    dataset: t.string({ nullable: true, description: 'Env panel dataset, if given.', resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.dataset ?? null }),
+    split: t.string({ nullable: true, description: 'Env panel split, if given.', resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.split ?? null }),
+    episodeOffset: t.int({
+      description: 'Index of the env episode the run\'s first episode plays.',
+      resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.episodeOffset ?? 0,
+    }),
+    exclusiveGpu: t.boolean({
+      description: 'True when nothing else may run beside it.',
+      resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.exclusiveGpu ?? false,
+    }),
+    episodes: t.field({
+      type: EpisodePageRef,
+      description: 'Finished episodes in index order, filtered by ending and paged.',
+      args: {
+        status: t.arg({ type: EpisodeStatusRef, description: 'Only episodes that ended so.' }),
+        offset: t.arg.int({ defaultValue: 0, description: 'Episodes to skip.' }),
+        first: t.arg.int({ defaultValue: EPISODES_PAGE.first, description: `Page size, at most ${EPISODES_PAGE.max}.` }),
+      },
+      resolve: async (r, args, ctx) => {
+        const page = checkPage('episodes', args.offset, args.first, EPISODES_PAGE);
+        const all = (await loadSummary(r, ctx))?.episodes ?? [];
+        const matching = args.status ? all.filter((e) => e.status === args.status) : all;
+        const sorted = [...matching].sort((a, b) => a.index - b.index);
+        return {
+          total: sorted.length,
+          items: sorted.slice(page.offset, page.offset + page.first).map((record) => ({ runId: r.row.id, record })),
+        };
+      },
+    }),
+    episode: t.field({
+      type: EpisodeRef,
+      nullable: true,
+      description: 'One finished episode by index (null while it has not finished).',
+      args: { index: t.arg.int({ required: true, description: 'The episode index.' }) },
+      resolve: async (r, args, ctx) => {
+        if (args.index < 0) throw new BadInputError(`episode index must be ≥ 0, got ${args.index}`);
+        const inSummary = (await loadSummary(r, ctx))?.episodes.find((e) => e.index === args.index);
+        const record = inSummary ?? (await ctx.runs.readEpisode(r.row.id, args.index));
+        return record ? { runId: r.row.id, record } : null;
+      },
+    }),
+  }),
+});
+
+interface RunPage {
+  items: RunSource[];
+  total: number;
+}
+
+const RunPageRef = builder.objectRef<RunPage>('RunPage').implement({
+  description: 'A page of runs, newest first.',
+  fields: (t) => ({
+    items: t.field({ type: [RunRef], description: 'The runs on this page.', resolve: (p) => p.items }),
+    total: t.exposeInt('total', { description: 'Runs matching the filter, on all pages.' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  runs: t.field({
+    type: RunPageRef,
+    description: 'Runs newest first, filtered by status and graph, paged.',
+    args: {
+      status: t.arg({ type: RunStatusRef, description: 'Only runs in this state.' }),
+      graphName: t.arg.string({ description: 'Only runs of this graph.' }),
+      offset: t.arg.int({ defaultValue: 0, description: 'Runs to skip.' }),
+      first: t.arg.int({ defaultValue: RUNS_PAGE.first, description: `Page size, at most ${RUNS_PAGE.max}.` }),
+    },
+    resolve: (_root, args, ctx) => {
+      const page = checkPage('runs', args.offset, args.first, RUNS_PAGE);
+      const filter = { ...(args.status ? { status: args.status } : {}), ...(args.graphName ? { graphName: args.graphName } : {}) };
+      return {
+        total: ctx.catalog.countRuns(filter),
+        items: ctx.catalog.listRuns({ ...filter, ...page }).map(sourceFromRow),
+      };
+    },
+  }),
+  run: t.field({
+    type: RunRef,
+    nullable: true,
+    description: 'One run by id. NOT_FOUND when no such run exists; BAD_USER_INPUT for a malformed id.',
+    args: { id: t.arg.id({ required: true, description: 'The run id.' }) },
+    resolve: (_root, args, ctx) => loadRun(String(args.id), ctx),
+  }),
+}));
+
+const StartEvalInputRef = builder.inputType('StartEvalInput', {
+  description: 'What to evaluate. Only graphName and episodeCount are required.',
+  fields: (t) => ({
+    graphName: t.string({ required: true, description: 'A saved graph (see `graphs`).' }),
+    episodeCount: t.int({ required: true, description: 'Episodes to run, at least 1.' }),
+    workerCount: t.int({ defaultValue: 1, description: 'Parallel workers (each with its own env host); a speed dial, never a result dial.' }),
+    seed: t.int({ defaultValue: 0, description: 'Run seed; each episode\'s seed derives from it and the episode index.' }),
+    stepBudget: t.int({ description: 'Steps per episode, overriding the env\'s and the graph\'s budget. At least 1.' }),
+    perStepTimeoutSec: t.float({ description: 'Wall-clock seconds allowed per step; an episode times out after budget × this. Default 2.' }),
+    priority: t.int({ defaultValue: 0, description: 'Higher runs first; FIFO within a priority.' }),
+    exclusiveGpu: t.boolean({ defaultValue: false, description: 'Run alone: starts only when nothing runs, and nothing starts beside it.' }),
+    marginalVramMb: t.int({ description: 'Declared extra VRAM (MB), used by admission until calibration exists.' }),
+    memoryBudgetMb: t.int({ description: 'Stop the run (FAILED, OUT_OF_BUDGET) when its process tree exceeds this RSS (MB).' }),
+    viaSubprocess: t.boolean({ defaultValue: true, description: 'false runs the batch inside the backend (same classes, same results).' }),
+    overrides: t.field({ type: 'JSON', description: 'Config patches: node id → patch, e.g. {"agent": {"epsilon": 0.2}}.' }),
+    dataset: t.string({ description: 'Env panel dataset.' }),
+    split: t.string({ description: 'Env panel split.' }),
+    episodeOffset: t.int({ defaultValue: 0, description: 'Env episode index of the first episode; episode i plays env episode episodeOffset + i.' }),
+  }),
+});
+
+interface StartEvalResult {
+  summary: RunSummary;
+  viaSubprocess: boolean;
+}
+
+const StartEvalPayloadRef = builder.objectRef<StartEvalResult>('StartEvalPayload').implement({
+  description: 'The accepted run. It is only queued: the scheduler admits it when there is room.',
+  fields: (t) => ({
+    runId: t.id({ description: 'The new run\'s id.', resolve: (p) => p.summary.runId }),
+    status: t.field({ type: RunStatusRef, description: 'QUEUED on acceptance.', resolve: (p) => p.summary.status }),
+    viaSubprocess: t.exposeBoolean('viaSubprocess', { description: 'Whether it will run in its own eval process.' }),
+    run: t.field({ type: RunRef, description: 'The run as it stands.', resolve: (p, _a, ctx) => sourceFromSummary(p.summary, ctx) }),
+  }),
+});
+
+type Nullable<T> = { [K in keyof T]?: T[K] | null };
+
+function toSubmitInput(input: Nullable<SubmitInput> & { graphName: string; episodeCount: number }): SubmitInput {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(input)) if (v !== null && v !== undefined) out[k] = v;
+  const overrides = input.overrides;
+  if (overrides !== null && overrides !== undefined) {
+    if (typeof overrides !== 'object' || Array.isArray(overrides)) {
+      throw new BadInputError(`overrides must be an object mapping node id to a config patch, e.g. {"agent": {"epsilon": 0.2}}; got ${JSON.stringify(overrides)}`);
+    }
+  }
+  return out as unknown as SubmitInput;
+}
+
+builder.mutationFields((t) => ({
+  startEval: t.field({
+    type: StartEvalPayloadRef,
+    description: 'Queues a run and returns at once (status QUEUED). BAD_USER_INPUT for a bad graph, count or override; QUEUE_FULL past the queue\'s capacity.',
+    args: { input: t.arg({ type: StartEvalInputRef, required: true, description: 'What to evaluate.' }) },
+    resolve: async (_root, { input }, ctx) => {
+      const submit = toSubmitInput(input as Parameters<typeof toSubmitInput>[0]);
+      try {
+        const summary = await ctx.scheduler.submit(submit);
+        return { summary, viaSubprocess: submit.viaSubprocess ?? true };
+      } catch (err) {
+        // Naming a graph or nodeset that does not exist is bad input to this mutation.
+        if (err instanceof NotFoundError) throw new BadInputError(err.message, { cause: err });
+        throw err;
+      }
+    },
+  }),
+  cancelRun: t.field({
+    type: RunRef,
+    description: 'Cancels a run: a queued one at once, a running one by stopping its process (finished episodes are kept). Idempotent while it is stopping; CONFLICT once it has finished; NOT_FOUND for an unknown run.',
+    args: { id: t.arg.id({ required: true, description: 'The run id.' }) },
+    resolve: async (_root, args, ctx) => {
+      const runId = String(args.id);
+      assertRunId(runId);
+      return sourceFromSummary(await ctx.scheduler.cancel(runId), ctx);
+    },
+  }),
+}));
+
+/**
+ * The run's summaries: the current one, then every newer one, ending after the terminal state.
+ * A slow reader skips to the newest when it falls far behind; the terminal state is never skipped.
+ */
+export function runSummaries(watcher: RunWatcher, runId: string): Repeater<RunSummary> {
+  return new Repeater<RunSummary>(async (push, stop) => {
+    const unsubscribe = watcher.subscribe(runId, (summary) => {
+      void push(summary);
+      if (isTerminalRunStatus(summary.status)) stop();
+    });
+    await stop;
+    unsubscribe();
+  }, new SlidingBuffer(64));
+}
+
+/** NOT_FOUND unless the run's directory exists (or the catalog knows it). */
+export async function assertRunExists(runId: string, ctx: { runs: { exists(id: string): Promise<boolean> }; catalog: { getRun(id: string): unknown } }): Promise<void> {
+  assertRunId(runId);
+  if (!(await ctx.runs.exists(runId)) && !ctx.catalog.getRun(runId)) throw new NotFoundError(`run "${runId}"`);
+}
+
+builder.subscriptionFields((t) => ({
+  runProgress: t.field({
+    type: RunRef,
+    description:
+      'The run\'s state now, then at every episode boundary and status change, ending after the terminal state. A client that connects late (or reconnects) gets the final state and the end.',
+    args: { id: t.arg.id({ required: true, description: 'The run id.' }) },
+    subscribe: async (_root, args, ctx) => {
+      const runId = String(args.id);
+      await assertRunExists(runId, ctx);
+      return runSummaries(ctx.watcher, runId);
+    },
+    resolve: (summary: RunSummary, _args, ctx) => sourceFromSummary(summary, ctx),
+  }),
+}));
+
+export type { RunStatus };

@@ -1,0 +1,159 @@
+/**
+ * Reads what the API serves from a run directory: the summary, the spec, one episode's record,
+ * its firing log (paged) and its asset files. Every id and name is checked against its format
+ * before it becomes part of a path, so nothing outside the outputs directory can be read.
+ */
+import { createReadStream } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { join, resolve, sep } from 'node:path';
+import { createInterface } from 'node:readline';
+import { BadInputError } from '../errors.js';
+import { FILES, episodeDir, runDirPath } from './run-dir.js';
+import type { EpisodeRecord, RunSpec, RunSummary } from './types.js';
+
+/** An asset name as the episode writer creates it: no folders, no dot-files, no odd characters. */
+export const ASSET_NAME_PATTERN = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
+/** Largest episode index accepted in a path. */
+export const MAX_EPISODE_INDEX = 9_999_999;
+
+const EPISODE_RECORD = 'episode.json';
+const EPISODE_LOG = 'log.jsonl';
+const EPISODE_ASSETS = 'assets';
+
+const MIME_BY_EXT: Record<string, string> = {
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  svg: 'image/svg+xml',
+  json: 'application/json',
+  txt: 'text/plain; charset=utf-8',
+  mp4: 'video/mp4',
+};
+
+export function mimeOf(name: string): string {
+  const ext = name.slice(name.lastIndexOf('.') + 1).toLowerCase();
+  return MIME_BY_EXT[ext] ?? 'application/octet-stream';
+}
+
+export function assertEpisodeIndex(index: number): void {
+  if (!Number.isInteger(index) || index < 0 || index > MAX_EPISODE_INDEX) {
+    throw new BadInputError(`invalid episode index ${String(index)}: expected an integer from 0 to ${MAX_EPISODE_INDEX}`);
+  }
+}
+
+export function assertAssetName(name: string): void {
+  if (!ASSET_NAME_PATTERN.test(name) || name.includes('..')) {
+    throw new BadInputError(`invalid asset name "${name}": letters, digits, '.', '_' and '-' only, not starting with '.'`);
+  }
+}
+
+/** One page of an episode's log.jsonl. */
+export interface LogPage {
+  /** Parsed lines; a line that is not JSON is returned as `{ raw: "<text>" }`. */
+  lines: Array<{ line: number; entry: Record<string, unknown> }>;
+  /** Lines in the whole file. */
+  total: number;
+}
+
+const isNotFound = (err: unknown): boolean => (err as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+
+async function readJsonOrNull<T>(path: string): Promise<T | null> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as T;
+  } catch (err) {
+    if (isNotFound(err) || err instanceof SyntaxError) return null;
+    throw err;
+  }
+}
+
+export class RunReader {
+  readonly outputsDir: string;
+
+  constructor(outputsDir: string) {
+    this.outputsDir = resolve(outputsDir);
+  }
+
+  /** The run's directory; throws BAD_USER_INPUT for a malformed id. */
+  runDir(runId: string): string {
+    return runDirPath(this.outputsDir, runId);
+  }
+
+  async exists(runId: string): Promise<boolean> {
+    try {
+      return (await stat(this.runDir(runId))).isDirectory();
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
+  }
+
+  /** summary.json, or null when it is missing or half-written. */
+  readSummary(runId: string): Promise<RunSummary | null> {
+    return readJsonOrNull<RunSummary>(join(this.runDir(runId), FILES.summary));
+  }
+
+  readSpec(runId: string): Promise<RunSpec | null> {
+    return readJsonOrNull<RunSpec>(join(this.runDir(runId), FILES.spec));
+  }
+
+  /** The episode's own episode.json, else its record in the summary, else null. */
+  async readEpisode(runId: string, index: number): Promise<EpisodeRecord | null> {
+    assertEpisodeIndex(index);
+    const own = await readJsonOrNull<EpisodeRecord>(join(episodeDir(this.runDir(runId), index), EPISODE_RECORD));
+    if (own) return own;
+    const summary = await this.readSummary(runId);
+    return summary?.episodes.find((e) => e.index === index) ?? null;
+  }
+
+  /** Lines `offset … offset+first-1` of the episode's log.jsonl (streamed, so a long log is not held whole). */
+  async readLog(runId: string, index: number, offset: number, first: number): Promise<LogPage> {
+    assertEpisodeIndex(index);
+    const path = join(episodeDir(this.runDir(runId), index), EPISODE_LOG);
+    const lines: LogPage['lines'] = [];
+    let total = 0;
+    let stream;
+    try {
+      await stat(path);
+      stream = createReadStream(path, { encoding: 'utf8' });
+    } catch (err) {
+      if (isNotFound(err)) return { lines, total };
+      throw err;
+    }
+    const rl = createInterface({ input: stream, crlfDelay: Infinity });
+    for await (const text of rl) {
+      if (text.trim() === '') continue;
+      if (total >= offset && lines.length < first) {
+        let entry: Record<string, unknown>;
+        try {
+          const parsed: unknown = JSON.parse(text);
+          entry = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : { value: parsed };
+        } catch {
+          entry = { raw: text };
+        }
+        lines.push({ line: total, entry });
+      }
+      total += 1;
+    }
+    return { lines, total };
+  }
+
+  /**
+   * The absolute path of an episode's asset, or null when it does not exist. Throws
+   * BAD_USER_INPUT for a malformed run id, index or name.
+   */
+  async assetPath(runId: string, index: number, name: string): Promise<string | null> {
+    assertEpisodeIndex(index);
+    assertAssetName(name);
+    const assetsDir = join(episodeDir(this.runDir(runId), index), EPISODE_ASSETS);
+    const path = resolve(assetsDir, name);
+    if (!path.startsWith(assetsDir + sep)) return null;
+    try {
+      return (await stat(path)).isFile() ? path : null;
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err;
+    }
+  }
+}
