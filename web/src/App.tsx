@@ -1,0 +1,74 @@
+import { Component, type ReactNode } from 'react';
+import { ErrorBox } from './components/States.js';
+import { href, useHashRoute, type Route } from './hooks/useHashRoute.js';
+import { NewRunPage } from './pages/NewRunPage.js';
+import { PlayPage } from './pages/PlayPage.js';
+import { QueuePage } from './pages/QueuePage.js';
+import { RunPage } from './pages/RunPage.js';
+import { RunsPage } from './pages/RunsPage.js';
+
+const NAV: Array<{ label: string; to: string; active: (r: Route) => boolean }> = [
+  { label: 'Runs', to: href.runs(), active: (r) => r.page === 'runs' || r.page === 'run' },
+  { label: 'Queue', to: href.queue(), active: (r) => r.page === 'queue' },
+  { label: 'New run', to: href.newRun(), active: (r) => r.page === 'new' },
+  { label: 'Play', to: href.play(), active: (r) => r.page === 'play' },
+];
+
+export function App() {
+  const route = useHashRoute();
+  return (
+    <div className="app">
+      <nav className="topbar">
+        <a className="brand" href={href.runs()}>
+          batch<span>·</span>eval
+        </a>
+        <ul>
+          {NAV.map((n) => (
+            <li key={n.label}>
+              <a href={n.to} className={n.active(route) ? 'active' : undefined} aria-current={n.active(route) ? 'page' : undefined}>
+                {n.label}
+              </a>
+            </li>
+          ))}
+        </ul>
+        <a className="topbar-link" href="/graphql" target="_blank" rel="noreferrer">
+          GraphiQL
+        </a>
+      </nav>
+      <main>
+        <PageBoundary key={route.page === 'run' ? `run:${route.runId}` : route.page}>
+          <Page route={route} />
+        </PageBoundary>
+      </main>
+    </div>
+  );
+}
+
+function Page({ route }: { route: Route }) {
+  switch (route.page) {
+    case 'runs':
+      return <RunsPage />;
+    case 'run':
+      return <RunPage runId={route.runId} episode={route.episode} />;
+    case 'queue':
+      return <QueuePage />;
+    case 'new':
+      return <NewRunPage initialGraph={route.graph} />;
+    case 'play':
+      return <PlayPage initialGraph={route.graph} />;
+    case 'notFound':
+      return <ErrorBox title="No such page" error={`Nothing lives at ${route.hash}.`} />;
+  }
+}
+
+/** A page that throws shows its error in place instead of blanking the whole dashboard. */
+class PageBoundary extends Component<{ children: ReactNode }, { error: Error | null }> {
+  override state = { error: null as Error | null };
+  static getDerivedStateFromError(error: Error) {
+    return { error };
+  }
+  override render() {
+    if (this.state.error) return <ErrorBox title="This page failed to draw" error={this.state.error} onRetry={() => this.setState({ error: null })} />;
+    return this.props.children;
+  }
+}

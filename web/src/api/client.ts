@@ -1,0 +1,95 @@
+/**
+ * The dashboard's only ways to reach the server: `gql()` for queries and mutations over
+ * HTTP, `subscribe()` for subscriptions over one shared graphql-ws connection.
+ */
+import { createClient, type Client } from 'graphql-ws';
+
+export const GRAPHQL_PATH = '/graphql';
+
+export interface GraphQLErrorItem {
+  message: string;
+  path?: ReadonlyArray<string | number>;
+  extensions?: Record<string, unknown>;
+}
+
+/** A request the server answered with `errors` (or could not answer at all). */
+export class GraphQLRequestError extends Error {
+  readonly errors: GraphQLErrorItem[];
+  /** `extensions.code` of the first error, e.g. BAD_USER_INPUT. */
+  readonly code: string | undefined;
+  constructor(errors: GraphQLErrorItem[]) {
+    super(errors.map((e) => e.message).join('; ') || 'request failed');
+    this.name = 'GraphQLRequestError';
+    this.errors = errors;
+    const code = errors[0]?.extensions?.['code'];
+    this.code = typeof code === 'string' ? code : undefined;
+  }
+}
+
+export async function gql<T>(query: string, variables?: Record<string, unknown>, signal?: AbortSignal): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(GRAPHQL_PATH, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' },
+      body: JSON.stringify({ query, variables }),
+      signal,
+    });
+  } catch (err) {
+    if (signal?.aborted) throw err;
+    throw new GraphQLRequestError([{ message: `the server cannot be reached (${(err as Error).message})`, extensions: { code: 'NETWORK' } }]);
+  }
+  let body: { data?: T | null; errors?: GraphQLErrorItem[] };
+  try {
+    body = (await res.json()) as typeof body;
+  } catch {
+    throw new GraphQLRequestError([{ message: `the server answered ${res.status} ${res.statusText} without GraphQL data`, extensions: { code: 'HTTP' } }]);
+  }
+  if (body.errors?.length) throw new GraphQLRequestError(body.errors);
+  if (body.data == null) throw new GraphQLRequestError([{ message: `empty answer (HTTP ${res.status})` }]);
+  return body.data;
+}
+
+let wsClient: Client | null = null;
+
+function client(): Client {
+  if (!wsClient) {
+    const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    wsClient = createClient({
+      url: `${proto}//${location.host}${GRAPHQL_PATH}`,
+      lazy: true,
+      // Keep the socket a moment between pages so navigating does not reconnect.
+      lazyCloseTimeout: 3_000,
+      retryAttempts: Infinity,
+      shouldRetry: () => true,
+      retryWait: async (retries) => new Promise((r) => setTimeout(r, Math.min(5_000, 300 * 2 ** retries))),
+    });
+  }
+  return wsClient;
+}
+
+export interface SubscriptionHandlers<T> {
+  next(data: T): void;
+  error?(err: GraphQLRequestError): void;
+  complete?(): void;
+}
+
+/** Subscribes and returns the function that unsubscribes. */
+export function subscribe<T>(query: string, variables: Record<string, unknown>, handlers: SubscriptionHandlers<T>): () => void {
+  return client().subscribe<T>(
+    { query, variables },
+    {
+      next: (msg) => {
+        if (msg.errors?.length) handlers.error?.(new GraphQLRequestError(msg.errors as GraphQLErrorItem[]));
+        else if (msg.data) handlers.next(msg.data as T);
+      },
+      error: (err) => {
+        const items: GraphQLErrorItem[] = Array.isArray(err)
+          ? (err as GraphQLErrorItem[])
+          : [{ message: err instanceof Error ? err.message : 'the live connection closed' }];
+        handlers.error?.(new GraphQLRequestError(items));
+      },
+      complete: () => handlers.complete?.(),
+    },
+  );
+}

@@ -1,0 +1,43 @@
+import { useMemo } from 'react';
+import type uPlot from 'uplot';
+import { metricSeries } from '../lib/metrics.js';
+import type { EpisodeRow } from '../api/types.js';
+import { UPlotChart } from './UPlotChart.js';
+
+/** One metric per episode index (points) with its running mean over the index order (line). */
+export function MetricSeriesChart({ episodes, metric, height = 240 }: { episodes: EpisodeRow[]; metric: string; height?: number }) {
+  const data = useMemo(() => {
+    const s = metricSeries(episodes, metric);
+    return [s.x, s.y, s.mean] as uPlot.AlignedData;
+  }, [episodes, metric]);
+
+  const options = useMemo<Omit<uPlot.Options, 'width'>>(
+    () => ({
+      height,
+      legend: { show: true, live: true },
+      cursor: { drag: { x: true, y: false } },
+      scales: { x: { time: false } },
+      axes: [
+        { label: 'episode index', size: 40, labelSize: 18, stroke: '#5b6577', grid: { stroke: '#eceff4' } },
+        { label: metric, size: 50, labelSize: 18, stroke: '#5b6577', grid: { stroke: '#eceff4' } },
+      ],
+      series: [
+        { label: 'episode' },
+        {
+          label: metric,
+          stroke: '#8fb3ea',
+          paths: () => null,
+          points: { show: true, size: 5, stroke: '#5d93e0', fill: '#a9c6f0' },
+        },
+        { label: 'running mean', stroke: '#d6651f', width: 2, points: { show: false } },
+      ],
+    }),
+    [metric, height],
+  );
+
+  return (
+    <div data-testid="metric-chart" data-points={data[0].length}>
+      <UPlotChart options={options} data={data} />
+    </div>
+  );
+}

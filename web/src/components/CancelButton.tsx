@@ -1,0 +1,59 @@
+import { useEffect, useState } from 'react';
+import { gql, GraphQLRequestError } from '../api/client.js';
+import { CANCEL_RUN } from '../api/queries.js';
+
+export interface CancelButtonProps {
+  runId: string;
+  onCancelled?: () => void;
+  small?: boolean;
+}
+
+/** Cancels a queued or running run after a second click to confirm; shows the refusal if there is one. */
+export function CancelButton({ runId, onCancelled, small }: CancelButtonProps) {
+  const [armed, setArmed] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    if (!armed) return;
+    const t = setTimeout(() => setArmed(false), 4_000);
+    return () => clearTimeout(t);
+  }, [armed]);
+
+  const click = async () => {
+    if (!armed) {
+      setArmed(true);
+      return;
+    }
+    setArmed(false);
+    setBusy(true);
+    setError(null);
+    try {
+      await gql(CANCEL_RUN, { id: runId });
+      onCancelled?.();
+    } catch (err) {
+      setError(err instanceof GraphQLRequestError ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <span className="cancel">
+      <button
+        type="button"
+        className={`danger${small ? ' small' : ''}${armed ? ' armed' : ''}`}
+        disabled={busy}
+        onClick={click}
+        data-testid="cancel-run"
+        title={armed ? 'Click again to cancel; finished episodes are kept' : 'Cancel this run'}
+      >
+        {busy ? 'Cancelling…' : armed ? 'Confirm cancel' : 'Cancel'}
+      </button>
+      {error && (
+        <span className="inline-error" role="alert">
+          {error}
+        </span>
+      )}
+    </span>
+  );
+}

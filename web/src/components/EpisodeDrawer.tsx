@@ -1,0 +1,223 @@
+/** One episode: its record, instruction and scene, images, and its node-firing log page by page. */
+import { useEffect, useState } from 'react';
+import { EPISODE } from '../api/queries.js';
+import type { EpisodeDetail, LogPage } from '../api/types.js';
+import { useQuery } from '../hooks/useQuery.js';
+import { fmtBytes, fmtDuration, fmtMetricValue, fmtTime } from '../lib/format.js';
+import { Json } from './Json.js';
+import { StatusBadge } from './StatusBadge.js';
+import { ErrorBox, Loading } from './States.js';
+
+const LOG_PAGE = 25;
+
+interface EpisodeAnswer {
+  run: { id: string; graphName: string; episode: (EpisodeDetail & { log: LogPage }) | null } | null;
+}
+
+export interface EpisodeDrawerProps {
+  runId: string;
+  index: number;
+  /** Highest episode index in the run, for the next button. */
+  lastIndex: number;
+  onClose(): void;
+  onGo(index: number): void;
+}
+
+export function EpisodeDrawer({ runId, index, lastIndex, onClose, onGo }: EpisodeDrawerProps) {
+  const [logOffset, setLogOffset] = useState(0);
+  useEffect(() => setLogOffset(0), [runId, index]);
+  const q = useQuery<EpisodeAnswer>(EPISODE, { id: runId, index, logOffset, logFirst: LOG_PAGE }, { keepPrevious: true });
+  const stale = q.data?.run?.episode?.index !== index;
+  const ep = stale ? undefined : q.data?.run?.episode;
+
+  useEffect(() => {
+    const onKey = (ev: KeyboardEvent) => {
+      if (ev.key === 'Escape') onClose();
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [onClose]);
+
+  return (
+    <aside className="drawer" role="dialog" aria-label={`episode ${index}`} data-testid="episode-drawer">
+      <header className="drawer-head">
+        <h2>Episode {index}</h2>
+        <div className="drawer-nav">
+          <button type="button" disabled={index <= 0} onClick={() => onGo(index - 1)} title="Previous episode">
+            ←
+          </button>
+          <button type="button" disabled={index >= lastIndex} onClick={() => onGo(index + 1)} title="Next episode">
+            →
+          </button>
+          <button type="button" onClick={onClose} title="Close (Esc)" aria-label="Close">
+            ✕
+          </button>
+        </div>
+      </header>
+      <div className="drawer-body">
+        {q.error && !ep ? (
+          <ErrorBox error={q.error} title="The episode could not be loaded" onRetry={q.refetch} />
+        ) : !ep ? (
+          q.loading ? <Loading what="Loading the episode" /> : <ErrorBox error={`episode ${index} of run ${runId} has no record yet`} title="Not found" />
+        ) : (
+          <EpisodeBody ep={ep} logOffset={logOffset} setLogOffset={setLogOffset} />
+        )}
+      </div>
+    </aside>
+  );
+}
+
+function EpisodeBody({ ep, logOffset, setLogOffset }: { ep: EpisodeDetail & { log: LogPage }; logOffset: number; setLogOffset(n: number): void }) {
+  const images = ep.assets.filter((a) => a.mime.startsWith('image/'));
+  const others = ep.assets.filter((a) => !a.mime.startsWith('image/'));
+  const metrics = Object.entries(ep.metrics ?? {});
+  const log = ep.log;
+  return (
+    <>
+      <section className="ep-summary">
+        <StatusBadge status={ep.status} />
+        <span className="mono">{ep.episodeId}</span>
+      </section>
+      {ep.error && (
+        <div className="state state-error" role="alert">
+          <strong>Error</strong>
+          <p>{ep.error}</p>
+        </div>
+      )}
+      {(ep.instruction || ep.scene || ep.task) && (
+        <section>
+          {ep.instruction && <p className="instruction">“{ep.instruction}”</p>}
+          <dl className="kv">
+            {ep.task && (
+              <>
+                <dt>task</dt>
+                <dd>{ep.task}</dd>
+              </>
+            )}
+            {ep.scene && (
+              <>
+                <dt>scene</dt>
+                <dd className="mono">{ep.scene}</dd>
+              </>
+            )}
+          </dl>
+        </section>
+      )}
+      {images.length > 0 && (
+        <section className="ep-images">
+          {images.map((a) => (
+            <figure key={a.url}>
+              <a href={a.url} target="_blank" rel="noreferrer">
+                <img src={a.url} alt={a.name} data-testid="episode-image" />
+              </a>
+              <figcaption>
+                {a.name} · {fmtBytes(a.bytes)}
+              </figcaption>
+            </figure>
+          ))}
+        </section>
+      )}
+      <section>
+        <h3>Metrics</h3>
+        {metrics.length ? (
+          <table className="grid compact">
+            <tbody>
+              {metrics.map(([k, v]) => (
+                <tr key={k}>
+                  <th>{k}</th>
+                  <td className="num">{fmtMetricValue(v)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : (
+          <p className="muted">No metrics were recorded.</p>
+        )}
+      </section>
+      <section>
+        <h3>Record</h3>
+        <dl className="kv">
+          <dt>steps</dt>
+          <dd>
+            {ep.steps}
+            {ep.stepBudget != null && <span className="muted"> of a budget of {ep.stepBudget}</span>}
+          </dd>
+          <dt>seed</dt>
+          <dd className="mono">{ep.seed}</dd>
+          <dt>worker</dt>
+          <dd>w{ep.workerId}</dd>
+          <dt>duration</dt>
+          <dd>{fmtDuration(ep.durationMs)}</dd>
+          <dt>started</dt>
+          <dd>{fmtTime(ep.startedAt)}</dd>
+          <dt>finished</dt>
+          <dd>{fmtTime(ep.finishedAt)}</dd>
+        </dl>
+        {others.length > 0 && (
+          <ul className="assets">
+            {others.map((a) => (
+              <li key={a.url}>
+                <a href={a.url} target="_blank" rel="noreferrer">
+                  {a.name}
+                </a>{' '}
+                <span className="muted">
+                  {a.mime} · {fmtBytes(a.bytes)}
+                </span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+      <section>
+        <h3>
+          Node firings <span className="muted">({log.total})</span>
+        </h3>
+        {log.total === 0 ? (
+          <p className="muted">This episode's log is empty.</p>
+        ) : (
+          <>
+            <table className="grid compact log" data-testid="episode-log">
+              <thead>
+                <tr>
+                  <th className="num">step</th>
+                  <th>node</th>
+                  <th>type</th>
+                  <th className="num">ms</th>
+                  <th>in / out</th>
+                </tr>
+              </thead>
+              <tbody>
+                {log.lines.map((l) => (
+                  <tr key={l.line} className={l.error ? 'row-error' : undefined}>
+                    <td className="num">{l.step ?? '–'}</td>
+                    <td className="mono">{l.nodeId}</td>
+                    <td className="mono small">{l.type}</td>
+                    <td className="num">{fmtMetricValue(l.ms)}</td>
+                    <td>
+                      {l.error ? <span className="inline-error">{l.error}</span> : null}
+                      <details>
+                        <summary>show</summary>
+                        <Json value={{ inputs: l.inputs, outputs: l.outputs }} maxChars={4000} />
+                      </details>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <div className="pager">
+              <button type="button" disabled={logOffset === 0} onClick={() => setLogOffset(Math.max(0, logOffset - LOG_PAGE))}>
+                ← earlier
+              </button>
+              <span>
+                {logOffset + 1}–{Math.min(log.total, logOffset + LOG_PAGE)} of {log.total}
+              </span>
+              <button type="button" disabled={logOffset + LOG_PAGE >= log.total} onClick={() => setLogOffset(logOffset + LOG_PAGE)}>
+                later →
+              </button>
+            </div>
+          </>
+        )}
+      </section>
+    </>
+  );
+}

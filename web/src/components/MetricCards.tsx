@@ -1,0 +1,26 @@
+import type { MetricAggregate } from '../api/types.js';
+import { fmtNumber } from '../lib/format.js';
+import { headlineMetrics } from '../lib/metrics.js';
+import { Empty } from './States.js';
+
+/** One card per metric: mean ± standard error, the count it is over, and the range. */
+export function MetricCards({ metrics }: { metrics: MetricAggregate[] }) {
+  if (metrics.length === 0) return <Empty>No metrics yet: they appear as episodes finish.</Empty>;
+  const ordered = headlineMetrics(metrics, metrics.length);
+  return (
+    <div className="cards" data-testid="metric-cards">
+      {ordered.map((m) => (
+        <div key={m.name} className="card" data-metric={m.name}>
+          <div className="card-label">{m.name}</div>
+          <div className="card-value">
+            {fmtNumber(m.mean)}
+            {m.stderr != null && <span className="stderr"> ± {fmtNumber(m.stderr, 2)}</span>}
+          </div>
+          <div className="card-foot">
+            n = {m.count} · {fmtNumber(m.min)} … {fmtNumber(m.max)}
+          </div>
+        </div>
+      ))}
+    </div>
+  );
+}

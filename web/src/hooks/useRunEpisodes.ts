@@ -1,0 +1,86 @@
+/**
+ * All episodes of a run, in index order, kept current: loaded in pages, extended by
+ * `episodeCompleted` events, and reloaded when the run's count says some were missed.
+ */
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { gql, type GraphQLRequestError } from '../api/client.js';
+import { EPISODE_COMPLETED, RUN_EPISODES } from '../api/queries.js';
+import type { EpisodeRow, Page } from '../api/types.js';
+import { useSubscription } from './useSubscription.js';
+import { useThrottled } from './useThrottled.js';
+
+const PAGE = 2000;
+
+export interface RunEpisodes {
+  episodes: EpisodeRow[];
+  loading: boolean;
+  error: GraphQLRequestError | null;
+}
+
+function merge(into: EpisodeRow[], more: EpisodeRow[]): EpisodeRow[] {
+  const byIndex = new Map(into.map((e) => [e.index, e]));
+  for (const e of more) byIndex.set(e.index, e);
+  return [...byIndex.values()].sort((a, b) => a.index - b.index);
+}
+
+export function useRunEpisodes(runId: string, episodesDone: number | undefined, live: boolean): RunEpisodes {
+  const [state, setState] = useState<RunEpisodes & { runId: string }>({ runId, episodes: [], loading: true, error: null });
+  const loadingRef = useRef(false);
+  const againRef = useRef(false);
+
+  const load = useCallback(async (): Promise<void> => {
+    if (loadingRef.current) {
+      againRef.current = true;
+      return;
+    }
+    loadingRef.current = true;
+    try {
+      let all: EpisodeRow[] = [];
+      for (let offset = 0; ; offset += PAGE) {
+        const d = await gql<{ run: { episodes: Page<EpisodeRow> } | null }>(RUN_EPISODES, { id: runId, offset, first: PAGE });
+        const page = d.run?.episodes;
+        all = all.concat(page?.items ?? []);
+        if (!page || offset + PAGE >= page.total) break;
+      }
+      setState((s) => (s.runId === runId ? { runId, episodes: merge(s.episodes, all), loading: false, error: null } : s));
+    } catch (err) {
+      setState((s) => (s.runId === runId ? { ...s, loading: false, error: err as GraphQLRequestError } : s));
+    } finally {
+      loadingRef.current = false;
+      if (againRef.current) {
+        againRef.current = false;
+        void load();
+      }
+    }
+  }, [runId]);
+
+  useEffect(() => {
+    setState({ runId, episodes: [], loading: true, error: null });
+    void load();
+  }, [runId, load]);
+
+  useSubscription<{ episodeCompleted: EpisodeRow }>(
+    EPISODE_COMPLETED,
+    { runId },
+    {
+      onData: (d) =>
+        setState((s) => (s.runId === runId ? { ...s, episodes: merge(s.episodes, [d.episodeCompleted]) } : s)),
+    },
+    live,
+  );
+
+  const reload = useThrottled(() => void load(), 1000);
+  const have = state.runId === runId ? state.episodes.length : 0;
+  useEffect(() => {
+    if (!state.loading && episodesDone != null && episodesDone > have) reload();
+  }, [episodesDone, have, state.loading, reload]);
+
+  // Once the run ends, read the final records (their fields may have been completed at the end).
+  const wasLive = useRef(live);
+  useEffect(() => {
+    if (wasLive.current && !live) void load();
+    wasLive.current = live;
+  }, [live, load]);
+
+  return state.runId === runId ? state : { episodes: [], loading: true, error: null };
+}

@@ -1,0 +1,79 @@
+/**
+ * Finds which form field a refused request is about, from the error's extensions or its
+ * words, so the message can be shown beside that field.
+ */
+import type { GraphQLErrorItem } from '../api/client.js';
+
+export const START_FIELDS = [
+  'graphName',
+  'episodeCount',
+  'workerCount',
+  'seed',
+  'stepBudget',
+  'priority',
+  'exclusiveGpu',
+  'marginalVramMb',
+  'viaSubprocess',
+  'overrides',
+  'dataset',
+  'split',
+  'episodeOffset',
+] as const;
+export type StartField = (typeof START_FIELDS)[number];
+
+/** Words a message may use for a field, checked in this order (the most specific first). */
+const WORDS: Array<[RegExp, StartField]> = [
+  [/overrides?\b/i, 'overrides'],
+  [/\bepisode ?offset|\boffset\b/i, 'episodeOffset'],
+  [/\bepisode ?count|\bepisodes?\b(?! ?(index|record|id))/i, 'episodeCount'],
+  [/\bworker ?count|\bworkers?\b/i, 'workerCount'],
+  [/\bstep ?budget|\bbudget\b/i, 'stepBudget'],
+  [/\bpriority\b/i, 'priority'],
+  [/\bmarginal|\bvram\b/i, 'marginalVramMb'],
+  [/\bexclusive/i, 'exclusiveGpu'],
+  [/\bsubprocess/i, 'viaSubprocess'],
+  [/\bseed\b/i, 'seed'],
+  [/\bdataset\b/i, 'dataset'],
+  [/\bsplit\b/i, 'split'],
+  [/\bgraph\b|\bnode type\b|\bedge\b/i, 'graphName'],
+];
+
+const asField = (s: string): StartField | null => {
+  const last = s.split('.').pop() ?? s;
+  return (START_FIELDS as readonly string[]).includes(last) ? (last as StartField) : null;
+};
+
+export function fieldOfError(e: GraphQLErrorItem): StartField | null {
+  const ext = e.extensions ?? {};
+  for (const k of ['field', 'argumentName', 'argument', 'path']) {
+    const v = ext[k];
+    const s = Array.isArray(v) ? v.join('.') : typeof v === 'string' ? v : null;
+    if (s) {
+      const f = asField(s);
+      if (f) return f;
+    }
+  }
+  // GraphQL's own coercion errors say `at "input.episodeCount"`; others name `input.x`.
+  const named = /\binput\.([A-Za-z]+)/.exec(e.message);
+  if (named?.[1]) {
+    const f = asField(named[1]);
+    if (f) return f;
+  }
+  for (const f of START_FIELDS) if (new RegExp(`\\b${f}\\b`).test(e.message)) return f;
+  for (const [re, f] of WORDS) if (re.test(e.message)) return f;
+  return null;
+}
+
+/** Splits a refusal into messages per field and the rest. */
+export function splitErrors(errors: GraphQLErrorItem[]): { byField: Partial<Record<StartField, string>>; general: string[] } {
+  const byField: Partial<Record<StartField, string>> = {};
+  const general: string[] = [];
+  for (const e of errors) {
+    const code = typeof e.extensions?.['code'] === 'string' ? (e.extensions['code'] as string) : null;
+    // Back-pressure and server faults are about the system, not a field.
+    const f = code === 'QUEUE_FULL' || code === 'INTERNAL_SERVER_ERROR' || code === 'NETWORK' ? null : fieldOfError(e);
+    if (f) byField[f] = byField[f] ? `${byField[f]}; ${e.message}` : e.message;
+    else general.push(code && code !== 'BAD_USER_INPUT' ? `${e.message} (${code})` : e.message);
+  }
+  return { byField, general };
+}
