@@ -51,7 +51,7 @@ describe('env_cartpole', () => {
   it('counts 500 steps as success and ends there', async () => {
     // A hand-made controller: push toward the side the pole leans to, weighted by its angular velocity.
     const balance = (o: unknown): number => {
-      const [x, xDot, theta, thetaDot] = o as number[];
+      const [x, xDot, theta, thetaDot] = o as [number, number, number, number];
       return theta + 0.5 * thetaDot + 0.01 * x + 0.1 * xDot > 0 ? 1 : 0;
     };
     const run = await drive({ env, values: { dataset: 'classic', split: 'val', episode: 1 }, episodeKey: 'balance', agent: balance });
