@@ -56,18 +56,18 @@ describe('BatchedInferenceServer', () => {
   });
 
   it('flushes flushTimeoutMs after the last arrival, so a late caller joins the batch', async () => {
-    const s = make({ flushTimeoutMs: 80, maxQueueDelayMs: 5000 });
+    const s = make({ flushTimeoutMs: 300, maxQueueDelayMs: 5000 });
     const r = recorder();
     const t0 = performance.now();
     const first = s.submit('act', {}, row(1), r.handler);
-    await sleep(40);
+    await sleep(100);
     const second = s.submit('act', {}, row(2), r.handler);
     const tSecond = performance.now();
     await Promise.all([first, second]);
     expect(r.batches).toEqual([[1, 2]]);
-    // Restarted by the second arrival: not 80 ms after the first, but 80 ms after the second.
-    expect(r.times[0]! - tSecond).toBeGreaterThanOrEqual(75);
-    expect(r.times[0]! - t0).toBeGreaterThanOrEqual(115);
+    // Restarted by the second arrival: not 300 ms after the first, but 300 ms after the second.
+    expect(r.times[0]! - tSecond).toBeGreaterThanOrEqual(295);
+    expect(r.times[0]! - t0).toBeGreaterThanOrEqual(395);
   });
 
   it('flushes at once at maxBatchSize', async () => {
@@ -80,15 +80,17 @@ describe('BatchedInferenceServer', () => {
   });
 
   it('flushes at once when the queue holds a call from every active caller, and when a missing caller is released', async () => {
-    const s = make({ flushTimeoutMs: 400, maxQueueDelayMs: 10_000, callerTtlMs: 60_000 });
+    const s = make({ flushTimeoutMs: 5000, maxQueueDelayMs: 10_000, callerTtlMs: 60_000 });
     const r = recorder();
-    // First calls: the callers become known one by one, so this round waits for the trailing flush.
-    await Promise.all(['w0', 'w1', 'w2'].map((w) => s.submit('act', {}, row(0, w), r.handler)));
+    // Callers become known by calling: w0 alone is every active caller, so it runs at once; then
+    // w1 and w2 wait for w0, whose next call completes the set.
+    await Promise.all(['w0', 'w1', 'w2', 'w0'].map((w) => s.submit('act', {}, row(0, w), r.handler)));
+    expect(r.batches).toEqual([[0], [0, 0, 0]]);
     r.batches.length = 0;
 
     const t0 = performance.now();
     await Promise.all(['w0', 'w1', 'w2'].map((w, i) => s.submit('act', {}, row(i + 1, w), r.handler)));
-    expect(performance.now() - t0).toBeLessThan(200);
+    expect(performance.now() - t0).toBeLessThan(1000);
     expect(r.batches).toEqual([[1, 2, 3]]);
 
     // Two of three active callers waiting: no flush until the third is released.
@@ -97,12 +99,12 @@ describe('BatchedInferenceServer', () => {
       settled = true;
       return v;
     });
-    await sleep(100);
+    await sleep(300);
     expect(settled).toBe(false);
     const tRelease = performance.now();
     s.releaseCaller('w2');
     await two;
-    expect(performance.now() - tRelease).toBeLessThan(200);
+    expect(performance.now() - tRelease).toBeLessThan(1000);
     expect(r.batches.at(-1)).toEqual([4, 5]);
   });
 
@@ -111,17 +113,17 @@ describe('BatchedInferenceServer', () => {
     const r = recorder();
     const t0 = performance.now();
     const pending: Array<Promise<unknown>> = [];
-    // An arrival every 20 ms keeps restarting the trailing timer; only the hard limit can flush.
-    for (let i = 0; i < 40; i++) {
+    // An arrival every 20 ms for a second keeps restarting the trailing timer; only the hard limit can flush.
+    for (let i = 0; i < 50; i++) {
       pending.push(s.submit('act', {}, row(i), r.handler));
       await sleep(20);
     }
     await Promise.all(pending);
     const first = r.times[0]! - t0;
     expect(first).toBeGreaterThanOrEqual(145);
-    expect(first).toBeLessThan(500);
+    expect(first).toBeLessThan(700);
     expect(r.batches.length).toBeGreaterThanOrEqual(3);
-    expect(r.batches.flat()).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    expect(r.batches.flat()).toEqual(Array.from({ length: 50 }, (_, i) => i));
   });
 
   it('runs one handler call at a time across all queues', async () => {
@@ -173,7 +175,7 @@ describe('BatchedInferenceServer', () => {
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
     expect((results[0] as PromiseRejectedResult).reason.message).toMatch(/did not answer a batch of 2 within 150 ms/);
     await expect(next).resolves.toEqual({ y: 6 });
-    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(performance.now() - t0).toBeLessThan(5000);
   });
 
   it('is batch-invariant: one input alone and inside a batch of 7 gives identical bytes', async () => {
