@@ -1,5 +1,94 @@
-/** `evalctl serve` (not built yet). */
-export async function run(_argv: string[]): Promise<number> {
-  process.stderr.write('evalctl serve: not available yet\n');
-  return 1;
+/**
+ * `evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs ./outputs] [--cancel-running-on-exit]
+ * [--allow-origin URL …]`: the GraphQL API and the dashboard on one port. Prints the URL.
+ * SIGTERM or SIGINT stops it gracefully: running runs are left to finish in their own eval
+ * processes, or cancelled with --cancel-running-on-exit. Listening beyond loopback needs
+ * EVAL_API_TOKEN.
+ */
+import { parseArgs } from 'node:util';
+import { buildApp } from '../app.js';
+import { BadInputError } from '../errors.js';
+import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
+
+const USAGE =
+  'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …]\n' +
+  '  listening on a non-loopback host requires EVAL_API_TOKEN; clients send "Authorization: Bearer <token>"';
+
+export interface ServeArgs {
+  port: number;
+  host: string;
+  outputsDir: string;
+  cancelRunningOnExit: boolean;
+  allowedOrigins: string[];
+  help: boolean;
+}
+
+export function parseServeArgs(argv: string[]): ServeArgs {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        port: { type: 'string', short: 'p' },
+        host: { type: 'string' },
+        outputs: { type: 'string' },
+        'cancel-running-on-exit': { type: 'boolean' },
+        'allow-origin': { type: 'string', multiple: true },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    throw new BadInputError(((err as Error).message.split('\n')[0] ?? String(err)) + `\n${USAGE}`);
+  }
+  const v = parsed.values;
+  const rawPort = v.port ?? '4000';
+  const port = Number(rawPort);
+  if (rawPort.trim() === '' || !Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new BadInputError(`--port must be an integer from 0 to 65535, got "${rawPort}"`);
+  }
+  const host = v.host ?? '127.0.0.1';
+  if (host.trim() === '') throw new BadInputError('--host must not be empty');
+  return {
+    port,
+    host,
+    outputsDir: v.outputs ?? DEFAULT_OUTPUTS_DIR,
+    cancelRunningOnExit: v['cancel-running-on-exit'] === true,
+    allowedOrigins: v['allow-origin'] ?? [],
+    help: v.help === true,
+  };
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const args = parseServeArgs(argv);
+  if (args.help) {
+    process.stdout.write(USAGE + '\n');
+    return 0;
+  }
+  const app = buildApp({ outputsDir: args.outputsDir, host: args.host, allowedOrigins: args.allowedOrigins });
+  const { url } = await app.start(args.port);
+  process.stdout.write(`evalctl serve: ${url}  (dashboard at ${url}/, GraphQL at ${url}/graphql)\n`);
+
+  return new Promise<number>((resolveExit) => {
+    let signals = 0;
+    const onSignal = (signal: NodeJS.Signals) => {
+      signals += 1;
+      if (signals > 1) {
+        process.stderr.write(`evalctl serve: ${signal} again, exiting now\n`);
+        process.exit(130);
+      }
+      const what = args.cancelRunningOnExit ? 'cancelling running runs' : 'running runs keep going in their own processes';
+      process.stderr.write(`evalctl serve: ${signal}, stopping (${what})\n`);
+      app.stop({ cancelRunning: args.cancelRunningOnExit }).then(
+        () => resolveExit(0),
+        (err: unknown) => {
+          process.stderr.write(`evalctl serve: stopping failed: ${err instanceof Error ? err.message : String(err)}\n`);
+          resolveExit(1);
+        },
+      );
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
 }

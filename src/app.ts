@@ -1,0 +1,433 @@
+/**
+ * The backend on one port: GraphQL over HTTP (with GraphiQL in a browser and SSE for
+ * `Accept: text/event-stream`) and over WebSocket (graphql-ws) at /graphql, episode assets at
+ * /runs/<runId>/episodes/<index>/assets/<name>, /healthz, and the dashboard's build at /.
+ */
+import { createReadStream } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { extname, join, resolve, sep } from 'node:path';
+import { timingSafeEqual } from 'node:crypto';
+import type { ExecutionArgs } from 'graphql';
+import { CloseCode } from 'graphql-ws';
+import { useServer } from 'graphql-ws/use/ws';
+import { createYoga, type YogaLogger } from 'graphql-yoga';
+import { WebSocketServer } from 'ws';
+import { BadInputError, errorMessage } from './errors.js';
+import { WEB_DIST_DIR } from './paths.js';
+import { assetUrlPath, type ApiContext } from './resolvers/context.js';
+import { createMaskError } from './resolvers/errors.js';
+import { buildSchema } from './resolvers/index.js';
+import { useQueryLimits, type QueryLimits } from './resolvers/limits.js';
+import { PlayRunner } from './resolvers/play-runner.js';
+import { createApiPubSub } from './resolvers/pubsub.js';
+import { GraphCatalog } from './runtime/graph-catalog.js';
+import { NodesetRegistry } from './runtime/registry.js';
+import { JobScheduler, type JobSchedulerOptions } from './scheduler/job-scheduler.js';
+import type { SchedulerEvent, SchedulerLogger } from './scheduler/types.js';
+import { RunReader, mimeOf } from './store/run-reader.js';
+import { RunWatcher } from './store/run-watcher.js';
+
+export interface AppOptions {
+  /** Holds `eval_runs/` and the catalog `db.json`. */
+  outputsDir: string;
+  /** Interface to listen on. Anything but loopback requires `token`. @default '127.0.0.1' */
+  host?: string;
+  /** Bearer token every HTTP, SSE and WebSocket client must present. @default process.env.EVAL_API_TOKEN */
+  token?: string;
+  /** Browser origins allowed besides this server's own and loopback (e.g. a dev server). @default none */
+  allowedOrigins?: string[];
+  /** Passed to the JobScheduler (outputsDir and backendUrl are set by the app). */
+  scheduler?: Partial<JobSchedulerOptions>;
+  /** The dashboard's build. @default WEB_DIST_DIR */
+  webDir?: string;
+  /** Query depth and cost limits. @default depth 12, cost 50000 */
+  limits?: QueryLimits;
+  /** @default lines on stderr prefixed `[server]` */
+  logger?: SchedulerLogger;
+}
+
+export interface App {
+  /** Listens on `port` (0 or absent: any free port). Resolves with the base URL (e.g. http://127.0.0.1:4000). */
+  start(port?: number): Promise<{ url: string; port: number }>;
+  /**
+   * Stops serving, then the scheduler: running runs are left to finish in their detached eval
+   * processes, or cancelled with `cancelRunning`. Idempotent.
+   */
+  stop(opts?: { cancelRunning?: boolean }): Promise<void>;
+  readonly scheduler: JobScheduler;
+}
+
+const defaultLogger: SchedulerLogger = {
+  info: (m) => process.stderr.write(`[server] ${m}\n`),
+  warn: (m) => process.stderr.write(`[server] warning: ${m}\n`),
+  error: (m) => process.stderr.write(`[server] error: ${m}\n`),
+};
+
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127(?:\.\d{1,3}){3}$/.test(h) || h === '::ffff:127.0.0.1';
+}
+
+function sameToken(given: string | undefined, expected: string): boolean {
+  if (given === undefined) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+type EnvelopedArgs = ExecutionArgs & { yogaExecute: (args: ExecutionArgs) => unknown; yogaSubscribe: (args: ExecutionArgs) => unknown };
+
+const ASSET_ROUTE = /^\/runs\/([^/]+)\/episodes\/([^/]+)\/assets\/([^/]+)$/;
+
+const STATIC_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+  '.map': 'application/json',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+const NOT_BUILT_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>Batch eval</title></head>
+<body style="font-family: system-ui, sans-serif; margin: 3rem">
+<h1>Batch eval server</h1>
+<p>The dashboard is not built: run <code>npm run build</code> (or <code>npm run build:web</code>) and reload.</p>
+<p>The GraphQL API is at <a href="/graphql">/graphql</a> (GraphiQL in a browser).</p>
+</body></html>
+`;
+
+export function buildApp(options: AppOptions): App {
+  if (!options || typeof options.outputsDir !== 'string' || options.outputsDir === '') {
+    throw new BadInputError(`outputsDir must be a folder path, got ${JSON.stringify(options?.outputsDir)}`);
+  }
+  const host = options.host ?? '127.0.0.1';
+  const token = (options.token ?? process.env.EVAL_API_TOKEN) || undefined;
+  if (!isLoopbackHost(host) && !token) {
+    throw new BadInputError(
+      `refusing to listen on ${host} without a token: anyone who can reach it could start and cancel runs. Set EVAL_API_TOKEN (clients then send "Authorization: Bearer <token>"), or listen on 127.0.0.1`,
+    );
+  }
+  const log = options.logger ?? defaultLogger;
+  const outputsDir = resolve(options.outputsDir);
+  const webDir = resolve(options.webDir ?? WEB_DIST_DIR);
+  const allowedOrigins = new Set((options.allowedOrigins ?? []).map((o) => o.replace(/\/$/, '')));
+  let baseUrl = '';
+
+  const scheduler = new JobScheduler({
+    ...options.scheduler,
+    outputsDir,
+    backendUrl: () => baseUrl,
+    logger: options.scheduler?.logger ?? log,
+  });
+  const workspaceDir = options.scheduler?.workspaceDir;
+  const graphs = new GraphCatalog({
+    ...(options.scheduler?.builtinGraphsDir ? { builtinDir: options.scheduler.builtinGraphsDir } : {}),
+    ...(workspaceDir ? { workspaceDir } : {}),
+  });
+  const nodesets = {
+    list: async () =>
+      (
+        await NodesetRegistry.scan({
+          ...(options.scheduler?.builtinNodesetsDir ? { builtinDir: options.scheduler.builtinNodesetsDir } : {}),
+          ...(workspaceDir ? { workspaceDir } : {}),
+        })
+      ).list(),
+  };
+  const runs = new RunReader(outputsDir);
+  const watcher = new RunWatcher({ outputsDir, onError: (err, runId) => log.warn(`watching run ${runId}: ${errorMessage(err)}`) });
+  const pubsub = createApiPubSub();
+  const play = new PlayRunner({ graphs, nodesets, lock: scheduler });
+  const services: Omit<ApiContext, 'signal'> = {
+    outputsDir,
+    scheduler,
+    // The catalog opens in scheduler.start(); resolvers only run after that.
+    catalog: {
+      getRun: (id) => scheduler.catalog.getRun(id),
+      listRuns: (opts) => scheduler.catalog.listRuns(opts),
+      countRuns: (opts) => scheduler.catalog.countRuns(opts),
+    },
+    graphs,
+    nodesets,
+    runs,
+    watcher,
+    pubsub,
+    play,
+    assetUrl: assetUrlPath,
+  };
+
+  // Queue events arrive in bursts (a tick changes several jobs): publish once per turn of the loop.
+  let queuePublish: NodeJS.Immediate | undefined;
+  const publishQueue = () => {
+    queuePublish ??= setImmediate(() => {
+      queuePublish = undefined;
+      try {
+        pubsub.publish('queueChanged', { queue: scheduler.queue(), activeJobs: scheduler.activeJobs() });
+      } catch (err) {
+        log.warn(`publishing the queue: ${errorMessage(err)}`);
+      }
+    });
+  };
+  const onSchedulerEvent = (e: SchedulerEvent) => {
+    if (e.type === 'run') {
+      watcher.offer(e.runId, e.summary);
+      pubsub.publish('runChanged', e.runId, e.summary);
+    }
+    publishQueue();
+  };
+
+  const yogaLogger: YogaLogger = {
+    debug: () => {},
+    info: () => {},
+    warn: (...args: unknown[]) => log.warn(args.map(String).join(' ')),
+    error: (...args: unknown[]) => log.error(args.map((a) => (a instanceof Error ? (a.stack ?? a.message) : String(a))).join(' ')),
+  };
+  const yoga = createYoga<Record<string, unknown>, ApiContext>({
+    schema: buildSchema(),
+    graphqlEndpoint: '/graphql',
+    context: ({ request }) => ({ ...services, ...(request?.signal ? { signal: request.signal } : {}) }),
+    graphiql: { subscriptionsProtocol: 'WS', title: 'Batch eval API' },
+    landingPage: false,
+    logging: yogaLogger,
+    maskedErrors: {
+      maskError: createMaskError((err) => log.error(`unexpected error in a resolver: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`)),
+    },
+    cors: allowedOrigins.size > 0 ? { origin: [...allowedOrigins], credentials: true } : false,
+    plugins: [useQueryLimits(options.limits)],
+  });
+
+  const originAllowed = (req: IncomingMessage): boolean => {
+    const origin = req.headers.origin;
+    if (!origin || origin === 'null') return origin === undefined;
+    const trimmed = origin.replace(/\/$/, '');
+    if (allowedOrigins.has(trimmed)) return true;
+    let parsed: URL;
+    try {
+      parsed = new URL(trimmed);
+    } catch {
+      return false;
+    }
+    return parsed.host === req.headers.host || isLoopbackHost(parsed.hostname);
+  };
+
+  const tokenOf = (req: IncomingMessage, url: URL): string | undefined => {
+    const auth = req.headers.authorization;
+    if (auth?.startsWith('Bearer ')) return auth.slice('Bearer '.length).trim();
+    // <img src> and EventSource cannot send headers: GET may carry the token in the query.
+    if (req.method === 'GET' || req.method === 'HEAD') return url.searchParams.get('access_token') ?? undefined;
+    return undefined;
+  };
+
+  const sendJson = (res: ServerResponse, status: number, body: unknown) => {
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(JSON.stringify(body));
+  };
+  const sendError = (res: ServerResponse, status: number, code: string, message: string) =>
+    sendJson(res, status, { errors: [{ message, extensions: { code } }] });
+
+  async function serveAsset(req: IncomingMessage, res: ServerResponse, m: RegExpExecArray): Promise<void> {
+    let runId: string, indexText: string, name: string;
+    try {
+      [runId, indexText, name] = [decodeURIComponent(m[1]!), decodeURIComponent(m[2]!), decodeURIComponent(m[3]!)];
+    } catch {
+      return sendError(res, 400, 'BAD_USER_INPUT', 'malformed asset path');
+    }
+    if (!/^\d{1,7}$/.test(indexText)) return sendError(res, 400, 'BAD_USER_INPUT', `invalid episode index "${indexText}"`);
+    let path: string | null;
+    try {
+      path = await runs.assetPath(runId, Number(indexText), name);
+    } catch (err) {
+      if (err instanceof BadInputError) return sendError(res, 400, 'BAD_USER_INPUT', err.message);
+      throw err;
+    }
+    if (!path) return sendError(res, 404, 'NOT_FOUND', `asset "${name}" of run ${runId} episode ${indexText} not found`);
+    const info = await stat(path);
+    res.writeHead(200, {
+      'content-type': mimeOf(name),
+      'content-length': String(info.size),
+      'cache-control': 'private, max-age=3600',
+      'x-content-type-options': 'nosniff',
+      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+    });
+    if (req.method === 'HEAD') return void res.end();
+    createReadStream(path).on('error', () => res.destroy()).pipe(res);
+  }
+
+  async function serveStatic(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<void> {
+    const index = join(webDir, 'index.html');
+    const send = async (file: string, status = 200) => {
+      const body = await readFile(file);
+      const type = STATIC_TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream';
+      // Hashed build files never change; index.html must be re-read to pick up a new build.
+      const cache = file === index ? 'no-cache' : 'public, max-age=31536000, immutable';
+      res.writeHead(status, { 'content-type': type, 'content-length': String(body.length), 'cache-control': cache, 'x-content-type-options': 'nosniff' });
+      res.end(req.method === 'HEAD' ? undefined : body);
+    };
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(pathname);
+    } catch {
+      return sendError(res, 400, 'BAD_USER_INPUT', 'malformed path');
+    }
+    const file = resolve(webDir, '.' + decoded);
+    if (file !== webDir && !file.startsWith(webDir + sep)) return sendError(res, 404, 'NOT_FOUND', 'not found');
+    try {
+      if ((await stat(file)).isFile()) return await send(file);
+    } catch {
+      // not a file: a client route or missing
+    }
+    if (extname(decoded) !== '' && decoded !== '/') return sendError(res, 404, 'NOT_FOUND', `${decoded} not found`);
+    try {
+      await stat(index);
+    } catch {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' });
+      return void res.end(req.method === 'HEAD' ? undefined : NOT_BUILT_PAGE);
+    }
+    return send(index);
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const { pathname } = url;
+    if (pathname === '/healthz') return sendJson(res, 200, { ok: true });
+    const isApi = pathname === '/graphql' || pathname.startsWith('/graphql/');
+    const assetMatch = ASSET_ROUTE.exec(pathname);
+    if (isApi || assetMatch) {
+      if (!originAllowed(req)) return sendError(res, 403, 'UNAUTHENTICATED', `origin ${req.headers.origin} is not allowed`);
+      if (token && !sameToken(tokenOf(req, url), token)) {
+        res.setHeader('www-authenticate', 'Bearer');
+        return sendError(res, 401, 'UNAUTHENTICATED', 'missing or wrong token: send "Authorization: Bearer <token>"');
+      }
+      if (assetMatch) return serveAsset(req, res, assetMatch);
+      return void (await yoga.requestListener(req, res));
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, 'BAD_USER_INPUT', `${req.method} is not allowed here`);
+    return serveStatic(req, res, pathname);
+  }
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      log.error(`${req.method} ${req.url}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      if (!res.headersSent) sendError(res, 500, 'INTERNAL_SERVER_ERROR', 'Unexpected error.');
+      else res.destroy();
+    });
+  });
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+
+  const wss = new WebSocketServer({ noServer: true });
+  server.on('upgrade', (req, socket, head) => {
+    const { pathname } = new URL(req.url ?? '/', 'http://localhost');
+    const refuse = (status: string) => {
+      socket.write(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      socket.destroy();
+    };
+    if (pathname !== '/graphql') return refuse('404 Not Found');
+    if (!originAllowed(req)) return refuse('403 Forbidden');
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  });
+  const wsServer = useServer<{ token?: unknown } | undefined>(
+    {
+      // yoga's enveloped execute/subscribe ride on the args built in onSubscribe.
+      execute: (args) => (args as EnvelopedArgs).yogaExecute(args) as never,
+      subscribe: (args) => (args as EnvelopedArgs).yogaSubscribe(args) as never,
+      onConnect: (ctx) => {
+        if (!token) return true;
+        const header = ctx.extra.request.headers.authorization;
+        const given = typeof ctx.connectionParams?.token === 'string' ? ctx.connectionParams.token : header?.startsWith('Bearer ') ? header.slice(7).trim() : undefined;
+        if (sameToken(given, token)) return true;
+        ctx.extra.socket.close(CloseCode.Unauthorized, 'UNAUTHENTICATED: missing or wrong token in connection_init payload { token }');
+        return false;
+      },
+      onSubscribe: async (ctx, _id, payload) => {
+        const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+          req: ctx.extra.request,
+          socket: ctx.extra.socket,
+          params: payload,
+        });
+        let document;
+        try {
+          document = parse(payload.query);
+        } catch (err) {
+          return [err as never];
+        }
+        const errors = validate(schema, document);
+        if (errors.length > 0) return errors;
+        const args: EnvelopedArgs = {
+          schema,
+          operationName: payload.operationName ?? null,
+          document,
+          variableValues: payload.variables ?? null,
+          contextValue: await contextFactory(),
+          yogaExecute: execute,
+          yogaSubscribe: subscribe,
+        };
+        return args;
+      },
+    },
+    wss,
+  );
+
+  let stopping: Promise<void> | undefined;
+  let unsubscribe: (() => void) | undefined;
+
+  return {
+    scheduler,
+    async start(port = 0) {
+      if (stopping) throw new BadInputError('this app was stopped; build a new one');
+      await scheduler.start();
+      unsubscribe = scheduler.subscribe(onSchedulerEvent);
+      await new Promise<void>((resolveListen, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolveListen();
+        });
+      });
+      const addr = server.address();
+      const actualPort = typeof addr === 'object' && addr ? addr.port : port;
+      const urlHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+      baseUrl = `http://${urlHost}:${actualPort}`;
+      log.info(`listening on ${baseUrl} (GraphQL at ${baseUrl}/graphql)`);
+      return { url: baseUrl, port: actualPort };
+    },
+    stop(opts = {}) {
+      stopping ??= (async () => {
+        const steps: Array<[string, () => Promise<unknown> | void]> = [
+          ['scheduler events', () => unsubscribe?.()],
+          ['websocket server', () => wsServer.dispose()],
+          ['watcher', () => watcher.close()],
+          [
+            'http server',
+            () =>
+              new Promise<void>((done) => {
+                for (const s of sockets) s.destroy();
+                if (!server.listening) return done();
+                server.close(() => done());
+              }),
+          ],
+          ['scheduler', () => scheduler.close({ cancelRunning: opts.cancelRunning === true })],
+          ['yoga', () => yoga.dispose()],
+        ];
+        for (const [what, step] of steps) {
+          try {
+            await step();
+          } catch (err) {
+            log.warn(`stopping the ${what}: ${errorMessage(err)}`);
+          }
+        }
+        if (queuePublish) clearImmediate(queuePublish);
+      })();
+      return stopping;
+    },
+  };
+}
