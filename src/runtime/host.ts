@@ -249,10 +249,6 @@ export function createHost(options: CreateHostOptions): Host {
   async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0];
     const key = `${req.method ?? 'GET'} ${path}`;
-    const abort = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) abort.abort(new HostError('the caller went away'));
-    });
     switch (key) {
       case 'GET /manifest':
         return send(res, 200, manifest);
@@ -263,6 +259,11 @@ export function createHost(options: CreateHostOptions): Host {
         return send(res, 200, stats);
       }
       case 'POST /call': {
+        // A caller that hangs up (timeout, cancel) aborts the handler's signal.
+        const abort = new AbortController();
+        res.on('close', () => {
+          if (!res.writableFinished) abort.abort(new HostError('the caller went away'));
+        });
         const answer = await call(await readBody(req), abort.signal);
         return send(res, 200, answer);
       }

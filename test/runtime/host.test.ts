@@ -64,12 +64,19 @@ describe('host (echo fixture in its own process)', () => {
   });
 
   it('an unknown function is a 404 naming the functions; a handler that throws answers {error} with its message', async () => {
-    await expect(client.call(req('nope'))).rejects.toThrow('unknown function "nope" in nodeset "echo"; functions: echo, fail, count, double');
+    await expect(client.call(req('nope'))).rejects.toThrow('unknown function "nope" in nodeset "echo"; functions: echo, fail, count, sleep, lastAbort, double');
     const res = await raw(host.url, 'POST', '/call', JSON.stringify(req('nope')));
     expect(res.status).toBe(404);
     await expect(client.call(req('fail', { why: 'the wall' }))).rejects.toMatchObject({ code: 'HOST_ERROR', message: 'boom: the wall' });
     // The host survives a failing handler.
     await expect(client.call(req('echo', { x: 1 }))).resolves.toMatchObject({ x: 1 });
+  });
+
+  it('a call whose signal aborts rejects at once with the reason, and the handler sees its signal abort', async () => {
+    const t0 = performance.now();
+    await expect(client.call(req('sleep', {}, { ms: 10_000 }), AbortSignal.timeout(200))).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(performance.now() - t0).toBeLessThan(5000);
+    await expect.poll(async () => (await client.call(req('lastAbort'))).reason).toBe('the caller went away');
   });
 
   it('bad requests get a 400 naming the problem, unknown routes a 404', async () => {

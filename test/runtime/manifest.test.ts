@@ -33,7 +33,7 @@ describe('loadManifest', () => {
     const m = await loadManifest(ECHO_DIR);
     expect(m.name).toBe('echo');
     expect(m.parallelism).toBe('replicated');
-    expect(m.functions.map((f) => f.name)).toEqual(['echo', 'fail', 'count', 'double']);
+    expect(m.functions.map((f) => f.name)).toEqual(['echo', 'fail', 'count', 'sleep', 'lastAbort', 'double']);
     expect(m.functions.find((f) => f.name === 'double')?.batched).toBe(true);
     expect(m.panel?.fields.map((f) => f.name)).toEqual(['dataset', 'split', 'episode']);
     expect(m.batching?.maxBatchSize).toBe(8);

@@ -48,7 +48,7 @@ describe('NodesetRegistry', () => {
     ]);
     expect(r.get('echo').dir).toBe(join(builtinDir, 'echo'));
     expect(() => r.get('missing')).toThrow('nodeset "missing" (known: echo, other) not found');
-    expect(r.knownTypes()).toEqual(['echo__count', 'echo__double', 'echo__echo', 'echo__fail', 'other__f']);
+    expect(r.knownTypes()).toEqual(['echo__count', 'echo__double', 'echo__echo', 'echo__fail', 'echo__lastAbort', 'echo__sleep', 'other__f']);
   });
 
   it('the workspace overlay (graph_nodes/) wins over a built-in of the same name', async () => {
@@ -125,7 +125,7 @@ describe('NodesetRegistry', () => {
     registries.push(r);
     const remote = await r.registerRemote('echo', shared.url);
     expect(remote).toMatchObject({ name: 'echo', source: 'remote', url: shared.url });
-    expect(remote.manifest.functions.map((f) => f.name)).toEqual(['echo', 'fail', 'count', 'double']);
+    expect(remote.manifest.functions.map((f) => f.name)).toEqual(['echo', 'fail', 'count', 'sleep', 'lastAbort', 'double']);
 
     const echo = r.resolve('echo__echo')!;
     expect((await echo.invoke(args('a'))).tag).toBe('shared');
