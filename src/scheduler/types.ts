@@ -89,3 +89,28 @@ export interface ResourceSnapshot {
 export type SchedulerEvent =
   | { type: 'queue' }
   | { type: 'run'; runId: string; summary: RunSummary };
+
+/** Where the scheduler writes what it does (console-compatible). */
+export interface SchedulerLogger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+/**
+ * Messages the backend sends a running eval process on its IPC channel. A shared host that
+ * died was restarted on a new URL: calls of that nodeset should go there from now on.
+ */
+export type BackendToEvalMessage = { type: 'sharedHostMoved'; nodeset: string; url: string };
+
+/** A shared nodeset host the backend keeps up for queued and running runs. */
+export interface SharedHostStatus {
+  nodeset: string;
+  url: string | null;
+  pid: number | null;
+  /** Run ids holding a reference. */
+  holders: string[];
+  /** Set while no run holds it: the unload happens sharedHostIdleMs later. */
+  idleSince: string | null;
+  restarts: number;
+}

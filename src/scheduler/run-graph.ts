@@ -1,0 +1,66 @@
+/**
+ * What the scheduler needs from a run's graph before queueing it: that it exists, takes the
+ * overrides and validates, and which nodesets it uses (shared ones are hosted by the backend,
+ * replicated ones size the run's estimate).
+ */
+import { BadInputError, EvalError, NotFoundError, errorMessage } from '../errors.js';
+import { applyOverrides, validateGraph } from '../runtime/graph.js';
+import { GraphCatalog } from '../runtime/graph-catalog.js';
+import { NodesetRegistry, type NodesetEntry } from '../runtime/registry.js';
+
+export interface RunGraphOptions {
+  graphName: string;
+  overrides?: Record<string, Record<string, unknown>> | undefined;
+  workspaceDir?: string | undefined;
+  builtinGraphsDir?: string | undefined;
+  builtinNodesetsDir?: string | undefined;
+}
+
+export interface RunGraphInfo {
+  registry: NodesetRegistry;
+  /** Every nodeset the graph's nodes call, by name. */
+  nodesets: NodesetEntry[];
+  shared: string[];
+}
+
+/** Loads and validates the graph; any problem is a BAD_USER_INPUT error naming graphName or overrides. */
+export async function inspectRunGraph(opts: RunGraphOptions): Promise<RunGraphInfo> {
+  const where = {
+    ...(opts.workspaceDir ? { workspaceDir: opts.workspaceDir } : {}),
+  };
+  let graph;
+  try {
+    graph = new GraphCatalog({ ...where, ...(opts.builtinGraphsDir ? { builtinDir: opts.builtinGraphsDir } : {}) }).load(opts.graphName);
+  } catch (err) {
+    if (err instanceof NotFoundError) throw new BadInputError(`graphName: ${err.message}`, { cause: err });
+    throw asBadInput('graphName', err);
+  }
+  if (opts.overrides && Object.keys(opts.overrides).length > 0) {
+    try {
+      graph = applyOverrides(graph, opts.overrides);
+    } catch (err) {
+      throw asBadInput('overrides', err);
+    }
+  }
+  let registry: NodesetRegistry;
+  try {
+    registry = await NodesetRegistry.scan({ ...where, ...(opts.builtinNodesetsDir ? { builtinDir: opts.builtinNodesetsDir } : {}) });
+  } catch (err) {
+    throw new EvalError('INTERNAL_SERVER_ERROR', `could not scan the nodesets: ${errorMessage(err)}`, { cause: err });
+  }
+  let validated;
+  try {
+    validated = validateGraph(graph, registry);
+  } catch (err) {
+    throw asBadInput(`graphName "${opts.graphName}"`, err);
+  }
+  const names = new Set<string>();
+  for (const n of validated.nodes.values()) if (n.resolved) names.add(n.resolved.nodeset);
+  const nodesets = [...names].sort().map((name) => registry.get(name));
+  return { registry, nodesets, shared: nodesets.filter((e) => e.manifest.parallelism === 'shared').map((e) => e.name) };
+}
+
+function asBadInput(field: string, err: unknown): BadInputError {
+  if (err instanceof BadInputError && err.message.startsWith(field)) return err;
+  return new BadInputError(`${field}: ${errorMessage(err)}`, { cause: err });
+}

@@ -1,0 +1,358 @@
+/**
+ * The run catalog: a lowdb index at `<outputs>/db.json` of runs, calibration samples and
+ * scheduler settings. The run directories are the truth; the catalog is rebuilt from them
+ * whenever db.json is missing or unreadable.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, rename } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { Low } from 'lowdb';
+import { JSONFile } from 'lowdb/node';
+import { isTerminalRunStatus, type RunStatus, RUN_STATUSES } from '../statuses.js';
+import { readJson } from './atomic.js';
+import { FILES, isDone, isValidRunId, runsRoot } from './run-dir.js';
+import type { EpisodeStatus } from '../statuses.js';
+import type { MetricAggregate, RunSpec, RunSummary } from './types.js';
+
+export const CATALOG_FILE = 'db.json';
+/** Calibration samples kept per (graph, worker count); the estimate is the largest of them. */
+export const CALIBRATION_WINDOW = 5;
+
+/** One run as the catalog indexes it (no episode records: those stay in the run dir). */
+export interface CatalogRun {
+  id: string;
+  graphName: string;
+  status: RunStatus;
+  priority: number;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  episodeCount: number;
+  episodesDone: number;
+  workerCount: number;
+  statusCounts: Partial<Record<EpisodeStatus, number>>;
+  aggregateMetrics: MetricAggregate[];
+  error: { code: string; message: string } | null;
+  pid: number | null;
+  viaSubprocess: boolean;
+}
+
+export interface CalibrationSample {
+  graphName: string;
+  workerCount: number;
+  peakRssMb: number;
+  recordedAt: string;
+}
+
+export interface CatalogData {
+  version: 1;
+  runs: Record<string, CatalogRun>;
+  calibration: CalibrationSample[];
+  settings: Record<string, unknown>;
+}
+
+export interface ListRunsOptions {
+  status?: RunStatus | RunStatus[];
+  graphName?: string;
+  /** @default 0 */
+  offset?: number;
+  /** Page size. @default all */
+  first?: number;
+}
+
+export interface CatalogLogger {
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+/** What process.json in a run dir holds: written at spawn, completed at reap. */
+export interface ProcessRecord {
+  pid: number;
+  startedAt: string;
+  command: string[];
+  /** Largest RSS of the process tree seen while it ran, MB. */
+  peakRssMb?: number;
+  exitCode?: number | null;
+  signal?: string | null;
+}
+
+const emptyData = (): CatalogData => ({ version: 1, runs: {}, calibration: [], settings: {} });
+
+function isCatalogData(v: unknown): v is CatalogData {
+  if (typeof v !== 'object' || v === null) return false;
+  const d = v as Partial<CatalogData>;
+  return (
+    d.version === 1 &&
+    typeof d.runs === 'object' && d.runs !== null && !Array.isArray(d.runs) &&
+    Array.isArray(d.calibration) &&
+    typeof d.settings === 'object' && d.settings !== null
+  );
+}
+
+/** The catalog's view of a summary (plus what only the spec or process.json knows). */
+export function catalogRunFromSummary(summary: RunSummary, extra: { viaSubprocess?: boolean; pid?: number | null } = {}): CatalogRun {
+  return {
+    id: summary.runId,
+    graphName: summary.graphName,
+    status: summary.status,
+    priority: summary.priority,
+    createdAt: summary.createdAt,
+    startedAt: summary.startedAt,
+    finishedAt: summary.finishedAt,
+    episodeCount: summary.episodeCount,
+    episodesDone: summary.episodesDone,
+    workerCount: summary.workerCount,
+    statusCounts: summary.statusCounts ?? {},
+    aggregateMetrics: summary.aggregateMetrics ?? [],
+    error: summary.error ?? null,
+    pid: extra.pid ?? summary.pid ?? null,
+    viaSubprocess: extra.viaSubprocess ?? true,
+  };
+}
+
+/** Newest first: createdAt, then run id (ids sort by time, with the collision suffix last). */
+export const compareNewestFirst = (a: CatalogRun, b: CatalogRun): number =>
+  a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : compareRunIds(b.id, a.id);
+
+/** Orders run ids by time, `_2` before `_10`. */
+export function compareRunIds(a: string, b: string): number {
+  const abase = a.slice(0, 15);
+  const bbase = b.slice(0, 15);
+  if (abase !== bbase) return abase < bbase ? -1 : 1;
+  return (a.length > 16 ? Number(a.slice(16)) : 0) - (b.length > 16 ? Number(b.slice(16)) : 0);
+}
+
+export class RunCatalog {
+  readonly path: string;
+  readonly outputsDir: string;
+  private readonly db: Low<CatalogData>;
+  private readonly logger: CatalogLogger | undefined;
+  private writing: Promise<void> | null = null;
+  private dirty = false;
+  private closed = false;
+
+  private constructor(outputsDir: string, db: Low<CatalogData>, logger?: CatalogLogger) {
+    this.outputsDir = outputsDir;
+    this.path = join(outputsDir, CATALOG_FILE);
+    this.db = db;
+    this.logger = logger;
+  }
+
+  /**
+   * Opens `<outputsDir>/db.json`. When it is missing or corrupt it is rebuilt from the run
+   * directories (a corrupt file is kept beside it as `db.json.corrupt-<time>`), and the log says so.
+   * Runs whose directory exists but that the catalog does not know yet are added.
+   */
+  static async open(outputsDir: string, logger?: CatalogLogger): Promise<RunCatalog> {
+    const dir = resolve(outputsDir);
+    await mkdir(dir, { recursive: true });
+    const file = join(dir, CATALOG_FILE);
+    const db = new Low<CatalogData>(new JSONFile<CatalogData>(file), emptyData());
+    const catalog = new RunCatalog(dir, db, logger);
+    let rebuild: string | null = null;
+    if (!existsSync(file)) {
+      rebuild = `${file} is missing`;
+    } else {
+      try {
+        await db.read();
+        if (!isCatalogData(db.data)) throw new Error('unexpected shape');
+      } catch (err) {
+        const kept = `${file}.corrupt-${Date.now()}`;
+        await rename(file, kept).catch(() => {});
+        rebuild = `${file} is corrupt (${err instanceof Error ? err.message : String(err)}; kept as ${kept})`;
+      }
+    }
+    if (rebuild !== null) {
+      db.data = emptyData();
+      const n = await catalog.indexRunDirs(() => true);
+      logger?.warn(`catalog: ${rebuild}; rebuilt from the run directories (${n} runs)`);
+      await catalog.flush();
+    } else {
+      const known = db.data.runs;
+      // Dirs the catalog missed (a crash between the run dir write and the catalog's) and runs it still thinks are live.
+      const n = await catalog.indexRunDirs((id) => !known[id] || !isTerminalRunStatus(known[id].status));
+      if (n > 0) await catalog.flush();
+    }
+    return catalog;
+  }
+
+  /** Reads the run dirs selected by `want` into the catalog; returns how many were indexed. */
+  private async indexRunDirs(want: (runId: string) => boolean): Promise<number> {
+    const root = runsRoot(this.outputsDir);
+    let names: string[];
+    try {
+      names = await readdir(root);
+    } catch {
+      return 0;
+    }
+    let n = 0;
+    for (const id of names) {
+      if (!isValidRunId(id) || !want(id)) continue;
+      const runDir = join(root, id);
+      let summary: RunSummary;
+      try {
+        summary = await readJson<RunSummary>(join(runDir, FILES.summary));
+      } catch {
+        continue;
+      }
+      if (!RUN_STATUSES.includes(summary.status)) continue;
+      let viaSubprocess = true;
+      try {
+        const spec = await readJson<RunSpec>(join(runDir, FILES.spec));
+        viaSubprocess = spec.viaSubprocess !== false;
+      } catch {
+        // spec unreadable: keep the default
+      }
+      let proc: ProcessRecord | null = null;
+      try {
+        proc = await readJson<ProcessRecord>(join(runDir, FILES.process));
+      } catch {
+        proc = null;
+      }
+      this.db.data.runs[id] = catalogRunFromSummary(summary, { viaSubprocess, pid: proc?.pid ?? null });
+      if (proc?.peakRssMb !== undefined && summary.status === 'COMPLETED' && isDone(runDir)) {
+        this.pushCalibration({
+          graphName: summary.graphName,
+          workerCount: summary.workerCount,
+          peakRssMb: proc.peakRssMb,
+          recordedAt: summary.finishedAt ?? summary.createdAt,
+        });
+      }
+      n++;
+    }
+    return n;
+  }
+
+  /** Inserts or replaces a run (fields given replace the stored ones). */
+  upsertRun(run: CatalogRun | (Partial<CatalogRun> & { id: string })): CatalogRun {
+    const prev = this.db.data.runs[run.id];
+    const next = { ...(prev ?? emptyRun(run.id)), ...run } as CatalogRun;
+    this.db.data.runs[run.id] = next;
+    this.schedule();
+    return next;
+  }
+
+  getRun(id: string): CatalogRun | undefined {
+    return this.db.data.runs[id];
+  }
+
+  /** Newest first, filtered by status and graph name, then paged. */
+  listRuns(opts: ListRunsOptions = {}): CatalogRun[] {
+    const statuses = opts.status === undefined ? null : new Set(Array.isArray(opts.status) ? opts.status : [opts.status]);
+    const rows = Object.values(this.db.data.runs).filter(
+      (r) => (statuses === null || statuses.has(r.status)) && (opts.graphName === undefined || r.graphName === opts.graphName),
+    );
+    rows.sort(compareNewestFirst);
+    const offset = Math.max(0, opts.offset ?? 0);
+    return opts.first === undefined ? rows.slice(offset) : rows.slice(offset, offset + Math.max(0, opts.first));
+  }
+
+  /** How many runs match (for paging). */
+  countRuns(opts: Omit<ListRunsOptions, 'offset' | 'first'> = {}): number {
+    return this.listRuns(opts).length;
+  }
+
+  recordCalibration(graphName: string, workerCount: number, peakRssMb: number): void {
+    this.pushCalibration({ graphName, workerCount, peakRssMb, recordedAt: new Date().toISOString() });
+    this.schedule();
+  }
+
+  private pushCalibration(sample: CalibrationSample): void {
+    const all = this.db.data.calibration;
+    all.push(sample);
+    const same = all.filter((s) => s.graphName === sample.graphName && s.workerCount === sample.workerCount);
+    if (same.length > CALIBRATION_WINDOW) {
+      const drop = new Set(same.slice(0, same.length - CALIBRATION_WINDOW));
+      this.db.data.calibration = all.filter((s) => !drop.has(s));
+    }
+  }
+
+  /** The largest peak RSS of the last few runs of this graph at this worker count, or null when none was recorded. */
+  calibratedPeak(graphName: string, workerCount: number): number | null {
+    let peak: number | null = null;
+    for (const s of this.db.data.calibration) {
+      if (s.graphName === graphName && s.workerCount === workerCount) peak = Math.max(peak ?? 0, s.peakRssMb);
+    }
+    return peak;
+  }
+
+  calibrationSamples(): readonly CalibrationSample[] {
+    return this.db.data.calibration;
+  }
+
+  settings(): Readonly<Record<string, unknown>> {
+    return this.db.data.settings;
+  }
+
+  updateSettings(patch: Record<string, unknown>): void {
+    this.db.data.settings = { ...this.db.data.settings, ...patch };
+    this.schedule();
+  }
+
+  /** One write in flight; changes made meanwhile are written together by the next one. */
+  private schedule(): void {
+    if (this.closed) return;
+    this.dirty = true;
+    if (!this.writing) this.writing = this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      // Let the current burst of synchronous updates land in one write.
+      await new Promise<void>((r) => setImmediate(r));
+      while (this.dirty) {
+        this.dirty = false;
+        try {
+          await this.db.write();
+        } catch (err) {
+          this.logger?.warn(`catalog: could not write ${this.path}: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      }
+    } finally {
+      this.writing = null;
+    }
+  }
+
+  /** Resolves when every change made so far is on disk. */
+  async flush(): Promise<void> {
+    if (!this.writing && !this.dirty) return;
+    if (!this.writing) this.writing = this.drain();
+    while (this.writing) await this.writing;
+  }
+
+  /** Flushes and stops writing. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.flush();
+    this.closed = true;
+  }
+}
+
+function emptyRun(id: string): CatalogRun {
+  return {
+    id,
+    graphName: '',
+    status: 'QUEUED',
+    priority: 0,
+    createdAt: new Date(0).toISOString(),
+    startedAt: null,
+    finishedAt: null,
+    episodeCount: 0,
+    episodesDone: 0,
+    workerCount: 1,
+    statusCounts: {},
+    aggregateMetrics: [],
+    error: null,
+    pid: null,
+    viaSubprocess: true,
+  };
+}
+
+/** Reads a run dir's process.json, or null. */
+export async function readProcessRecord(runDir: string): Promise<ProcessRecord | null> {
+  try {
+    return JSON.parse(await readFile(join(runDir, FILES.process), 'utf8')) as ProcessRecord;
+  } catch {
+    return null;
+  }
+}
