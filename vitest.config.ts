@@ -1,6 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  resolve: {
+    // graphql ships CJS ("main") and ESM ("module"): Node loads the CJS one for yoga and pothos,
+    // so tests must too, or two copies of graphql meet in one schema.
+    alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     // Tests spawn real processes and servers; forks isolate them and two files at a time fit 2 cores.
