@@ -102,8 +102,8 @@ export async function spawnHost(options: SpawnHostOptions): Promise<HostProcess>
     alive = false;
   });
   if (child.pid === undefined) {
-    await exited;
-    throw new HostError(`host ${label}: could not start ${file}`);
+    const result = await child;
+    throw new HostError(`host ${label}: could not start ${file}: ${result.originalMessage || result.shortMessage || 'unknown reason'}`);
   }
   const pid = child.pid;
 

@@ -82,6 +82,13 @@ describe('spawnHost', () => {
     expect(lines.join('\n')).toContain('init failed on purpose');
   });
 
+  it('a command that cannot be started is an error naming the program and why', async () => {
+    const manifest = { name: 'ghost', parallelism: 'replicated' as const, command: ['no-such-program-here', 'host.py'], functions: [{ name: 'f', inputs: [], outputs: [] }] };
+    await expect(spawnHost({ entry: { name: 'ghost', dir: STUBBORN_DIR, manifest } })).rejects.toThrow(
+      'host ghost: could not start no-such-program-here: spawn no-such-program-here ENOENT',
+    );
+  });
+
   it('a host that never reports ready is killed after readyTimeoutMs', async () => {
     const p = spawnHost({ entry: await entryOf(STUBBORN_DIR), env: { STUBBORN_SILENT: '1' }, readyTimeoutMs: 400 });
     await expect(p).rejects.toThrow(/host stubborn did not report ready within 400 ms/);
