@@ -4,7 +4,8 @@
  * [--episode-offset O] [--per-step-timeout SEC]`: one batch through a real eval process,
  * no server needed. A live progress line on a terminal, a table of aggregates at the end;
  * `--json` prints the final summary on stdout. Exit 0 when the run finished (whatever its
- * episodes scored), 1 when it failed or was aborted, 2 for bad input, 130 after Ctrl-C.
+ * episodes scored), 1 when it failed or was aborted, 2 for bad input (also when the eval
+ * process refuses it), 130 after Ctrl-C.
  */
 import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
@@ -24,6 +25,8 @@ const USAGE =
   '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC]';
 
 const POLL_MS = 200;
+/** A run refused for its input exits 2, like input refused before the run started. */
+const BAD_INPUT_CODES = new Set(['BAD_USER_INPUT', 'GRAPH_INVALID', 'NOT_FOUND']);
 /** After Ctrl-C the eval process gets this long to write its summary before it is killed. */
 const CANCEL_GRACE_MS = 10_000;
 
@@ -56,7 +59,7 @@ export function parseCliArgs<T extends ParseArgsConfig>(config: T): ReturnType<t
   try {
     return parseArgs(config);
   } catch (err) {
-    throw new BadInputError((err as Error).message.split('\n')[0] ?? String(err));
+    throw new BadInputError((err as Error).message.replace(/\s*\n\s*/g, ' '));
   }
 }
 
@@ -214,7 +217,8 @@ export async function run(argv: string[]): Promise<number> {
   else process.stdout.write(renderSummary(summary, dir));
   if (summary.status === 'COMPLETED') return 0;
   if (summary.error) process.stderr.write(`evalctl run: run ${runId} ${summary.status}: ${summary.error.message}\n`);
-  return interrupted ? 130 : 1;
+  if (interrupted) return 130;
+  return summary.error && BAD_INPUT_CODES.has(summary.error.code) ? 2 : 1;
 }
 
 const fmt = (v: number): string => (Number.isInteger(v) ? String(v) : Math.abs(v) >= 1000 ? v.toFixed(1) : v.toFixed(4));

@@ -62,6 +62,42 @@ export class BatchEvalRunner {
     this.#sharedClients = new Map(Object.entries(options.sharedUrls ?? {}).map(([name, url]) => [name, new HostClient(url)]));
   }
 
+  /**
+   * Checks the run's episode selection against the env panel of worker 0 before any episode
+   * starts: a dataset, split or episode range the env does not offer is bad input for the
+   * whole run, not an ERROR in every episode.
+   */
+  async checkSelection(): Promise<void> {
+    const target = this.#o.envPanel;
+    if (!target) return;
+    const { spec } = this.#o;
+    const client = this.#o.pool.lease(0).clients.get(target.nodeset);
+    this.#o.pool.release(0);
+    if (!client) return;
+    const values = panelValues(target.panel, spec, spec.episodeOffset);
+    const episodeField = values[values.length - 1]?.[0];
+    let state = await client.panel(this.#o.signal);
+    for (const [field, value] of values) {
+      const options = state.options[field] ?? [];
+      const offered = (v: string | number) => options.length === 0 || options.some((o) => String(o) === String(v));
+      if (field === episodeField) {
+        const first = spec.episodeOffset;
+        const last = spec.episodeOffset + spec.episodeCount - 1;
+        if (!offered(first) || !offered(last)) {
+          const where = values.filter(([f]) => f !== field).map(([, v]) => v).join('/');
+          throw new BadInputError(
+            `episodes ${first}..${last} are not all offered by ${target.nodeset}${where ? ` (${where})` : ''}: it has ${field} ${options[0]}..${options[options.length - 1]}`,
+          );
+        }
+        continue;
+      }
+      if (!offered(value)) {
+        throw new BadInputError(`${field} "${value}" is not offered by ${target.nodeset}; choices: ${options.join(', ')}`);
+      }
+      state = await client.panelField(field, value, this.#o.signal);
+    }
+  }
+
   /** Runs every episode; resolves when each worker has drained its chunk (or stopped on cancel). */
   async execute(): Promise<void> {
     const { spec, pool } = this.#o;
@@ -92,9 +128,13 @@ export class BatchEvalRunner {
       throw err;
     } finally {
       pool.release(workerId);
-      // The batcher stops waiting for this caller once it has no more episodes.
-      await Promise.allSettled([...this.#sharedClients.values()].map((c) => c.releaseCaller(callerId, AbortSignal.timeout(EVICT_TIMEOUT_MS))));
+      await this.#releaseCaller(callerId);
     }
+  }
+
+  /** Tells the shared batchers not to wait for this caller until it calls again. */
+  async #releaseCaller(callerId: string): Promise<void> {
+    await Promise.allSettled([...this.#sharedClients.values()].map((c) => c.releaseCaller(callerId, AbortSignal.timeout(EVICT_TIMEOUT_MS))));
   }
 
   #stopped(): boolean {
@@ -151,7 +191,8 @@ export class BatchEvalRunner {
       cancel.removeEventListener('abort', onCancel);
     }
 
-    await this.#evict(slot, episodeKey);
+    // Released at once, so the shared batchers do not hold other workers' calls for this one while it sets up its next episode.
+    await Promise.all([this.#evict(slot, episodeKey), this.#releaseCaller(callerId)]);
     const finishedAt = new Date();
     const record = buildRecord({
       index,

@@ -134,6 +134,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       },
       ...(opts.onStep ? { onStep: opts.onStep } : {}),
     });
+    await runner.checkSelection();
     await runner.execute();
     if (opts.signal?.aborted) status = 'CANCELLED';
   } catch (err) {

@@ -1,0 +1,124 @@
+/** `evalctl run` as a user types it: the real CLI, a real eval process, real hosts. */
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseRunArgs, progressLine, renderSummary } from '../../src/cli/run.js';
+import { initialSummary } from '../../src/eval-process/summary-writer.js';
+import { DIST_DIR } from '../../src/paths.js';
+import type { RunSummary } from '../../src/store/types.js';
+
+const CLI = join(DIST_DIR, 'main.js');
+let tmp: string;
+
+beforeEach(async () => {
+  tmp = await mkdtemp(join(tmpdir(), 'cli-run-'));
+});
+afterEach(async () => {
+  await rm(tmp, { recursive: true, force: true });
+});
+
+const evalctl = (args: string[]) => execa(process.execPath, [CLI, ...args], { reject: false, env: { ACTIVE_WORKSPACE_DIR: '' } });
+
+describe('evalctl run', () => {
+  it('--json runs the batch through an eval process and prints the final summary; exit 0', async () => {
+    const outputs = join(tmp, 'out');
+    const r = await evalctl(['run', 'gridnav_planner', '--episodes', '4', '--workers', '2', '--seed', '3', '--dataset', 'mini', '--set', 'agent.epsilon=0', '--outputs', outputs, '--json']);
+    expect(r.stderr).toBe('');
+    expect(r.exitCode).toBe(0);
+    const summary = JSON.parse(r.stdout) as RunSummary;
+    expect(summary).toMatchObject({ status: 'COMPLETED', graphName: 'gridnav_planner', episodeCount: 4, workerCount: 2, seed: 3, episodesDone: 4 });
+    expect(summary.episodes.map((e) => e.index)).toEqual([0, 1, 2, 3]);
+    expect(summary.episodes.map((e) => e.episodeId)).toEqual(['mini/val/0', 'mini/val/1', 'mini/val/2', 'mini/val/3']);
+    // epsilon 0: the planner is optimal, so every SPL is 1.
+    expect(summary.aggregateMetrics.find((m) => m.name === 'spl')).toMatchObject({ mean: 1, count: 4 });
+    const runDir = join(outputs, 'eval_runs', summary.runId);
+    expect((await readdir(runDir)).sort()).toEqual(['_DONE', 'episodes', 'graph.json', 'spec.json', 'stderr.log', 'stdout.log', 'summary.json']);
+  });
+
+  it('prints a table of aggregates without --json', async () => {
+    const r = await evalctl(['run', 'gridnav_planner', '--episodes', '2', '--dataset', 'mini', '--outputs', join(tmp, 'out')]);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toMatch(/COMPLETED: 2\/2 episodes of gridnav_planner/);
+    expect(r.stdout).toMatch(/^\s+spl\s/m);
+    expect(r.stdout).toContain('endings: COMPLETED 2');
+  });
+
+  it.each([
+    [['run'], /missing the graph name/],
+    [['run', 'no_such_graph', '--episodes', '2'], /no_such_graph/],
+    [['run', 'gridnav_planner'], /--episodes N is required/],
+    [['run', 'gridnav_planner', '--episodes', '0'], /--episodes must be an integer ≥ 1, got "0"/],
+    [['run', 'gridnav_planner', '--episodes', '2', '--workers', 'many'], /--workers must be an integer ≥ 1, got "many"/],
+    [['run', 'gridnav_planner', '--episodes', '2', '--set', 'epsilon'], /malformed --set "epsilon"/],
+    [['run', 'gridnav_planner', '--episodes', '2', '--set', 'nobody.x=1'], /unknown node "nobody"/],
+    [['run', 'gridnav_planner', '--episodes', '2', '--frobnicate'], /frobnicate/],
+  ])('bad input %j: one-line error, exit 2, no run dir', async (args, message) => {
+    const outputs = join(tmp, 'out');
+    const r = await evalctl([...args, '--outputs', outputs]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(message);
+    expect(r.stdout).toBe('');
+    expect(existsSync(join(outputs, 'eval_runs')) ? await readdir(join(outputs, 'eval_runs')) : []).toEqual([]);
+  });
+
+  it.each([
+    [['--dataset', 'nowhere'], 'dataset "nowhere" is not offered by env_gridnav; choices: mini, standard, large'],
+    [['--dataset', 'mini', '--split', 'test', '--episode-offset', '199'], 'episodes 199..200 are not all offered by env_gridnav (mini/test): it has episode 0..199'],
+  ])('an episode selection the env does not offer (%j) fails the run before any episode: exit 2, the reason on stderr', async (flags, reason) => {
+    const r = await evalctl(['run', 'gridnav_planner', '--episodes', '2', ...flags, '--outputs', join(tmp, 'out'), '--json']);
+    expect(r.exitCode).toBe(2);
+    const summary = JSON.parse(r.stdout) as RunSummary;
+    expect(summary.status).toBe('FAILED');
+    expect(summary.episodes).toEqual([]);
+    expect(summary.error).toEqual({ code: 'BAD_USER_INPUT', message: reason });
+    expect(r.stderr).toContain(reason);
+  });
+
+  it('Ctrl-C cancels the run: the eval process writes a CANCELLED summary and the CLI exits 130', async () => {
+    const outputs = join(tmp, 'out');
+    const cli = execa(process.execPath, [CLI, 'run', 'gridnav_planner', '--episodes', '30', '--set', 'env.step_latency_ms=20', '--outputs', outputs, '--json'], { reject: false });
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      const runs = existsSync(join(outputs, 'eval_runs')) ? await readdir(join(outputs, 'eval_runs')) : [];
+      if (runs[0] && existsSync(join(outputs, 'eval_runs', runs[0], 'episodes', 'ep0000', 'log.jsonl'))) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    cli.kill('SIGINT');
+    const r = await cli;
+    expect(r.exitCode).toBe(130);
+    const summary = JSON.parse(r.stdout) as RunSummary;
+    expect(summary.status).toBe('CANCELLED');
+    expect(summary.episodesDone).toBeLessThan(30);
+  });
+});
+
+describe('evalctl run argument parsing and rendering', () => {
+  it('reads every flag', () => {
+    const a = parseRunArgs(['g', '--episodes', '5', '--workers', '3', '--seed=-4', '--step-budget', '9', '--set', 'a.b=1', '--set', 'a.c="x"', '--dataset', 'd', '--split', 's', '--episode-offset', '2', '--per-step-timeout', '0.5', '--json', '--outputs', '/o']);
+    expect(a).toMatchObject({ graphName: 'g', episodeCount: 5, workerCount: 3, seed: -4, stepBudget: 9, overrides: { a: { b: 1, c: 'x' } }, dataset: 'd', split: 's', episodeOffset: 2, perStepTimeoutSec: 0.5, json: true, outputsDir: '/o' });
+  });
+
+  it('draws a progress line with done/total, ETA and running means, and an end table', () => {
+    const s: RunSummary = {
+      ...initialSummary({ runId: '20260101_000000', graphName: 'g', episodeCount: 10, workerCount: 2, seed: 0, priority: 0, exclusiveGpu: false, overrides: {}, episodeOffset: 0, createdAt: '' }, 'RUNNING'),
+      episodesDone: 4,
+      aggregateMetrics: [
+        { name: 'spl', mean: 0.5, count: 4, stderr: 0.1, min: 0, max: 1 },
+        { name: 'success', mean: 0.75, count: 4, stderr: 0.25, min: 0, max: 1 },
+      ],
+      statusCounts: { COMPLETED: 4 },
+    };
+    const line = progressLine(s, 8000);
+    expect(line).toContain('4/10');
+    expect(line).toContain('ETA 0:12');
+    expect(line).toContain('SR 0.7500');
+    expect(line.indexOf('SR')).toBeLessThan(line.indexOf('spl'));
+    const table = renderSummary(s, '/runs/x');
+    expect(table).toMatch(/success\s+0\.7500\s+0\.2500\s+0\s+1\s+4/);
+    expect(table).toContain('endings: COMPLETED 4');
+  });
+});
