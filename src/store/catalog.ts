@@ -165,7 +165,8 @@ export class RunCatalog {
     if (rebuild !== null) {
       db.data = emptyData();
       const n = await catalog.indexRunDirs(() => true);
-      logger?.warn(`catalog: ${rebuild}; rebuilt from the run directories (${n} runs)`);
+      if (n === 0 && !existsSync(runsRoot(dir)) && !rebuild.includes('corrupt')) logger?.info(`catalog: created ${file}`);
+      else logger?.warn(`catalog: ${rebuild}; rebuilt from the run directories (${n} runs)`);
       await catalog.flush();
     } else {
       const known = db.data.runs;

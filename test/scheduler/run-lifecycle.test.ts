@@ -1,0 +1,136 @@
+/**
+ * A run's life with real eval processes: cancel (queued and running), a child killed with
+ * SIGKILL, the per-run memory budget, calibration from measured RSS, the in-process path.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ResourceSampler } from '../../src/scheduler/resource-sampler.js';
+import { readSummary } from '../../src/store/run-dir.js';
+import { FixedSampler } from '../fixtures/fixed-sampler.js';
+import { closeAll, makeScheduler, slow, waitFor, waitForStatus } from './harness.js';
+
+afterEach(closeAll);
+
+async function waitForEpisodes(runDir: string, n: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const s = await readSummary(runDir).catch(() => null);
+    if (s && s.episodesDone >= n) return;
+    if (Date.now() > deadline) throw new Error(`no ${n} episode(s) in ${runDir}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function groupGone(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+describe('cancel', () => {
+  it('cancels a queued run at once, and a running one through its process group', async () => {
+    const h = await makeScheduler({ sampler: new FixedSampler() });
+    const release = h.scheduler.acquireInteractiveLock('test');
+    const queued = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 1 });
+    const cancelled = await h.scheduler.cancel(queued.runId);
+    expect(cancelled).toMatchObject({ status: 'CANCELLED', episodesDone: 0 });
+    expect(existsSync(join(h.scheduler.getRunDir(queued.runId), '_DONE'))).toBe(true);
+    expect(h.scheduler.queue()).toEqual([]);
+    expect(h.scheduler.catalog.getRun(queued.runId)?.status).toBe('CANCELLED');
+    release();
+
+    const run = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 4, workerCount: 2, overrides: slow(10) });
+    const dir = h.scheduler.getRunDir(run.runId);
+    await waitForEpisodes(dir, 1);
+    const pgid = h.scheduler.activeJobs()[0]!.pid!;
+    expect(groupGone(pgid)).toBe(false);
+    await h.scheduler.cancel(run.runId);
+    await h.scheduler.cancel(run.runId); // idempotent while cancelling
+    const final = await waitForStatus(h, run.runId, 'CANCELLED');
+    expect(final.episodes.length).toBeGreaterThanOrEqual(1);
+    expect(final.episodes.length).toBe(final.episodesDone);
+    await waitFor('the process group to be empty', () => groupGone(pgid), 5000);
+    expect(h.scheduler.activeJobs()).toEqual([]);
+
+    await expect(h.scheduler.cancel(run.runId)).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(h.scheduler.cancel('20200101_000000')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(h.scheduler.cancel('../etc')).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
+  });
+});
+
+describe('reap', () => {
+  it('marks a child killed with SIGKILL aborted, keeping the episodes it finished', async () => {
+    const h = await makeScheduler({ sampler: new FixedSampler() });
+    const run = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 4, overrides: slow(10) });
+    const dir = h.scheduler.getRunDir(run.runId);
+    await waitForEpisodes(dir, 1);
+    const before = await readSummary(dir);
+    const pid = h.scheduler.activeJobs()[0]!.pid!;
+    process.kill(pid, 'SIGKILL');
+    const final = await waitForStatus(h, run.runId, 'ABORTED');
+    expect(final.error).toMatchObject({ code: 'ABORTED', message: expect.stringContaining('SIGKILL') });
+    expect(final.episodes.length).toBeGreaterThanOrEqual(before.episodes.length);
+    expect(final.episodes.length).toBeGreaterThanOrEqual(1);
+    expect(final.seq).toBeGreaterThan(before.seq);
+    expect(final.finishedAt).not.toBeNull();
+    expect(existsSync(join(dir, '_DONE'))).toBe(true);
+    expect(await readSummary(dir)).toEqual(final);
+    await waitFor('the process group to be empty', () => groupGone(pid), 5000);
+    expect(h.scheduler.catalog.getRun(run.runId)).toMatchObject({ status: 'ABORTED', episodesDone: final.episodesDone });
+  });
+
+  it('stops a run whose process tree exceeds its memory budget and marks it FAILED, partial results kept', async () => {
+    const sampler = new FixedSampler();
+    const h = await makeScheduler({ sampler, rssSampleIntervalMs: 100 });
+    const run = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 4, memoryBudgetMb: 1000, overrides: slow(10) });
+    const dir = h.scheduler.getRunDir(run.runId);
+    await waitForEpisodes(dir, 1);
+    sampler.rssMb = 1500;
+    const final = await waitForStatus(h, run.runId, 'FAILED');
+    expect(final.error).toMatchObject({ code: 'OUT_OF_BUDGET', message: expect.stringMatching(/1500 MB, over its memory budget of 1000 MB/) });
+    expect(final.episodes.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('measures the real process tree: a tiny budget fails, and a completed run calibrates the next estimate', async () => {
+    const h = await makeScheduler({ sampler: new ResourceSampler(), rssSampleIntervalMs: 100 });
+    const tight = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 3, memoryBudgetMb: 5, overrides: slow(10) });
+    const failed = await waitForStatus(h, tight.runId, 'FAILED');
+    expect(failed.error?.code).toBe('OUT_OF_BUDGET');
+
+    const ok = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 2, workerCount: 2, overrides: slow(20) });
+    await waitForStatus(h, ok.runId, 'COMPLETED');
+    const peak = h.scheduler.catalog.calibratedPeak('gridnav_planner', 2);
+    // Node plus two env hosts: tens of MB each, far from zero and far from gigabytes.
+    expect(peak).toBeGreaterThan(60);
+    expect(peak).toBeLessThan(2000);
+    h.scheduler.acquireInteractiveLock('inspect');
+    await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 1, workerCount: 2 });
+    expect(h.scheduler.queue()[0]!.estimate).toEqual({ ramMb: peak, vramMb: 0, source: 'calibrated' });
+  });
+});
+
+describe('in-process runs', () => {
+  it('runs viaSubprocess:false inside the backend with the same results as an eval process', async () => {
+    const h = await makeScheduler({ sampler: new FixedSampler() });
+    const sub = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 3, seed: 7 });
+    const inproc = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 3, seed: 7, viaSubprocess: false });
+    await waitFor('the in-process run to be active', () => h.scheduler.activeJobs().find((j) => j.runId === inproc.runId && !j.viaSubprocess && j.pid === null));
+    const [a, b] = await Promise.all([waitForStatus(h, sub.runId, 'COMPLETED'), waitForStatus(h, inproc.runId, 'COMPLETED')]);
+    expect(b.aggregateMetrics).toEqual(a.aggregateMetrics);
+    expect(b.episodes.map((e) => e.metrics)).toEqual(a.episodes.map((e) => e.metrics));
+    expect(h.scheduler.catalog.getRun(inproc.runId)).toMatchObject({ status: 'COMPLETED', viaSubprocess: false });
+  });
+
+  it('cancels an in-process run through its AbortController', async () => {
+    const h = await makeScheduler({ sampler: new FixedSampler() });
+    const run = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 4, viaSubprocess: false, overrides: slow(10) });
+    await waitForEpisodes(h.scheduler.getRunDir(run.runId), 1);
+    await h.scheduler.cancel(run.runId);
+    const final = await waitForStatus(h, run.runId, 'CANCELLED');
+    expect(final.episodesDone).toBeGreaterThanOrEqual(1);
+  });
+});
