@@ -9,12 +9,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import { extname, join, resolve, sep } from 'node:path';
 import { timingSafeEqual } from 'node:crypto';
-import type { ExecutionArgs } from 'graphql';
+import { GraphQLError, type ExecutionArgs } from 'graphql';
 import { CloseCode } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { createYoga, type YogaLogger } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
-import { BadInputError, errorMessage } from './errors.js';
+import { BadInputError, EvalError, errorMessage } from './errors.js';
 import { WEB_DIST_DIR } from './paths.js';
 import { assetUrlPath, type ApiContext } from './resolvers/context.js';
 import { createMaskError } from './resolvers/errors.js';
@@ -68,6 +68,14 @@ const defaultLogger: SchedulerLogger = {
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
   return h === 'localhost' || h === '::1' || /^127(?:\.\d{1,3}){3}$/.test(h) || h === '::ffff:127.0.0.1';
+}
+
+const CLIENT_CODES = new Set(['BAD_USER_INPUT', 'NOT_FOUND', 'QUEUE_FULL', 'UNAUTHENTICATED', 'CONFLICT', 'GRAPH_INVALID']);
+
+function isClientError(err: unknown): boolean {
+  if (err instanceof EvalError) return CLIENT_CODES.has(err.code);
+  if (err instanceof GraphQLError) return CLIENT_CODES.has(String(err.extensions.code)) || isClientError(err.originalError);
+  return false;
 }
 
 function sameToken(given: string | undefined, expected: string): boolean {
@@ -186,7 +194,11 @@ export function buildApp(options: AppOptions): App {
     debug: () => {},
     info: () => {},
     warn: (...args: unknown[]) => log.warn(args.map(String).join(' ')),
-    error: (...args: unknown[]) => log.error(args.map((a) => (a instanceof Error ? (a.stack ?? a.message) : String(a))).join(' ')),
+    error: (...args: unknown[]) => {
+      // Errors a client caused are answered with their code, and unexpected ones were logged when masked.
+      if (args.some((a) => isClientError(a) || a instanceof GraphQLError)) return;
+      log.error(args.map((a) => (a instanceof Error ? (a.stack ?? a.message) : String(a))).join(' '));
+    },
   };
   const yoga = createYoga<Record<string, unknown>, ApiContext>({
     schema: buildSchema(),

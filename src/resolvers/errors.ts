@@ -36,7 +36,8 @@ export function createMaskError(onUnexpected: (err: unknown) => void) {
       const original = error.originalError;
       // GraphQL's own errors (syntax, validation, variable coercion) are about the request.
       if (!original || original === error) return withCode(error, 'BAD_USER_INPUT');
-      if (original instanceof GraphQLError) return rewrap(error, original.message, { ...original.extensions });
+      // A GraphQLError underneath without a code comes from graphql itself (a variable of the wrong type).
+      if (original instanceof GraphQLError) return rewrap(error, error.message, { code: 'BAD_USER_INPUT', ...original.extensions });
       const ext = extensionsOf(original);
       if (ext) return rewrap(error, original.message, ext);
       onUnexpected(original);

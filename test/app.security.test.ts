@@ -1,0 +1,183 @@
+/**
+ * Who may talk to the server and what they can read: loopback by default, a token beyond it
+ * (HTTP, SSE and WebSocket), browser origins checked, no path outside the outputs dir.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildApp } from '../src/app.js';
+import { createRunDir, episodeDirName } from '../src/store/run-dir.js';
+import { codeOf, gql, sseCollect, startServer, wsCollect, type TestServer } from './app.helpers.js';
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.stop();
+  server = undefined;
+});
+
+const TOKEN = 's3cret-token-for-tests';
+
+/** Resolves with the close code the server ends a WebSocket with (or 0 when it acknowledged). */
+function wsOutcome(url: string, params?: Record<string, unknown>, headers?: Record<string, string>): Promise<{ code: number; reason: string }> {
+  return new Promise((resolve) => {
+    class WithHeaders extends WebSocket {
+      constructor(address: string, protocols?: string | string[]) {
+        super(address, protocols, headers ? { headers } : {});
+      }
+    }
+    const client = createClient({
+      url: url.replace(/^http/, 'ws') + '/graphql',
+      webSocketImpl: WithHeaders,
+      retryAttempts: 0,
+      ...(params ? { connectionParams: params } : {}),
+      on: {
+        connected: () => {
+          resolve({ code: 0, reason: 'connected' });
+          void client.dispose();
+        },
+        closed: (event) => {
+          const e = event as { code?: number; reason?: string };
+          resolve({ code: e.code ?? -1, reason: String(e.reason ?? '') });
+        },
+        error: () => resolve({ code: -1, reason: 'error' }),
+      },
+    });
+    client.subscribe({ query: '{ graphs { name } }' }, { next: () => {}, error: () => {}, complete: () => {} });
+  });
+}
+
+describe('binding and tokens', () => {
+  it('refuses to listen beyond loopback without a token, with a message that says what to do', () => {
+    const saved = process.env.EVAL_API_TOKEN;
+    delete process.env.EVAL_API_TOKEN;
+    try {
+      expect(() => buildApp({ outputsDir: '/tmp/unused-outputs', host: '0.0.0.0' })).toThrow(/EVAL_API_TOKEN/);
+      expect(() => buildApp({ outputsDir: '/tmp/unused-outputs', host: '0.0.0.0', token: '' })).toThrow(/without a token/);
+    } finally {
+      if (saved !== undefined) process.env.EVAL_API_TOKEN = saved;
+    }
+  });
+
+  it('with a token, refuses HTTP, SSE and WebSocket clients that lack it', async () => {
+    server = await startServer({ host: '0.0.0.0', token: TOKEN });
+    const url = server.url;
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+
+    const none = await fetch(url + '/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ graphs { name } }' }) });
+    expect(none.status).toBe(401);
+    expect(((await none.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]!.extensions.code).toBe('UNAUTHENTICATED');
+    expect(codeOf(await gql(url, '{ graphs { name } }', {}, { authorization: 'Bearer wrong' }))).toBe('UNAUTHENTICATED');
+    const ok = await gql(url, '{ graphs { name } }', {}, { authorization: `Bearer ${TOKEN}` });
+    expect(ok.data!.graphs.length).toBeGreaterThan(0);
+
+    const sub = 'subscription { runProgress(id: "20990101_000000") { id } }';
+    expect((await sseCollect(url, sub)).status).toBe(401);
+    const sse = await sseCollect(url, sub, {}, { authorization: `Bearer ${TOKEN}` });
+    expect(sse.status).toBe(200);
+    expect(codeOf(sse.events[0]!)).toBe('NOT_FOUND');
+
+    expect(await wsOutcome(url)).toMatchObject({ code: 4401, reason: expect.stringContaining('UNAUTHENTICATED') });
+    expect((await wsOutcome(url, { token: 'wrong' })).code).toBe(4401);
+    expect((await wsOutcome(url, { token: TOKEN })).code).toBe(0);
+
+    expect((await fetch(url + '/runs/20990101_000000/episodes/0/assets/a.png')).status).toBe(401);
+    expect((await fetch(url + `/runs/20990101_000000/episodes/0/assets/a.png?access_token=${TOKEN}`)).status).toBe(404);
+    expect((await fetch(url + '/healthz')).status).toBe(200);
+  });
+});
+
+describe('browser origins', () => {
+  it('refuses requests and WebSockets from a foreign page, allows loopback and configured origins', async () => {
+    server = await startServer({ allowedOrigins: ['https://dash.example.org'] });
+    const url = server.url;
+    const post = (origin: string) =>
+      fetch(url + '/graphql', { method: 'POST', headers: { 'content-type': 'application/json', origin }, body: JSON.stringify({ query: '{ graphs { name } }' }) });
+    expect((await post('https://evil.example.com')).status).toBe(403);
+    expect((await post('http://localhost:5173')).status).toBe(200);
+    expect((await post('https://dash.example.org')).status).toBe(200);
+    expect((await wsOutcome(url, undefined, { origin: 'https://evil.example.com' })).code).not.toBe(0);
+    expect((await wsOutcome(url, undefined, { origin: url })).code).toBe(0);
+  });
+});
+
+describe('paths', () => {
+  it('no run id, episode index or asset name reads a file outside its episode', async () => {
+    server = await startServer();
+    const outputs = join(server.dir, 'outputs');
+    await writeFile(join(outputs, 'secret.txt'), 'TOP SECRET');
+    const { runId, dir } = createRunDir(outputs);
+    const assets = join(dir, 'episodes', episodeDirName(0), 'assets');
+    await mkdir(assets, { recursive: true });
+    await writeFile(join(assets, 'ok.png'), 'png-bytes');
+    await writeFile(join(dir, 'spec.json'), '{"secret": "spec"}');
+
+    const good = await fetch(`${server.url}/runs/${runId}/episodes/0/assets/ok.png`);
+    expect(good.status).toBe(200);
+    expect(await good.text()).toBe('png-bytes');
+
+    const attempts = [
+      `/runs/${runId}/episodes/0/assets/..%2F..%2F..%2Fspec.json`,
+      `/runs/${runId}/episodes/0/assets/%2e%2e`,
+      `/runs/${runId}/episodes/0/assets/.hidden`,
+      `/runs/${runId}/episodes/..%2F..%2F..%2F..%2F/assets/secret.txt`,
+      `/runs/..%2F..%2Fsecret.txt/episodes/0/assets/x`,
+      `/runs/..%2Feval_runs%2F${runId}/episodes/0/assets/ok.png`,
+      `/runs/${runId}/episodes/0/assets/ok.png%00.txt`,
+      `/runs/${runId}/episodes/-1/assets/ok.png`,
+      `/..%2F..%2Fsecret.txt`,
+      `/%2e%2e/%2e%2e/secret.txt`,
+      `/../outputs/secret.txt`,
+    ];
+    for (const path of attempts) {
+      const res = await fetch(server.url + path);
+      const body = await res.text();
+      expect(body, path).not.toContain('TOP SECRET');
+      expect(body, path).not.toContain('"secret": "spec"');
+    }
+    // Encoded separators reach the asset route and are refused there.
+    for (const path of attempts.slice(0, 8).filter((p) => !p.includes('%2e%2e'))) {
+      expect((await fetch(server.url + path)).status, path).toBe(400);
+    }
+    const viaApi = await server.gql(`{ run(id: "../secret") { id } }`);
+    expect(codeOf(viaApi)).toBe('BAD_USER_INPUT');
+  });
+});
+
+describe('limits and the dashboard route', () => {
+  it('refuses a query deeper than the depth limit', async () => {
+    server = await startServer({ limits: { maxDepth: 4 } });
+    const ok = await server.gql(`{ runs { items { aggregateMetrics { name } } } }`);
+    expect(ok.errors).toBeUndefined();
+    const deep = await server.gql(`{ runs { items { episodes { items { index } } } } }`);
+    expect(codeOf(deep)).toBe('BAD_USER_INPUT');
+    expect(deep.errors![0]!.message).toMatch(/5 levels deep; the limit is 4/);
+    const viaFragments = await server.gql(`{ runs { ...R } } fragment R on RunPage { items { episodes { items { index } } } }`);
+    expect(codeOf(viaFragments)).toBe('BAD_USER_INPUT');
+    const sub = await wsCollect(server.ws(), `subscription { queueChanged { queue { run { episodes { items { index } } } } } }`).catch((e: Error) => e.message);
+    expect(sub).toMatch(/levels deep/);
+  });
+
+  it('serves the dashboard build with an index fallback, a plain page when it is missing, GraphiQL for browsers', async () => {
+    server = await startServer();
+    const missing = await fetch(server.url + '/');
+    expect(missing.status).toBe(200);
+    expect(await missing.text()).toContain('dashboard is not built');
+
+    // The build is read per request, so one appearing later is served at once.
+    const web = join(server.dir, 'no-web');
+    await mkdir(join(web, 'assets'), { recursive: true });
+    await writeFile(join(web, 'index.html'), '<!doctype html><title>dash</title>');
+    await writeFile(join(web, 'assets', 'app.js'), 'console.log(1)');
+    const index = await fetch(server.url + '/');
+    expect(await index.text()).toContain('<title>dash</title>');
+    const route = await fetch(server.url + '/runs/20260101_000000');
+    expect(await route.text()).toContain('<title>dash</title>');
+    const js = await fetch(server.url + '/assets/app.js');
+    expect(js.headers.get('content-type')).toMatch(/javascript/);
+    expect((await fetch(server.url + '/assets/missing.js')).status).toBe(404);
+    const graphiql = await fetch(server.url + '/graphql', { headers: { accept: 'text/html' } });
+    expect(await graphiql.text()).toMatch(/graphiql/i);
+  });
+});
