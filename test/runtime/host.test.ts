@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HostClient } from '../../src/runtime/host-client.js';
 import { spawnHost, type HostProcess } from '../../src/runtime/host-process.js';
 import { loadManifest } from '../../src/runtime/manifest.js';
-import type { CallContext, HostCallRequest } from '../../src/runtime/types.js';
+import { createHost } from '../../src/runtime/host.js';
+import type { CallContext, HostCallRequest, NodesetManifest, NodesetModule } from '../../src/runtime/types.js';
 
 const ECHO_DIR = join(import.meta.dirname, '..', 'fixtures', 'nodesets', 'echo');
 
@@ -179,5 +180,38 @@ describe('host with injected delays', () => {
       b.close();
       await Promise.all([plain.stop(), delayed.stop()]);
     }
+  });
+});
+
+describe('createHost (in this process)', () => {
+  const manifest: NodesetManifest = {
+    name: 'tiny',
+    parallelism: 'shared',
+    module: 'unused.js',
+    functions: [{ name: 'add', inputs: [{ name: 'a' }, { name: 'b' }], outputs: [{ name: 'sum' }] }],
+  };
+  const mod: NodesetModule = { functions: { add: ({ inputs }) => ({ sum: (inputs.a as number) + (inputs.b as number) }) } };
+
+  it('serves on 127.0.0.1, answers 404 for the panel of a nodeset without one, and closes idempotently', async () => {
+    const host = createHost({ manifest, dir: '.', module: mod });
+    const port = await host.listen(0);
+    const client = new HostClient(`http://127.0.0.1:${port}`);
+    try {
+      expect(await client.call(req('add', { a: 2, b: 3 }))).toEqual({ sum: 5 });
+      expect(await client.health()).toEqual({ ok: true, nodeset: 'tiny', tag: null, pid: process.pid });
+      await expect(client.panel()).rejects.toThrow('nodeset "tiny" has no panel');
+      expect(await client.stats()).toEqual({ calls: 1, batcher: null });
+    } finally {
+      client.close();
+      await Promise.all([host.close(), host.close()]);
+    }
+    await expect(new HostClient(`http://127.0.0.1:${port}`).health()).rejects.toMatchObject({ code: 'HOST_DIED' });
+  });
+
+  it('refuses a module that lacks a declared function or the declared panel', () => {
+    const two = { ...manifest, functions: [...manifest.functions, { name: 'mul', inputs: [], outputs: [] }] };
+    expect(() => createHost({ manifest: two, dir: '.', module: mod })).toThrow('nodeset "tiny": the module exports no handler for "mul" (declared in its manifest)');
+    const withPanel = { ...manifest, panel: { fields: [{ name: 'episode' }], actions: [] } };
+    expect(() => createHost({ manifest: withPanel, dir: '.', module: mod })).toThrow('nodeset "tiny" declares a panel but its module exports no panel handler');
   });
 });
