@@ -6,7 +6,6 @@
  * EVAL_API_TOKEN.
  */
 import { parseArgs } from 'node:util';
-import { buildApp } from '../app.js';
 import { BadInputError } from '../errors.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
 
@@ -66,6 +65,8 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(USAGE + '\n');
     return 0;
   }
+  // Loaded after the flags are checked: a typo is answered without loading the server.
+  const { buildApp } = await import('../app.js');
   const app = buildApp({ outputsDir: args.outputsDir, host: args.host, allowedOrigins: args.allowedOrigins });
   const { url } = await app.start(args.port);
   process.stdout.write(`evalctl serve: ${url}  (dashboard at ${url}/, GraphQL at ${url}/graphql)\n`);

@@ -1,0 +1,61 @@
+/** `evalctl serve` as a user starts it: prints its URL, answers, stops on SIGTERM. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa, type ResultPromise } from 'execa';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DIST_DIR } from '../src/paths.js';
+
+const MAIN = join(DIST_DIR, 'main.js');
+let child: ResultPromise | undefined;
+let dir: string | undefined;
+
+afterEach(async () => {
+  if (child && child.exitCode === null) child.kill('SIGKILL');
+  await child?.catch(() => {});
+  child = undefined;
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+function urlFrom(proc: ResultPromise): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    void proc.catch(reject);
+  });
+}
+
+describe('evalctl serve', () => {
+  it('prints its URL, serves GraphQL, and exits 0 on SIGTERM', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'serve-'));
+    child = execa('node', [MAIN, 'serve', '--port', '0', '--outputs', join(dir, 'outputs')], { reject: false, env: { EVAL_API_TOKEN: '' } });
+    const url = await urlFrom(child);
+    expect((await fetch(url + '/healthz')).status).toBe(200);
+    const res = await fetch(url + '/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ graphs { name } }' }) });
+    expect(((await res.json()) as { data: { graphs: Array<{ name: string }> } }).data.graphs.map((g) => g.name)).toContain('gridnav_planner');
+    child.kill('SIGTERM');
+    const result = await child;
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toContain('SIGTERM');
+  });
+
+  it('refuses a non-loopback host without a token, saying so', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'serve-'));
+    const result = await execa('node', [MAIN, 'serve', '--host', '0.0.0.0', '--port', '0', '--outputs', join(dir, 'outputs')], {
+      reject: false,
+      env: { EVAL_API_TOKEN: '' },
+    });
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toMatch(/EVAL_API_TOKEN/);
+  });
+
+  it('rejects a bad port with a one-line error', async () => {
+    const result = await execa('node', [MAIN, 'serve', '--port', 'eighty'], { reject: false });
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain('--port must be an integer');
+  });
+});
