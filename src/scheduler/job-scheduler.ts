@@ -769,6 +769,7 @@ export class JobScheduler {
       return;
     }
     for (const job of jobs) {
+      await this.readProgress(job);
       const mb = rss.get(job.pid!);
       if (mb === undefined || mb <= 0) continue;
       job.rssMb = Math.round(mb);
@@ -779,7 +780,6 @@ export class JobScheduler {
         this.log.warn(`run ${job.runId}: its processes use ${Math.round(mb)} MB, over its memory budget of ${budget} MB; stopping it`);
         this.stopJob(job);
       }
-      await this.readProgress(job);
     }
   }
 

@@ -32,7 +32,11 @@ export interface Harness {
 
 const live: Array<{ scheduler: JobScheduler; dir: string }> = [];
 
-export async function makeScheduler(opts: Partial<JobSchedulerOptions> = {}, dir?: string): Promise<Harness> {
+export async function makeScheduler(
+  opts: Partial<JobSchedulerOptions> = {},
+  dir?: string,
+  beforeStart?: (scheduler: JobScheduler) => void,
+): Promise<Harness> {
   const outputsDir = dir ?? mkdtempSync(join(tmpdir(), 'sched-test-'));
   const logger = new MemoryLogger();
   const scheduler = new JobScheduler({
@@ -51,6 +55,7 @@ export async function makeScheduler(opts: Partial<JobSchedulerOptions> = {}, dir
     h.last.set(e.runId, e.summary);
   });
   live.push({ scheduler, dir: outputsDir });
+  beforeStart?.(scheduler);
   await scheduler.start();
   return h;
 }

@@ -1,0 +1,137 @@
+/**
+ * Restart recovery: a backend SIGKILLed with runs queued and running; a run recorded RUNNING
+ * whose process is gone; a live eval process adopted by a new scheduler.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isTerminalRunStatus } from '../../src/statuses.js';
+import { createRunDir, readSummary, writeSpec, writeSummary } from '../../src/store/run-dir.js';
+import type { RunSpec, RunSummary } from '../../src/store/types.js';
+import { FixedSampler } from '../fixtures/fixed-sampler.js';
+import { closeAll, makeScheduler, waitFor, waitForStatus } from './harness.js';
+
+const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'scheduler-backend.mjs');
+const spawned: number[] = [];
+const dirs: string[] = [];
+
+afterEach(async () => {
+  for (const pid of spawned.splice(0)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  await closeAll();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function groupGone(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+describe('restart recovery', () => {
+  it('after the backend is SIGKILLed, a new scheduler has the queued runs in order and nothing stuck RUNNING', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sched-restart-'));
+    dirs.push(dir);
+    const backend = spawn(process.execPath, [FIXTURE, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    spawned.push(backend.pid!);
+    const ready = await new Promise<{ running: string; pid: number; queued: string[] }>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the fixture backend did not get ready')), 45_000);
+      createInterface({ input: backend.stdout! }).on('line', (line) => {
+        if (!line.startsWith('READY ')) return;
+        clearTimeout(timer);
+        resolve(JSON.parse(line.slice(6)));
+      });
+      backend.once('exit', (code) => reject(new Error(`the fixture backend exited (${code})`)));
+    });
+    backend.kill('SIGKILL');
+    await new Promise((r) => backend.once('exit', r));
+
+    const h = await makeScheduler({ sampler: new FixedSampler({ ramFreeMb: 300 }) }, dir, (s) => s.acquireInteractiveLock('inspect'));
+    const [q0, q5, q0b] = ready.queued as [string, string, string];
+    expect(h.scheduler.queue().map((e) => [e.runId, e.priority])).toEqual([
+      [q5, 5],
+      [q0, 0],
+      [q0b, 0],
+    ]);
+    for (const id of ready.queued) expect((await readSummary(h.scheduler.getRunDir(id))).status).toBe('QUEUED');
+
+    // The run that was running ends (its eval process saw the backend go) and is not left RUNNING.
+    await waitFor('the old running run to be finalised', () => {
+      const r = h.scheduler.catalog.getRun(ready.running);
+      return r && isTerminalRunStatus(r.status) && h.scheduler.activeJobs().length === 0;
+    }, 20_000);
+    expect(h.scheduler.catalog.listRuns({ status: 'RUNNING' })).toEqual([]);
+    const old = await readSummary(h.scheduler.getRunDir(ready.running));
+    // CANCELLED when it saw the backend go, FAILED when it never reached the dead backend's shared host, ABORTED when it died.
+    expect(isTerminalRunStatus(old.status)).toBe(true);
+    await waitFor('the old eval process group to be gone', () => groupGone(ready.pid), 10_000);
+
+    // Fresh shared hosts: the queued runs point at them.
+    const urls = JSON.parse(readFileSync(join(h.scheduler.getRunDir(q5), 'shared_urls.json'), 'utf8')) as Record<string, string>;
+    expect(urls.planner).toBe(h.scheduler.sharedHosts().find((x) => x.nodeset === 'planner')?.url);
+  });
+
+  it('marks a run recorded RUNNING whose process is gone ABORTED, saying why', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sched-restart-'));
+    dirs.push(dir);
+    const { runId, dir: runDir } = createRunDir(dir);
+    const spec: RunSpec = {
+      runId,
+      graphName: 'gridnav_planner',
+      episodeCount: 2,
+      workerCount: 1,
+      seed: 0,
+      priority: 0,
+      exclusiveGpu: false,
+      overrides: {},
+      episodeOffset: 0,
+      viaSubprocess: true,
+      createdAt: new Date().toISOString(),
+    };
+    await writeSpec(runDir, spec);
+    const dead = spawn(process.execPath, ['-e', '']);
+    await new Promise((r) => dead.once('exit', r));
+    const summary: RunSummary = {
+      seq: 4, runId, status: 'RUNNING', graphName: spec.graphName, episodeCount: 2, workerCount: 1, seed: 0, priority: 0,
+      episodesDone: 0, createdAt: spec.createdAt, startedAt: spec.createdAt, finishedAt: null, error: null,
+      aggregateMetrics: [], aggregateByTask: {}, statusCounts: {}, timedOut: false, episodes: [], pid: dead.pid!,
+    };
+    await writeSummary(runDir, summary);
+    writeFileSync(join(runDir, 'process.json'), JSON.stringify({ pid: dead.pid, startedAt: spec.createdAt, command: [] }));
+
+    const h = await makeScheduler({ sampler: new FixedSampler() }, dir);
+    const after = await readSummary(runDir);
+    expect(after).toMatchObject({ status: 'ABORTED', seq: 5, error: { code: 'ABORTED', message: expect.stringContaining(`pid ${dead.pid}`) } });
+    expect(after.finishedAt).not.toBeNull();
+    expect(h.scheduler.catalog.getRun(runId)?.status).toBe('ABORTED');
+    expect(h.scheduler.activeJobs()).toEqual([]);
+  });
+
+  it('adopts an eval process that is still running and finalises it when it exits', async () => {
+    const first = await makeScheduler({ sampler: new FixedSampler() });
+    const run = await first.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 3, overrides: { env: { step_latency_ms: 10 } } });
+    await waitForStatus(first, run.runId, 'RUNNING');
+    const pid = await waitFor('the pid', () => first.scheduler.activeJobs()[0]?.pid);
+    await waitFor('an episode', () => first.scheduler.activeJobs()[0]?.episodesDone);
+    await first.scheduler.close();
+
+    const second = await makeScheduler({ sampler: new FixedSampler() }, first.dir);
+    expect(second.scheduler.activeJobs()).toMatchObject([{ runId: run.runId, pid }]);
+    // The first scheduler took its shared planner host down with it, so later episodes may crash; the run still ends.
+    const final = await waitForStatus(second, run.runId, ['COMPLETED', 'FAILED', 'CANCELLED', 'ABORTED'], 45_000);
+    expect(final.episodesDone).toBeGreaterThanOrEqual(1);
+    expect(second.scheduler.activeJobs()).toEqual([]);
+    expect(second.scheduler.catalog.getRun(run.runId)?.status).toBe(final.status);
+  });
+});

@@ -1,0 +1,85 @@
+/**
+ * The backend's shared model hosts: refcounted by queued and running runs, kept through an
+ * idle grace, unloaded after it, restarted when one dies.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isPidAlive } from '../../src/scheduler/resource-sampler.js';
+import { readSummary } from '../../src/store/run-dir.js';
+import { FixedSampler } from '../fixtures/fixed-sampler.js';
+import { closeAll, makeScheduler, slow, waitFor, waitForStatus } from './harness.js';
+
+afterEach(closeAll);
+
+const planner = (h: Awaited<ReturnType<typeof makeScheduler>>) => h.scheduler.sharedHosts().find((x) => x.nodeset === 'planner');
+
+describe('shared hosts', () => {
+  it('refcounts a shared host by queued runs, keeps it through the idle grace, then unloads it', async () => {
+    const h = await makeScheduler({ sampler: new FixedSampler(), sharedHostIdleMs: 1500 });
+    h.scheduler.acquireInteractiveLock('test');
+    const a = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 1 });
+    const b = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 1 });
+    const host = planner(h)!;
+    expect(host.holders.sort()).toEqual([a.runId, b.runId].sort());
+    expect(host.pid).not.toBeNull();
+    const urls = JSON.parse(readFileSync(join(h.scheduler.getRunDir(a.runId), 'shared_urls.json'), 'utf8')) as Record<string, string>;
+    expect(urls).toEqual({ planner: host.url });
+
+    await h.scheduler.cancel(a.runId);
+    expect(planner(h)!.holders).toEqual([b.runId]);
+    await h.scheduler.cancel(b.runId);
+    expect(planner(h)).toMatchObject({ holders: [], idleSince: expect.any(String), pid: host.pid });
+
+    // A run submitted within the grace borrows the same process: no reload.
+    const c = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 1 });
+    expect(planner(h)).toMatchObject({ pid: host.pid, holders: [c.runId], idleSince: null });
+    await h.scheduler.cancel(c.runId);
+    await h.scheduler.tick();
+    expect(isPidAlive(host.pid!)).toBe(true);
+
+    await waitFor('the idle host to be unloaded', () => planner(h) === undefined, 10_000);
+    await waitFor('the host process to exit', () => !isPidAlive(host.pid!), 5000);
+  });
+
+  it('restarts a shared host that dies while runs hold it, and queued runs get its new URL', async () => {
+    const h = await makeScheduler({ sampler: new FixedSampler() });
+    const release = h.scheduler.acquireInteractiveLock('test');
+    const a = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 2 });
+    const first = planner(h)!;
+    process.kill(first.pid!, 'SIGKILL');
+    const second = await waitFor('the host to come back', () => {
+      const p = planner(h);
+      return p && p.pid !== null && p.pid !== first.pid ? p : undefined;
+    });
+    expect(second).toMatchObject({ restarts: 1, holders: [a.runId] });
+    expect(second.url).not.toBe(first.url);
+    await waitFor('shared_urls.json to name the new host', () => {
+      const urls = JSON.parse(readFileSync(join(h.scheduler.getRunDir(a.runId), 'shared_urls.json'), 'utf8')) as Record<string, string>;
+      return urls.planner === second.url;
+    }, 5000);
+
+    release();
+    const done = await waitForStatus(h, a.runId, 'COMPLETED');
+    expect(done.statusCounts).toEqual({ COMPLETED: 2 });
+  });
+
+  it('a running run whose shared host dies finishes with CRASHED episodes instead of hanging', async () => {
+    const h = await makeScheduler({ sampler: new FixedSampler() });
+    const run = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 4, overrides: slow(10) });
+    const dir = h.scheduler.getRunDir(run.runId);
+    await waitFor('an episode to start', () => h.scheduler.activeJobs()[0]?.pid, 30_000);
+    await waitFor('the first step', () => {
+      try {
+        return readFileSync(join(dir, 'stdout.log'), 'utf8').includes('first episode started');
+      } catch {
+        return false;
+      }
+    });
+    process.kill(planner(h)!.pid!, 'SIGKILL');
+    const final = await waitForStatus(h, run.runId, ['COMPLETED', 'FAILED'], 45_000);
+    expect(final.episodesDone).toBe(4);
+    expect(final.statusCounts.CRASHED ?? 0).toBeGreaterThanOrEqual(1);
+    expect((await readSummary(dir)).status).toBe(final.status);
+  });
+});
