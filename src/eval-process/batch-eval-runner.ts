@@ -116,6 +116,7 @@ export class BatchEvalRunner {
     const callerId = `${spec.runId}/w${workerId}`;
     const slot = pool.lease(workerId);
     try {
+      await pool.ready(workerId);
       for (const index of chunk) {
         if (this.#stopped()) break;
         await pool.ensureHealthy(workerId, this.#o.signal);

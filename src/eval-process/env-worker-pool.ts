@@ -20,6 +20,8 @@ export interface EnvWorkerPoolOptions {
   signal?: AbortSignal;
   /** Receives each host's stderr lines, prefixed with its name. */
   onStderr?: (line: string) => void;
+  /** Each host once it is up, respawns included. */
+  onHostStarted?: (host: HostInfo) => void;
 }
 
 export interface HostInfo {
@@ -41,6 +43,8 @@ interface SlotState extends WorkerSlot {
   urlOverrides: Record<string, string>;
   clients: Map<string, HostClient>;
   hosts: Map<string, HostProcess>;
+  /** Settles when the slot's first hosts are up (rejects when one could not start). */
+  starting: Promise<void>;
   leased: boolean;
   /** Set after a crash: the slot's hosts are replaced before the next episode even if they still answer. */
   suspect: boolean;
@@ -60,7 +64,12 @@ export class EnvWorkerPool {
     this.#entries = new Map(opts.nodesets.map((n) => [n.name, n]));
   }
 
-  /** Spawns every host of every slot in parallel; on any failure stops those that started and throws. */
+  /**
+   * Starts slot 0's hosts and resolves once they are up; the other slots' hosts then start
+   * together in the background (`ready(k)` waits for slot k). On 2 cores, booting every host
+   * at once would hold the first episode back until the last host is up. When slot 0 cannot
+   * start, whatever started is stopped and the error is thrown.
+   */
   static async open(opts: EnvWorkerPoolOptions): Promise<EnvWorkerPool> {
     if (!Number.isInteger(opts.workerCount) || opts.workerCount < 1) throw new RangeError(`worker count must be an integer ≥ 1, got ${opts.workerCount}`);
     const slots: SlotState[] = Array.from({ length: opts.workerCount }, (_, workerId) => ({
@@ -68,18 +77,35 @@ export class EnvWorkerPool {
       urlOverrides: {},
       clients: new Map(),
       hosts: new Map(),
+      starting: Promise.resolve(),
       leased: false,
       suspect: false,
     }));
     const pool = new EnvWorkerPool(opts, slots);
-    const starts = slots.flatMap((slot) => opts.nodesets.map((entry) => pool.#spawnInto(slot, entry)));
-    const results = await Promise.allSettled(starts);
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) {
+    const [first, ...rest] = slots;
+    first!.starting = pool.#startSlot(first!);
+    try {
+      await first!.starting;
+    } catch (err) {
       await pool.close();
-      throw failed.reason;
+      throw err;
+    }
+    for (const slot of rest) {
+      slot.starting = pool.#startSlot(slot);
+      // Reported by ready(k) to the worker that needs the slot.
+      slot.starting.catch(() => {});
     }
     return pool;
+  }
+
+  /** Waits until slot k's hosts are up; throws when one of them could not start. */
+  ready(workerId: number): Promise<void> {
+    return this.#slot(workerId).starting;
+  }
+
+  /** Waits until every slot is up; throws the first start failure. */
+  async allReady(): Promise<void> {
+    await Promise.all(this.#slots.map((s) => s.starting));
   }
 
   /** The tag of slot k's hosts: none when there is a single slot. */
@@ -107,6 +133,7 @@ export class EnvWorkerPool {
   /** Respawns any host of slot k that died (or all of them after a crash). */
   async ensureHealthy(workerId: number, signal?: AbortSignal): Promise<void> {
     const slot = this.#slot(workerId);
+    await slot.starting;
     const replace = [...slot.hosts.entries()].filter(([, host]) => slot.suspect || !host.alive);
     slot.suspect = false;
     await Promise.all(
@@ -127,6 +154,8 @@ export class EnvWorkerPool {
   /** Stops every host (SIGTERM, then SIGKILL after a grace). Idempotent. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
+      // A host still booting is stopped by #spawnInto as soon as it is up.
+      await Promise.allSettled(this.#slots.map((s) => s.starting));
       const stops: Promise<unknown>[] = [];
       for (const slot of this.#slots) {
         for (const client of slot.clients.values()) client.close();
@@ -141,6 +170,12 @@ export class EnvWorkerPool {
     const slot = this.#slots[workerId];
     if (!slot) throw new RangeError(`no worker slot ${workerId} (pool of ${this.workerCount})`);
     return slot;
+  }
+
+  async #startSlot(slot: SlotState): Promise<void> {
+    const results = await Promise.allSettled(this.#opts.nodesets.map((entry) => this.#spawnInto(slot, entry)));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   async #spawnInto(slot: SlotState, entry: NodesetEntry, signal = this.#opts.signal): Promise<void> {
@@ -165,5 +200,6 @@ export class EnvWorkerPool {
     slot.hosts.set(entry.name, host);
     slot.urlOverrides[entry.name] = host.url;
     slot.clients.set(entry.name, new HostClient(host.url));
+    this.#opts.onHostStarted?.({ nodeset: host.nodeset, tag: host.tag ?? null, url: host.url, pid: host.pid });
   }
 }

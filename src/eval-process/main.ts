@@ -18,6 +18,10 @@ const stamp = () => `+${Math.round(performance.now())}ms`;
 const out = (line: string) => process.stdout.write(`[eval ${stamp()}] ${line}\n`);
 const err = (line: string) => process.stderr.write(`[eval ${stamp()}] ${line}\n`);
 
+// A reader that went away (a closed pipe) must not take the run down with it.
+process.stdout.on('error', () => {});
+process.stderr.on('error', () => {});
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: { 'run-dir': { type: 'string' }, 'backend-url': { type: 'string' } },
@@ -49,6 +53,7 @@ async function main(): Promise<number> {
     runDir,
     signal: controller.signal,
     log: out,
+    onHostStarted: (h) => out(`host ${h.nodeset}${h.tag !== null ? `#${h.tag}` : ''} up at ${h.url} (pid ${h.pid})`),
     onHostsReady: (hosts) => out(`hosts: ${hosts.map((h) => `${h.nodeset}${h.tag !== null ? `#${h.tag}` : ''}=${h.url} (pid ${h.pid})`).join(', ')}`),
     onEpisodeStart: ({ index, workerId }) => {
       if (first) out(`first episode started (episode ${index}, worker ${workerId})`);

@@ -36,8 +36,10 @@ export interface RunBatchOptions {
   onSummary?(summary: RunSummary): void;
   /** When an episode starts on a worker. */
   onEpisodeStart?(info: { index: number; workerId: number }): void;
-  /** Once every host is up. */
+  /** Once every host is up (worker 0 may have started episodes already). */
   onHostsReady?(hosts: HostInfo[]): void;
+  /** Each host this run starts, as soon as it is up, respawns included. */
+  onHostStarted?(host: HostInfo): void;
   /** Per-node progress events; off unless given (batch runs stay quiet). */
   onStep?: StepListener;
   /** Lines for the run's log (host stderr, start-up timings). @default nothing */
@@ -96,6 +98,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
         onStderr: (line) => onStderr(`[${entry.name}] ${line}`),
       });
       owned.push(host);
+      opts.onHostStarted?.({ nodeset: host.nodeset, tag: host.tag, url: host.url, pid: host.pid });
       registry!.attachUrl(entry.name, host.url);
       return [entry.name, host.url];
     });
@@ -106,6 +109,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       ...(hostEnv ? { env: hostEnv } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       onStderr,
+      ...(opts.onHostStarted ? { onHostStarted: opts.onHostStarted } : {}),
     });
     // Every start is awaited before any failure is thrown, so no host is left behind unstopped.
     const [sharedResults, poolResult] = await Promise.all([Promise.allSettled(sharedStarts), poolStart.then((p) => (pool = p)).then(() => undefined, (err: unknown) => err ?? new Error('pool start failed'))]);
@@ -114,9 +118,16 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     if (failedShared) throw failedShared.reason;
     const sharedUrls = Object.fromEntries(sharedResults.map((r) => (r as PromiseFulfilledResult<[string, string]>).value));
     if (workers === 1) for (const h of pool!.hosts()) registry.attachUrl(h.nodeset, h.url);
-    const hosts = [...pool!.hosts(), ...owned.map((h) => ({ nodeset: h.nodeset, tag: h.tag, url: h.url, pid: h.pid }))];
-    log(`${hosts.length} host(s) ready in ${Math.round(performance.now() - t0)} ms`);
-    opts.onHostsReady?.(hosts);
+    log(`worker 0's hosts ready in ${Math.round(performance.now() - t0)} ms`);
+    const readyPool = pool!;
+    void readyPool.allReady().then(
+      () => {
+        const hosts = [...readyPool.hosts(), ...owned.map((h) => ({ nodeset: h.nodeset, tag: h.tag, url: h.url, pid: h.pid }))];
+        log(`all ${hosts.length} host(s) ready in ${Math.round(performance.now() - t0)} ms`);
+        opts.onHostsReady?.(hosts);
+      },
+      () => {},
+    );
 
     const runner = new BatchEvalRunner({
       spec,

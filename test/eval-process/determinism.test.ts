@@ -35,7 +35,7 @@ async function run(spec: Partial<RunSpec> & Pick<RunSpec, 'graphName' | 'episode
   const summary = await runBatch({
     runDir: dir,
     ...(delay ? { hostEnv: { EVAL_HOST_INJECT_DELAY_MS: '5' } } : {}),
-    onHostsReady: (hosts) => pids.push(...hosts.map((h) => h.pid)),
+    onHostStarted: (h) => pids.push(h.pid),
   });
   const logs = await Promise.all(
     summary.episodes.map(async (e) => {

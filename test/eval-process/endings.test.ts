@@ -2,12 +2,13 @@
  * Every way an episode can end yields a full record with the steps and metrics measured up
  * to that point. Real hosts, in-process runBatch.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runBatch } from '../../src/eval-process/run-batch.js';
-import { isDone } from '../../src/store/run-dir.js';
+import { runBatch, type RunBatchOptions } from '../../src/eval-process/run-batch.js';
+import { episodeDirName, isDone } from '../../src/store/run-dir.js';
 import type { RunSpec } from '../../src/store/types.js';
 import { gridnavGraph, isAlive, makeRun, waitFor, writeWorkspaceGraph } from './run-helpers.js';
 
@@ -26,14 +27,13 @@ afterEach(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
-async function runGraph(graph: ReturnType<typeof gridnavGraph>, spec: Partial<RunSpec> & { episodeCount: number }, signal?: AbortSignal, onEpisode?: () => void) {
+async function runGraph(graph: ReturnType<typeof gridnavGraph>, spec: Partial<RunSpec> & { episodeCount: number }, extra: Partial<RunBatchOptions> = {}) {
   await writeWorkspaceGraph(workspace, graph);
   const { dir } = await makeRun(outputs, { graphName: graph.name, activeWorkspaceDir: workspace, ...spec });
   const summary = await runBatch({
     runDir: dir,
-    ...(signal ? { signal } : {}),
-    onHostsReady: (hosts) => pids.push(...hosts.map((h) => h.pid)),
-    ...(onEpisode ? { onEpisode } : {}),
+    onHostStarted: (h) => pids.push(h.pid),
+    ...extra,
   });
   expect(isDone(dir)).toBe(true);
   for (const pid of pids) expect(isAlive(pid) ? await waitFor(() => !isAlive(pid), 3000) : true).toBe(true);
@@ -113,13 +113,30 @@ describe('episode endings', () => {
 
   it('CANCELLED: cancel mid-run stops dispatch, ends the in-flight episodes with partial metrics, keeps finished ones', async () => {
     const controller = new AbortController();
-    let seen = 0;
+    // Cancel once an episode has finished and worker 1's current episode has run a few steps.
+    let runDir = '';
+    let worker1Episode = -1;
+    let polling = false;
+    const stepsLogged = (index: number) => {
+      const log = join(runDir, 'episodes', episodeDirName(index), 'log.jsonl');
+      return existsSync(log) ? readFileSync(log, 'utf8').split('\n').length - 1 : 0;
+    };
     const { summary } = await runGraph(
       gridnavGraph('g_cancel', { envConfig: { step_latency_ms: 10 } }),
       { episodeCount: 12, workerCount: 2, dataset: 'mini' },
-      controller.signal,
-      () => {
-        if (++seen === 1) controller.abort(new Error('test cancel'));
+      {
+        signal: controller.signal,
+        onSummary: (s) => {
+          runDir ||= join(outputs, 'eval_runs', s.runId);
+        },
+        onEpisodeStart: ({ index, workerId }) => {
+          if (workerId === 1) worker1Episode = index;
+        },
+        onEpisode: () => {
+          if (polling) return;
+          polling = true;
+          void waitFor(() => worker1Episode >= 0 && stepsLogged(worker1Episode) >= 6, 20_000, 5).then(() => controller.abort(new Error('test cancel')));
+        },
       },
     );
     expect(summary.status).toBe('CANCELLED');

@@ -114,15 +114,18 @@ describe('eval process', () => {
     let killed = false;
     const summary = await runBatch({
       runDir: dir,
-      onHostsReady: (hosts) => {
-        pids.push(...hosts.map((h) => h.pid));
-        victim = hosts.find((h) => h.nodeset === 'env_gridnav' && h.tag === '0')!.pid;
+      onHostStarted: (h) => {
+        pids.push(h.pid);
+        if (h.nodeset === 'env_gridnav' && h.tag === '0' && victim === 0) victim = h.pid;
       },
       onEpisodeStart: ({ index }) => {
-        if (index === 0) setTimeout(() => {
+        if (index !== 0) return;
+        // Kill the host once episode 0 has run a few steps (its firing log shows them).
+        const log = join(dir, 'episodes', 'ep0000', 'log.jsonl');
+        void waitFor(async () => existsSync(log) && (await readFile(log, 'utf8')).split('\n').length > 6, 10_000, 5).then(() => {
           process.kill(victim, 'SIGKILL');
           killed = true;
-        }, 120);
+        });
       },
     });
     expect(killed).toBe(true);
@@ -148,7 +151,7 @@ describe('eval process', () => {
         broken.nodes[1]!.type = 'planner__gone';
         void writeFile(path, JSON.stringify(broken)).then(() => (edited = true));
       },
-      onHostsReady: (hosts) => pids.push(...hosts.map((h) => h.pid)),
+      onHostStarted: (h) => pids.push(h.pid),
     });
     expect(edited).toBe(true);
     expect(summary.status).toBe('COMPLETED');
@@ -163,7 +166,7 @@ describe('eval process', () => {
     const a = await makeRun(outputs, spec);
     const b = await makeRun(outputs, spec);
     const child = startEvalProcess(a.dir);
-    const inProcess = await runBatch({ runDir: b.dir, onHostsReady: (h) => pids.push(...h.map((x) => x.pid)) });
+    const inProcess = await runBatch({ runDir: b.dir, onHostStarted: (h) => pids.push(h.pid) });
     expect((await child).exitCode).toBe(0);
     const viaSubprocess: RunSummary = await readSummary(a.dir);
     expect(viaSubprocess.status).toBe('COMPLETED');
@@ -178,7 +181,7 @@ describe('eval process', () => {
     const b = await makeRun(outputs, { graphName: 'quick', episodeCount: 1, activeWorkspaceDir: workspace }, now);
     expect(a.runId).toBe('20260102_030405');
     expect(b.runId).toBe('20260102_030405_1');
-    const [sa, sb] = await Promise.all([a, b].map((r) => runBatch({ runDir: r.dir, onHostsReady: (h) => pids.push(...h.map((x) => x.pid)) })));
+    const [sa, sb] = await Promise.all([a, b].map((r) => runBatch({ runDir: r.dir, onHostStarted: (h) => pids.push(h.pid) })));
     expect([sa!.runId, sb!.runId]).toEqual([a.runId, b.runId]);
     expect([sa!.status, sb!.status]).toEqual(['COMPLETED', 'COMPLETED']);
     expect(resultBytes(sa!)).toBe(resultBytes(sb!));
