@@ -167,12 +167,16 @@ export class RunCatalog {
       const n = await catalog.indexRunDirs(() => true);
       if (n === 0 && !existsSync(runsRoot(dir)) && !rebuild.includes('corrupt')) logger?.info(`catalog: created ${file}`);
       else logger?.warn(`catalog: ${rebuild}; rebuilt from the run directories (${n} runs)`);
+      catalog.schedule();
       await catalog.flush();
     } else {
       const known = db.data.runs;
       // Dirs the catalog missed (a crash between the run dir write and the catalog's) and runs it still thinks are live.
       const n = await catalog.indexRunDirs((id) => !known[id] || !isTerminalRunStatus(known[id].status));
-      if (n > 0) await catalog.flush();
+      if (n > 0) {
+        catalog.schedule();
+        await catalog.flush();
+      }
     }
     return catalog;
   }

@@ -134,4 +134,23 @@ describe('restart recovery', () => {
     expect(second.scheduler.activeJobs()).toEqual([]);
     expect(second.scheduler.catalog.getRun(run.runId)?.status).toBe(final.status);
   });
+
+  it('rebuilds a deleted or corrupt db.json from the run dirs on start, and says so', async () => {
+    const first = await makeScheduler({ sampler: new FixedSampler() }, undefined, (s) => s.acquireInteractiveLock('hold'));
+    const a = await first.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 1 });
+    const b = await first.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 1, priority: 1 });
+    await first.scheduler.cancel(a.runId);
+    await first.scheduler.close();
+
+    for (const damage of ['delete', 'corrupt'] as const) {
+      if (damage === 'delete') rmSync(join(first.dir, 'db.json'));
+      else writeFileSync(join(first.dir, 'db.json'), '{ not json');
+      const next = await makeScheduler({ sampler: new FixedSampler() }, first.dir, (s) => s.acquireInteractiveLock('hold'));
+      expect(next.logger.lines.join('\n')).toMatch(damage === 'delete' ? /db\.json is missing; rebuilt/ : /db\.json is corrupt .*rebuilt/);
+      expect(next.scheduler.catalog.getRun(a.runId)?.status).toBe('CANCELLED');
+      expect(next.scheduler.catalog.getRun(b.runId)).toMatchObject({ status: 'QUEUED', priority: 1 });
+      expect(next.scheduler.queue().map((e) => e.runId)).toEqual([b.runId]);
+      await next.scheduler.close();
+    }
+  });
 });
