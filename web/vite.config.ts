@@ -17,6 +17,6 @@ export default defineConfig({
   },
   server: {
     // `npx vite --config web/vite.config.ts` against a running backend on :4000.
-    proxy: { '/graphql': { target: 'http://127.0.0.1:4000', ws: true }, '/assets-api': 'http://127.0.0.1:4000' },
+    proxy: { '/graphql': { target: 'http://127.0.0.1:4000', ws: true }, '/runs': 'http://127.0.0.1:4000' },
   },
 });

@@ -4,7 +4,7 @@ const AGG = 'name mean count stderr min max';
 
 const RUN_ROW = `id status graphName episodeCount workerCount episodesDone priority createdAt startedAt finishedAt aggregateMetrics { ${AGG} }`;
 
-const RUN_DETAIL = `${RUN_ROW} seed timedOut error { code message }
+const RUN_DETAIL = `${RUN_ROW} seq seed timedOut error { code message }
   aggregateByTask { task metrics { ${AGG} } }
   statusCounts { status count }`;
 

@@ -43,6 +43,8 @@ export interface StatusCount {
 }
 
 export interface RunDetail extends RunRow {
+  /** Rises at every rewrite of the run's summary: the newer of two states has the higher seq. */
+  seq: number;
   seed: number;
   timedOut: boolean;
   error: RunError | null;

@@ -5,7 +5,7 @@ import { histogram, metricSeries } from '../lib/metrics.js';
 import type { EpisodeRow } from '../api/types.js';
 import { UPlotChart } from './UPlotChart.js';
 
-const bars = uPlot.paths.bars!({ size: [0.9, Infinity] });
+const bars = uPlot.paths.bars!({ size: [0.9, 120] });
 
 /** The distribution of one metric over the run's episodes. */
 export function HistogramChart({ episodes, metric, height = 240 }: { episodes: EpisodeRow[]; metric: string; height?: number }) {

@@ -4,6 +4,15 @@ import { metricSeries } from '../lib/metrics.js';
 import type { EpisodeRow } from '../api/types.js';
 import { UPlotChart } from './UPlotChart.js';
 
+function rangeWithZero(min: number | null, max: number | null): [number, number] {
+  if (min == null || max == null) return [0, 1];
+  const lo = Math.min(0, min);
+  const hi = Math.max(0, max);
+  if (hi === lo) return [lo - 1, hi + 1];
+  const pad = (hi - lo) * 0.06;
+  return [lo < 0 ? lo - pad : 0, hi > 0 ? hi + pad : 0];
+}
+
 /** One metric per episode index (points) with its running mean over the index order (line). */
 export function MetricSeriesChart({ episodes, metric, height = 240 }: { episodes: EpisodeRow[]; metric: string; height?: number }) {
   const data = useMemo(() => {
@@ -16,7 +25,11 @@ export function MetricSeriesChart({ episodes, metric, height = 240 }: { episodes
       height,
       legend: { show: true, live: true },
       cursor: { drag: { x: true, y: false } },
-      scales: { x: { time: false } },
+      scales: {
+        x: { time: false },
+        // Keep 0 in view so a 0/1 metric such as success reads as a rate, not a flat line.
+        y: { range: (_u, min, max) => rangeWithZero(min, max) },
+      },
       axes: [
         { label: 'episode index', size: 40, labelSize: 18, stroke: '#5b6577', grid: { stroke: '#eceff4' } },
         { label: metric, size: 50, labelSize: 18, stroke: '#5b6577', grid: { stroke: '#eceff4' } },

@@ -11,6 +11,7 @@ import { EPISODE_STATUSES } from '../lib/statuses.js';
 import { StatusBadge } from './StatusBadge.js';
 
 const ROW_HEIGHT = 32;
+const RECORD_COLUMNS = ['#', 'ending', 'steps', 'task', 'worker', 'duration'];
 const OVERSCAN = 8;
 
 type SortKey = 'index' | 'status' | 'steps' | 'durationMs' | 'workerId' | 'task' | `m:${string}`;
@@ -74,7 +75,13 @@ export function EpisodeTable({ episodes, metricNames, selected, onOpen, height =
       { key: 'index', label: '#', className: 'num', render: (e) => e.index },
       { key: 'status', label: 'ending', render: (e) => <StatusBadge status={e.status} /> },
       { key: 'steps', label: 'steps', className: 'num', render: (e) => e.steps },
-      ...metricNames.map<Column>((m) => ({ key: `m:${m}`, label: m, className: 'num', render: (e) => fmtMetricValue(e.metrics?.[m]) })),
+      ...metricNames.map<Column>((m) => ({
+        key: `m:${m}`,
+        // A metric may share its name with a record column (gridnav reports `steps` too).
+        label: RECORD_COLUMNS.includes(m) ? `${m} (metric)` : m,
+        className: 'num',
+        render: (e) => fmtMetricValue(e.metrics?.[m]),
+      })),
       ...(hasTask ? [{ key: 'task' as const, label: 'task', render: (e: EpisodeRow) => e.task ?? '–' }] : []),
       { key: 'workerId', label: 'worker', className: 'num', render: (e) => `w${e.workerId}` },
       { key: 'durationMs', label: 'duration', className: 'num', render: (e) => fmtDuration(e.durationMs) },

@@ -9,10 +9,14 @@ import type { EpisodeRow, Page } from '../api/types.js';
 import { useSubscription } from './useSubscription.js';
 import { useThrottled } from './useThrottled.js';
 
+/** A small first page puts rows on screen at once; the rest follows in large pages. */
+const FIRST_PAGE = 200;
+// The server prices a page at about (fields × first); 2,000 rows stay well under its cost limit.
 const PAGE = 2000;
 
 export interface RunEpisodes {
   episodes: EpisodeRow[];
+  /** True until every page has arrived (episodes may already hold the first ones). */
   loading: boolean;
   error: GraphQLRequestError | null;
 }
@@ -35,14 +39,16 @@ export function useRunEpisodes(runId: string, episodesDone: number | undefined, 
     }
     loadingRef.current = true;
     try {
-      let all: EpisodeRow[] = [];
-      for (let offset = 0; ; offset += PAGE) {
-        const d = await gql<{ run: { episodes: Page<EpisodeRow> } | null }>(RUN_EPISODES, { id: runId, offset, first: PAGE });
+      for (let offset = 0; ; ) {
+        const first = offset === 0 ? FIRST_PAGE : PAGE;
+        const d = await gql<{ run: { episodes: Page<EpisodeRow> } | null }>(RUN_EPISODES, { id: runId, offset, first });
         const page = d.run?.episodes;
-        all = all.concat(page?.items ?? []);
-        if (!page || offset + PAGE >= page.total) break;
+        offset += first;
+        const done = !page || offset >= page.total;
+        const items = page?.items ?? [];
+        setState((s) => (s.runId === runId ? { runId, episodes: merge(s.episodes, items), loading: !done, error: null } : s));
+        if (done) break;
       }
-      setState((s) => (s.runId === runId ? { runId, episodes: merge(s.episodes, all), loading: false, error: null } : s));
     } catch (err) {
       setState((s) => (s.runId === runId ? { ...s, loading: false, error: err as GraphQLRequestError } : s));
     } finally {

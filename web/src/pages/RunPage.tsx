@@ -26,7 +26,8 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
   const q = useQuery<{ run: RunDetail | null }>(RUN, { id: runId });
   const [pushed, setPushed] = useState<RunDetail | null>(null);
   useEffect(() => setPushed(null), [runId]);
-  const run = pushed?.id === runId ? pushed : q.data?.run ?? null;
+  const fetched = q.data?.run ?? null;
+  const run = pushed?.id === runId && (!fetched || pushed.seq >= fetched.seq) ? pushed : fetched;
   const live = run ? isLiveRun(run.status) : false;
 
   useSubscription<{ runProgress: RunDetail }>(
@@ -129,7 +130,15 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
       <RunCharts run={run} episodes={eps.episodes} metricNames={metricNames} onPick={open} />
 
       <section className="panel">
-        <h2>Episodes</h2>
+        <h2>
+          Episodes{' '}
+          {eps.loading && eps.episodes.length > 0 && (
+            <span className="muted small">
+              <span className="spinner" aria-hidden /> loading the rest…
+            </span>
+          )}
+        </h2>
+        {eps.error && eps.episodes.length > 0 && <ErrorBox error={eps.error} title="Some episodes could not be loaded" />}
         {eps.error && eps.episodes.length === 0 ? (
           <ErrorBox error={eps.error} title="The episodes could not be loaded" />
         ) : eps.loading && eps.episodes.length === 0 ? (

@@ -93,7 +93,7 @@ export function RunsPage() {
           )}
         </Empty>
       ) : (
-        <div className="table-wrap">
+        <div className="panel table-wrap flush">
           <table className="grid runs" data-testid="runs-table">
             <thead>
               <tr>
