@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { errorMessage } from '../errors.js';
 import { createHost, type Host } from './host.js';
-import { loadManifest } from './manifest.js';
+import { readManifest } from './read-manifest.js';
 import { loadNodesetModule } from './nodeset-module.js';
 import { HOST_READY_PREFIX } from './types.js';
 
@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => exit(0));
   process.on('SIGINT', () => exit(0));
 
-  const manifest = await loadManifest(dir);
+  const manifest = await readManifest(dir);
   const mod = await loadNodesetModule(dir, manifest);
   await mod.init?.({ dir, manifest });
   host = createHost({ manifest, dir, module: mod, tag });

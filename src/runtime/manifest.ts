@@ -2,13 +2,12 @@
  * Nodeset manifests: the zod schema of `NodesetManifest` and `loadManifest(dir)`, which reads
  * `<dir>/manifest.json` and names the file and the field of anything wrong.
  */
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { z } from 'zod';
-import { BadInputError, errorMessage } from '../errors.js';
+import { BadInputError } from '../errors.js';
+import { readManifestJson } from './read-manifest.js';
 import type { NodesetManifest } from './types.js';
 
-export const MANIFEST_FILE = 'manifest.json';
+export { MANIFEST_FILE } from './read-manifest.js';
 
 /** Nodeset names: no `__` (the separator of node types) and no `#` (the separator of host tags). */
 const NODESET_NAME = /^[A-Za-z][A-Za-z0-9-]*(?:_[A-Za-z0-9-]+)*$/;
@@ -125,18 +124,6 @@ export function parseManifest(raw: unknown, source: string): NodesetManifest {
 
 /** Reads and validates `<dir>/manifest.json`. */
 export async function loadManifest(dir: string): Promise<NodesetManifest> {
-  const file = join(dir, MANIFEST_FILE);
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    throw new BadInputError(`cannot read nodeset manifest ${file}: ${errorMessage(err)}`, { cause: err });
-  }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (err) {
-    throw new BadInputError(`nodeset manifest ${file} is not valid JSON: ${errorMessage(err)}`, { cause: err });
-  }
+  const { file, raw } = await readManifestJson(dir);
   return parseManifest(raw, file);
 }
