@@ -4,6 +4,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { lexicographicSortSchema, printSchema } from 'graphql';
 import { PACKAGE_ROOT } from '../src/paths.js';
 import { buildSchema } from '../src/resolvers/index.js';
@@ -14,7 +15,7 @@ export function printedSchema(): string {
   return printSchema(lexicographicSortSchema(buildSchema())) + '\n';
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const sdl = printedSchema();
   if (process.argv.includes('--check')) {
     let current = '';
