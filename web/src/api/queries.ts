@@ -33,7 +33,9 @@ export const EPISODE = `query Episode($id: ID!, $index: Int!, $logOffset: Int, $
 
 export const RUN_PROGRESS = `subscription RunProgress($id: ID!) { runProgress(id: $id) { ${RUN_DETAIL} } }`;
 
-export const EPISODE_COMPLETED = `subscription EpisodeCompleted($runId: ID!) { episodeCompleted(runId: $runId) { ${EPISODE_ROW} } }`;
+export const EPISODE_COMPLETED = `subscription EpisodeCompleted($runId: ID!, $includeExisting: Boolean) {
+  episodeCompleted(runId: $runId, includeExisting: $includeExisting) { ${EPISODE_ROW} }
+}`;
 
 const QUEUE_FIELDS = `queue { runId position priority graphName episodeCount workerCount createdAt exclusiveGpu waitingReason reserving estimate { ramMb vramMb source } }
   activeJobs { runId priority pid graphName startedAt episodesDone episodeCount workerCount viaSubprocess exclusiveGpu rssMb }`;

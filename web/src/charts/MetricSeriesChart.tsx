@@ -8,7 +8,7 @@ function rangeWithZero(min: number | null, max: number | null): [number, number]
   if (min == null || max == null) return [0, 1];
   const lo = Math.min(0, min);
   const hi = Math.max(0, max);
-  if (hi === lo) return [lo - 1, hi + 1];
+  if (hi === lo) return [0, 1];
   const pad = (hi - lo) * 0.06;
   return [lo < 0 ? lo - pad : 0, hi > 0 ? hi + pad : 0];
 }

@@ -4,8 +4,10 @@ import { headlineMetrics } from '../lib/metrics.js';
 import { Empty } from './States.js';
 
 /** One card per metric: mean ± standard error, the count it is over, and the range. */
-export function MetricCards({ metrics }: { metrics: MetricAggregate[] }) {
-  if (metrics.length === 0) return <Empty>No metrics yet: they appear as episodes finish.</Empty>;
+export function MetricCards({ metrics, live }: { metrics: MetricAggregate[]; live: boolean }) {
+  if (metrics.length === 0) {
+    return <Empty>{live ? 'No metrics yet: they appear as episodes finish.' : 'No episode of this run reported a metric.'}</Empty>;
+  }
   const ordered = headlineMetrics(metrics, metrics.length);
   return (
     <div className="cards" data-testid="metric-cards">

@@ -19,7 +19,7 @@ export function TaskTable({ tasks }: { tasks: TaskAggregate[] }) {
           </tr>
         </thead>
         <tbody>
-          {tasks.map((t) => (
+          {tasks.filter((t) => t.metrics.length > 0).map((t) => (
             <tr key={t.task}>
               <td>{t.task}</td>
               <td className="num">{Math.max(0, ...t.metrics.map((m) => m.count))}</td>

@@ -65,12 +65,31 @@ export function useRunEpisodes(runId: string, episodesDone: number | undefined, 
     void load();
   }, [runId, load]);
 
+  // Episodes arrive one message each; a busy run sends many a second, so they are drawn in batches.
+  const pending = useRef<EpisodeRow[]>([]);
+  const flushTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  useEffect(
+    () => () => {
+      if (flushTimer.current) clearTimeout(flushTimer.current);
+      flushTimer.current = null;
+      pending.current = [];
+    },
+    [runId],
+  );
   useSubscription<{ episodeCompleted: EpisodeRow }>(
     EPISODE_COMPLETED,
-    { runId },
+    // Episodes finished before now come from the query; reloads fill any gap between the two.
+    { runId, includeExisting: false },
     {
-      onData: (d) =>
-        setState((s) => (s.runId === runId ? { ...s, episodes: merge(s.episodes, [d.episodeCompleted]) } : s)),
+      onData: (d) => {
+        pending.current.push(d.episodeCompleted);
+        flushTimer.current ??= setTimeout(() => {
+          flushTimer.current = null;
+          const batch = pending.current;
+          pending.current = [];
+          setState((s) => (s.runId === runId ? { ...s, episodes: merge(s.episodes, batch) } : s));
+        }, 100);
+      },
     },
     live,
   );

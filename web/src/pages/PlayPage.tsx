@@ -123,7 +123,7 @@ export function PlayPage({ initialGraph }: { initialGraph: string | null }) {
           </label>
           <div className="row">
             <label>
-              <span className="field-label">Episode index</span>
+              <span className="field-label">Episode</span>
               <input name="index" inputMode="numeric" value={index} disabled={playing} onChange={(e) => setIndex(e.target.value)} />
             </label>
             <label>

@@ -118,8 +118,8 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
 
       <section className="panel">
         <h2>Metrics</h2>
-        <MetricCards metrics={run.aggregateMetrics} />
-        {run.aggregateByTask.length > 0 && (
+        <MetricCards metrics={run.aggregateMetrics} live={live} />
+        {run.aggregateByTask.some((t) => t.metrics.length > 0) && (
           <>
             <h3>By task</h3>
             <TaskTable tasks={run.aggregateByTask} />
