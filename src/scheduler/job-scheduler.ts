@@ -110,6 +110,8 @@ interface Job {
   overBudget: { rssMb: number; budgetMb: number } | null;
   episodesDone: number;
   summaryMtimeMs: number;
+  /** The summary as this scheduler last wrote it, while the run is queued (nobody else writes it then). */
+  queuedSummary: RunSummary | null;
   finalized: Promise<RunSummary> | null;
 }
 
@@ -290,6 +292,7 @@ export class JobScheduler {
       const summary = queuedSummary(spec);
       await writeSummary(dir, summary);
       const job = this.newJob(spec, dir, estimate, graph.shared);
+      job.queuedSummary = summary;
       job.waitingReason = this.initialReason(job);
       this.enqueue(job);
       this.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: job.viaSubprocess }));
@@ -316,11 +319,15 @@ export class JobScheduler {
       const job = this.queued[qi]!;
       this.queued.splice(qi, 1);
       job.cancelRequested = true;
-      const summary = await this.rewriteSummary(job, (s) => {
-        s.status = 'CANCELLED';
-        s.finishedAt = new Date().toISOString();
-        s.error = null;
-      });
+      const summary = await this.rewriteSummary(
+        job,
+        (s) => {
+          s.status = 'CANCELLED';
+          s.finishedAt = new Date().toISOString();
+          s.error = null;
+        },
+        job.queuedSummary ?? undefined,
+      );
       await touchDone(job.runDir);
       this.hosts.release(runId);
       this.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: job.viaSubprocess }));
@@ -617,6 +624,7 @@ export class JobScheduler {
           ...(job.peakRssMb > 0 ? { peakRssMb: Math.round(job.peakRssMb) } : {}),
           exitCode: exit.kind === 'process' ? exit.exit.exitCode : null,
           signal: exit.kind === 'process' ? exit.exit.signal : null,
+          ...(exit.kind === 'process' && exit.exit.exitedAt ? { exitedAt: exit.exit.exitedAt } : {}),
         }).catch(() => {});
       }
       if (summary.status === 'COMPLETED' && job.peakRssMb > 0) {
@@ -684,10 +692,15 @@ export class JobScheduler {
 
   private async launch(job: Job): Promise<void> {
     try {
-      const summary = await this.rewriteSummary(job, (s) => {
-        s.status = 'RUNNING';
-        s.startedAt = job.startedAt;
-      });
+      const summary = await this.rewriteSummary(
+        job,
+        (s) => {
+          s.status = 'RUNNING';
+          s.startedAt = job.startedAt;
+        },
+        job.queuedSummary ?? undefined,
+      );
+      job.queuedSummary = null;
       this.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: job.viaSubprocess }));
       this.emit({ type: 'run', runId: job.runId, summary });
       if (job.viaSubprocess) {
@@ -847,6 +860,7 @@ export class JobScheduler {
       return;
     }
     const job = this.newJob(spec, run.runDir, estimate, shared);
+    job.queuedSummary = run.summary;
     job.waitingReason = this.initialReason(job);
     this.enqueue(job);
     this.catalog.upsertRun(catalogRunFromSummary(run.summary!, { viaSubprocess: job.viaSubprocess }));
@@ -927,6 +941,7 @@ export class JobScheduler {
       overBudget: null,
       episodesDone: 0,
       summaryMtimeMs: 0,
+      queuedSummary: null,
       finalized: null,
     };
   }

@@ -13,6 +13,8 @@ import { FILES } from '../store/run-dir.js';
 export interface EvalExit {
   exitCode: number | null;
   signal: string | null;
+  /** When this process saw the exit (ISO time); absent when only polling noticed it. */
+  exitedAt?: string;
 }
 
 export interface EvalChild {
@@ -69,7 +71,7 @@ export async function spawnEvalProcess(opts: SpawnEvalOptions): Promise<EvalChil
   }
   const exited = new Promise<EvalExit>((resolve) => {
     // 'exit' fires as soon as the process is gone, before execa settles its result.
-    child.once('exit', (code, signal) => resolve({ exitCode: code, signal }));
+    child.once('exit', (code, signal) => resolve({ exitCode: code, signal, exitedAt: new Date().toISOString() }));
     child.then(
       (r) => resolve({ exitCode: r.exitCode ?? null, signal: r.signal ?? null }),
       () => resolve({ exitCode: null, signal: null }),

@@ -74,6 +74,8 @@ export interface ProcessRecord {
   peakRssMb?: number;
   exitCode?: number | null;
   signal?: string | null;
+  /** When the backend saw the process exit. */
+  exitedAt?: string;
 }
 
 const emptyData = (): CatalogData => ({ version: 1, runs: {}, calibration: [], settings: {} });

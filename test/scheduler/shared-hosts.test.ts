@@ -66,16 +66,16 @@ describe('shared hosts', () => {
 
   it('a running run whose shared host dies finishes with CRASHED episodes instead of hanging', async () => {
     const h = await makeScheduler({ sampler: new FixedSampler() });
-    const run = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 4, overrides: slow(10) });
+    const run = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 4, overrides: slow(20) });
     const dir = h.scheduler.getRunDir(run.runId);
-    await waitFor('an episode to start', () => h.scheduler.activeJobs()[0]?.pid, 30_000);
-    await waitFor('the first step', () => {
-      try {
-        return readFileSync(join(dir, 'stdout.log'), 'utf8').includes('first episode started');
-      } catch {
-        return false;
-      }
-    });
+    let seen = await readSummary(dir);
+    const deadline = Date.now() + 40_000;
+    while (seen.status === 'QUEUED' || (seen.status === 'RUNNING' && seen.episodesDone < 1)) {
+      if (Date.now() > deadline) throw new Error(`the run did not finish an episode in time: ${JSON.stringify(seen.error)}`);
+      await new Promise((r) => setTimeout(r, 50));
+      seen = await readSummary(dir).catch(() => seen);
+    }
+    expect(seen).toMatchObject({ status: 'RUNNING' });
     process.kill(planner(h)!.pid!, 'SIGKILL');
     const final = await waitForStatus(h, run.runId, ['COMPLETED', 'FAILED'], 45_000);
     expect(final.episodesDone).toBe(4);

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RunCatalog, catalogRunFromSummary, compareRunIds } from '../../src/store/catalog.js';
+import { RunCatalog, catalogRunFromSummary, compareRunIds, type CatalogRun } from '../../src/store/catalog.js';
 import { createRunDir, touchDone, writeSpec, writeSummary } from '../../src/store/run-dir.js';
 import type { RunSpec, RunSummary } from '../../src/store/types.js';
 import type { RunStatus } from '../../src/statuses.js';
@@ -105,7 +105,7 @@ describe('RunCatalog', () => {
   it('lists newest first, filtered by status and graph, paged', async () => {
     const out = outputs();
     const cat = await RunCatalog.open(out);
-    const base = { graphName: 'g', priority: 0, startedAt: null, finishedAt: null, episodeCount: 1, episodesDone: 0, workerCount: 1, statusCounts: {}, aggregateMetrics: [], error: null, pid: null, viaSubprocess: true } as const;
+    const base: Omit<CatalogRun, 'id' | 'status' | 'createdAt'> = { graphName: 'g', priority: 0, startedAt: null, finishedAt: null, episodeCount: 1, episodesDone: 0, workerCount: 1, statusCounts: {}, aggregateMetrics: [], error: null, pid: null, viaSubprocess: true };
     cat.upsertRun({ ...base, id: '20261130_100000', status: 'COMPLETED', createdAt: '2026-11-30T10:00:00.000Z' });
     cat.upsertRun({ ...base, id: '20261130_100000_2', status: 'QUEUED', createdAt: '2026-11-30T10:00:00.500Z' });
     cat.upsertRun({ ...base, id: '20261130_100000_10', status: 'QUEUED', createdAt: '2026-11-30T10:00:00.500Z' });
