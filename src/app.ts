@@ -52,8 +52,10 @@ export interface App {
   /** Listens on `port` (0 or absent: any free port). Resolves with the base URL (e.g. http://127.0.0.1:4000). */
   start(port?: number): Promise<{ url: string; port: number }>;
   /**
-   * Stops serving, then the scheduler: running runs are left to finish in their detached eval
-   * processes, or cancelled with `cancelRunning`. Idempotent.
+   * Stops serving, then waits for the running runs to finish (no queued run starts meanwhile;
+   * queued runs stay queued for the next server), then stops the scheduler. With
+   * `cancelRunning` the running runs are cancelled instead (also when given to a later call
+   * while the first one waits). Idempotent.
    */
   stop(opts?: { cancelRunning?: boolean }): Promise<void>;
   readonly scheduler: JobScheduler;
@@ -391,6 +393,37 @@ export function buildApp(options: AppOptions): App {
 
   let stopping: Promise<void> | undefined;
   let unsubscribe: (() => void) | undefined;
+  let cancelOnStop = false;
+  let hurryDrain: (() => void) | undefined;
+
+  /**
+   * Waits for the running runs to finish, admitting nothing meanwhile (an eval process ends
+   * with the server that started it, so leaving runs to finish means waiting for them).
+   * A later stop({ cancelRunning: true }) cuts the wait short and the runs are cancelled.
+   */
+  async function drainRunning(): Promise<void> {
+    if (cancelOnStop) return;
+    const running = () => scheduler.activeJobs().length;
+    if (running() === 0) return;
+    const release = scheduler.acquireInteractiveLock('the server is stopping');
+    log.info(`waiting for ${running()} running run(s) to finish before stopping (stop again with cancelRunning to cancel them)`);
+    try {
+      await new Promise<void>((done) => {
+        const timer = setInterval(check, 250);
+        const off = scheduler.subscribe(() => check());
+        function check() {
+          if (!cancelOnStop && running() > 0) return;
+          clearInterval(timer);
+          off();
+          hurryDrain = undefined;
+          done();
+        }
+        hurryDrain = check;
+      });
+    } finally {
+      release();
+    }
+  }
 
   return {
     scheduler,
@@ -413,9 +446,12 @@ export function buildApp(options: AppOptions): App {
       return { url: baseUrl, port: actualPort };
     },
     stop(opts = {}) {
+      if (opts.cancelRunning) {
+        cancelOnStop = true;
+        hurryDrain?.();
+      }
       stopping ??= (async () => {
         const steps: Array<[string, () => Promise<unknown> | void]> = [
-          ['scheduler events', () => unsubscribe?.()],
           ['websocket server', () => wsServer.dispose()],
           ['watcher', () => watcher.close()],
           [
@@ -427,7 +463,9 @@ export function buildApp(options: AppOptions): App {
                 server.close(() => done());
               }),
           ],
-          ['scheduler', () => scheduler.close({ cancelRunning: opts.cancelRunning === true })],
+          ['running runs', () => drainRunning()],
+          ['scheduler events', () => unsubscribe?.()],
+          ['scheduler', () => scheduler.close({ cancelRunning: cancelOnStop })],
           ['yoga', () => yoga.dispose()],
         ];
         for (const [what, step] of steps) {

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DIST_DIR } from '../src/paths.js';
+import { readSummary, runDirPath } from '../src/store/run-dir.js';
+import { gql, START_EVAL, waitFor } from './app.helpers.js';
 
 const MAIN = join(DIST_DIR, 'main.js');
 let child: ResultPromise | undefined;
@@ -32,7 +34,7 @@ function urlFrom(proc: ResultPromise): Promise<string> {
 describe('evalctl serve', () => {
   it('prints its URL, serves GraphQL, and exits 0 on SIGTERM', async () => {
     dir = await mkdtemp(join(tmpdir(), 'serve-'));
-    child = execa('node', [MAIN, 'serve', '--port', '0', '--outputs', join(dir, 'outputs')], { reject: false, env: { EVAL_API_TOKEN: '' } });
+    child = execa('node', [MAIN, 'serve', '--port', '0', '--outputs', join(dir, 'outputs')], { reject: false, forceKillAfterDelay: false, env: { EVAL_API_TOKEN: '' } });
     const url = await urlFrom(child);
     expect((await fetch(url + '/healthz')).status).toBe(200);
     const res = await fetch(url + '/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ graphs { name } }' }) });
@@ -41,6 +43,38 @@ describe('evalctl serve', () => {
     const result = await child;
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toContain('SIGTERM');
+  });
+
+  it('on SIGTERM lets the running run finish, starts no queued one, then exits 0', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'serve-'));
+    const outputs = join(dir, 'outputs');
+    child = execa('node', [MAIN, 'serve', '--port', '0', '--outputs', outputs], { reject: false, forceKillAfterDelay: false, env: { EVAL_API_TOKEN: '' } });
+    const url = await urlFrom(child);
+    const a = await gql(url, START_EVAL, { input: { graphName: 'gridnav_planner', episodeCount: 4, exclusiveGpu: true, overrides: { env: { step_latency_ms: 10 } } } });
+    const runA = a.data!.startEval.runId as string;
+    await waitFor('run A to start', async () => (await readSummary(runDirPath(outputs, runA)).catch(() => null))?.status === 'RUNNING', 20_000);
+    const b = await gql(url, START_EVAL, { input: { graphName: 'gridnav_planner', episodeCount: 2 } });
+    const runB = b.data!.startEval.runId as string;
+    child.kill('SIGTERM');
+    const result = await child;
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/waiting for 1 running run/);
+    expect((await readSummary(runDirPath(outputs, runA))).status).toBe('COMPLETED');
+    expect((await readSummary(runDirPath(outputs, runB))).status).toBe('QUEUED');
+  });
+
+  it('with --cancel-running-on-exit cancels the running run and exits 0', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'serve-'));
+    const outputs = join(dir, 'outputs');
+    child = execa('node', [MAIN, 'serve', '--port', '0', '--outputs', outputs, '--cancel-running-on-exit'], { reject: false, forceKillAfterDelay: false, env: { EVAL_API_TOKEN: '' } });
+    const url = await urlFrom(child);
+    const a = await gql(url, START_EVAL, { input: { graphName: 'gridnav_planner', episodeCount: 20, overrides: { env: { step_latency_ms: 50 } } } });
+    const runA = a.data!.startEval.runId as string;
+    await waitFor('run A to start', async () => (await readSummary(runDirPath(outputs, runA)).catch(() => null))?.status === 'RUNNING', 20_000);
+    child.kill('SIGTERM');
+    const result = await child;
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect((await readSummary(runDirPath(outputs, runA))).status).toBe('CANCELLED');
   });
 
   it('refuses a non-loopback host without a token, saying so', async () => {

@@ -1,9 +1,9 @@
 /**
  * `evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs ./outputs] [--cancel-running-on-exit]
  * [--allow-origin URL …]`: the GraphQL API and the dashboard on one port. Prints the URL.
- * SIGTERM or SIGINT stops it gracefully: running runs are left to finish in their own eval
- * processes, or cancelled with --cancel-running-on-exit. Listening beyond loopback needs
- * EVAL_API_TOKEN.
+ * SIGTERM or SIGINT stops it gracefully: it stops serving, waits for the running runs to
+ * finish (starting no queued one), then exits; with --cancel-running-on-exit, or on a second
+ * signal, the running runs are cancelled instead. Listening beyond loopback needs EVAL_API_TOKEN.
  */
 import { parseArgs } from 'node:util';
 import { BadInputError } from '../errors.js';
@@ -75,19 +75,28 @@ export async function run(argv: string[]): Promise<number> {
     let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {
       signals += 1;
-      if (signals > 1) {
-        process.stderr.write(`evalctl serve: ${signal} again, exiting now\n`);
+      if (signals === 1) {
+        const running = app.scheduler.activeJobs().length;
+        const what = args.cancelRunningOnExit
+          ? 'cancelling running runs'
+          : running > 0
+            ? `waiting for ${running} running run(s) to finish; ${signal} again cancels them`
+            : 'no run is running';
+        process.stderr.write(`evalctl serve: ${signal}, stopping (${what})\n`);
+        app.stop({ cancelRunning: args.cancelRunningOnExit }).then(
+          () => resolveExit(0),
+          (err: unknown) => {
+            process.stderr.write(`evalctl serve: stopping failed: ${err instanceof Error ? err.message : String(err)}\n`);
+            resolveExit(1);
+          },
+        );
+      } else if (signals === 2) {
+        process.stderr.write(`evalctl serve: ${signal} again, cancelling running runs\n`);
+        void app.stop({ cancelRunning: true });
+      } else {
+        process.stderr.write(`evalctl serve: ${signal} a third time, exiting now\n`);
         process.exit(130);
       }
-      const what = args.cancelRunningOnExit ? 'cancelling running runs' : 'running runs keep going in their own processes';
-      process.stderr.write(`evalctl serve: ${signal}, stopping (${what})\n`);
-      app.stop({ cancelRunning: args.cancelRunningOnExit }).then(
-        () => resolveExit(0),
-        (err: unknown) => {
-          process.stderr.write(`evalctl serve: stopping failed: ${err instanceof Error ? err.message : String(err)}\n`);
-          resolveExit(1);
-        },
-      );
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
