@@ -4,7 +4,7 @@
  * starts what fits, each run in its own eval process (or in this process when the run asks).
  */
 import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BadInputError, ConflictError, EvalError, NotFoundError, QueueFullError, errorMessage } from '../errors.js';
 import { EVAL_PROCESS_MAIN } from '../paths.js';
@@ -152,6 +152,7 @@ export class JobScheduler {
   private lastSampleAt = new Date(0);
   private lastReservations = { ramMb: 0, vramMb: 0 };
   private lastRssSampleMs = 0;
+  private sampling: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
   private tickAgain = false;
@@ -220,7 +221,16 @@ export class JobScheduler {
         sharedHostIdleMs: this.opts.sharedHostIdleMs,
         staticCapacity: this.staticCapacity,
       });
+      if (!existsSync(this.opts.evalProcessMain)) {
+        this.log.error(`${this.opts.evalProcessMain} is missing (build first: npm run build:server); runs in eval processes will abort`);
+      }
       await this.recover();
+      try {
+        this.lastSample = await this.sampler.sample();
+        this.lastSampleAt = new Date();
+      } catch {
+        // the first tick tries again
+      }
       if (this.closing) return;
       this.timer = setInterval(() => void this.tick(), this.opts.tickIntervalMs);
       this.timer.unref();
@@ -469,6 +479,7 @@ export class JobScheduler {
       this.timer = null;
       await this.started?.catch(() => {});
       while (this.ticking) await this.ticking.catch(() => {});
+      await this.sampling;
       const jobs = [...this.running.values()];
       const waitFor: Promise<unknown>[] = [];
       for (const job of jobs) {
@@ -533,11 +544,16 @@ export class JobScheduler {
   private async runTick(): Promise<void> {
     let changed = this.reap();
     changed = (await this.admit()) || changed;
-    await this.hosts.drainIdle();
+    this.hosts.drainIdle();
     if (changed) this.emit({ type: 'queue' });
-    if (Date.now() - this.lastRssSampleMs >= this.opts.rssSampleIntervalMs) {
+    // The /proc walk takes milliseconds: it runs beside the ticks so a child's exit is never kept waiting behind it.
+    if (!this.sampling && Date.now() - this.lastRssSampleMs >= this.opts.rssSampleIntervalMs) {
       this.lastRssSampleMs = Date.now();
-      await this.sampleRunning();
+      this.sampling = this.sampleRunning()
+        .catch((err: unknown) => this.log.warn(`sampling running runs: ${errorMessage(err)}`))
+        .finally(() => {
+          this.sampling = null;
+        });
     }
   }
 
@@ -596,7 +612,8 @@ export class JobScheduler {
         s.error = { code: exit.error instanceof EvalError ? exit.error.code : 'INTERNAL_SERVER_ERROR', message: errorMessage(exit.error) };
       };
     } else if (exit.kind === 'process' && (!done || !isTerminalRunStatus(summary.status))) {
-      const why = describeExit(exit.exit, job.adopted);
+      const last = await lastLine(join(job.runDir, FILES.stderr));
+      const why = describeExit(exit.exit, job.adopted) + (last ? ` (last stderr line: ${last})` : '');
       change = job.cancelRequested
         ? (s) => {
             s.status = 'CANCELLED';
@@ -1084,6 +1101,25 @@ function describeExit(e: EvalExit, adopted: boolean): string {
   if (e.signal) return `was killed by ${e.signal}`;
   if (e.exitCode !== null) return `exited with code ${e.exitCode}`;
   return adopted ? 'exited while the backend was restarting' : 'exited';
+}
+
+/** The last non-empty line of a log, from its final 4 KB. */
+async function lastLine(path: string): Promise<string | null> {
+  let fh;
+  try {
+    fh = await open(path, 'r');
+    const { size } = await fh.stat();
+    const len = Math.min(size, 4096);
+    const buf = Buffer.alloc(len);
+    await fh.read(buf, 0, len, size - len);
+    const lines = buf.toString('utf8').split('\n').map((l) => l.trim()).filter((l) => l.length > 0);
+    const line = lines[lines.length - 1];
+    return line ? line.slice(0, 300) : null;
+  } catch {
+    return null;
+  } finally {
+    await fh?.close();
+  }
 }
 
 async function processTreesRssMbVia(sampler: ResourceSource, pids: number[]): Promise<Map<number, number>> {

@@ -50,6 +50,7 @@ export class SharedHostManager {
   private readonly opts: SharedHostManagerOptions;
   private readonly idleMs: number;
   private readonly recentRestarts = new Map<string, number[]>();
+  private readonly stopping = new Set<Promise<void>>();
   private closed = false;
 
   constructor(opts: SharedHostManagerOptions) {
@@ -117,8 +118,11 @@ export class SharedHostManager {
     }));
   }
 
-  /** Stops every host idle for longer than the grace. The scheduler's tick calls this last. */
-  async drainIdle(now = Date.now()): Promise<string[]> {
+  /**
+   * Starts stopping every host idle for longer than the grace (the stops finish in the
+   * background; close() waits for them). The scheduler's tick calls this last.
+   */
+  drainIdle(now = Date.now()): string[] {
     const stopped: string[] = [];
     for (const slot of [...this.slots.values()]) {
       if (slot.holders.size > 0 || slot.idleSinceMs === null || now - slot.idleSinceMs < this.idleMs) continue;
@@ -128,7 +132,9 @@ export class SharedHostManager {
         slot.stopping = true;
         stopped.push(slot.nodeset);
         this.opts.logger?.info(`shared host ${slot.nodeset} (pid ${slot.host.pid}) unloaded after ${Math.round((now - slot.idleSinceMs) / 1000)} s idle`);
-        await slot.host.stop(this.opts.stopGraceMs ?? 2000).catch(() => {});
+        const stopping = slot.host.stop(this.opts.stopGraceMs ?? 2000).catch(() => {});
+        this.stopping.add(stopping);
+        void stopping.finally(() => this.stopping.delete(stopping));
       }
     }
     return stopped;
@@ -147,6 +153,7 @@ export class SharedHostManager {
         await host?.stop(this.opts.stopGraceMs ?? 2000);
       }),
     );
+    await Promise.allSettled([...this.stopping]);
   }
 
   private slot(nodeset: string): Slot {
