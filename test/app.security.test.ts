@@ -72,6 +72,10 @@ describe('binding and tokens', () => {
     const ok = await gql(url, '{ graphs { name } }', {}, { authorization: `Bearer ${TOKEN}` });
     expect(ok.data!.graphs.length).toBeGreaterThan(0);
 
+    // GET may carry the token in the query, for clients that cannot send headers (EventSource, <img>).
+    const viaQuery = await fetch(`${url}/graphql?query=${encodeURIComponent('{ graphs { name } }')}&access_token=${TOKEN}`);
+    expect(viaQuery.status).toBe(200);
+
     const sub = 'subscription { runProgress(id: "20990101_000000") { id } }';
     expect((await sseCollect(url, sub)).status).toBe(401);
     const sse = await sseCollect(url, sub, {}, { authorization: `Bearer ${TOKEN}` });

@@ -128,6 +128,7 @@ describe('live progress of a real run', () => {
       }
     };
     await waitFor('the eval process and its group to be gone', () => !alive(pid!) && groupGone(), 10_000);
+    await waitFor('the scheduler to finish the run', async () => (await s.gql(`{ activeJobs { runId } }`)).data!.activeJobs.length === 0);
     const after = await s.gql(`query($id: ID!) { run(id: $id) { status pid episodesDone episodes { total } } }`, { id: runId });
     expect(after.data!.run.status).toBe('CANCELLED');
     expect(after.data!.run.pid).toBeNull();
