@@ -31,7 +31,9 @@ export interface EnvPanelTarget {
   panel: PanelSpec;
 }
 
-export type StepListener = NonNullable<LoopRunOptions['onStep']>;
+export type StepEvent = Parameters<NonNullable<LoopRunOptions['onStep']>>[0];
+/** Per-iteration progress, with the episode and worker it belongs to. */
+export type StepListener = (event: StepEvent, episode: { index: number; workerId: number }) => void;
 
 export interface BatchEvalRunnerOptions {
   spec: RunSpec;
@@ -176,13 +178,14 @@ export class BatchEvalRunner {
         timeout.abort(new EvalError('TIMEOUT', `episode ${index} passed its wall-clock limit of ${timeoutMs} ms`));
       }, timeoutMs);
       const runner = new LoopRunner({ urlOverrides: slot.urlOverrides });
+      const onStep = this.#o.onStep;
       result = await runner.run(graph, {
         stepBudget,
         context: { runSeed: spec.seed, episodeIndex, seed, episodeKey, callerId },
         signal,
         onFiring: (entry) => writer.logFiring(entry),
         onAsset: (asset) => writer.writeAsset(asset),
-        ...(this.#o.onStep ? { onStep: this.#o.onStep } : {}),
+        ...(onStep ? { onStep: (event: StepEvent) => onStep(event, { index, workerId: slot.workerId }) } : {}),
       });
       outcome = outcomeOfResult(result, cause, timeoutMs);
     } catch (err) {

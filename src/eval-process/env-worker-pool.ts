@@ -56,6 +56,8 @@ export class EnvWorkerPool {
   readonly #slots: SlotState[];
   readonly #entries: Map<string, NodesetEntry>;
   #closing: Promise<void> | undefined;
+  #openGate!: () => void;
+  readonly #othersGate = new Promise<void>((resolve) => (this.#openGate = resolve));
 
   private constructor(opts: EnvWorkerPoolOptions, slots: SlotState[]) {
     this.workerCount = opts.workerCount;
@@ -65,10 +67,10 @@ export class EnvWorkerPool {
   }
 
   /**
-   * Starts slot 0's hosts and resolves once they are up; the other slots' hosts then start
-   * together in the background (`ready(k)` waits for slot k). On 2 cores, booting every host
-   * at once would hold the first episode back until the last host is up. When slot 0 cannot
-   * start, whatever started is stopped and the error is thrown.
+   * Starts slot 0's hosts and resolves once they are up; the other slots' hosts start together
+   * in the background after `startOthers()` (`ready(k)` waits for slot k). On 2 cores, booting
+   * every host at once would hold the first episode back until the last host is up. When
+   * slot 0 cannot start, whatever started is stopped and the error is thrown.
    */
   static async open(opts: EnvWorkerPoolOptions): Promise<EnvWorkerPool> {
     if (!Number.isInteger(opts.workerCount) || opts.workerCount < 1) throw new RangeError(`worker count must be an integer ≥ 1, got ${opts.workerCount}`);
@@ -91,11 +93,16 @@ export class EnvWorkerPool {
       throw err;
     }
     for (const slot of rest) {
-      slot.starting = pool.#startSlot(slot);
+      slot.starting = pool.#othersGate.then(() => pool.#startSlot(slot));
       // Reported by ready(k) to the worker that needs the slot.
       slot.starting.catch(() => {});
     }
     return pool;
+  }
+
+  /** Lets the other slots' hosts boot (deferred so checks on slot 0 do not compete with them for the CPU). Idempotent. */
+  startOthers(): void {
+    this.#openGate();
   }
 
   /** Waits until slot k's hosts are up; throws when one of them could not start. */
@@ -154,7 +161,8 @@ export class EnvWorkerPool {
   /** Stops every host (SIGTERM, then SIGKILL after a grace). Idempotent. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      // A host still booting is stopped by #spawnInto as soon as it is up.
+      // Slots never started stay empty; a host still booting is stopped by #spawnInto as soon as it is up.
+      this.#openGate();
       await Promise.allSettled(this.#slots.map((s) => s.starting));
       const stops: Promise<unknown>[] = [];
       for (const slot of this.#slots) {
@@ -173,6 +181,7 @@ export class EnvWorkerPool {
   }
 
   async #startSlot(slot: SlotState): Promise<void> {
+    if (this.#closing) return;
     const results = await Promise.allSettled(this.#opts.nodesets.map((entry) => this.#spawnInto(slot, entry)));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;

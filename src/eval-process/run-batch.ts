@@ -146,6 +146,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       ...(opts.onStep ? { onStep: opts.onStep } : {}),
     });
     await runner.checkSelection();
+    readyPool.startOthers();
     await runner.execute();
     if (opts.signal?.aborted) status = 'CANCELLED';
   } catch (err) {
