@@ -576,9 +576,12 @@ export class JobScheduler {
     this.finishing.set(job.runId, job);
     if (job.killTimer) clearTimeout(job.killTimer);
     job.killTimer = null;
-    job.finalized = this.finalize(job).finally(() => {
-      this.finishing.delete(job.runId);
-    });
+    // Finalising waits a turn so the admission this exit makes room for gets the disk first.
+    job.finalized = new Promise<void>((r) => setImmediate(r))
+      .then(() => this.finalize(job))
+      .finally(() => {
+        this.finishing.delete(job.runId);
+      });
     job.finalized.catch((err: unknown) => this.log.error(`finalising run ${job.runId}: ${errorMessage(err)}`));
   }
 
