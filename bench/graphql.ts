@@ -13,11 +13,12 @@ import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { buildApp, type App } from '../src/app.js';
 import { createRunDir, FILES } from '../src/store/run-dir.js';
+import { RunWatcher } from '../src/store/run-watcher.js';
 import type { EpisodeRecord, RunSummary } from '../src/store/types.js';
 
 const TARGET_P50_MS = 20;
 const TARGET_P99_MS = 100;
-const UPDATES = 100;
+const UPDATES = 200;
 const QUEUED_RUNS = 1000;
 const QUERY_SECONDS = 3;
 
@@ -125,6 +126,33 @@ async function progressLatency(app: App, url: string, outputs: string, subscribe
   }
 }
 
+/** The same measure for a RunWatcher alone (directory watch, debounce, read, parse): the file half of the path. */
+async function watcherLatency(outputs: string): Promise<number[]> {
+  const { runId, dir } = createRunDir(outputs);
+  const watcher = new RunWatcher({ outputsDir: outputs });
+  let waiting: { seq: number; resolve: (t: number) => void } | undefined;
+  const unsubscribe = watcher.subscribe(runId, (s) => {
+    if (waiting && s.seq === waiting.seq) waiting.resolve(performance.now());
+  });
+  try {
+    const latencies: number[] = [];
+    for (let seq = 0; seq <= UPDATES; seq++) {
+      const tmp = join(dir, `${FILES.summary}.bench.tmp`);
+      writeFileSync(tmp, JSON.stringify(summaryAt(runId, seq)));
+      const got = new Promise<number>((resolve) => (waiting = { seq, resolve }));
+      const t0 = performance.now();
+      renameSync(tmp, join(dir, FILES.summary));
+      const t = await got;
+      if (seq > 0) latencies.push(t - t0);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    return latencies.sort((a, b) => a - b);
+  } finally {
+    unsubscribe();
+    watcher.close();
+  }
+}
+
 async function queueThroughput(url: string, concurrency: number): Promise<{ qps: number; p50: number; p99: number; entries: number }> {
   const query = JSON.stringify({ query: '{ queue { runId position priority graphName episodeCount waitingReason reserving estimate { ramMb vramMb source } } }' });
   let entries = 0;
@@ -159,12 +187,14 @@ export async function benchGraphql(): Promise<void> {
     const { url } = await app.start(0);
 
     const rows: string[][] = [];
+    const own = await watcherLatency(outputs);
+    rows.push(['RunWatcher only', String(own.length), fmt(percentile(own, 0.5)), fmt(percentile(own, 0.99)), fmt(own.at(-1)!), '']);
     for (const n of [1, 100]) {
       const lat = await progressLatency(app, url, outputs, n);
       const p50 = percentile(lat, 0.5);
       const p99 = percentile(lat, 0.99);
       rows.push([
-        String(n),
+        `${n} graphql-ws`,
         String(lat.length),
         fmt(p50),
         fmt(p99),
