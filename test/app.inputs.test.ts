@@ -38,6 +38,12 @@ describe('startEval refuses bad input with BAD_USER_INPUT, naming the bad value'
     expect(r.data?.startEval ?? null).toBeNull();
   });
 
+  it('an override the graph rejects lists every problem', async () => {
+    const r = await s.gql(START_EVAL, { input: { graphName: 'gridnav_random', episodeCount: 1, overrides: { agent: { epsilon: 0.1 } } } });
+    expect(codeOf(r)).toBe('BAD_USER_INPUT');
+    expect(r.errors![0]!.extensions).toMatchObject({ reason: 'GRAPH_INVALID', problems: [expect.stringContaining('epsilon')] });
+  });
+
   it('a value of the wrong type', async () => {
     const r = await s.gql(START_EVAL, { input: { graphName: 'gridnav_planner', episodeCount: 'many' } });
     expect(codeOf(r)).toBe('BAD_USER_INPUT');

@@ -57,8 +57,8 @@ describe('evalctl serve', () => {
     const runB = b.data!.startEval.runId as string;
     child.kill('SIGTERM');
     const result = await child;
-    expect(result.exitCode, result.stderr).toBe(0);
-    expect(result.stderr).toMatch(/waiting for 1 running run/);
+    expect(result.exitCode, String(result.stderr)).toBe(0);
+    expect(String(result.stderr)).toMatch(/waiting for 1 running run/);
     expect((await readSummary(runDirPath(outputs, runA))).status).toBe('COMPLETED');
     expect((await readSummary(runDirPath(outputs, runB))).status).toBe('QUEUED');
   });
@@ -73,7 +73,7 @@ describe('evalctl serve', () => {
     await waitFor('run A to start', async () => (await readSummary(runDirPath(outputs, runA)).catch(() => null))?.status === 'RUNNING', 20_000);
     child.kill('SIGTERM');
     const result = await child;
-    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.exitCode, String(result.stderr)).toBe(0);
     expect((await readSummary(runDirPath(outputs, runA))).status).toBe('CANCELLED');
   });
 

@@ -18,9 +18,20 @@ export function apiError(code: ApiErrorCode, message: string, extensions: Record
   return new GraphQLError(message, { extensions: { ...extensions, code } });
 }
 
+/** A GraphValidationError this error is, or wraps. */
+function graphProblems(err: unknown): GraphValidationError | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof GraphValidationError) return e;
+  }
+  return undefined;
+}
+
 /** The extensions a known error carries, or undefined when it must be masked. */
 function extensionsOf(err: unknown): Record<string, unknown> | undefined {
-  if (err instanceof GraphValidationError) return { code: 'BAD_USER_INPUT', reason: 'GRAPH_INVALID', problems: err.problems };
+  const invalid = graphProblems(err);
+  if (invalid && (err === invalid || (err instanceof EvalError && err.code === 'BAD_USER_INPUT'))) {
+    return { code: 'BAD_USER_INPUT', reason: 'GRAPH_INVALID', problems: invalid.problems };
+  }
   if (err instanceof QueueFullError) return { code: 'QUEUE_FULL', capacity: err.capacity };
   if (err instanceof EvalError && PUBLIC_CODES.has(err.code)) return { code: err.code };
   return undefined;
