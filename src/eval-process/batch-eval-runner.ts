@@ -64,6 +64,12 @@ export class BatchEvalRunner {
     this.#sharedClients = new Map(Object.entries(options.sharedUrls ?? {}).map(([name, url]) => [name, new HostClient(url)]));
   }
 
+  /** Points eviction and caller release for a shared nodeset at its new host (it was restarted elsewhere). */
+  moveSharedHost(nodeset: string, url: string): void {
+    this.#sharedClients.get(nodeset)?.close();
+    this.#sharedClients.set(nodeset, new HostClient(url));
+  }
+
   /**
    * Checks the run's episode selection against the env panel of worker 0 before any episode
    * starts: a dataset, split or episode range the env does not offer is bad input for the

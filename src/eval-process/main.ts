@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { errorMessage } from '../errors.js';
+import type { BackendToEvalMessage } from '../scheduler/types.js';
 import { runBatch } from './run-batch.js';
 import { watchParent } from './parent-watch.js';
 
@@ -47,12 +48,25 @@ async function main(): Promise<number> {
   process.on('SIGINT', () => cancel('SIGINT'));
   watchParent({ onParentGone: (reason) => cancel(reason) });
 
+  // A restarted shared host comes back on a new URL; the backend says so on the IPC channel.
+  const moved = new Map<string, string>();
+  let move: ((nodeset: string, url: string) => void) | undefined;
+  process.on('message', (message: unknown) => {
+    if (!isSharedHostMoved(message)) return;
+    moved.set(message.nodeset, message.url);
+    move?.(message.nodeset, message.url);
+  });
+
   out(`run dir ${runDir}${values['backend-url'] ? `, backend ${values['backend-url']}` : ''}, pid ${process.pid}`);
   let first = true;
   const summary = await runBatch({
     runDir,
     signal: controller.signal,
     log: out,
+    bindSharedHostMover: (fn) => {
+      move = fn;
+      for (const [nodeset, url] of moved) fn(nodeset, url);
+    },
     onHostStarted: (h) => out(`host ${h.nodeset}${h.tag !== null ? `#${h.tag}` : ''} up at ${h.url} (pid ${h.pid})`),
     onHostsReady: (hosts) => out(`hosts: ${hosts.map((h) => `${h.nodeset}${h.tag !== null ? `#${h.tag}` : ''}=${h.url} (pid ${h.pid})`).join(', ')}`),
     onEpisodeStart: ({ index, workerId }) => {
@@ -63,6 +77,11 @@ async function main(): Promise<number> {
   });
   out(`run ${summary.runId} ${summary.status}${summary.error ? `: ${summary.error.message}` : ''}`);
   return summary.status === 'FAILED' ? 1 : 0;
+}
+
+function isSharedHostMoved(m: unknown): m is BackendToEvalMessage {
+  const x = m as Partial<BackendToEvalMessage> | null;
+  return typeof x === 'object' && x !== null && x.type === 'sharedHostMoved' && typeof x.nodeset === 'string' && typeof x.url === 'string';
 }
 
 main().then(

@@ -40,6 +40,11 @@ export interface RunBatchOptions {
   onHostsReady?(hosts: HostInfo[]): void;
   /** Each host this run starts, as soon as it is up, respawns included. */
   onHostStarted?(host: HostInfo): void;
+  /**
+   * Called once the shared hosts are registered, with a function that re-points a borrowed
+   * shared nodeset at a new URL (its host was restarted there) for the rest of the run.
+   */
+  bindSharedHostMover?(move: (nodeset: string, url: string) => void): void;
   /** Per-node progress events; off unless given (batch runs stay quiet). */
   onStep?: StepListener;
   /** Lines for the run's log (host stderr, start-up timings). @default nothing */
@@ -116,7 +121,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     if (poolResult !== undefined) throw poolResult;
     const failedShared = sharedResults.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failedShared) throw failedShared.reason;
-    const sharedUrls = Object.fromEntries(sharedResults.map((r) => (r as PromiseFulfilledResult<[string, string]>).value));
+    const sharedUrls: Record<string, string> = Object.fromEntries(sharedResults.map((r) => (r as PromiseFulfilledResult<[string, string]>).value));
     if (workers === 1) for (const h of pool!.hosts()) registry.attachUrl(h.nodeset, h.url);
     log(`worker 0's hosts ready in ${Math.round(performance.now() - t0)} ms`);
     const readyPool = pool!;
@@ -144,6 +149,13 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
         emit(s);
       },
       ...(opts.onStep ? { onStep: opts.onStep } : {}),
+    });
+    opts.bindSharedHostMover?.((nodeset, url) => {
+      if (!sharedUrls[nodeset]) return;
+      sharedUrls[nodeset] = url;
+      registry!.attachUrl(nodeset, url);
+      runner.moveSharedHost(nodeset, url);
+      log(`shared nodeset ${nodeset} moved to ${url}`);
     });
     await runner.checkSelection();
     readyPool.startOthers();

@@ -11,7 +11,9 @@ import { execa, type ResultPromise } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/eval-process/run-batch.js';
 import { EVAL_PROCESS_MAIN, PACKAGE_ROOT } from '../../src/paths.js';
-import { FILES, isDone, readSummary } from '../../src/store/run-dir.js';
+import { NodesetRegistry } from '../../src/runtime/registry.js';
+import { spawnHost } from '../../src/runtime/host-process.js';
+import { FILES, isDone, readSummary, writeSharedUrls } from '../../src/store/run-dir.js';
 import type { RunSummary } from '../../src/store/types.js';
 import { gridnavGraph, hostPidsFromLog, isAlive, makeRun, resultBytes, waitFor, writeWorkspaceGraph } from './run-helpers.js';
 
@@ -105,6 +107,43 @@ describe('eval process', () => {
     const hosts = await hostPids(dir);
     parent.kill('SIGKILL');
     expect(await waitFor(() => !isAlive(evalPid) && hosts.every((pid) => !isAlive(pid)), 4000)).toBe(true);
+  });
+
+  it('borrows shared hosts by URL without ever stopping them, and follows one that moved (IPC sharedHostMoved)', async () => {
+    await writeWorkspaceGraph(workspace, slowGraph());
+    const registry = await NodesetRegistry.scan();
+    const planner = await spawnHost({ entry: registry.get('planner') });
+    pids.push(planner.pid);
+    const { dir } = await makeRun(outputs, { graphName: 'slow', episodeCount: 8, dataset: 'mini', activeWorkspaceDir: workspace });
+    await writeSharedUrls(dir, { planner: planner.url });
+    const child = execa(process.execPath, [EVAL_PROCESS_MAIN, '--run-dir', dir, '--backend-url', 'http://127.0.0.1:9'], {
+      stdin: 'ignore',
+      stdout: { file: join(dir, FILES.stdout) },
+      stderr: { file: join(dir, FILES.stderr) },
+      ipc: true,
+      reject: false,
+    });
+    children.push(child);
+    // Our planner is the run's: the eval process starts no planner of its own.
+    const hosts = await hostPids(dir);
+    expect(hosts.length).toBe(1);
+    expect(await waitFor(async () => existsSync(join(dir, FILES.summary)) && (await readSummary(dir)).episodesDone >= 1, 30_000)).toBe(true);
+
+    // The backend restarts a dead shared host on a new URL and tells the running eval process.
+    const moved = await spawnHost({ entry: registry.get('planner') });
+    pids.push(moved.pid);
+    await planner.stop();
+    await child.sendMessage({ type: 'sharedHostMoved', nodeset: 'planner', url: moved.url });
+    const result = await child;
+    expect(result.exitCode).toBe(0);
+    const summary = await readSummary(dir);
+    expect(summary.status).toBe('COMPLETED');
+    expect(summary.episodes.at(-1)!.status).toBe('COMPLETED');
+    expect(summary.statusCounts.COMPLETED).toBeGreaterThanOrEqual(2);
+    expect(await readFile(join(dir, FILES.stdout), 'utf8')).toContain(`shared nodeset planner moved to ${moved.url}`);
+    // Borrowed: still alive after the run.
+    expect(moved.alive).toBe(true);
+    await moved.stop();
   });
 
   it('a SIGKILLed env host crashes only its episode; the worker respawns it and the run completes the rest', async () => {
