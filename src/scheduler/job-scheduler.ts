@@ -110,6 +110,8 @@ interface Job {
   overBudget: { rssMb: number; budgetMb: number } | null;
   episodesDone: number;
   summaryMtimeMs: number;
+  /** Re-routes an in-process run's calls of a shared nodeset to a restarted host. */
+  moveSharedHost: ((nodeset: string, url: string) => void) | null;
   /** The summary as this scheduler last wrote it, while the run is queued (nobody else writes it then). */
   queuedSummary: RunSummary | null;
   finalized: Promise<RunSummary> | null;
@@ -749,6 +751,9 @@ export class JobScheduler {
           runDir: job.runDir,
           signal: abort.signal,
           sharedUrls: this.hosts.urls(job.sharedNodesets),
+          bindSharedHostMover: (move) => {
+            job.moveSharedHost = move;
+          },
           onSummary: (s) => {
             job.episodesDone = s.episodesDone;
           },
@@ -962,6 +967,7 @@ export class JobScheduler {
       episodesDone: 0,
       summaryMtimeMs: 0,
       queuedSummary: null,
+      moveSharedHost: null,
       finalized: null,
     };
   }
@@ -1054,6 +1060,7 @@ export class JobScheduler {
       if (!job.sharedNodesets.includes(nodeset)) continue;
       await writeSharedUrls(job.runDir, this.hosts.urls(job.sharedNodesets)).catch(() => {});
       job.child?.send(message);
+      job.moveSharedHost?.(nodeset, url);
     }
     this.emit({ type: 'queue' });
   }
