@@ -2,11 +2,13 @@
  * A run's life with real eval processes: cancel (queued and running), a child killed with
  * SIGKILL, the per-run memory budget, calibration from measured RSS, the in-process path.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ResourceSampler } from '../../src/scheduler/resource-sampler.js';
-import { readSummary } from '../../src/store/run-dir.js';
+import { BUILTIN_GRAPHS_DIR } from '../../src/paths.js';
+import { readSummary, readSpec } from '../../src/store/run-dir.js';
 import { FixedSampler } from '../fixtures/fixed-sampler.js';
 import { closeAll, makeScheduler, slow, waitFor, waitForStatus } from './harness.js';
 
@@ -132,5 +134,26 @@ describe('in-process runs', () => {
     await h.scheduler.cancel(run.runId);
     const final = await waitForStatus(h, run.runId, 'CANCELLED');
     expect(final.episodesDone).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('workspace overlay', () => {
+  it('runs a graph that only the active workspace has, in the eval process too', async () => {
+    const ws = mkdtempSync(join(tmpdir(), 'sched-ws-'));
+    try {
+      mkdirSync(join(ws, 'graphs'));
+      const graph = JSON.parse(readFileSync(join(BUILTIN_GRAPHS_DIR, 'gridnav_planner.json'), 'utf8')) as { name: string };
+      writeFileSync(join(ws, 'graphs', 'ws_only.json'), JSON.stringify({ ...graph, name: 'ws_only' }));
+      const plain = await makeScheduler({ sampler: new FixedSampler() });
+      await expect(plain.scheduler.submit({ graphName: 'ws_only', episodeCount: 1 })).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
+
+      const h = await makeScheduler({ sampler: new FixedSampler(), workspaceDir: ws });
+      const run = await h.scheduler.submit({ graphName: 'ws_only', episodeCount: 1 });
+      expect((await readSpec(h.scheduler.getRunDir(run.runId))).activeWorkspaceDir).toBe(ws);
+      const done = await waitForStatus(h, run.runId, 'COMPLETED');
+      expect(done.graphName).toBe('ws_only');
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+    }
   });
 });
