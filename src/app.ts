@@ -80,6 +80,11 @@ function isClientError(err: unknown): boolean {
   return false;
 }
 
+function bearerOf(header: string | undefined): string | undefined {
+  const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  return m ? m[1] : undefined;
+}
+
 function sameToken(given: string | undefined, expected: string): boolean {
   if (given === undefined) return false;
   const a = Buffer.from(given);
@@ -231,8 +236,8 @@ export function buildApp(options: AppOptions): App {
   };
 
   const tokenOf = (req: IncomingMessage, url: URL): string | undefined => {
-    const auth = req.headers.authorization;
-    if (auth?.startsWith('Bearer ')) return auth.slice('Bearer '.length).trim();
+    const bearer = bearerOf(req.headers.authorization);
+    if (bearer !== undefined) return bearer;
     // <img src> and EventSource cannot send headers: GET may carry the token in the query.
     if (req.method === 'GET' || req.method === 'HEAD') return url.searchParams.get('access_token') ?? undefined;
     return undefined;
@@ -314,7 +319,9 @@ export function buildApp(options: AppOptions): App {
     const assetMatch = ASSET_ROUTE.exec(pathname);
     if (isApi || assetMatch) {
       if (!originAllowed(req)) return sendError(res, 403, 'UNAUTHENTICATED', `origin ${req.headers.origin} is not allowed`);
-      if (token && !sameToken(tokenOf(req, url), token)) {
+      if (assetMatch && req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, 'BAD_USER_INPUT', `${req.method} is not allowed on assets`);
+      // A CORS preflight never carries credentials; yoga answers it for allowed origins only.
+      if (token && req.method !== 'OPTIONS' && !sameToken(tokenOf(req, url), token)) {
         res.setHeader('www-authenticate', 'Bearer');
         return sendError(res, 401, 'UNAUTHENTICATED', 'missing or wrong token: send "Authorization: Bearer <token>"');
       }
@@ -356,8 +363,7 @@ export function buildApp(options: AppOptions): App {
       subscribe: (args) => (args as EnvelopedArgs).yogaSubscribe(args) as never,
       onConnect: (ctx) => {
         if (!token) return true;
-        const header = ctx.extra.request.headers.authorization;
-        const given = typeof ctx.connectionParams?.token === 'string' ? ctx.connectionParams.token : header?.startsWith('Bearer ') ? header.slice(7).trim() : undefined;
+        const given = typeof ctx.connectionParams?.token === 'string' ? ctx.connectionParams.token : bearerOf(ctx.extra.request.headers.authorization);
         if (sameToken(given, token)) return true;
         ctx.extra.socket.close(CloseCode.Unauthorized, 'UNAUTHENTICATED: missing or wrong token in connection_init payload { token }');
         return false;

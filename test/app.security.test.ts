@@ -88,6 +88,8 @@ describe('binding and tokens', () => {
 
     expect((await fetch(url + '/runs/20990101_000000/episodes/0/assets/a.png')).status).toBe(401);
     expect((await fetch(url + `/runs/20990101_000000/episodes/0/assets/a.png?access_token=${TOKEN}`)).status).toBe(404);
+    expect((await fetch(url + '/runs/20990101_000000/episodes/0/assets/a.png', { method: 'OPTIONS' })).status).toBe(405);
+    expect((await fetch(url + '/graphql', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `bearer  ${TOKEN}` }, body: '{"query":"{ graphs { name } }"}' })).status).toBe(200);
     expect((await fetch(url + '/healthz')).status).toBe(200);
   });
 });
