@@ -4,7 +4,7 @@
  * starts what fits, each run in its own eval process (or in this process when the run asks).
  */
 import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { open, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BadInputError, ConflictError, EvalError, NotFoundError, QueueFullError, errorMessage } from '../errors.js';
 import { EVAL_PROCESS_MAIN } from '../paths.js';
@@ -292,17 +292,17 @@ export class JobScheduler {
         createdAt: new Date().toISOString(),
       };
       await writeSpec(dir, spec);
+      // The summary goes down before the (slow) host start, so a crash here still leaves a recoverable queued run.
+      const summary = queuedSummary(spec);
+      await writeSummary(dir, summary);
       let urls: Record<string, string>;
       try {
         urls = await this.hosts.acquire(graph.shared, runId);
       } catch (err) {
-        const { rm } = await import('node:fs/promises');
         await rm(dir, { recursive: true, force: true });
         throw new EvalError('HOST_ERROR', `could not start the shared hosts of graph "${input.graphName}": ${errorMessage(err)}`, { cause: err });
       }
       await writeSharedUrls(dir, urls);
-      const summary = queuedSummary(spec);
-      await writeSummary(dir, summary);
       const job = this.newJob(spec, dir, estimate, graph.shared);
       job.queuedSummary = summary;
       job.waitingReason = this.initialReason(job);
@@ -884,11 +884,17 @@ export class JobScheduler {
       await this.finishUnstartable(run, 'FAILED', { code: 'GRAPH_INVALID', message: `could not be re-queued after a restart: ${errorMessage(err)}` });
       return;
     }
+    let summary = run.summary!;
+    if (summary.status !== 'QUEUED') {
+      summary = { ...summary, seq: summary.seq + 1, status: 'QUEUED', startedAt: null };
+      await writeSummary(run.runDir, summary);
+      this.log.info(`run ${run.runId}: its eval process was never started; queued again`);
+    }
     const job = this.newJob(spec, run.runDir, estimate, shared);
-    job.queuedSummary = run.summary;
+    job.queuedSummary = summary;
     job.waitingReason = this.initialReason(job);
     this.enqueue(job);
-    this.catalog.upsertRun(catalogRunFromSummary(run.summary!, { viaSubprocess: job.viaSubprocess }));
+    this.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: job.viaSubprocess }));
   }
 
   private async recoverRunning(run: UnfinishedRun): Promise<void> {

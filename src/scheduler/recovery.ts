@@ -20,7 +20,7 @@ export interface UnfinishedRun {
 }
 
 export interface RecoveryScan {
-  /** Oldest first (createdAt, then run id): the order they were submitted in. */
+  /** Oldest first (createdAt, then run id): the order they were submitted in. Includes runs marked RUNNING whose eval process was never spawned. */
   queued: UnfinishedRun[];
   /** Recorded RUNNING, or with a process record but no _DONE. */
   running: UnfinishedRun[];
@@ -51,7 +51,7 @@ export async function scanUnfinishedRuns(outputsDir: string): Promise<RecoverySc
     const run: UnfinishedRun = { runId, runDir, spec, summary, process: proc };
     if (!summary || !spec) scan.unreadable.push(run);
     else if (isTerminalRunStatus(summary.status)) scan.finishedWithoutDone.push(run);
-    else if (summary.status === 'QUEUED' && !proc) scan.queued.push(run);
+    else if (!proc && (summary.status === 'QUEUED' || neverSpawned(spec, summary))) scan.queued.push(run);
     else scan.running.push(run);
   }
   scan.queued.sort((a, b) => {
@@ -61,6 +61,10 @@ export async function scanUnfinishedRuns(outputsDir: string): Promise<RecoverySc
   });
   return scan;
 }
+
+/** Marked RUNNING but the backend stopped before it spawned the eval process: safe to queue again. */
+const neverSpawned = (spec: RunSpec, summary: RunSummary): boolean =>
+  summary.status === 'RUNNING' && spec.viaSubprocess !== false && summary.episodesDone === 0 && summary.pid === undefined;
 
 /**
  * True when `pid` is alive and its command line is an eval process for `runDir`, so a reused

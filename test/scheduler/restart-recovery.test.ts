@@ -118,6 +118,25 @@ describe('restart recovery', () => {
     expect(h.scheduler.activeJobs()).toEqual([]);
   });
 
+  it('queues again a run marked RUNNING whose eval process was never spawned', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sched-restart-'));
+    dirs.push(dir);
+    const { runId, dir: runDir } = createRunDir(dir);
+    const spec: RunSpec = {
+      runId, graphName: 'gridnav_planner', episodeCount: 1, workerCount: 1, seed: 0, priority: 0, exclusiveGpu: false,
+      overrides: {}, episodeOffset: 0, viaSubprocess: true, createdAt: new Date().toISOString(),
+    };
+    await writeSpec(runDir, spec);
+    await writeSummary(runDir, {
+      seq: 2, runId, status: 'RUNNING', graphName: spec.graphName, episodeCount: 1, workerCount: 1, seed: 0, priority: 0,
+      episodesDone: 0, createdAt: spec.createdAt, startedAt: spec.createdAt, finishedAt: null, error: null,
+      aggregateMetrics: [], aggregateByTask: {}, statusCounts: {}, timedOut: false, episodes: [],
+    });
+    const h = await makeScheduler({ sampler: new FixedSampler() }, dir, (s) => s.acquireInteractiveLock('inspect'));
+    expect(h.scheduler.queue().map((e) => e.runId)).toEqual([runId]);
+    expect(await readSummary(runDir)).toMatchObject({ status: 'QUEUED', seq: 3, startedAt: null });
+  });
+
   it('adopts an eval process that is still running and finalises it when it exits', async () => {
     const first = await makeScheduler({ sampler: new FixedSampler() });
     const run = await first.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 3, overrides: { env: { step_latency_ms: 10 } } });
