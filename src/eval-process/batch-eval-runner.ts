@@ -112,7 +112,10 @@ export class BatchEvalRunner {
     const indices = Array.from({ length: spec.episodeCount }, (_, i) => i);
     const chunks = partitionContiguous(indices, pool.workerCount);
     try {
-      await Promise.all(chunks.map((chunk, k) => this.#work(k, chunk)));
+      // Settled, not raced: a worker that fails stops the others, but each one's in-flight episode still gets its record before the run ends.
+      const results = await Promise.allSettled(chunks.map((chunk, k) => this.#work(k, chunk)));
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
     } finally {
       for (const c of this.#sharedClients.values()) c.close();
     }
