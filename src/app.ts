@@ -3,18 +3,19 @@
  * `Accept: text/event-stream`) and over WebSocket (graphql-ws) at /graphql, episode assets at
  * /runs/<runId>/episodes/<index>/assets/<name>, /healthz, and the dashboard's build at /.
  */
-import { createReadStream } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { extname, join, resolve, sep } from 'node:path';
-import { timingSafeEqual } from 'node:crypto';
+import { resolve } from 'node:path';
 import { GraphQLError, type ExecutionArgs } from 'graphql';
 import { CloseCode } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { createYoga, type YogaLogger } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
 import { BadInputError, EvalError, errorMessage } from './errors.js';
+import { bearerOf, isLoopbackHost, originAllowed, requestToken, sameToken } from './http/access.js';
+import { ASSET_ROUTE, serveAsset } from './http/assets.js';
+import { sendError, sendJson } from './http/respond.js';
+import { serveStatic } from './http/static-files.js';
 import { WEB_DIST_DIR } from './paths.js';
 import { assetUrlPath, type ApiContext } from './resolvers/context.js';
 import { createMaskError } from './resolvers/errors.js';
@@ -26,7 +27,7 @@ import { GraphCatalog } from './runtime/graph-catalog.js';
 import { NodesetRegistry } from './runtime/registry.js';
 import { JobScheduler, type JobSchedulerOptions } from './scheduler/job-scheduler.js';
 import type { SchedulerEvent, SchedulerLogger } from './scheduler/types.js';
-import { RunReader, mimeOf } from './store/run-reader.js';
+import { RunReader } from './store/run-reader.js';
 import { RunWatcher } from './store/run-watcher.js';
 
 export interface AppOptions {
@@ -67,11 +68,6 @@ const defaultLogger: SchedulerLogger = {
   error: (m) => process.stderr.write(`[server] error: ${m}\n`),
 };
 
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h === '::1' || /^127(?:\.\d{1,3}){3}$/.test(h) || h === '::ffff:127.0.0.1';
-}
-
 const CLIENT_CODES = new Set(['BAD_USER_INPUT', 'NOT_FOUND', 'QUEUE_FULL', 'UNAUTHENTICATED', 'CONFLICT', 'GRAPH_INVALID']);
 
 function isClientError(err: unknown): boolean {
@@ -80,43 +76,7 @@ function isClientError(err: unknown): boolean {
   return false;
 }
 
-function bearerOf(header: string | undefined): string | undefined {
-  const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  return m ? m[1] : undefined;
-}
-
-function sameToken(given: string | undefined, expected: string): boolean {
-  if (given === undefined) return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
 type EnvelopedArgs = ExecutionArgs & { yogaExecute: (args: ExecutionArgs) => unknown; yogaSubscribe: (args: ExecutionArgs) => unknown };
-
-const ASSET_ROUTE = /^\/runs\/([^/]+)\/episodes\/([^/]+)\/assets\/([^/]+)$/;
-
-const STATIC_TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-  '.woff2': 'font/woff2',
-  '.map': 'application/json',
-  '.txt': 'text/plain; charset=utf-8',
-};
-
-const NOT_BUILT_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>Batch eval</title></head>
-<body style="font-family: system-ui, sans-serif; margin: 3rem">
-<h1>Batch eval server</h1>
-<p>The dashboard is not built: run <code>npm run build</code> (or <code>npm run build:web</code>) and reload.</p>
-<p>The GraphQL API is at <a href="/graphql">/graphql</a> (GraphiQL in a browser).</p>
-</body></html>
-`;
 
 export function buildApp(options: AppOptions): App {
   if (!options || typeof options.outputsDir !== 'string' || options.outputsDir === '') {
@@ -190,10 +150,8 @@ export function buildApp(options: AppOptions): App {
     });
   };
   const onSchedulerEvent = (e: SchedulerEvent) => {
-    if (e.type === 'run') {
-      watcher.offer(e.runId, e.summary);
-      pubsub.publish('runChanged', e.runId, e.summary);
-    }
+    // A run's status change (admitted, cancelled, reaped) reaches its watchers at once, and the file is read once more.
+    if (e.type === 'run') watcher.offer(e.runId, e.summary);
     publishQueue();
   };
 
@@ -221,96 +179,6 @@ export function buildApp(options: AppOptions): App {
     plugins: [useQueryLimits(options.limits)],
   });
 
-  const originAllowed = (req: IncomingMessage): boolean => {
-    const origin = req.headers.origin;
-    if (!origin || origin === 'null') return origin === undefined;
-    const trimmed = origin.replace(/\/$/, '');
-    if (allowedOrigins.has(trimmed)) return true;
-    let parsed: URL;
-    try {
-      parsed = new URL(trimmed);
-    } catch {
-      return false;
-    }
-    return parsed.host === req.headers.host || isLoopbackHost(parsed.hostname);
-  };
-
-  const tokenOf = (req: IncomingMessage, url: URL): string | undefined => {
-    const bearer = bearerOf(req.headers.authorization);
-    if (bearer !== undefined) return bearer;
-    // <img src> and EventSource cannot send headers: GET may carry the token in the query.
-    if (req.method === 'GET' || req.method === 'HEAD') return url.searchParams.get('access_token') ?? undefined;
-    return undefined;
-  };
-
-  const sendJson = (res: ServerResponse, status: number, body: unknown) => {
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
-    res.end(JSON.stringify(body));
-  };
-  const sendError = (res: ServerResponse, status: number, code: string, message: string) =>
-    sendJson(res, status, { errors: [{ message, extensions: { code } }] });
-
-  async function serveAsset(req: IncomingMessage, res: ServerResponse, m: RegExpExecArray): Promise<void> {
-    let runId: string, indexText: string, name: string;
-    try {
-      [runId, indexText, name] = [decodeURIComponent(m[1]!), decodeURIComponent(m[2]!), decodeURIComponent(m[3]!)];
-    } catch {
-      return sendError(res, 400, 'BAD_USER_INPUT', 'malformed asset path');
-    }
-    if (!/^\d{1,7}$/.test(indexText)) return sendError(res, 400, 'BAD_USER_INPUT', `invalid episode index "${indexText}"`);
-    let path: string | null;
-    try {
-      path = await runs.assetPath(runId, Number(indexText), name);
-    } catch (err) {
-      if (err instanceof BadInputError) return sendError(res, 400, 'BAD_USER_INPUT', err.message);
-      throw err;
-    }
-    if (!path) return sendError(res, 404, 'NOT_FOUND', `asset "${name}" of run ${runId} episode ${indexText} not found`);
-    const info = await stat(path);
-    res.writeHead(200, {
-      'content-type': mimeOf(name),
-      'content-length': String(info.size),
-      'cache-control': 'private, max-age=3600',
-      'x-content-type-options': 'nosniff',
-      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox",
-    });
-    if (req.method === 'HEAD') return void res.end();
-    createReadStream(path).on('error', () => res.destroy()).pipe(res);
-  }
-
-  async function serveStatic(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<void> {
-    const index = join(webDir, 'index.html');
-    const send = async (file: string, status = 200) => {
-      const body = await readFile(file);
-      const type = STATIC_TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream';
-      // Hashed build files never change; index.html must be re-read to pick up a new build.
-      const cache = file === index ? 'no-cache' : 'public, max-age=31536000, immutable';
-      res.writeHead(status, { 'content-type': type, 'content-length': String(body.length), 'cache-control': cache, 'x-content-type-options': 'nosniff' });
-      res.end(req.method === 'HEAD' ? undefined : body);
-    };
-    let decoded: string;
-    try {
-      decoded = decodeURIComponent(pathname);
-    } catch {
-      return sendError(res, 400, 'BAD_USER_INPUT', 'malformed path');
-    }
-    const file = resolve(webDir, '.' + decoded);
-    if (file !== webDir && !file.startsWith(webDir + sep)) return sendError(res, 404, 'NOT_FOUND', 'not found');
-    try {
-      if ((await stat(file)).isFile()) return await send(file);
-    } catch {
-      // not a file: a client route or missing
-    }
-    if (extname(decoded) !== '' && decoded !== '/') return sendError(res, 404, 'NOT_FOUND', `${decoded} not found`);
-    try {
-      await stat(index);
-    } catch {
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' });
-      return void res.end(req.method === 'HEAD' ? undefined : NOT_BUILT_PAGE);
-    }
-    return send(index);
-  }
-
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const { pathname } = url;
@@ -318,18 +186,18 @@ export function buildApp(options: AppOptions): App {
     const isApi = pathname === '/graphql' || pathname.startsWith('/graphql/');
     const assetMatch = ASSET_ROUTE.exec(pathname);
     if (isApi || assetMatch) {
-      if (!originAllowed(req)) return sendError(res, 403, 'UNAUTHENTICATED', `origin ${req.headers.origin} is not allowed`);
+      if (!originAllowed(req, allowedOrigins)) return sendError(res, 403, 'UNAUTHENTICATED', `origin ${req.headers.origin} is not allowed`);
       if (assetMatch && req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, 'BAD_USER_INPUT', `${req.method} is not allowed on assets`);
       // A CORS preflight never carries credentials; yoga answers it for allowed origins only.
-      if (token && req.method !== 'OPTIONS' && !sameToken(tokenOf(req, url), token)) {
+      if (token && req.method !== 'OPTIONS' && !sameToken(requestToken(req, url), token)) {
         res.setHeader('www-authenticate', 'Bearer');
         return sendError(res, 401, 'UNAUTHENTICATED', 'missing or wrong token: send "Authorization: Bearer <token>"');
       }
-      if (assetMatch) return serveAsset(req, res, assetMatch);
+      if (assetMatch) return serveAsset(req, res, runs, assetMatch);
       return void (await yoga.requestListener(req, res));
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, 'BAD_USER_INPUT', `${req.method} is not allowed here`);
-    return serveStatic(req, res, pathname);
+    return serveStatic(req, res, webDir, pathname);
   }
 
   const server: Server = createServer((req, res) => {
@@ -353,7 +221,7 @@ export function buildApp(options: AppOptions): App {
       socket.destroy();
     };
     if (pathname !== '/graphql') return refuse('404 Not Found');
-    if (!originAllowed(req)) return refuse('403 Forbidden');
+    if (!originAllowed(req, allowedOrigins)) return refuse('403 Forbidden');
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   });
   const wsServer = useServer<{ token?: unknown } | undefined>(

@@ -1,9 +1,9 @@
 /**
- * Typed topics between the app's event sources (the scheduler) and the subscriptions.
+ * Typed topics between the app's event sources (the scheduler) and the subscriptions. A run's
+ * progress does not go through here: it comes from its summary.json, through the RunWatcher.
  */
 import { createPubSub } from 'graphql-yoga';
 import type { ActiveJob, QueueEntry } from '../scheduler/types.js';
-import type { RunSummary } from '../store/types.js';
 
 /** The queue in admission order and the jobs running now. */
 export interface QueueState {
@@ -14,8 +14,6 @@ export interface QueueState {
 export type ApiTopics = {
   /** Any change to the queue or the active jobs. */
   queueChanged: [QueueState];
-  /** A run's state as the scheduler knows it (admitted, cancelled, reaped), keyed by run id. */
-  runChanged: [runId: string, summary: RunSummary];
 };
 
 export type ApiPubSub = ReturnType<typeof createApiPubSub>;
