@@ -11,7 +11,6 @@ import { performance } from 'node:perf_hooks';
 import { EvalError, errorMessage } from '../errors.js';
 import { applyOverrides, parseGraph, validateGraph, type ValidatedGraph } from '../runtime/graph.js';
 import { GraphCatalog } from '../runtime/graph-catalog.js';
-import { spawnHost, type HostProcess } from '../runtime/host-process.js';
 import { NodesetRegistry, type NodesetEntry } from '../runtime/registry.js';
 import type { GraphSpec } from '../runtime/types.js';
 import type { RunStatus } from '../statuses.js';
@@ -19,7 +18,8 @@ import { readJson, writeJsonAtomic } from '../store/atomic.js';
 import { FILES, readSharedUrls, readSpec, touchDone } from '../store/run-dir.js';
 import type { EpisodeRecord, RunSpec, RunSummary, SharedUrls } from '../store/types.js';
 import { BatchEvalRunner, type EnvPanelTarget, type StepListener } from './batch-eval-runner.js';
-import { EnvWorkerPool, type HostInfo } from './env-worker-pool.js';
+import type { HostInfo } from './env-worker-pool.js';
+import { startRunHosts, type RunHosts } from './run-hosts.js';
 import { checkRunSpec } from './run-spec-check.js';
 import { SummaryWriter } from './summary-writer.js';
 
@@ -68,9 +68,8 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
   };
   emit(await summary.start());
 
-  const owned: HostProcess[] = [];
   let registry: NodesetRegistry | undefined;
-  let pool: EnvWorkerPool | undefined;
+  let hosts: RunHosts | undefined;
   let status: RunStatus = 'COMPLETED';
   let error: { code: string; message: string } | null = null;
   try {
@@ -85,63 +84,40 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     const used = nodesetsOf(graph, registry);
     const shared = used.filter((e) => e.manifest.parallelism === 'shared');
     const replicated = used.filter((e) => e.manifest.parallelism === 'replicated');
-    const lent = opts.sharedUrls ?? (await readSharedUrls(runDir));
 
     const t0 = performance.now();
-    const hostEnv = opts.hostEnv;
-    const onStderr = (line: string) => log(line);
-    const sharedStarts = shared.map(async (entry): Promise<[string, string]> => {
-      const url = lent[entry.name];
-      if (url) {
-        await registry!.registerRemote(entry.name, url, opts.signal);
-        return [entry.name, url];
-      }
-      const host = await spawnHost({
-        entry,
-        ...(hostEnv ? { env: hostEnv } : {}),
-        ...(opts.signal ? { signal: opts.signal } : {}),
-        onStderr: (line) => onStderr(`[${entry.name}] ${line}`),
-      });
-      owned.push(host);
-      opts.onHostStarted?.({ nodeset: host.nodeset, tag: host.tag, url: host.url, pid: host.pid });
-      registry!.attachUrl(entry.name, host.url);
-      return [entry.name, host.url];
-    });
-    const workers = Math.max(1, Math.min(spec.workerCount, spec.episodeCount));
-    const poolStart = EnvWorkerPool.open({
-      workerCount: workers,
-      nodesets: replicated,
-      ...(hostEnv ? { env: hostEnv } : {}),
+    hosts = await startRunHosts({
+      registry,
+      shared,
+      replicated,
+      lent: opts.sharedUrls ?? (await readSharedUrls(runDir)),
+      workerCount: Math.max(1, Math.min(spec.workerCount, spec.episodeCount)),
+      ...(opts.hostEnv ? { env: opts.hostEnv } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
-      onStderr,
+      onStderr: log,
       ...(opts.onHostStarted ? { onHostStarted: opts.onHostStarted } : {}),
     });
-    // Every start is awaited before any failure is thrown, so no host is left behind unstopped.
-    const [sharedResults, poolResult] = await Promise.all([Promise.allSettled(sharedStarts), poolStart.then((p) => (pool = p)).then(() => undefined, (err: unknown) => err ?? new Error('pool start failed'))]);
-    if (poolResult !== undefined) throw poolResult;
-    const failedShared = sharedResults.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failedShared) throw failedShared.reason;
-    const sharedUrls: Record<string, string> = Object.fromEntries(sharedResults.map((r) => (r as PromiseFulfilledResult<[string, string]>).value));
-    if (workers === 1) for (const h of pool!.hosts()) registry.attachUrl(h.nodeset, h.url);
+    const { pool, sharedUrls } = hosts;
     log(`worker 0's hosts ready in ${Math.round(performance.now() - t0)} ms`);
-    const readyPool = pool!;
-    void readyPool.allReady().then(
+    const started = hosts;
+    void pool.allReady().then(
       () => {
-        const hosts = [...readyPool.hosts(), ...owned.map((h) => ({ nodeset: h.nodeset, tag: h.tag, url: h.url, pid: h.pid }))];
-        log(`all ${hosts.length} host(s) ready in ${Math.round(performance.now() - t0)} ms`);
-        opts.onHostsReady?.(hosts);
+        const list = started.list();
+        log(`all ${list.length} host(s) ready in ${Math.round(performance.now() - t0)} ms`);
+        opts.onHostsReady?.(list);
       },
       () => {},
     );
 
+    const envPanel = envPanelOf(replicated);
     const runner = new BatchEvalRunner({
       spec,
       runDir,
       graph,
-      pool: pool!,
+      pool,
       summary,
       sharedUrls,
-      ...(envPanelOf(replicated) ? { envPanel: envPanelOf(replicated)! } : {}),
+      ...(envPanel ? { envPanel } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.onEpisodeStart ? { onEpisodeStart: opts.onEpisodeStart } : {}),
       onEpisode: (record, s) => {
@@ -153,12 +129,12 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     opts.bindSharedHostMover?.((nodeset, url) => {
       if (!sharedUrls[nodeset]) return;
       sharedUrls[nodeset] = url;
-      registry!.attachUrl(nodeset, url);
+      registry?.attachUrl(nodeset, url);
       runner.moveSharedHost(nodeset, url);
       log(`shared nodeset ${nodeset} moved to ${url}`);
     });
     await runner.checkSelection();
-    readyPool.startOthers();
+    pool.startOthers();
     await runner.execute();
     if (opts.signal?.aborted) status = 'CANCELLED';
   } catch (err) {
@@ -170,7 +146,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       log(`run failed: ${error.message}`);
     }
   } finally {
-    await Promise.allSettled([pool?.close(), ...owned.map((h) => h.stop())]);
+    await hosts?.close();
     registry?.close();
   }
   const final = emit(await summary.finish(status, error));

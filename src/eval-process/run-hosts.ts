@@ -1,0 +1,92 @@
+/**
+ * The hosts of one run: the shared nodesets it borrows by URL (never stopped) or starts itself
+ * when nobody lends them (the CLI case), and the worker pool of replicated env hosts.
+ */
+import { spawnHost, type HostProcess } from '../runtime/host-process.js';
+import type { NodesetEntry, NodesetRegistry } from '../runtime/registry.js';
+import type { SharedUrls } from '../store/types.js';
+import { EnvWorkerPool, type HostInfo } from './env-worker-pool.js';
+
+export interface StartRunHostsOptions {
+  registry: NodesetRegistry;
+  /** Shared nodesets the graph uses. */
+  shared: readonly NodesetEntry[];
+  /** Replicated nodesets the graph uses: one host per worker each. */
+  replicated: readonly NodesetEntry[];
+  /** Shared nodesets lent by the backend: name → URL. */
+  lent: SharedUrls;
+  workerCount: number;
+  env?: Record<string, string>;
+  signal?: AbortSignal;
+  onStderr?(line: string): void;
+  onHostStarted?(host: HostInfo): void;
+}
+
+export interface RunHosts {
+  pool: EnvWorkerPool;
+  /** Every shared nodeset the graph uses → the URL its calls go to. */
+  sharedUrls: Record<string, string>;
+  /** Shared hosts this run started (and will stop). */
+  owned: readonly HostProcess[];
+  /** Every host this run started. */
+  list(): HostInfo[];
+  /** Stops what this run started; borrowed hosts are left alone. Idempotent. */
+  close(): Promise<void>;
+}
+
+const info = (h: HostProcess): HostInfo => ({ nodeset: h.nodeset, tag: h.tag, url: h.url, pid: h.pid });
+
+/**
+ * Starts (or borrows) the shared hosts and worker 0's env hosts together and resolves when they
+ * are up; the other workers' hosts wait for `pool.startOthers()`. On failure, everything
+ * already started is stopped before the error is thrown.
+ */
+export async function startRunHosts(o: StartRunHostsOptions): Promise<RunHosts> {
+  const owned: HostProcess[] = [];
+  const sharedStarts = o.shared.map(async (entry): Promise<[string, string]> => {
+    const url = o.lent[entry.name];
+    if (url) {
+      await o.registry.registerRemote(entry.name, url, o.signal);
+      return [entry.name, url];
+    }
+    const host = await spawnHost({
+      entry,
+      ...(o.env ? { env: o.env } : {}),
+      ...(o.signal ? { signal: o.signal } : {}),
+      onStderr: (line) => o.onStderr?.(`[${entry.name}] ${line}`),
+    });
+    owned.push(host);
+    o.onHostStarted?.(info(host));
+    o.registry.attachUrl(entry.name, host.url);
+    return [entry.name, host.url];
+  });
+  const poolStart = EnvWorkerPool.open({
+    workerCount: o.workerCount,
+    nodesets: o.replicated,
+    ...(o.env ? { env: o.env } : {}),
+    ...(o.signal ? { signal: o.signal } : {}),
+    ...(o.onStderr ? { onStderr: o.onStderr } : {}),
+    ...(o.onHostStarted ? { onHostStarted: o.onHostStarted } : {}),
+  });
+  // Every start settles before any failure is thrown, so no host is left behind unstopped.
+  const [shared, pool] = await Promise.all([Promise.allSettled(sharedStarts), poolStart.then((p) => ({ p }), (err: unknown) => ({ err }))]);
+  const failed = shared.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if ('err' in pool || failed) {
+    await Promise.allSettled([...('p' in pool ? [pool.p.close()] : []), ...owned.map((h) => h.stop())]);
+    throw 'err' in pool ? pool.err : failed!.reason;
+  }
+  const sharedUrls: Record<string, string> = Object.fromEntries(shared.map((r) => (r as PromiseFulfilledResult<[string, string]>).value));
+  // One worker: its hosts are also the nodesets' registered URLs.
+  if (o.workerCount === 1) for (const h of pool.p.hosts()) o.registry.attachUrl(h.nodeset, h.url);
+  let closing: Promise<void> | undefined;
+  return {
+    pool: pool.p,
+    sharedUrls,
+    owned,
+    list: () => [...pool.p.hosts(), ...owned.map(info)],
+    close() {
+      closing ??= Promise.allSettled([pool.p.close(), ...owned.map((h) => h.stop())]).then(() => {});
+      return closing;
+    },
+  };
+}
