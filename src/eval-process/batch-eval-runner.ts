@@ -24,6 +24,10 @@ import type { SummaryWriter } from './summary-writer.js';
 /** Wall-clock seconds allowed per step when the spec does not say. */
 export const DEFAULT_PER_STEP_TIMEOUT_SEC = 2;
 const EVICT_TIMEOUT_MS = 2000;
+/** Loading an episode (panel cascade, play, load) that takes longer than this ends it TIMEOUT. */
+export const LOAD_TIMEOUT_MS = 60_000;
+/** After a TIMEOUT, a host that does not answer /health within this is replaced. */
+const HEALTH_TIMEOUT_MS = 2000;
 
 /** The env nodeset whose panel picks each episode. */
 export interface EnvPanelTarget {
@@ -133,7 +137,7 @@ export class BatchEvalRunner {
         await pool.ensureHealthy(workerId, this.#o.signal);
         if (this.#stopped()) break;
         const record = await this.#runEpisode(slot, index, callerId);
-        if (record.status === 'CRASHED') pool.markSuspect(workerId);
+        if (record.status === 'CRASHED' || (record.status === 'TIMEOUT' && !(await answers(slot)))) pool.markSuspect(workerId);
       }
     } catch (err) {
       if (!this.#stopped()) this.#fatal.abort(err);
@@ -172,20 +176,25 @@ export class BatchEvalRunner {
     if (cancel.aborted) onCancel();
     else cancel.addEventListener('abort', onCancel, { once: true });
     let timer: NodeJS.Timeout | undefined;
+    let timeoutMs = LOAD_TIMEOUT_MS;
+    const arm = (ms: number) => {
+      clearTimeout(timer);
+      timeoutMs = ms;
+      timer = setTimeout(() => {
+        cause ??= 'timeout';
+        timeout.abort(new EvalError('TIMEOUT', `episode ${index} passed its wall-clock limit of ${ms} ms`));
+      }, ms);
+    };
 
     let load: PanelLoadResult | undefined;
     let result: ExecutorResult | undefined;
     let outcome: EpisodeOutcome;
     let stepBudget = 0;
-    let timeoutMs = 0;
     try {
+      arm(LOAD_TIMEOUT_MS);
       load = await this.#loadEpisode(slot, episodeIndex, episodeKey, signal);
       stepBudget = resolveStepBudget({ api: spec.stepBudget, env: load?.stepBudget, graph: graph.spec.step_budget }).budget;
-      timeoutMs = Math.round(stepBudget * (spec.perStepTimeoutSec ?? DEFAULT_PER_STEP_TIMEOUT_SEC) * 1000);
-      timer = setTimeout(() => {
-        cause ??= 'timeout';
-        timeout.abort(new EvalError('TIMEOUT', `episode ${index} passed its wall-clock limit of ${timeoutMs} ms`));
-      }, timeoutMs);
+      arm(Math.round(stepBudget * (spec.perStepTimeoutSec ?? DEFAULT_PER_STEP_TIMEOUT_SEC) * 1000));
       const runner = new LoopRunner({ urlOverrides: slot.urlOverrides });
       const onStep = this.#o.onStep;
       result = await runner.run(graph, {
@@ -253,6 +262,12 @@ export class BatchEvalRunner {
     const clients = [...slot.clients.values(), ...this.#sharedClients.values()];
     await Promise.allSettled(clients.map((c) => c.evict(episodeKey, AbortSignal.timeout(EVICT_TIMEOUT_MS))));
   }
+}
+
+/** Whether every host of the slot answers /health (a hung host is replaced before the next episode). */
+async function answers(slot: WorkerSlot): Promise<boolean> {
+  const checks = await Promise.allSettled([...slot.clients.values()].map((c) => c.health(AbortSignal.timeout(HEALTH_TIMEOUT_MS))));
+  return checks.every((r) => r.status === 'fulfilled');
 }
 
 /** The panel values to push, in cascade order: dataset/split from the spec when given, the episode field last. */
