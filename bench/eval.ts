@@ -123,7 +123,7 @@ export async function benchEval(): Promise<void> {
     const latency = await speedupTable(
       outputs,
       'gridnav_planner with env.step_latency_ms=20 (mini mazes)',
-      { graphName: 'gridnav_planner', episodeCount: 40, dataset: 'mini', overrides: { env: { step_latency_ms: 20 } } },
+      { graphName: 'gridnav_planner', episodeCount: 64, dataset: 'mini', overrides: { env: { step_latency_ms: 20 } } },
       (n) => `≥ ${x(TARGET_LATENCY_EFFICIENCY * n)}`,
     );
     const cpu = await speedupTable(
