@@ -1,13 +1,14 @@
 /**
  * Eval process entry: `node dist/eval-process/main.js --run-dir DIR [--backend-url URL]`.
- * The spec is read from DIR/spec.json. SIGTERM (or SIGINT, or the parent's death) cancels the
- * run: dispatch stops, in-flight episodes end CANCELLED, the summary is written, the hosts
- * stop, and the process exits 0. Its hosts die with it even on SIGKILL.
+ * The spec is read from DIR/spec.json. SIGTERM or SIGINT cancels the run: dispatch stops,
+ * in-flight episodes end CANCELLED, the summary is written (CANCELLED), the hosts stop, and
+ * the process exits 0. The parent's death stops it the same way, but the run is ABORTED
+ * (exit 1). Its hosts die with it even on SIGKILL.
  */
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { errorMessage } from '../errors.js';
+import { EvalError, errorMessage } from '../errors.js';
 import type { BackendToEvalMessage } from '../scheduler/types.js';
 import { runBatch } from './run-batch.js';
 import { watchParent } from './parent-watch.js';
@@ -35,18 +36,19 @@ async function main(): Promise<number> {
   }
   const runDir = resolve(runDirArg);
   const controller = new AbortController();
-  const cancel = (why: string) => {
+  const stop = (reason: Error) => {
     if (controller.signal.aborted) return;
-    out(`cancelling: ${why}`);
-    controller.abort(new Error(why));
+    out(`stopping: ${reason.message}`);
+    controller.abort(reason);
     setTimeout(() => {
       err(`run did not wind down within ${CANCEL_GRACE_MS} ms; exiting`);
       process.exit(1);
     }, CANCEL_GRACE_MS).unref();
   };
-  process.on('SIGTERM', () => cancel('SIGTERM'));
-  process.on('SIGINT', () => cancel('SIGINT'));
-  watchParent({ onParentGone: (reason) => cancel(reason) });
+  process.on('SIGTERM', () => stop(new Error('cancelled (SIGTERM)')));
+  process.on('SIGINT', () => stop(new Error('cancelled (SIGINT)')));
+  // Nobody asked for this stop: the run ends ABORTED, not CANCELLED.
+  watchParent({ onParentGone: (reason) => stop(new EvalError('ABORTED', `stopped because ${reason}`)) });
 
   // A restarted shared host comes back on a new URL; the backend says so on the IPC channel.
   const moved = new Map<string, string>();
@@ -76,7 +78,7 @@ async function main(): Promise<number> {
     onEpisode: (r, s) => out(`episode ${r.index} ${r.status} in ${r.durationMs} ms (${s.episodesDone}/${s.episodeCount})`),
   });
   out(`run ${summary.runId} ${summary.status}${summary.error ? `: ${summary.error.message}` : ''}`);
-  return summary.status === 'FAILED' ? 1 : 0;
+  return summary.status === 'COMPLETED' || summary.status === 'CANCELLED' ? 0 : 1;
 }
 
 function isSharedHostMoved(m: unknown): m is BackendToEvalMessage {

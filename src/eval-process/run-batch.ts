@@ -26,7 +26,10 @@ import { SummaryWriter } from './summary-writer.js';
 export interface RunBatchOptions {
   /** The run directory holding spec.json (and shared_urls.json when the backend lends hosts). */
   runDir: string;
-  /** Cancels the run: dispatch stops, in-flight episodes end CANCELLED, the summary says CANCELLED. */
+  /**
+   * Stops the run: dispatch stops, in-flight episodes end CANCELLED, the summary says
+   * CANCELLED — or ABORTED when the abort reason is an EvalError with code ABORTED.
+   */
   signal?: AbortSignal;
   /** Shared nodeset hosts to borrow (never stopped). @default the contents of shared_urls.json */
   sharedUrls?: SharedUrls;
@@ -136,10 +139,10 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     await runner.checkSelection();
     pool.startOthers();
     await runner.execute();
-    if (opts.signal?.aborted) status = 'CANCELLED';
+    if (opts.signal?.aborted) ({ status, error } = stoppedBy(opts.signal.reason));
   } catch (err) {
     if (opts.signal?.aborted) {
-      status = 'CANCELLED';
+      ({ status, error } = stoppedBy(opts.signal.reason));
     } else {
       status = 'FAILED';
       error = { code: err instanceof EvalError ? err.code : 'INTERNAL_SERVER_ERROR', message: errorMessage(err) };
@@ -152,6 +155,12 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
   const final = emit(await summary.finish(status, error));
   await touchDone(runDir);
   return final;
+}
+
+/** A stop on request is CANCELLED; one whose reason is an ABORTED error (the parent died) is ABORTED, saying why. */
+function stoppedBy(reason: unknown): { status: RunStatus; error: { code: string; message: string } | null } {
+  if (reason instanceof EvalError && reason.code === 'ABORTED') return { status: 'ABORTED', error: { code: 'ABORTED', message: reason.message } };
+  return { status: 'CANCELLED', error: null };
 }
 
 /**

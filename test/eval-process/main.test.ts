@@ -110,6 +110,11 @@ describe('eval process', () => {
     const hosts = await hostPids(dir);
     parent.kill('SIGKILL');
     expect(await waitFor(() => !isAlive(evalPid) && hosts.every((pid) => !isAlive(pid)), 4000)).toBe(true);
+    // Nobody cancelled it: the run says ABORTED and why, and is finished on disk.
+    const summary = await readSummary(dir);
+    expect(summary.status).toBe('ABORTED');
+    expect(summary.error?.message).toMatch(/parent/);
+    expect(isDone(dir)).toBe(true);
   });
 
   it('borrows shared hosts by URL without ever stopping them, and follows one that moved (IPC sharedHostMoved)', async () => {
