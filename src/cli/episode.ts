@@ -12,7 +12,8 @@ import { runBatch } from '../eval-process/run-batch.js';
 import { initialSummary } from '../eval-process/summary-writer.js';
 import { createRunDir, episodeDir, writeSpec, writeSummary } from '../store/run-dir.js';
 import type { EpisodeRecord } from '../store/types.js';
-import { intFlag, parseCliArgs, specFromArgs } from './run.js';
+import { intFlag, parseCliArgs } from './args.js';
+import { specFromArgs } from './run.js';
 
 const USAGE =
   'usage: evalctl episode <graph> --index I [--seed S] [--json] [--step-budget B] [--set node.key=value …] [--dataset D] [--split S] [--outputs DIR]';

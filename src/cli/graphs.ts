@@ -1,22 +1,11 @@
 /** `evalctl graphs [--json]`: the saved graphs, workspace overlay first. */
-import { parseArgs } from 'node:util';
-import { BadInputError } from '../errors.js';
+import { LIST_OPTIONS, parseCliArgs } from './args.js';
 import { GraphCatalog } from '../runtime/graph-catalog.js';
 
 const USAGE = 'usage: evalctl graphs [--json]';
 
 export async function run(argv: string[]): Promise<number> {
-  let values: { json?: boolean; help?: boolean };
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
-    }));
-  } catch (err) {
-    throw new BadInputError(`${(err as Error).message.split('\n')[0]}; ${USAGE}`);
-  }
+  const { values } = parseCliArgs({ args: argv, strict: true, allowPositionals: false, options: LIST_OPTIONS }, USAGE);
   if (values.help) {
     process.stdout.write(USAGE + '\n');
     return 0;

@@ -1,6 +1,5 @@
 /** `evalctl nodesets [--json]`: the nodesets found on disk (built-ins and the workspace overlay). */
-import { parseArgs } from 'node:util';
-import { BadInputError } from '../errors.js';
+import { LIST_OPTIONS, parseCliArgs } from './args.js';
 import { NodesetRegistry, type NodesetEntry } from '../runtime/registry.js';
 import type { FunctionSpec } from '../runtime/types.js';
 
@@ -37,17 +36,7 @@ function toJson(e: NodesetEntry): Record<string, unknown> {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  let values: { json?: boolean; help?: boolean };
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
-    }));
-  } catch (err) {
-    throw new BadInputError(`${(err as Error).message.split('\n')[0]}; ${USAGE}`);
-  }
+  const { values } = parseCliArgs({ args: argv, strict: true, allowPositionals: false, options: LIST_OPTIONS }, USAGE);
   if (values.help) {
     process.stdout.write(USAGE + '\n');
     return 0;

@@ -8,7 +8,7 @@
  * process refuses it), 130 after Ctrl-C.
  */
 import { join } from 'node:path';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { intFlag, parseCliArgs } from './args.js';
 import { execa } from 'execa';
 import { BadInputError } from '../errors.js';
 import { initialSummary } from '../eval-process/summary-writer.js';
@@ -47,21 +47,7 @@ export interface RunArgs {
 }
 
 /** Parses an integer flag, naming the flag and the bad value. */
-export function intFlag(flag: string, raw: string | undefined, min: number): number | undefined {
-  if (raw === undefined) return undefined;
-  const v = Number(raw);
-  if (raw.trim() === '' || !Number.isSafeInteger(v) || v < min) throw new BadInputError(`--${flag} must be an integer ≥ ${min}, got "${raw}"`);
-  return v;
-}
 
-/** Wraps parseArgs so an unknown or malformed flag is a one-line BAD_USER_INPUT error. */
-export function parseCliArgs<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
-  try {
-    return parseArgs(config);
-  } catch (err) {
-    throw new BadInputError((err as Error).message.replace(/\s*\n\s*/g, ' '));
-  }
-}
 
 export function parseRunArgs(argv: string[]): RunArgs {
   const { values, positionals } = parseCliArgs({

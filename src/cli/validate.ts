@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
+import { LIST_OPTIONS, parseCliArgs } from './args.js';
 import { BadInputError, GraphValidationError, errorMessage } from '../errors.js';
 import { parseGraph, validateGraph } from '../runtime/graph.js';
 import { GRAPH_NAME_PATTERN, GraphCatalog } from '../runtime/graph-catalog.js';
@@ -15,18 +15,7 @@ import type { GraphSpec } from '../runtime/types.js';
 const USAGE = 'usage: evalctl validate <file.json | graph name> [--json]';
 
 export async function run(argv: string[]): Promise<number> {
-  let values: { json?: boolean; help?: boolean };
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
-    }));
-  } catch (err) {
-    throw new BadInputError(`${(err as Error).message.split('\n')[0]}; ${USAGE}`);
-  }
+  const { values, positionals } = parseCliArgs({ args: argv, strict: true, allowPositionals: true, options: LIST_OPTIONS }, USAGE);
   if (values.help) {
     process.stdout.write(USAGE + '\n');
     return 0;

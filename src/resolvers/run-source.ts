@@ -3,7 +3,7 @@
  * truth), with the full summary and the spec loaded from the run dir only when a field needs them.
  */
 import { NotFoundError } from '../errors.js';
-import type { CatalogRun } from '../store/catalog.js';
+import { catalogRunFromSummary, type CatalogRun } from '../store/catalog.js';
 import { assertRunId } from '../store/run-dir.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
 import type { ApiContext } from './context.js';
@@ -17,23 +17,11 @@ export interface RunSource {
 }
 
 export function rowFromSummary(summary: RunSummary, catalogRow?: CatalogRun): CatalogRun {
-  return {
-    id: summary.runId,
-    graphName: summary.graphName,
-    status: summary.status,
-    priority: summary.priority,
-    createdAt: summary.createdAt,
-    startedAt: summary.startedAt,
-    finishedAt: summary.finishedAt,
-    episodeCount: summary.episodeCount,
-    episodesDone: summary.episodesDone,
-    workerCount: summary.workerCount,
-    statusCounts: summary.statusCounts ?? {},
-    aggregateMetrics: summary.aggregateMetrics ?? [],
-    error: summary.error ?? null,
+  // Only a running run's pid is worth falling back to: a finished one has no process.
+  return catalogRunFromSummary(summary, {
+    viaSubprocess: catalogRow?.viaSubprocess,
     pid: summary.pid ?? (summary.status === 'RUNNING' ? (catalogRow?.pid ?? null) : null),
-    viaSubprocess: catalogRow?.viaSubprocess ?? true,
-  };
+  });
 }
 
 export function sourceFromSummary(summary: RunSummary, ctx: ApiContext): RunSource {

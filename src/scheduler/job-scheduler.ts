@@ -29,6 +29,7 @@ import { planAdmission, type AdmissionCandidate } from './admission.js';
 import { estimateRun } from './estimate.js';
 import { isEvalProcessOf, scanUnfinishedRuns, type UnfinishedRun } from './recovery.js';
 import { isPidAlive, ResourceSampler, type ResourceSample, type ResourceSource } from './resource-sampler.js';
+import { initialSummary } from '../eval-process/summary-writer.js';
 import { inspectRunGraph } from './run-graph.js';
 import { SharedHostManager } from './shared-host-manager.js';
 import { groupAlive, signalGroup, spawnEvalProcess, type EvalChild, type EvalExit } from './spawn-eval.js';
@@ -1090,27 +1091,9 @@ function toCandidate(j: Job): AdmissionCandidate {
   return { runId: j.runId, priority: j.spec.priority, estimate: j.estimate, exclusiveGpu: j.spec.exclusiveGpu, skippedSinceMs: j.skippedSinceMs };
 }
 
+/** The summary a queued run starts with; seq 1 so the eval process's first write (seq ≥ 1 + 1) is newer. */
 function queuedSummary(spec: RunSpec): RunSummary {
-  return {
-    seq: 1,
-    runId: spec.runId,
-    status: 'QUEUED',
-    graphName: spec.graphName,
-    episodeCount: spec.episodeCount,
-    workerCount: spec.workerCount,
-    seed: spec.seed,
-    priority: spec.priority,
-    episodesDone: 0,
-    createdAt: spec.createdAt,
-    startedAt: null,
-    finishedAt: null,
-    error: null,
-    aggregateMetrics: [],
-    aggregateByTask: {},
-    statusCounts: {},
-    timedOut: false,
-    episodes: [],
-  };
+  return { ...initialSummary(spec, 'QUEUED'), seq: 1 };
 }
 
 function describeExit(e: EvalExit, adopted: boolean): string {

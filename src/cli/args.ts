@@ -1,0 +1,24 @@
+/** Argument parsing shared by the subcommands: one-line BAD_USER_INPUT errors that name the flag. */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { BadInputError } from '../errors.js';
+
+/** parseArgs, with an unknown or malformed flag turned into a one-line error (followed by `usage` when given). */
+export function parseCliArgs<T extends ParseArgsConfig>(config: T, usage?: string): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (err) {
+    const message = (err as Error).message.replace(/\s*\n\s*/g, ' ');
+    throw new BadInputError(usage ? `${message}; ${usage}` : message);
+  }
+}
+
+/** An integer flag ≥ `min`, or undefined when absent. */
+export function intFlag(flag: string, raw: string | undefined, min: number): number | undefined {
+  if (raw === undefined) return undefined;
+  const v = Number(raw);
+  if (raw.trim() === '' || !Number.isSafeInteger(v) || v < min) throw new BadInputError(`--${flag} must be an integer ≥ ${min}, got "${raw}"`);
+  return v;
+}
+
+/** The options every listing command takes. */
+export const LIST_OPTIONS = { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
