@@ -6,6 +6,31 @@ import { createClient, type Client } from 'graphql-ws';
 
 export const GRAPHQL_PATH = '/graphql';
 
+const TOKEN_KEY = 'evalApiToken';
+
+/**
+ * The API token for a server bound beyond loopback: opened once as `/?token=…`, then kept for
+ * the tab's session and dropped from the address bar so it is not shared with a copied link.
+ */
+export function apiToken(): string | null {
+  const url = new URL(location.href);
+  const fromUrl = url.searchParams.get('token');
+  if (fromUrl) {
+    sessionStorage.setItem(TOKEN_KEY, fromUrl);
+    url.searchParams.delete('token');
+    history.replaceState(null, '', url.toString());
+    return fromUrl;
+  }
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+/** Adds the token to a URL the browser fetches by itself (an <img src>), where no header can be set. */
+export function withToken(href: string): string {
+  const token = apiToken();
+  if (!token) return href;
+  return `${href}${href.includes('?') ? '&' : '?'}access_token=${encodeURIComponent(token)}`;
+}
+
 export interface GraphQLErrorItem {
   message: string;
   path?: ReadonlyArray<string | number>;
@@ -28,10 +53,13 @@ export class GraphQLRequestError extends Error {
 
 export async function gql<T>(query: string, variables?: Record<string, unknown>, signal?: AbortSignal): Promise<T> {
   let res: Response;
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' };
+  const token = apiToken();
+  if (token) headers['authorization'] = `Bearer ${token}`;
   try {
     res = await fetch(GRAPHQL_PATH, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' },
+      headers,
       body: JSON.stringify({ query, variables }),
       signal,
     });
@@ -58,6 +86,10 @@ function client(): Client {
     wsClient = createClient({
       url: `${proto}//${location.host}${GRAPHQL_PATH}`,
       lazy: true,
+      connectionParams: () => {
+        const token = apiToken();
+        return token ? { token } : {};
+      },
       // Keep the socket a moment between pages so navigating does not reconnect.
       lazyCloseTimeout: 3_000,
       retryAttempts: Infinity,

@@ -1,5 +1,6 @@
 /** One episode: its record, instruction and scene, images, and its node-firing log page by page. */
 import { useEffect, useState } from 'react';
+import { withToken } from '../api/client.js';
 import { EPISODE } from '../api/queries.js';
 import type { EpisodeDetail, LogPage } from '../api/types.js';
 import { useQuery } from '../hooks/useQuery.js';
@@ -107,8 +108,8 @@ function EpisodeBody({ ep, logOffset, setLogOffset }: { ep: EpisodeDetail & { lo
         <section className="ep-images">
           {images.map((a) => (
             <figure key={a.url}>
-              <a href={a.url} target="_blank" rel="noreferrer">
-                <img src={a.url} alt={a.name} data-testid="episode-image" />
+              <a href={withToken(a.url)} target="_blank" rel="noreferrer">
+                <img src={withToken(a.url)} alt={a.name} data-testid="episode-image" />
               </a>
               <figcaption>
                 {a.name} · {fmtBytes(a.bytes)}
@@ -157,7 +158,7 @@ function EpisodeBody({ ep, logOffset, setLogOffset }: { ep: EpisodeDetail & { lo
           <ul className="assets">
             {others.map((a) => (
               <li key={a.url}>
-                <a href={a.url} target="_blank" rel="noreferrer">
+                <a href={withToken(a.url)} target="_blank" rel="noreferrer">
                   {a.name}
                 </a>{' '}
                 <span className="muted">
