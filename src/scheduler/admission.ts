@@ -67,6 +67,9 @@ export function formatMb(mb: number): string {
   return v >= 1024 ? `${(v / 1024).toFixed(1)} GB` : `${Math.round(v)} MB`;
 }
 
+/** Why every queued job waits while the interactive lock is held. */
+export const lockedReason = (holder: string): string => `interactive session '${holder}' holds the lock`;
+
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 interface Pool {
@@ -111,7 +114,7 @@ export function planAdmission(input: AdmissionInput): AdmissionResult {
   };
 
   if (input.lockHolder !== null) {
-    const reason = `interactive session '${input.lockHolder}' holds the lock`;
+    const reason = lockedReason(input.lockHolder);
     for (const job of queue) result.waiting.set(job.runId, { waitingReason: reason, reserving: false });
     return result;
   }

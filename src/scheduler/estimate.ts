@@ -3,6 +3,7 @@
  * the same graph at the same worker count, else the nodesets' declared figures, else the
  * run's `marginalVramMb`, else a default.
  */
+import type { NodesetEntry } from '../runtime/registry.js';
 import type { Parallelism, ResourceSpec } from '../runtime/types.js';
 import type { ResourceEstimate } from './types.js';
 
@@ -25,6 +26,11 @@ export interface EstimateInput {
   /** Largest process-tree RSS of earlier runs of this graph at this worker count. */
   calibratedPeakMb: number | null;
   marginalVramMb?: number;
+}
+
+/** The part of each nodeset entry that estimation reads. */
+export function nodesetCosts(entries: readonly NodesetEntry[]): NodesetCost[] {
+  return entries.map((e) => ({ name: e.name, parallelism: e.manifest.parallelism, ...(e.manifest.resources ? { resources: e.manifest.resources } : {}) }));
 }
 
 export function estimateRun(input: EstimateInput): ResourceEstimate {

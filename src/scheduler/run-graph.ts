@@ -8,12 +8,16 @@ import { applyOverrides, validateGraph } from '../runtime/graph.js';
 import { GraphCatalog } from '../runtime/graph-catalog.js';
 import { NodesetRegistry, type NodesetEntry } from '../runtime/registry.js';
 
-export interface RunGraphOptions {
-  graphName: string;
-  overrides?: Record<string, Record<string, unknown>> | undefined;
+/** Where graphs and nodesets are looked up. */
+export interface GraphDirs {
   workspaceDir?: string | undefined;
   builtinGraphsDir?: string | undefined;
   builtinNodesetsDir?: string | undefined;
+}
+
+export interface RunGraphOptions extends GraphDirs {
+  graphName: string;
+  overrides?: Record<string, Record<string, unknown>> | undefined;
 }
 
 export interface RunGraphInfo {

@@ -1,5 +1,9 @@
-/** Checks a SubmitInput up front; every error names the field and the value it got. */
+/**
+ * Checks a SubmitInput up front (every error names the field and the value it got), and turns
+ * it into the run's spec with every default filled in.
+ */
 import { BadInputError } from '../errors.js';
+import type { RunSpec } from '../store/types.js';
 import type { SubmitInput } from './types.js';
 
 export const MAX_EPISODES = 100_000;
@@ -55,4 +59,28 @@ export function checkSubmitInput(input: SubmitInput): void {
     if (v !== undefined && (typeof v !== 'string' || v === '')) throw new BadInputError(`${field} must be a non-empty string, got ${show(v)}`);
   }
   if (input.episodeOffset !== undefined) int('episodeOffset', input.episodeOffset, 0, Number.MAX_SAFE_INTEGER);
+}
+
+/** The spec of a checked input. EVAL_SUBPROCESS=0 in the backend's environment runs every run in-process. */
+export function runSpecFromInput(input: SubmitInput, runId: string, workspaceDir: string | undefined): RunSpec {
+  return {
+    runId,
+    graphName: input.graphName,
+    episodeCount: input.episodeCount,
+    workerCount: input.workerCount ?? 1,
+    seed: input.seed ?? 0,
+    ...(input.stepBudget !== undefined ? { stepBudget: input.stepBudget } : {}),
+    ...(input.perStepTimeoutSec !== undefined ? { perStepTimeoutSec: input.perStepTimeoutSec } : {}),
+    priority: input.priority ?? 0,
+    exclusiveGpu: input.exclusiveGpu ?? false,
+    ...(input.marginalVramMb !== undefined ? { marginalVramMb: input.marginalVramMb } : {}),
+    ...(input.memoryBudgetMb !== undefined ? { memoryBudgetMb: input.memoryBudgetMb } : {}),
+    overrides: input.overrides ?? {},
+    ...(input.dataset !== undefined ? { dataset: input.dataset } : {}),
+    ...(input.split !== undefined ? { split: input.split } : {}),
+    episodeOffset: input.episodeOffset ?? 0,
+    ...(workspaceDir ? { activeWorkspaceDir: workspaceDir } : {}),
+    viaSubprocess: input.viaSubprocess !== false && process.env.EVAL_SUBPROCESS !== '0',
+    createdAt: new Date().toISOString(),
+  };
 }
