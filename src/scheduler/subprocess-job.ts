@@ -1,0 +1,95 @@
+/**
+ * A job in its own eval process: spawning it, and what its exit means once it is reaped: an
+ * exit before a terminal summary is ABORTED (or CANCELLED when asked) with the exit code or
+ * signal and the last stderr line; process.json gets the exit and peak RSS; a completed run's
+ * peak RSS becomes a calibration sample for the next estimate of its graph.
+ */
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeJsonAtomic } from '../store/atomic.js';
+import { readProcessRecord } from '../store/catalog.js';
+import { FILES } from '../store/run-dir.js';
+import type { RunSummary } from '../store/types.js';
+import type { Job, JobContext, JobExit } from './job.js';
+import { groupAlive, signalGroup, spawnEvalProcess, type EvalExit } from './spawn-eval.js';
+
+/** Spawns the eval process; its exit sets `job.exit` and asks for a tick. */
+export async function startSubprocessJob(job: Job, ctx: JobContext): Promise<void> {
+  const child = await spawnEvalProcess({
+    evalProcessMain: ctx.evalProcessMain,
+    runDir: job.runDir,
+    backendUrl: ctx.backendUrl(),
+    ...(job.spec.activeWorkspaceDir ? { workspaceDir: job.spec.activeWorkspaceDir } : {}),
+  });
+  job.child = child;
+  job.pid = child.pid;
+  job.state = 'running';
+  ctx.catalog.upsertRun({ id: job.runId, pid: child.pid });
+  ctx.log.info(`run ${job.runId} started (pid ${child.pid}, ${job.spec.workerCount} worker(s), reserving ${job.estimate.ramMb} MB RAM)`);
+  void child.exited.then((exit) => {
+    job.exit = { kind: 'process', exit };
+    ctx.requestTick();
+  });
+}
+
+/** Anything the eval process left in its group (a host that missed its parent's exit) goes too. */
+export function killGroupLeftovers(job: Job): void {
+  if (job.viaSubprocess && job.pid !== null && groupAlive(job.pid)) signalGroup(job.pid, 'SIGKILL');
+}
+
+/** The summary change for an eval process that exited before writing a terminal summary. */
+export async function earlyExitChange(job: Job, exit: EvalExit): Promise<(s: RunSummary) => void> {
+  const last = await lastLine(join(job.runDir, FILES.stderr));
+  const why = describeExit(exit, job.adopted) + (last ? ` (last stderr line: ${last})` : '');
+  return job.cancelRequested
+    ? (s) => {
+        s.status = 'CANCELLED';
+        s.error = { code: 'ABORTED', message: `cancelled; the eval process ${why} before writing its final summary` };
+      }
+    : (s) => {
+        s.status = 'ABORTED';
+        s.error = { code: 'ABORTED', message: `the eval process ${why} before finishing` };
+      };
+}
+
+/** Adds the exit and peak RSS to process.json; a completed run's peak RSS calibrates its graph. */
+export async function recordProcessExit(job: Job, exit: JobExit, summary: RunSummary, ctx: JobContext): Promise<void> {
+  const rec = await readProcessRecord(job.runDir);
+  if (rec) {
+    await writeJsonAtomic(join(job.runDir, FILES.process), {
+      ...rec,
+      ...(job.peakRssMb > 0 ? { peakRssMb: Math.round(job.peakRssMb) } : {}),
+      exitCode: exit.kind === 'process' ? exit.exit.exitCode : null,
+      signal: exit.kind === 'process' ? exit.exit.signal : null,
+      ...(exit.kind === 'process' && exit.exit.exitedAt ? { exitedAt: exit.exit.exitedAt } : {}),
+    }).catch(() => {});
+  }
+  if (summary.status === 'COMPLETED' && job.peakRssMb > 0) {
+    ctx.catalog.recordCalibration(job.spec.graphName, job.spec.workerCount, Math.round(job.peakRssMb));
+  }
+}
+
+function describeExit(e: EvalExit, adopted: boolean): string {
+  if (e.signal) return `was killed by ${e.signal}`;
+  if (e.exitCode !== null) return `exited with code ${e.exitCode}`;
+  return adopted ? 'exited while the backend was restarting' : 'exited';
+}
+
+/** The last non-empty line of a log, from its final 4 KB. */
+async function lastLine(path: string): Promise<string | null> {
+  let fh;
+  try {
+    fh = await open(path, 'r');
+    const { size } = await fh.stat();
+    const len = Math.min(size, 4096);
+    const buf = Buffer.alloc(len);
+    await fh.read(buf, 0, len, size - len);
+    const lines = buf.toString('utf8').split('\n').map((l) => l.trim()).filter((l) => l.length > 0);
+    const line = lines[lines.length - 1];
+    return line ? line.slice(0, 300) : null;
+  } catch {
+    return null;
+  } finally {
+    await fh?.close();
+  }
+}
