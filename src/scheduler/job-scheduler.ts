@@ -3,37 +3,32 @@
  * drain pending unloads, every second and right after a submit, a cancel or a child's exit)
  * starts what fits, each run in its own eval process (or in this process when the run asks).
  */
-import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node:fs';
-import { open, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { BadInputError, ConflictError, EvalError, NotFoundError, QueueFullError, errorMessage } from '../errors.js';
-import { EVAL_PROCESS_MAIN } from '../paths.js';
-import { spawnHost } from '../runtime/host-process.js';
-import { isTerminalRunStatus } from '../statuses.js';
-import { writeJsonAtomic } from '../store/atomic.js';
-import { catalogRunFromSummary, readProcessRecord, RunCatalog } from '../store/catalog.js';
-import {
-  createRunDir,
-  FILES,
-  assertRunId,
-  isDone,
-  readSummary,
-  runDirPath,
-  touchDone,
-  writeSharedUrls,
-  writeSpec,
-  writeSummary,
-} from '../store/run-dir.js';
+import { catalogRunFromSummary, RunCatalog } from '../store/catalog.js';
+import { assertRunId, createRunDir, readSummary, runDirPath, writeSharedUrls, writeSpec, writeSummary } from '../store/run-dir.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
-import { planAdmission, type AdmissionCandidate } from './admission.js';
-import { estimateRun } from './estimate.js';
-import { isEvalProcessOf, scanUnfinishedRuns, type UnfinishedRun } from './recovery.js';
-import { isPidAlive, ResourceSampler, type ResourceSample, type ResourceSource } from './resource-sampler.js';
-import { initialSummary } from '../eval-process/summary-writer.js';
+import { lockedReason, planAdmission } from './admission.js';
+import { cancelQueuedJob, stopJob, waitForExits } from './cancel-job.js';
+import { estimateRun, nodesetCosts } from './estimate.js';
+import { finalizeJob } from './finalize-job.js';
+import { InteractiveLock } from './interactive-lock.js';
+import { createJob, type Job, type JobContext } from './job.js';
+import { JobQueue } from './job-queue.js';
+import { currentSummary, queuedSummary } from './job-summary.js';
+import { activeJob, admissionCandidate, queueEntry, runningReservation } from './job-views.js';
+import { launchJob } from './launch-job.js';
+import { recoverRuns } from './recover-runs.js';
+import { isPidAlive, type ResourceSample } from './resource-sampler.js';
+import { resourceSnapshot } from './resource-snapshot.js';
+import { RssMonitor } from './rss-monitor.js';
 import { inspectRunGraph } from './run-graph.js';
+import { resolveSchedulerOptions, type JobSchedulerOptions, type SchedulerSettings } from './scheduler-options.js';
 import { SharedHostManager } from './shared-host-manager.js';
-import { groupAlive, signalGroup, spawnEvalProcess, type EvalChild, type EvalExit } from './spawn-eval.js';
-import { checkSubmitInput } from './submit-input.js';
+import { SharedHostStarter } from './shared-host-starter.js';
+import { checkSubmitInput, runSpecFromInput } from './submit-input.js';
+import { TickLoop } from './tick-loop.js';
 import type {
   ActiveJob,
   BackendToEvalMessage,
@@ -46,164 +41,66 @@ import type {
   SubmitInput,
 } from './types.js';
 
-export interface JobSchedulerOptions {
-  /** Holds `eval_runs/` and the catalog `db.json`. */
-  outputsDir: string;
-  /** The backend's own URL, handed to each eval process (read at spawn, so it may be set after listen). */
-  backendUrl: () => string;
-  /** Queued runs accepted before submit fails with QUEUE_FULL. @default 1000 */
-  queueCapacity?: number;
-  /** Period of the tick; ticks also run right after a submit, a cancel and a child's exit. @default 1000 */
-  tickIntervalMs?: number;
-  /** A job passed over for this long reserves its resources, so later smaller jobs cannot starve it. @default 60000 */
-  starvationMs?: number;
-  /** Between SIGTERM and SIGKILL when cancelling a running run. @default 5000 */
-  cancelGraceMs?: number;
-  /** How long a shared host with no run using it stays loaded. @default 60000 */
-  sharedHostIdleMs?: number;
-  /** Capacity of the static ledger, used for a resource that cannot be measured (e.g. VRAM without an NVIDIA GPU). @default none: not a constraint */
-  staticCapacity?: { ramMb?: number; vramMb?: number };
-  /** Free RAM/VRAM and process-tree RSS. @default new ResourceSampler() */
-  sampler?: ResourceSource;
-  /** How often the RSS of each running eval process tree is sampled (calibration, memory budgets). @default 1000 */
-  rssSampleIntervalMs?: number;
-  /** The compiled eval process entry. @default EVAL_PROCESS_MAIN */
-  evalProcessMain?: string;
-  /** Workspace overlay for graphs and nodesets. @default process.env.ACTIVE_WORKSPACE_DIR */
-  workspaceDir?: string;
-  /** Built-in graphs folder. @default BUILTIN_GRAPHS_DIR */
-  builtinGraphsDir?: string;
-  /** Built-in nodesets folder. @default BUILTIN_NODESETS_DIR */
-  builtinNodesetsDir?: string;
-  /** @default lines on stderr prefixed `[scheduler]` */
-  logger?: SchedulerLogger;
-}
+export type { JobSchedulerOptions } from './scheduler-options.js';
 
-type JobState = 'queued' | 'starting' | 'running' | 'finishing';
-
-type JobExit = { kind: 'process'; exit: EvalExit } | { kind: 'inProcess'; summary: RunSummary } | { kind: 'error'; error: unknown };
-
-interface Job {
-  runId: string;
-  runDir: string;
-  spec: RunSpec;
-  estimate: ResourceEstimate;
-  sharedNodesets: string[];
-  order: number;
-  state: JobState;
-  viaSubprocess: boolean;
-  // queued
-  skippedSinceMs: number | null;
-  waitingReason: string;
-  reserving: boolean;
-  // running
-  startedAt: string | null;
-  pid: number | null;
-  child: EvalChild | null;
-  abort: AbortController | null;
-  /** Adopted after a restart: not our child, so its exit is found by polling. */
-  adopted: boolean;
-  exit: JobExit | null;
-  cancelRequested: boolean;
-  killTimer: NodeJS.Timeout | null;
-  rssMb: number | null;
-  peakRssMb: number;
-  overBudget: { rssMb: number; budgetMb: number } | null;
-  episodesDone: number;
-  summaryMtimeMs: number;
-  /** Re-routes an in-process run's calls of a shared nodeset to a restarted host. */
-  moveSharedHost: ((nodeset: string, url: string) => void) | null;
-  /** The summary as this scheduler last wrote it, while the run is queued (nobody else writes it then). */
-  queuedSummary: RunSummary | null;
-  finalized: Promise<RunSummary> | null;
-}
-
-const defaultLogger: SchedulerLogger = {
-  info: (m) => process.stderr.write(`[scheduler] ${m}\n`),
-  warn: (m) => process.stderr.write(`[scheduler] warning: ${m}\n`),
-  error: (m) => process.stderr.write(`[scheduler] error: ${m}\n`),
-};
-
-/** Admission order: priority desc, then submission order. */
-const before = (a: Job, b: Job): boolean =>
-  a.spec.priority > b.spec.priority || (a.spec.priority === b.spec.priority && a.order < b.order);
+const UNMEASURED: ResourceSample = { ramTotalMb: null, ramFreeMb: null, vramTotalMb: null, vramFreeMb: null };
 
 export class JobScheduler {
   readonly outputsDir: string;
-  private readonly opts: Required<
-    Pick<JobSchedulerOptions, 'queueCapacity' | 'tickIntervalMs' | 'starvationMs' | 'cancelGraceMs' | 'sharedHostIdleMs' | 'rssSampleIntervalMs' | 'evalProcessMain'>
-  >;
-  private readonly backendUrl: () => string;
-  private readonly staticCapacity: { ramMb?: number; vramMb?: number };
-  private readonly sampler: ResourceSource;
-  private readonly workspaceDir: string | undefined;
-  private readonly builtinGraphsDir: string | undefined;
-  private readonly builtinNodesetsDir: string | undefined;
+  private readonly settings: SchedulerSettings;
   private readonly log: SchedulerLogger;
   private readonly hosts: SharedHostManager;
+  private readonly hostStarter: SharedHostStarter;
+  private readonly ctx: JobContext;
+  private readonly ticks: TickLoop;
+  private readonly rss: RssMonitor;
+  private readonly lock = new InteractiveLock();
   private catalogRef: RunCatalog | null = null;
 
   /** Queued jobs in admission order. */
-  private readonly queued: Job[] = [];
+  private readonly queued = new JobQueue();
   private readonly running = new Map<string, Job>();
   private readonly finishing = new Map<string, Job>();
   private readonly listeners = new Set<(e: SchedulerEvent) => void>();
-  private readonly locks = new Map<symbol, string>();
   private nextOrder = 0;
   private submitting = 0;
-  private lastSample: ResourceSample = { ramTotalMb: null, ramFreeMb: null, vramTotalMb: null, vramFreeMb: null };
+  private lastSample: ResourceSample = UNMEASURED;
   private lastSampleAt = new Date(0);
-  private lastReservations = { ramMb: 0, vramMb: 0 };
-  private lastRssSampleMs = 0;
-  private sampling: Promise<void> | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private ticking: Promise<void> | null = null;
-  private tickAgain = false;
-  private tickScheduled = false;
   private started: Promise<void> | null = null;
   private closing: Promise<void> | null = null;
-  private hostLogs = new Map<string, WriteStream>();
 
   constructor(options: JobSchedulerOptions) {
-    if (!options || typeof options.outputsDir !== 'string' || options.outputsDir === '') {
-      throw new BadInputError(`JobScheduler: outputsDir must be a folder path, got ${JSON.stringify(options?.outputsDir)}`);
-    }
-    if (typeof options.backendUrl !== 'function') throw new BadInputError('JobScheduler: backendUrl must be a function returning the backend URL');
-    const positive = (name: string, v: number | undefined, def: number, allowZero = true): number => {
-      const x = v ?? def;
-      if (typeof x !== 'number' || !Number.isFinite(x) || x < 0 || (!allowZero && x === 0)) {
-        throw new BadInputError(`JobScheduler: ${name} must be a ${allowZero ? 'non-negative' : 'positive'} number, got ${JSON.stringify(v)}`);
-      }
-      return x;
-    };
-    this.outputsDir = options.outputsDir;
-    this.opts = {
-      queueCapacity: positive('queueCapacity', options.queueCapacity, 1000, false),
-      tickIntervalMs: positive('tickIntervalMs', options.tickIntervalMs, 1000, false),
-      starvationMs: positive('starvationMs', options.starvationMs, 60_000),
-      cancelGraceMs: positive('cancelGraceMs', options.cancelGraceMs, 5000),
-      sharedHostIdleMs: positive('sharedHostIdleMs', options.sharedHostIdleMs, 60_000),
-      rssSampleIntervalMs: positive('rssSampleIntervalMs', options.rssSampleIntervalMs, 1000, false),
-      evalProcessMain: options.evalProcessMain ?? EVAL_PROCESS_MAIN,
-    };
-    for (const k of ['ramMb', 'vramMb'] as const) {
-      const v = options.staticCapacity?.[k];
-      if (v !== undefined) positive(`staticCapacity.${k}`, v, 0);
-    }
-    this.backendUrl = options.backendUrl;
-    this.staticCapacity = { ...options.staticCapacity };
-    this.sampler = options.sampler ?? new ResourceSampler();
-    this.workspaceDir = options.workspaceDir ?? (process.env.ACTIVE_WORKSPACE_DIR || undefined);
-    this.builtinGraphsDir = options.builtinGraphsDir;
-    this.builtinNodesetsDir = options.builtinNodesetsDir;
-    this.log = options.logger ?? defaultLogger;
+    this.settings = resolveSchedulerOptions(options);
+    this.outputsDir = this.settings.outputsDir;
+    this.log = this.settings.log;
+    this.hostStarter = new SharedHostStarter(this.outputsDir, this.settings.graphDirs);
     this.hosts = new SharedHostManager({
-      idleMs: this.opts.sharedHostIdleMs,
+      idleMs: this.settings.sharedHostIdleMs,
       logger: this.log,
-      startHost: (nodeset) => this.startSharedHost(nodeset),
+      startHost: (nodeset) => this.hostStarter.start(nodeset),
       onRestart: (nodeset, url) => void this.sharedHostMoved(nodeset, url),
-      onLost: (nodeset) => this.emit({ type: 'queue' }),
+      onLost: () => this.emit({ type: 'queue' }),
     });
+    this.ticks = new TickLoop({
+      intervalMs: this.settings.tickIntervalMs,
+      run: () => this.runTick(),
+      ready: () => this.catalogRef !== null,
+      onError: (m) => this.log.error(m),
+    });
+    const catalog = (): RunCatalog => this.catalog;
+    this.ctx = {
+      get catalog() {
+        return catalog();
+      },
+      hosts: this.hosts,
+      log: this.log,
+      evalProcessMain: this.settings.evalProcessMain,
+      backendUrl: this.settings.backendUrl,
+      cancelGraceMs: this.settings.cancelGraceMs,
+      emit: (e) => this.emit(e),
+      requestTick: () => this.ticks.request(),
+    };
+    this.rss = new RssMonitor({ source: this.settings.sampler, intervalMs: this.settings.rssSampleIntervalMs, ctx: this.ctx });
   }
 
   /** The run catalog (open after `start()`). */
@@ -215,83 +112,64 @@ export class JobScheduler {
   /** Opens the catalog, recovers the runs a previous backend left, and starts the tick loop. Idempotent. */
   start(): Promise<void> {
     this.started ??= (async () => {
+      const s = this.settings;
       this.catalogRef = await RunCatalog.open(this.outputsDir, this.log);
       this.catalogRef.updateSettings({
-        queueCapacity: this.opts.queueCapacity,
-        tickIntervalMs: this.opts.tickIntervalMs,
-        starvationMs: this.opts.starvationMs,
-        cancelGraceMs: this.opts.cancelGraceMs,
-        sharedHostIdleMs: this.opts.sharedHostIdleMs,
-        staticCapacity: this.staticCapacity,
+        queueCapacity: s.queueCapacity,
+        tickIntervalMs: s.tickIntervalMs,
+        starvationMs: s.starvationMs,
+        cancelGraceMs: s.cancelGraceMs,
+        sharedHostIdleMs: s.sharedHostIdleMs,
+        staticCapacity: s.staticCapacity,
       });
-      if (!existsSync(this.opts.evalProcessMain)) {
-        this.log.error(`${this.opts.evalProcessMain} is missing (build first: npm run build:server); runs in eval processes will abort`);
+      if (!existsSync(s.evalProcessMain)) {
+        this.log.error(`${s.evalProcessMain} is missing (build first: npm run build:server); runs in eval processes will abort`);
       }
-      await this.recover();
+      await recoverRuns({
+        outputsDir: this.outputsDir,
+        graphDirs: s.graphDirs,
+        ctx: this.ctx,
+        newJob: (spec, runDir, estimate, shared) => this.newJob(spec, runDir, estimate, shared),
+        enqueue: (job, summary) => this.enqueue(job, summary),
+        adopt: (job) => this.running.set(job.runId, job),
+      });
       try {
-        this.lastSample = await this.sampler.sample();
+        this.lastSample = await s.sampler.sample();
         this.lastSampleAt = new Date();
       } catch {
         // the first tick tries again
       }
       if (this.closing) return;
-      this.timer = setInterval(() => void this.tick(), this.opts.tickIntervalMs);
-      this.timer.unref();
-      this.requestTick();
+      this.ticks.start();
+      this.ticks.request();
     })();
     return this.started;
   }
-
-  // ------------------------------------------------------------------ submit
 
   /** Validates, writes the run dir, takes references on the shared hosts, queues. Never spawns. */
   async submit(input: SubmitInput): Promise<RunSummary> {
     this.assertOpen();
     await this.start();
     checkSubmitInput(input);
-    if (this.queued.length + this.submitting >= this.opts.queueCapacity) throw new QueueFullError(this.opts.queueCapacity);
+    const { queueCapacity, graphDirs, staticCapacity } = this.settings;
+    if (this.queued.length + this.submitting >= queueCapacity) throw new QueueFullError(queueCapacity);
     this.submitting++;
     try {
-      const graph = await inspectRunGraph({
-        graphName: input.graphName,
-        overrides: input.overrides,
-        workspaceDir: this.workspaceDir,
-        builtinGraphsDir: this.builtinGraphsDir,
-        builtinNodesetsDir: this.builtinNodesetsDir,
-      });
+      const graph = await inspectRunGraph({ graphName: input.graphName, overrides: input.overrides, ...graphDirs });
       const workerCount = input.workerCount ?? 1;
       const estimate = estimateRun({
         workerCount,
-        nodesets: graph.nodesets.map((e) => ({ name: e.name, parallelism: e.manifest.parallelism, ...(e.manifest.resources ? { resources: e.manifest.resources } : {}) })),
+        nodesets: nodesetCosts(graph.nodesets),
         calibratedPeakMb: this.catalog.calibratedPeak(input.graphName, workerCount),
         ...(input.marginalVramMb !== undefined ? { marginalVramMb: input.marginalVramMb } : {}),
       });
-      const vramTotal = this.lastSample.vramTotalMb ?? this.staticCapacity.vramMb;
+      const vramTotal = this.lastSample.vramTotalMb ?? staticCapacity.vramMb;
       if (input.marginalVramMb !== undefined && vramTotal !== undefined && input.marginalVramMb > vramTotal) {
         throw new BadInputError(`marginalVramMb ${input.marginalVramMb} is more than the ${Math.round(vramTotal)} MB of VRAM this machine has`);
       }
       this.assertOpen();
       const { runId, dir } = createRunDir(this.outputsDir);
-      const spec: RunSpec = {
-        runId,
-        graphName: input.graphName,
-        episodeCount: input.episodeCount,
-        workerCount,
-        seed: input.seed ?? 0,
-        ...(input.stepBudget !== undefined ? { stepBudget: input.stepBudget } : {}),
-        ...(input.perStepTimeoutSec !== undefined ? { perStepTimeoutSec: input.perStepTimeoutSec } : {}),
-        priority: input.priority ?? 0,
-        exclusiveGpu: input.exclusiveGpu ?? false,
-        ...(input.marginalVramMb !== undefined ? { marginalVramMb: input.marginalVramMb } : {}),
-        ...(input.memoryBudgetMb !== undefined ? { memoryBudgetMb: input.memoryBudgetMb } : {}),
-        overrides: input.overrides ?? {},
-        ...(input.dataset !== undefined ? { dataset: input.dataset } : {}),
-        ...(input.split !== undefined ? { split: input.split } : {}),
-        episodeOffset: input.episodeOffset ?? 0,
-        ...(this.workspaceDir ? { activeWorkspaceDir: this.workspaceDir } : {}),
-        viaSubprocess: input.viaSubprocess !== false && process.env.EVAL_SUBPROCESS !== '0',
-        createdAt: new Date().toISOString(),
-      };
+      const spec = runSpecFromInput(input, runId, graphDirs.workspaceDir);
       await writeSpec(dir, spec);
       // The summary goes down before the (slow) host start, so a crash here still leaves a recoverable queued run.
       const summary = queuedSummary(spec);
@@ -304,21 +182,15 @@ export class JobScheduler {
         throw new EvalError('HOST_ERROR', `could not start the shared hosts of graph "${input.graphName}": ${errorMessage(err)}`, { cause: err });
       }
       await writeSharedUrls(dir, urls);
-      const job = this.newJob(spec, dir, estimate, graph.shared);
-      job.queuedSummary = summary;
-      job.waitingReason = this.initialReason(job);
-      this.enqueue(job);
-      this.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: job.viaSubprocess }));
+      this.enqueue(this.newJob(spec, dir, estimate, graph.shared), summary);
       this.emit({ type: 'run', runId, summary });
       this.emit({ type: 'queue' });
-      this.requestTick();
+      this.ticks.request();
       return summary;
     } finally {
       this.submitting--;
     }
   }
-
-  // ------------------------------------------------------------------ cancel
 
   /**
    * Queued: removed at once (CANCELLED + _DONE). Running: SIGTERM to its process group, SIGKILL
@@ -327,36 +199,16 @@ export class JobScheduler {
   async cancel(runId: string): Promise<RunSummary> {
     assertRunId(runId);
     await this.start();
-    const qi = this.queued.findIndex((j) => j.runId === runId);
-    if (qi >= 0) {
-      const job = this.queued[qi]!;
-      this.queued.splice(qi, 1);
-      job.cancelRequested = true;
-      const summary = await this.rewriteSummary(
-        job,
-        (s) => {
-          s.status = 'CANCELLED';
-          s.finishedAt = new Date().toISOString();
-          s.error = null;
-        },
-        job.queuedSummary ?? undefined,
-      );
-      await touchDone(job.runDir);
-      this.hosts.release(runId);
-      this.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: job.viaSubprocess }));
-      this.emit({ type: 'run', runId, summary });
-      this.emit({ type: 'queue' });
-      this.requestTick();
-      return summary;
-    }
+    const queued = this.queued.remove(runId);
+    if (queued) return cancelQueuedJob(queued, this.ctx);
     const job = this.running.get(runId);
     if (job) {
       if (!job.cancelRequested) {
         job.cancelRequested = true;
         this.log.info(`cancelling run ${runId}`);
-        this.stopJob(job);
+        stopJob(job, this.ctx);
       }
-      return this.currentSummary(job);
+      return currentSummary(job);
     }
     const ending = this.finishing.get(runId);
     if (ending) {
@@ -375,63 +227,22 @@ export class JobScheduler {
     throw new ConflictError(`run ${runId} has already finished (${status}); only a queued or running run can be cancelled`);
   }
 
-  // ------------------------------------------------------------------ reads
-
   queue(): QueueEntry[] {
-    return this.queued.map((j, i) => ({
-      runId: j.runId,
-      position: i + 1,
-      priority: j.spec.priority,
-      graphName: j.spec.graphName,
-      episodeCount: j.spec.episodeCount,
-      workerCount: j.spec.workerCount,
-      createdAt: j.spec.createdAt,
-      exclusiveGpu: j.spec.exclusiveGpu,
-      waitingReason: j.waitingReason,
-      estimate: { ...j.estimate },
-      reserving: j.reserving,
-    }));
+    return this.queued.map((j, i) => queueEntry(j, i + 1));
   }
 
   activeJobs(): ActiveJob[] {
-    return [...this.running.values()].map((j) => ({
-      runId: j.runId,
-      priority: j.spec.priority,
-      pid: j.pid,
-      graphName: j.spec.graphName,
-      startedAt: j.startedAt ?? j.spec.createdAt,
-      episodesDone: j.episodesDone,
-      episodeCount: j.spec.episodeCount,
-      workerCount: j.spec.workerCount,
-      viaSubprocess: j.viaSubprocess,
-      exclusiveGpu: j.spec.exclusiveGpu,
-      reservation: { ...j.estimate },
-      rssMb: j.rssMb,
-    }));
+    return [...this.running.values()].map(activeJob);
   }
 
   resources(): ResourceSnapshot {
-    const s = this.lastSample;
-    let reservedRam = 0;
-    let reservedVram = 0;
-    for (const j of this.running.values()) {
-      reservedRam += j.estimate.ramMb;
-      reservedVram += j.estimate.vramMb;
-    }
-    const ramMeasured = s.ramFreeMb !== null;
-    const vramMeasured = s.vramFreeMb !== null;
-    return {
-      ramTotalMb: s.ramTotalMb ?? this.staticCapacity.ramMb ?? 0,
-      ramFreeMb: s.ramFreeMb ?? Math.max(0, (this.staticCapacity.ramMb ?? 0) - reservedRam),
-      vramTotalMb: s.vramTotalMb ?? this.staticCapacity.vramMb ?? null,
-      vramFreeMb: s.vramFreeMb ?? (this.staticCapacity.vramMb !== undefined ? Math.max(0, this.staticCapacity.vramMb - reservedVram) : null),
-      reservedRamMb: reservedRam,
-      reservedVramMb: reservedVram,
-      ramMeasured,
-      vramMeasured,
-      interactiveLockHolder: this.lockHolder(),
-      sampledAt: this.lastSampleAt.toISOString(),
-    };
+    return resourceSnapshot({
+      sample: this.lastSample,
+      sampledAt: this.lastSampleAt,
+      staticCapacity: this.settings.staticCapacity,
+      running: this.running.values(),
+      lockHolder: this.lock.holder,
+    });
   }
 
   /** The backend's shared nodeset hosts and who holds them. */
@@ -451,16 +262,12 @@ export class JobScheduler {
    * Returns the release function (idempotent).
    */
   acquireInteractiveLock(holder: string): () => void {
-    if (typeof holder !== 'string' || holder === '') throw new BadInputError(`interactive lock holder must be a non-empty string, got ${JSON.stringify(holder)}`);
-    const token = Symbol(holder);
-    this.locks.set(token, holder);
+    const release = this.lock.acquire(holder, () => {
+      this.refreshReasons();
+      this.ticks.request();
+    });
     this.refreshReasons();
-    return () => {
-      if (this.locks.delete(token)) {
-        this.refreshReasons();
-        this.requestTick();
-      }
-    };
+    return release;
   }
 
   /** Queue changes and run status changes. Returns the unsubscribe function. */
@@ -478,70 +285,40 @@ export class JobScheduler {
    */
   close(options: { cancelRunning?: boolean } = {}): Promise<void> {
     this.closing ??= (async () => {
-      if (this.timer) clearInterval(this.timer);
-      this.timer = null;
+      this.ticks.stop();
       await this.started?.catch(() => {});
-      while (this.ticking) await this.ticking.catch(() => {});
-      await this.sampling;
+      await this.ticks.settled();
+      await this.rss.settled();
       const jobs = [...this.running.values()];
-      const waitFor: Promise<unknown>[] = [];
+      const stopping: Job[] = [];
       for (const job of jobs) {
         if (options.cancelRunning || !job.viaSubprocess) {
           if (!job.cancelRequested) {
             job.cancelRequested = true;
-            this.stopJob(job);
+            stopJob(job, this.ctx);
           }
-          waitFor.push(this.exitOf(job));
+          stopping.push(job);
         } else {
           job.child?.detach();
         }
       }
-      await withTimeout(Promise.allSettled(waitFor), this.opts.cancelGraceMs + 3000);
+      await waitForExits(stopping, this.settings.cancelGraceMs + 3000);
       for (const job of jobs) {
         if (job.exit && this.running.has(job.runId)) this.reapJob(job);
       }
       await Promise.allSettled([...this.finishing.values()].map((j) => j.finalized));
       for (const job of this.running.values()) if (job.killTimer) clearTimeout(job.killTimer);
       await this.hosts.close().catch((err: unknown) => this.log.warn(`stopping shared hosts: ${errorMessage(err)}`));
-      for (const s of this.hostLogs.values()) s.end();
-      this.hostLogs.clear();
+      this.hostStarter.close();
       await this.catalogRef?.close();
       this.listeners.clear();
     })();
     return this.closing;
   }
 
-  // ------------------------------------------------------------------ tick
-
   /** Runs a tick now (coalesced with one in progress). */
   tick(): Promise<void> {
-    if (this.closing || !this.catalogRef) return Promise.resolve();
-    if (this.ticking) {
-      this.tickAgain = true;
-      return this.ticking;
-    }
-    this.ticking = (async () => {
-      try {
-        do {
-          this.tickAgain = false;
-          await this.runTick();
-        } while (this.tickAgain && !this.closing);
-      } catch (err) {
-        this.log.error(`tick failed: ${errorMessage(err)}`);
-      } finally {
-        this.ticking = null;
-      }
-    })();
-    return this.ticking;
-  }
-
-  private requestTick(): void {
-    if (this.tickScheduled || this.closing) return;
-    this.tickScheduled = true;
-    setImmediate(() => {
-      this.tickScheduled = false;
-      void this.tick();
-    });
+    return this.ticks.tick();
   }
 
   private async runTick(): Promise<void> {
@@ -549,15 +326,7 @@ export class JobScheduler {
     changed = (await this.admit()) || changed;
     this.hosts.drainIdle();
     if (changed) this.emit({ type: 'queue' });
-    // The /proc walk takes milliseconds: it runs beside the ticks so a child's exit is never kept waiting behind it.
-    if (!this.sampling && Date.now() - this.lastRssSampleMs >= this.opts.rssSampleIntervalMs) {
-      this.lastRssSampleMs = Date.now();
-      this.sampling = this.sampleRunning()
-        .catch((err: unknown) => this.log.warn(`sampling running runs: ${errorMessage(err)}`))
-        .finally(() => {
-          this.sampling = null;
-        });
-    }
+    this.rss.poke([...this.running.values()]);
   }
 
   /** Moves every exited job out of the running set and starts its finalisation. */
@@ -581,116 +350,42 @@ export class JobScheduler {
     job.killTimer = null;
     // Finalising waits a turn so the admission this exit makes room for gets the disk first.
     job.finalized = new Promise<void>((r) => setImmediate(r))
-      .then(() => this.finalize(job))
+      .then(() => finalizeJob(job, this.ctx))
       .finally(() => {
         this.finishing.delete(job.runId);
       });
     job.finalized.catch((err: unknown) => this.log.error(`finalising run ${job.runId}: ${errorMessage(err)}`));
   }
 
-  private async finalize(job: Job): Promise<RunSummary> {
-    const exit = job.exit!;
-    if (job.viaSubprocess && job.pid !== null && groupAlive(job.pid)) {
-      // Anything the eval process left in its group (a host that missed its parent's exit) goes too.
-      signalGroup(job.pid, 'SIGKILL');
-    }
-    let summary: RunSummary;
-    if (exit.kind === 'inProcess') summary = exit.summary;
-    else {
-      try {
-        summary = await readSummary(job.runDir);
-      } catch {
-        summary = { ...queuedSummary(job.spec), status: 'RUNNING', startedAt: job.startedAt };
-      }
-    }
-    const done = isDone(job.runDir);
-    let change: ((s: RunSummary) => void) | null = null;
-    const now = new Date().toISOString();
-    if (job.overBudget) {
-      const { rssMb, budgetMb } = job.overBudget;
-      change = (s) => {
-        s.status = 'FAILED';
-        s.error = { code: 'OUT_OF_BUDGET', message: `the run's processes used ${Math.round(rssMb)} MB, over its memory budget of ${budgetMb} MB; stopped` };
-      };
-    } else if (exit.kind === 'error') {
-      change = (s) => {
-        s.status = 'FAILED';
-        s.error = { code: exit.error instanceof EvalError ? exit.error.code : 'INTERNAL_SERVER_ERROR', message: errorMessage(exit.error) };
-      };
-    } else if (exit.kind === 'process' && (!done || !isTerminalRunStatus(summary.status))) {
-      const last = await lastLine(join(job.runDir, FILES.stderr));
-      const why = describeExit(exit.exit, job.adopted) + (last ? ` (last stderr line: ${last})` : '');
-      change = job.cancelRequested
-        ? (s) => {
-            s.status = 'CANCELLED';
-            s.error = { code: 'ABORTED', message: `cancelled; the eval process ${why} before writing its final summary` };
-          }
-        : (s) => {
-            s.status = 'ABORTED';
-            s.error = { code: 'ABORTED', message: `the eval process ${why} before finishing` };
-          };
-    }
-    if (change) {
-      const apply = change;
-      summary = await this.rewriteSummary(job, (s) => {
-        apply(s);
-        s.finishedAt ??= now;
-        delete s.pid;
-      }, summary);
-    }
-    if (!isDone(job.runDir)) await touchDone(job.runDir);
-    if (job.viaSubprocess && job.pid !== null) {
-      const rec = await readProcessRecord(job.runDir);
-      if (rec) {
-        await writeJsonAtomic(join(job.runDir, FILES.process), {
-          ...rec,
-          ...(job.peakRssMb > 0 ? { peakRssMb: Math.round(job.peakRssMb) } : {}),
-          exitCode: exit.kind === 'process' ? exit.exit.exitCode : null,
-          signal: exit.kind === 'process' ? exit.exit.signal : null,
-          ...(exit.kind === 'process' && exit.exit.exitedAt ? { exitedAt: exit.exit.exitedAt } : {}),
-        }).catch(() => {});
-      }
-      if (summary.status === 'COMPLETED' && job.peakRssMb > 0) {
-        this.catalog.recordCalibration(job.spec.graphName, job.spec.workerCount, Math.round(job.peakRssMb));
-      }
-    }
-    this.hosts.release(job.runId);
-    this.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: job.viaSubprocess, pid: job.pid }));
-    this.log.info(`run ${job.runId} ${summary.status.toLowerCase()} (${summary.episodesDone}/${summary.episodeCount} episodes)`);
-    this.emit({ type: 'run', runId: job.runId, summary });
-    this.emit({ type: 'queue' });
-    return summary;
-  }
-
   /** Starts every queued job that fits; updates the others' waiting reasons. */
   private async admit(): Promise<boolean> {
+    const { sampler, staticCapacity, starvationMs } = this.settings;
     let sample: ResourceSample;
     try {
-      sample = await this.sampler.sample();
+      sample = await sampler.sample();
     } catch (err) {
       this.log.warn(`resource sample failed: ${errorMessage(err)}`);
-      sample = { ramTotalMb: null, ramFreeMb: null, vramTotalMb: null, vramFreeMb: null };
+      sample = UNMEASURED;
     }
     this.lastSample = sample;
     this.lastSampleAt = new Date();
     if (this.closing) return false;
     const now = Date.now();
     const plan = planAdmission({
-      queue: this.queued.map(toCandidate),
-      running: [...this.running.values()].map((j) => ({ runId: j.runId, reservation: j.estimate, exclusiveGpu: j.spec.exclusiveGpu, rssMb: j.rssMb })),
+      queue: this.queued.map(admissionCandidate),
+      running: [...this.running.values()].map(runningReservation),
       capacity: {
         ramFreeMb: sample.ramFreeMb,
         vramFreeMb: sample.vramFreeMb,
         ramTotalMb: sample.ramTotalMb,
         vramTotalMb: sample.vramTotalMb,
-        staticRamMb: this.staticCapacity.ramMb,
-        staticVramMb: this.staticCapacity.vramMb,
+        staticRamMb: staticCapacity.ramMb,
+        staticVramMb: staticCapacity.vramMb,
       },
-      lockHolder: this.lockHolder(),
+      lockHolder: this.lock.holder,
       now,
-      starvationMs: this.opts.starvationMs,
+      starvationMs,
     });
-    this.lastReservations = { ramMb: plan.reservedRamMb, vramMb: plan.reservedVramMb };
     let changed = false;
     for (const job of this.queued) {
       const v = plan.waiting.get(job.runId);
@@ -698,366 +393,35 @@ export class JobScheduler {
       if (v.waitingReason !== job.waitingReason || v.reserving !== job.reserving) changed = true;
       job.waitingReason = v.waitingReason;
       job.reserving = v.reserving;
-      if (job.skippedSinceMs === null && this.locks.size === 0) job.skippedSinceMs = now;
+      if (job.skippedSinceMs === null && !this.lock.held) job.skippedSinceMs = now;
     }
     if (plan.admit.length === 0) return changed;
-    const admitted = new Set(plan.admit);
-    const jobs = this.queued.filter((j) => admitted.has(j.runId));
-    for (let i = this.queued.length - 1; i >= 0; i--) if (admitted.has(this.queued[i]!.runId)) this.queued.splice(i, 1);
+    const jobs = this.queued.take(new Set(plan.admit));
     for (const job of jobs) {
       job.state = 'starting';
       job.startedAt = new Date().toISOString();
       this.running.set(job.runId, job);
     }
-    await Promise.all(jobs.map((job) => this.launch(job)));
+    await Promise.all(jobs.map((job) => launchJob(job, this.ctx)));
     return true;
   }
 
-  private async launch(job: Job): Promise<void> {
-    try {
-      const summary = await this.rewriteSummary(
-        job,
-        (s) => {
-          s.status = 'RUNNING';
-          s.startedAt = job.startedAt;
-        },
-        job.queuedSummary ?? undefined,
-      );
-      job.queuedSummary = null;
-      this.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: job.viaSubprocess }));
-      this.emit({ type: 'run', runId: job.runId, summary });
-      if (job.viaSubprocess) {
-        const child = await spawnEvalProcess({
-          evalProcessMain: this.opts.evalProcessMain,
-          runDir: job.runDir,
-          backendUrl: this.backendUrl(),
-          ...(job.spec.activeWorkspaceDir ? { workspaceDir: job.spec.activeWorkspaceDir } : {}),
-        });
-        job.child = child;
-        job.pid = child.pid;
-        job.state = 'running';
-        this.catalog.upsertRun({ id: job.runId, pid: child.pid });
-        this.log.info(`run ${job.runId} started (pid ${child.pid}, ${job.spec.workerCount} worker(s), reserving ${job.estimate.ramMb} MB RAM)`);
-        void child.exited.then((exit) => {
-          job.exit = { kind: 'process', exit };
-          this.requestTick();
-        });
-      } else {
-        const { runBatch } = await import('../eval-process/run-batch.js');
-        const abort = new AbortController();
-        job.abort = abort;
-        job.state = 'running';
-        this.log.info(`run ${job.runId} started in the backend process`);
-        runBatch({
-          runDir: job.runDir,
-          signal: abort.signal,
-          sharedUrls: this.hosts.urls(job.sharedNodesets),
-          bindSharedHostMover: (move) => {
-            job.moveSharedHost = move;
-          },
-          onSummary: (s) => {
-            job.episodesDone = s.episodesDone;
-          },
-        }).then(
-          (summary) => {
-            job.exit = { kind: 'inProcess', summary };
-            this.requestTick();
-          },
-          (error: unknown) => {
-            job.exit = { kind: 'error', error };
-            this.requestTick();
-          },
-        );
-      }
-      if (job.cancelRequested) this.stopJob(job);
-    } catch (error) {
-      this.log.error(`run ${job.runId} could not start: ${errorMessage(error)}`);
-      job.exit = { kind: 'error', error };
-      this.requestTick();
-    }
+  private newJob(spec: RunSpec, runDir: string, estimate: ResourceEstimate, shared: string[]): Job {
+    return createJob(spec, runDir, estimate, shared, this.nextOrder++);
   }
 
-  /** SIGTERM to the process group and our own SIGKILL timer; an in-process run is aborted. */
-  private stopJob(job: Job): void {
-    if (job.abort) {
-      job.abort.abort(new Error('cancelled'));
-      return;
-    }
-    if (job.pid === null) return; // still starting: launch() stops it once spawned
-    signalGroup(job.pid, 'SIGTERM');
-    if (job.killTimer) return;
-    const pid = job.pid;
-    job.killTimer = setTimeout(() => {
-      job.killTimer = null;
-      if (!job.exit || groupAlive(pid)) {
-        if (signalGroup(pid, 'SIGKILL')) this.log.warn(`run ${job.runId}: still running ${this.opts.cancelGraceMs} ms after SIGTERM; sent SIGKILL`);
-      }
-    }, this.opts.cancelGraceMs);
-  }
-
-  /** RSS of every running eval process tree (calibration, memory budgets) and each run's progress. */
-  private async sampleRunning(): Promise<void> {
-    const jobs = [...this.running.values()].filter((j) => j.viaSubprocess && j.pid !== null && !j.exit);
-    if (jobs.length === 0) return;
-    let rss: Map<number, number>;
-    try {
-      const pids = jobs.map((j) => j.pid!);
-      rss = this.sampler.processTreesRssMb ? await this.sampler.processTreesRssMb(pids) : await processTreesRssMbVia(this.sampler, pids);
-    } catch (err) {
-      this.log.warn(`process RSS sample failed: ${errorMessage(err)}`);
-      return;
-    }
-    for (const job of jobs) {
-      await this.readProgress(job);
-      const mb = rss.get(job.pid!);
-      if (mb === undefined || mb <= 0) continue;
-      job.rssMb = Math.round(mb);
-      job.peakRssMb = Math.max(job.peakRssMb, mb);
-      const budget = job.spec.memoryBudgetMb;
-      if (budget !== undefined && mb > budget && !job.overBudget && !job.exit) {
-        job.overBudget = { rssMb: mb, budgetMb: budget };
-        this.log.warn(`run ${job.runId}: its processes use ${Math.round(mb)} MB, over its memory budget of ${budget} MB; stopping it`);
-        this.stopJob(job);
-      }
-    }
-  }
-
-  private async readProgress(job: Job): Promise<void> {
-    try {
-      const st = await stat(join(job.runDir, FILES.summary));
-      if (st.mtimeMs === job.summaryMtimeMs) return;
-      job.summaryMtimeMs = st.mtimeMs;
-      const s = await readSummary(job.runDir);
-      if (s.episodesDone !== job.episodesDone) {
-        job.episodesDone = s.episodesDone;
-        this.catalog.upsertRun({
-          id: job.runId,
-          episodesDone: s.episodesDone,
-          statusCounts: s.statusCounts,
-          aggregateMetrics: s.aggregateMetrics,
-        });
-      }
-    } catch {
-      // mid-rename or gone: next sample
-    }
-  }
-
-  // ------------------------------------------------------------------ recovery
-
-  private async recover(): Promise<void> {
-    const scan = await scanUnfinishedRuns(this.outputsDir);
-    for (const run of scan.finishedWithoutDone) {
-      await touchDone(run.runDir);
-      this.catalog.upsertRun(catalogRunFromSummary(run.summary!, { viaSubprocess: run.spec!.viaSubprocess !== false }));
-    }
-    for (const run of scan.unreadable) {
-      this.log.warn(`run ${run.runId}: no readable spec.json/summary.json; left as it is`);
-    }
-    for (const run of scan.running) await this.recoverRunning(run);
-    for (const run of scan.queued) await this.recoverQueued(run);
-    if (scan.queued.length + scan.running.length > 0) {
-      this.log.info(`recovered ${scan.queued.length} queued run(s) and ${scan.running.length} run(s) recorded as running`);
-    }
-  }
-
-  private async recoverQueued(run: UnfinishedRun): Promise<void> {
-    const spec = run.spec!;
-    let estimate: ResourceEstimate;
-    let shared: string[];
-    try {
-      const graph = await inspectRunGraph({
-        graphName: spec.graphName,
-        overrides: spec.overrides,
-        workspaceDir: spec.activeWorkspaceDir ?? this.workspaceDir,
-        builtinGraphsDir: this.builtinGraphsDir,
-        builtinNodesetsDir: this.builtinNodesetsDir,
-      });
-      shared = graph.shared;
-      estimate = estimateRun({
-        workerCount: spec.workerCount,
-        nodesets: graph.nodesets.map((e) => ({ name: e.name, parallelism: e.manifest.parallelism, ...(e.manifest.resources ? { resources: e.manifest.resources } : {}) })),
-        calibratedPeakMb: this.catalog.calibratedPeak(spec.graphName, spec.workerCount),
-        ...(spec.marginalVramMb !== undefined ? { marginalVramMb: spec.marginalVramMb } : {}),
-      });
-      // The hosts of the previous backend are gone: new ones, new URLs.
-      await writeSharedUrls(run.runDir, await this.hosts.acquire(shared, run.runId));
-    } catch (err) {
-      await this.finishUnstartable(run, 'FAILED', { code: 'GRAPH_INVALID', message: `could not be re-queued after a restart: ${errorMessage(err)}` });
-      return;
-    }
-    let summary = run.summary!;
-    if (summary.status !== 'QUEUED') {
-      summary = { ...summary, seq: summary.seq + 1, status: 'QUEUED', startedAt: null };
-      await writeSummary(run.runDir, summary);
-      this.log.info(`run ${run.runId}: its eval process was never started; queued again`);
-    }
-    const job = this.newJob(spec, run.runDir, estimate, shared);
+  /** Queues a new or recovered job; `summary` is its summary.json as just written. */
+  private enqueue(job: Job, summary: RunSummary): void {
     job.queuedSummary = summary;
-    job.waitingReason = this.initialReason(job);
-    this.enqueue(job);
+    job.waitingReason = this.queued.joiningReason(job, this.lock.holder);
+    this.queued.insert(job);
     this.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: job.viaSubprocess }));
   }
 
-  private async recoverRunning(run: UnfinishedRun): Promise<void> {
-    const spec = run.spec!;
-    const pid = run.process?.pid ?? run.summary?.pid ?? null;
-    if (spec.viaSubprocess !== false && pid !== null && (await isEvalProcessOf(pid, run.runDir, this.opts.evalProcessMain))) {
-      const graph = await inspectRunGraph({
-        graphName: spec.graphName,
-        overrides: spec.overrides,
-        workspaceDir: spec.activeWorkspaceDir ?? this.workspaceDir,
-        builtinGraphsDir: this.builtinGraphsDir,
-        builtinNodesetsDir: this.builtinNodesetsDir,
-      }).catch(() => null);
-      const estimate = estimateRun({
-        workerCount: spec.workerCount,
-        nodesets: (graph?.nodesets ?? []).map((e) => ({ name: e.name, parallelism: e.manifest.parallelism, ...(e.manifest.resources ? { resources: e.manifest.resources } : {}) })),
-        calibratedPeakMb: this.catalog.calibratedPeak(spec.graphName, spec.workerCount),
-      });
-      const job = this.newJob(spec, run.runDir, estimate, []);
-      job.state = 'running';
-      job.adopted = true;
-      job.pid = pid;
-      job.startedAt = run.summary?.startedAt ?? run.process?.startedAt ?? null;
-      job.episodesDone = run.summary?.episodesDone ?? 0;
-      this.running.set(job.runId, job);
-      this.catalog.upsertRun(catalogRunFromSummary(run.summary!, { viaSubprocess: true, pid }));
-      this.log.info(`run ${run.runId}: its eval process (pid ${pid}) is still running; adopted and watched until it exits`);
-      return;
-    }
-    const why =
-      spec.viaSubprocess === false
-        ? 'it ran inside the backend, which stopped'
-        : pid === null
-          ? 'the backend stopped before its eval process started'
-          : `the backend restarted and its eval process (pid ${pid}) is gone`;
-    await this.finishUnstartable(run, 'ABORTED', { code: 'ABORTED', message: why });
-  }
-
-  /** Writes a terminal summary (keeping finished episodes) and _DONE for a run that cannot go on. */
-  private async finishUnstartable(run: UnfinishedRun, status: 'ABORTED' | 'FAILED', error: { code: string; message: string }): Promise<void> {
-    const base = run.summary ?? queuedSummary(run.spec!);
-    const summary: RunSummary = { ...base, seq: base.seq + 1, status, error, finishedAt: new Date().toISOString() };
-    delete summary.pid;
-    await writeSummary(run.runDir, summary);
-    await touchDone(run.runDir);
-    this.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: run.spec?.viaSubprocess !== false }));
-    this.log.warn(`run ${run.runId} marked ${status.toLowerCase()}: ${error.message}`);
-  }
-
-  // ------------------------------------------------------------------ helpers
-
-  private newJob(spec: RunSpec, runDir: string, estimate: ResourceEstimate, shared: string[]): Job {
-    return {
-      runId: spec.runId,
-      runDir,
-      spec,
-      estimate,
-      sharedNodesets: shared,
-      order: this.nextOrder++,
-      state: 'queued',
-      viaSubprocess: spec.viaSubprocess !== false,
-      skippedSinceMs: null,
-      waitingReason: '',
-      reserving: false,
-      startedAt: null,
-      pid: null,
-      child: null,
-      abort: null,
-      adopted: false,
-      exit: null,
-      cancelRequested: false,
-      killTimer: null,
-      rssMb: null,
-      peakRssMb: 0,
-      overBudget: null,
-      episodesDone: 0,
-      summaryMtimeMs: 0,
-      queuedSummary: null,
-      moveSharedHost: null,
-      finalized: null,
-    };
-  }
-
-  /** Inserts in admission order (binary search: priority desc, then submission order). */
-  private enqueue(job: Job): void {
-    let lo = 0;
-    let hi = this.queued.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (before(this.queued[mid]!, job)) lo = mid + 1;
-      else hi = mid;
-    }
-    this.queued.splice(lo, 0, job);
-  }
-
-  private initialReason(job: Job): string {
-    const holder = this.lockHolder();
-    if (holder !== null) return `interactive session '${holder}' holds the lock`;
-    const ahead = this.queued.filter((j) => before(j, job)).length;
-    if (ahead === 0) return 'waiting for the next admission check';
-    const higher = this.queued.filter((j) => j.spec.priority > job.spec.priority).length;
-    return higher > 0
-      ? `behind ${higher} higher-priority job${higher === 1 ? '' : 's'}`
-      : `behind ${ahead} earlier job${ahead === 1 ? '' : 's'}`;
-  }
-
   private refreshReasons(): void {
-    const holder = this.lockHolder();
-    if (holder !== null) for (const j of this.queued) j.waitingReason = `interactive session '${holder}' holds the lock`;
+    const holder = this.lock.holder;
+    if (holder !== null) for (const j of this.queued) j.waitingReason = lockedReason(holder);
     this.emit({ type: 'queue' });
-  }
-
-  private lockHolder(): string | null {
-    for (const h of this.locks.values()) return h;
-    return null;
-  }
-
-  private async currentSummary(job: Job): Promise<RunSummary> {
-    try {
-      return await readSummary(job.runDir);
-    } catch {
-      return { ...queuedSummary(job.spec), status: job.state === 'queued' ? 'QUEUED' : 'RUNNING', startedAt: job.startedAt };
-    }
-  }
-
-  /** Re-reads summary.json, applies `change`, writes it back with the next seq. */
-  private async rewriteSummary(job: Job, change: (s: RunSummary) => void, current?: RunSummary): Promise<RunSummary> {
-    const s = current ? structuredClone(current) : await this.currentSummary(job);
-    change(s);
-    s.seq += 1;
-    await writeSummary(job.runDir, s);
-    return s;
-  }
-
-  private exitOf(job: Job): Promise<unknown> {
-    if (job.exit) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const poll = setInterval(() => {
-        if (job.exit || (job.adopted && job.pid !== null && !isPidAlive(job.pid))) {
-          clearInterval(poll);
-          resolve();
-        }
-      }, 20);
-    });
-  }
-
-  private async startSharedHost(nodeset: string) {
-    const { NodesetRegistry } = await import('../runtime/registry.js');
-    const registry = await NodesetRegistry.scan({
-      ...(this.builtinNodesetsDir ? { builtinDir: this.builtinNodesetsDir } : {}),
-      ...(this.workspaceDir ? { workspaceDir: this.workspaceDir } : {}),
-    });
-    const entry = registry.get(nodeset);
-    const logDir = join(this.outputsDir, 'shared-hosts');
-    mkdirSync(logDir, { recursive: true });
-    let logStream = this.hostLogs.get(nodeset);
-    if (!logStream) {
-      logStream = createWriteStream(join(logDir, `${nodeset}.stderr.log`), { flags: 'a' });
-      this.hostLogs.set(nodeset, logStream);
-    }
-    const stream = logStream;
-    return spawnHost({ entry, onStderr: (line) => stream.write(line + '\n') });
   }
 
   /** A shared host came back on a new URL: queued runs get it in shared_urls.json, running ones by message. */
@@ -1084,57 +448,5 @@ export class JobScheduler {
 
   private assertOpen(): void {
     if (this.closing) throw new ConflictError('the scheduler is closed');
-  }
-}
-
-function toCandidate(j: Job): AdmissionCandidate {
-  return { runId: j.runId, priority: j.spec.priority, estimate: j.estimate, exclusiveGpu: j.spec.exclusiveGpu, skippedSinceMs: j.skippedSinceMs };
-}
-
-/** The summary a queued run starts with; seq 1 so the eval process's first write (seq ≥ 1 + 1) is newer. */
-function queuedSummary(spec: RunSpec): RunSummary {
-  return { ...initialSummary(spec, 'QUEUED'), seq: 1 };
-}
-
-function describeExit(e: EvalExit, adopted: boolean): string {
-  if (e.signal) return `was killed by ${e.signal}`;
-  if (e.exitCode !== null) return `exited with code ${e.exitCode}`;
-  return adopted ? 'exited while the backend was restarting' : 'exited';
-}
-
-/** The last non-empty line of a log, from its final 4 KB. */
-async function lastLine(path: string): Promise<string | null> {
-  let fh;
-  try {
-    fh = await open(path, 'r');
-    const { size } = await fh.stat();
-    const len = Math.min(size, 4096);
-    const buf = Buffer.alloc(len);
-    await fh.read(buf, 0, len, size - len);
-    const lines = buf.toString('utf8').split('\n').map((l) => l.trim()).filter((l) => l.length > 0);
-    const line = lines[lines.length - 1];
-    return line ? line.slice(0, 300) : null;
-  } catch {
-    return null;
-  } finally {
-    await fh?.close();
-  }
-}
-
-async function processTreesRssMbVia(sampler: ResourceSource, pids: number[]): Promise<Map<number, number>> {
-  const out = new Map<number, number>();
-  for (const pid of pids) out.set(pid, await sampler.processTreeRssMb(pid));
-  return out;
-}
-
-async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const t = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  try {
-    return await Promise.race([p, t]);
-  } finally {
-    clearTimeout(timer);
   }
 }

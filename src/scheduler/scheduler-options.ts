@@ -1,0 +1,105 @@
+/**
+ * JobScheduler's options, their defaults, and their checks: a bad value fails at construction,
+ * naming the option and what it got.
+ */
+import { BadInputError } from '../errors.js';
+import { EVAL_PROCESS_MAIN } from '../paths.js';
+import { ResourceSampler, type ResourceSource } from './resource-sampler.js';
+import type { GraphDirs } from './run-graph.js';
+import type { SchedulerLogger } from './types.js';
+
+export interface JobSchedulerOptions {
+  /** Holds `eval_runs/` and the catalog `db.json`. */
+  outputsDir: string;
+  /** The backend's own URL, handed to each eval process (read at spawn, so it may be set after listen). */
+  backendUrl: () => string;
+  /** Queued runs accepted before submit fails with QUEUE_FULL. @default 1000 */
+  queueCapacity?: number;
+  /** Period of the tick; ticks also run right after a submit, a cancel and a child's exit. @default 1000 */
+  tickIntervalMs?: number;
+  /** A job passed over for this long reserves its resources, so later smaller jobs cannot starve it. @default 60000 */
+  starvationMs?: number;
+  /** Between SIGTERM and SIGKILL when cancelling a running run. @default 5000 */
+  cancelGraceMs?: number;
+  /** How long a shared host with no run using it stays loaded. @default 60000 */
+  sharedHostIdleMs?: number;
+  /** Capacity of the static ledger, used for a resource that cannot be measured (e.g. VRAM without an NVIDIA GPU). @default none: not a constraint */
+  staticCapacity?: { ramMb?: number; vramMb?: number };
+  /** Free RAM/VRAM and process-tree RSS. @default new ResourceSampler() */
+  sampler?: ResourceSource;
+  /** How often the RSS of each running eval process tree is sampled (calibration, memory budgets). @default 1000 */
+  rssSampleIntervalMs?: number;
+  /** The compiled eval process entry. @default EVAL_PROCESS_MAIN */
+  evalProcessMain?: string;
+  /** Workspace overlay for graphs and nodesets. @default process.env.ACTIVE_WORKSPACE_DIR */
+  workspaceDir?: string;
+  /** Built-in graphs folder. @default BUILTIN_GRAPHS_DIR */
+  builtinGraphsDir?: string;
+  /** Built-in nodesets folder. @default BUILTIN_NODESETS_DIR */
+  builtinNodesetsDir?: string;
+  /** @default lines on stderr prefixed `[scheduler]` */
+  logger?: SchedulerLogger;
+}
+
+/** The options checked, with every default filled in. */
+export interface SchedulerSettings {
+  outputsDir: string;
+  backendUrl: () => string;
+  queueCapacity: number;
+  tickIntervalMs: number;
+  starvationMs: number;
+  cancelGraceMs: number;
+  sharedHostIdleMs: number;
+  rssSampleIntervalMs: number;
+  evalProcessMain: string;
+  staticCapacity: { ramMb?: number; vramMb?: number };
+  sampler: ResourceSource;
+  graphDirs: GraphDirs;
+  log: SchedulerLogger;
+}
+
+const defaultLogger: SchedulerLogger = {
+  info: (m) => process.stderr.write(`[scheduler] ${m}\n`),
+  warn: (m) => process.stderr.write(`[scheduler] warning: ${m}\n`),
+  error: (m) => process.stderr.write(`[scheduler] error: ${m}\n`),
+};
+
+export function resolveSchedulerOptions(options: JobSchedulerOptions): SchedulerSettings {
+  if (!options || typeof options.outputsDir !== 'string' || options.outputsDir === '') {
+    throw new BadInputError(`JobScheduler: outputsDir must be a folder path, got ${JSON.stringify(options?.outputsDir)}`);
+  }
+  if (typeof options.backendUrl !== 'function') throw new BadInputError('JobScheduler: backendUrl must be a function returning the backend URL');
+  const positive = (name: string, v: number | undefined, def: number, allowZero = true): number => {
+    const x = v ?? def;
+    if (typeof x !== 'number' || !Number.isFinite(x) || x < 0 || (!allowZero && x === 0)) {
+      throw new BadInputError(`JobScheduler: ${name} must be a ${allowZero ? 'non-negative' : 'positive'} number, got ${JSON.stringify(v)}`);
+    }
+    return x;
+  };
+  const settings = {
+    queueCapacity: positive('queueCapacity', options.queueCapacity, 1000, false),
+    tickIntervalMs: positive('tickIntervalMs', options.tickIntervalMs, 1000, false),
+    starvationMs: positive('starvationMs', options.starvationMs, 60_000),
+    cancelGraceMs: positive('cancelGraceMs', options.cancelGraceMs, 5000),
+    sharedHostIdleMs: positive('sharedHostIdleMs', options.sharedHostIdleMs, 60_000),
+    rssSampleIntervalMs: positive('rssSampleIntervalMs', options.rssSampleIntervalMs, 1000, false),
+  };
+  for (const k of ['ramMb', 'vramMb'] as const) {
+    const v = options.staticCapacity?.[k];
+    if (v !== undefined) positive(`staticCapacity.${k}`, v, 0);
+  }
+  return {
+    outputsDir: options.outputsDir,
+    backendUrl: options.backendUrl,
+    ...settings,
+    evalProcessMain: options.evalProcessMain ?? EVAL_PROCESS_MAIN,
+    staticCapacity: { ...options.staticCapacity },
+    sampler: options.sampler ?? new ResourceSampler(),
+    graphDirs: {
+      workspaceDir: options.workspaceDir ?? (process.env.ACTIVE_WORKSPACE_DIR || undefined),
+      builtinGraphsDir: options.builtinGraphsDir,
+      builtinNodesetsDir: options.builtinNodesetsDir,
+    },
+    log: options.logger ?? defaultLogger,
+  };
+}
