@@ -71,5 +71,7 @@ function exitOf(job: Job): Promise<void> {
         resolve();
       }
     }, 20);
+    // A job that never exits must not keep the process alive after close() gave up on it.
+    poll.unref();
   });
 }

@@ -92,6 +92,7 @@ async function recoverRunning(run: UnfinishedRun, opts: RecoverRunsOptions): Pro
       workerCount: spec.workerCount,
       nodesets: nodesetCosts(graph?.nodesets ?? []),
       calibratedPeakMb: ctx.catalog.calibratedPeak(spec.graphName, spec.workerCount),
+      ...(spec.marginalVramMb !== undefined ? { marginalVramMb: spec.marginalVramMb } : {}),
     });
     const job = opts.newJob(spec, run.runDir, estimate, []);
     job.state = 'running';
