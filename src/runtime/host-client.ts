@@ -1,8 +1,12 @@
 /**
- * HostClient: the caller's side of the host protocol (docs/host-protocol.md) over node:http
- * with a keep-alive agent, so a call on loopback costs one request on an open socket.
+ * HostClient: the caller's side of the host protocol (docs/host-protocol.md): HTTP/1.1 over
+ * its own keep-alive TCP sockets, one request at a time per socket. It speaks only what the
+ * protocol needs (a JSON body each way, answers framed by Content-Length, chunked encoding or
+ * the end of the connection), so a call on loopback costs one write and one read on an open
+ * socket and little else; node:http's client machinery cost several times more CPU per call,
+ * which an eval process driving many workers pays on every step.
  */
-import http from 'node:http';
+import net from 'node:net';
 import { HostDiedError, HostError, errorMessage } from '../errors.js';
 import type { HostStats } from './host.js';
 import type { HostCallRequest, HostHealth, NodeOutputs, NodesetManifest, PanelLoadResult, PanelState } from './types.js';
@@ -10,16 +14,250 @@ import type { HostCallRequest, HostHealth, NodeOutputs, NodesetManifest, PanelLo
 /** Socket errors that mean nobody is listening any more: the host exited or was killed. */
 const DEAD_HOST_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH']);
 
+/** Sockets open to one host at most; further requests wait for one to be free. */
+const MAX_SOCKETS = 256;
+/** An idle socket older than this is closed rather than reused, well before a host's own idle timeout. */
+const IDLE_REUSE_MS = 4000;
+const HEADER_END = Buffer.from('\r\n\r\n');
+const MAX_HEAD_BYTES = 64 * 1024;
+
 interface RawResponse {
   status: number;
   body: unknown;
+}
+
+/** A socket closed or failed before its answer was complete. */
+class ConnectionLost extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+    /** No byte of the answer had arrived (a reused socket the host was closing: safe to send again). */
+    readonly beforeAnswer: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+interface Exchange {
+  resolve(res: { status: number; text: string }): void;
+  reject(err: Error): void;
+}
+
+/** One keep-alive socket and the parser of the answer it is waiting for. */
+class Connection {
+  readonly socket: net.Socket;
+  /** Requests sent on this socket before the current one. */
+  uses = 0;
+  idleSince = 0;
+  #exchange: Exchange | undefined;
+  #chunks: Buffer[] = [];
+  #bytes = 0;
+  /** Parsed head of the current answer, once its header block is complete. */
+  #status = 0;
+  #bodyStart = -1;
+  #length = -1;
+  #chunked = false;
+  #keepAlive = true;
+  #received = false;
+  #dead = false;
+
+  constructor(
+    host: string,
+    port: number,
+    private readonly onGone: (c: Connection) => void,
+  ) {
+    this.socket = net.connect({ host, port, noDelay: true });
+    this.socket.on('data', (chunk: Buffer) => this.#onData(chunk));
+    this.socket.on('error', (err: NodeJS.ErrnoException) => this.#fail(new ConnectionLost(errorMessage(err), err.code, !this.#received, { cause: err })));
+    this.socket.on('end', () => this.#onEnd());
+    this.socket.on('close', () => this.#fail(new ConnectionLost('socket hang up', 'ECONNRESET', !this.#received)));
+  }
+
+  get dead(): boolean {
+    return this.#dead;
+  }
+
+  send(head: string, exchange: Exchange): void {
+    this.#exchange = exchange;
+    this.#chunks = [];
+    this.#bytes = 0;
+    this.#status = 0;
+    this.#bodyStart = -1;
+    this.#received = false;
+    this.socket.ref();
+    this.socket.write(head);
+  }
+
+  /** Drops the socket; a pending exchange fails with `err`. */
+  destroy(err?: Error): void {
+    if (err) this.#fail(err);
+    this.#dead = true;
+    this.socket.destroy();
+  }
+
+  #fail(err: ConnectionLost | Error): void {
+    const was = this.#dead;
+    this.#dead = true;
+    const ex = this.#exchange;
+    this.#exchange = undefined;
+    if (!was) {
+      this.socket.destroy();
+      this.onGone(this);
+    }
+    ex?.reject(err);
+  }
+
+  #onData(chunk: Buffer): void {
+    if (!this.#exchange) {
+      // Bytes nobody asked for: the stream is out of step, so it cannot be reused.
+      this.#fail(new ConnectionLost('unexpected data from the host', 'EPROTO', false));
+      return;
+    }
+    this.#received = true;
+    this.#chunks.push(chunk);
+    this.#bytes += chunk.length;
+    this.#parse(false);
+  }
+
+  #onEnd(): void {
+    // Without Content-Length or chunked encoding, the answer runs to the end of the connection.
+    if (this.#exchange && this.#bodyStart >= 0 && this.#length < 0 && !this.#chunked) {
+      this.#keepAlive = false;
+      this.#parse(true);
+      return;
+    }
+    this.#fail(new ConnectionLost('socket hang up', 'ECONNRESET', !this.#received));
+  }
+
+  #buffer(): Buffer {
+    if (this.#chunks.length > 1) this.#chunks = [Buffer.concat(this.#chunks, this.#bytes)];
+    return this.#chunks[0] ?? Buffer.alloc(0);
+  }
+
+  #parse(ended: boolean): void {
+    let buf = this.#buffer();
+    while (this.#bodyStart < 0) {
+      const end = buf.indexOf(HEADER_END);
+      if (end < 0) {
+        if (buf.length > MAX_HEAD_BYTES) this.#fail(new ConnectionLost(`answer head over ${MAX_HEAD_BYTES} bytes`, 'EPROTO', false));
+        return;
+      }
+      if (!this.#readHead(buf.toString('latin1', 0, end))) return;
+      if (this.#status >= 100 && this.#status < 200) {
+        // An interim answer (100 Continue): the real one follows.
+        buf = buf.subarray(end + 4);
+        this.#chunks = [buf];
+        this.#bytes = buf.length;
+        continue;
+      }
+      this.#bodyStart = end + 4;
+    }
+    let body: Buffer;
+    if (this.#chunked) {
+      const decoded = decodeChunked(buf, this.#bodyStart);
+      if (decoded === 'bad') return this.#fail(new ConnectionLost('malformed chunked answer', 'EPROTO', false));
+      if (decoded === undefined) return;
+      if (decoded.end !== buf.length) this.#keepAlive = false;
+      body = decoded.body;
+    } else if (this.#length >= 0) {
+      if (buf.length - this.#bodyStart < this.#length) return;
+      if (buf.length - this.#bodyStart > this.#length) this.#keepAlive = false;
+      body = buf.subarray(this.#bodyStart, this.#bodyStart + this.#length);
+    } else if (this.#status === 204 || this.#status === 304) {
+      body = Buffer.alloc(0);
+    } else {
+      if (!ended) return;
+      body = buf.subarray(this.#bodyStart);
+    }
+    const ex = this.#exchange!;
+    this.#exchange = undefined;
+    this.#chunks = [];
+    const status = this.#status;
+    if (this.#keepAlive && !ended) {
+      this.uses++;
+      this.idleSince = performance.now();
+      this.socket.unref();
+      this.onGone(this);
+    } else {
+      this.#dead = true;
+      this.socket.destroy();
+      this.onGone(this);
+    }
+    ex.resolve({ status, text: body.toString('utf8') });
+  }
+
+  /** Reads the status line and the headers that frame the body; false when the head is not HTTP. */
+  #readHead(head: string): boolean {
+    const lines = head.split('\r\n');
+    const m = /^HTTP\/1\.([01]) (\d{3})/.exec(lines[0] ?? '');
+    if (!m) {
+      this.#fail(new ConnectionLost(`not an HTTP answer: ${JSON.stringify((lines[0] ?? '').slice(0, 80))}`, 'EPROTO', false));
+      return false;
+    }
+    this.#status = Number(m[2]);
+    this.#length = -1;
+    this.#chunked = false;
+    let keepAlive = m[1] === '1';
+    for (let i = 1; i < lines.length; i++) {
+      const line = lines[i]!;
+      const colon = line.indexOf(':');
+      if (colon <= 0) continue;
+      const name = line.slice(0, colon).trim().toLowerCase();
+      const value = line.slice(colon + 1).trim().toLowerCase();
+      if (name === 'content-length') this.#length = Number.parseInt(value, 10);
+      else if (name === 'transfer-encoding') this.#chunked = value.split(',').some((t) => t.trim() === 'chunked');
+      else if (name === 'connection') {
+        const tokens = value.split(',').map((t) => t.trim());
+        if (tokens.includes('close')) keepAlive = false;
+        else if (tokens.includes('keep-alive')) keepAlive = true;
+      }
+    }
+    if (this.#chunked) this.#length = -1;
+    else if (!Number.isFinite(this.#length) || this.#length < 0) this.#length = -1;
+    // No framing: the body ends with the connection.
+    if (!this.#chunked && this.#length < 0 && this.#status !== 204 && this.#status !== 304) keepAlive = false;
+    this.#keepAlive = keepAlive;
+    return true;
+  }
+}
+
+/** The body of a chunked answer starting at `from`, once complete (its trailers included). */
+function decodeChunked(buf: Buffer, from: number): { body: Buffer; end: number } | undefined | 'bad' {
+  const parts: Buffer[] = [];
+  let at = from;
+  for (;;) {
+    const eol = buf.indexOf('\r\n', at, 'latin1');
+    if (eol < 0) return undefined;
+    const size = Number.parseInt(buf.toString('latin1', at, eol).split(';')[0]!.trim(), 16);
+    if (!Number.isFinite(size) || size < 0) return 'bad';
+    at = eol + 2;
+    if (size === 0) {
+      // Trailers, then an empty line.
+      for (;;) {
+        const t = buf.indexOf('\r\n', at, 'latin1');
+        if (t < 0) return undefined;
+        const empty = t === at;
+        at = t + 2;
+        if (empty) return { body: parts.length === 1 ? parts[0]! : Buffer.concat(parts), end: at };
+      }
+    }
+    if (buf.length < at + size + 2) return undefined;
+    parts.push(buf.subarray(at, at + size));
+    at += size + 2;
+  }
 }
 
 export class HostClient {
   readonly baseUrl: string;
   private readonly host: string;
   private readonly port: number;
-  private readonly agent: http.Agent;
+  private readonly hostHeader: string;
+  /** Free keep-alive sockets, the most recently used last. */
+  private readonly idle: Connection[] = [];
+  private readonly busy = new Set<Connection>();
+  /** Requests waiting for a socket while MAX_SOCKETS are busy. */
+  private readonly waiting: Array<() => void> = [];
   private closed = false;
 
   constructor(baseUrl: string) {
@@ -33,8 +271,7 @@ export class HostClient {
     this.baseUrl = url.origin;
     this.host = url.hostname.replace(/^\[|\]$/g, '');
     this.port = Number(url.port || 80);
-    // Idle sockets are dropped well before a host's own idle timeout, so a reused socket is rarely one the host is closing.
-    this.agent = new http.Agent({ keepAlive: true, keepAliveMsecs: 1000, maxSockets: 256, timeout: 4000 });
+    this.hostHeader = url.host;
   }
 
   manifest(signal?: AbortSignal): Promise<NodesetManifest> {
@@ -83,21 +320,26 @@ export class HostClient {
     await this.json('POST', '/callers/release', { callerId }, signal);
   }
 
-  /** Drops the keep-alive sockets. Idempotent. */
+  /** Drops the keep-alive sockets; requests in flight fail. Idempotent. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.agent.destroy();
+    // A call cut off by close() reads as a host that went away: its answer will never come.
+    for (const c of [...this.idle, ...this.busy]) c.destroy(new ConnectionLost(`the client of ${this.baseUrl} was closed`, 'ECONNRESET', false));
+    this.idle.length = 0;
+    this.busy.clear();
+    for (const wake of this.waiting.splice(0)) wake();
   }
 
   private async json<T>(method: 'GET' | 'POST', path: string, payload: unknown, signal?: AbortSignal): Promise<T> {
     if (this.closed) throw new HostError(`host client for ${this.baseUrl} is closed`);
-    const data = payload === undefined ? undefined : Buffer.from(JSON.stringify(payload));
+    const data = payload === undefined ? undefined : JSON.stringify(payload);
     let res: RawResponse;
     try {
-      res = await this.request(method, path, data, signal, true);
+      res = await this.request(method, path, data, signal);
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
+      if (err instanceof HostError) throw err;
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== undefined && DEAD_HOST_CODES.has(code)) {
         throw new HostDiedError(`host ${this.baseUrl} is gone (${method} ${path}: ${errorMessage(err)})`, { cause: err });
@@ -114,43 +356,91 @@ export class HostClient {
     return res.body as T;
   }
 
-  private request(method: string, path: string, data: Buffer | undefined, signal: AbortSignal | undefined, mayRetry: boolean): Promise<RawResponse> {
-    return new Promise<RawResponse>((resolve, reject) => {
-      const headers: http.OutgoingHttpHeaders = { accept: 'application/json' };
-      if (data) {
-        headers['content-type'] = 'application/json';
-        headers['content-length'] = data.length;
-      }
-      const req = http.request({ host: this.host, port: this.port, method, path, headers, agent: this.agent, signal });
-      let answered = false;
-      req.on('response', (res) => {
-        answered = true;
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let body: unknown = null;
-          if (text.length > 0) {
-            try {
-              body = JSON.parse(text);
-            } catch {
-              reject(new HostError(`host ${this.baseUrl}: ${method} ${path} answered HTTP ${res.statusCode ?? '?'} with non-JSON: ${text.slice(0, 200)}`));
-              return;
-            }
-          }
-          resolve({ status: res.statusCode ?? 0, body });
-        });
-      });
-      req.on('error', (err: NodeJS.ErrnoException) => {
+  private async request(method: string, path: string, data: string | undefined, signal: AbortSignal | undefined): Promise<RawResponse> {
+    signal?.throwIfAborted();
+    let head = `${method} ${path} HTTP/1.1\r\nHost: ${this.hostHeader}\r\nAccept: application/json\r\nConnection: keep-alive\r\n`;
+    head += data === undefined ? '\r\n' : `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(data)}\r\n\r\n${data}`;
+    let answer: { status: number; text: string };
+    for (let attempt = 0; ; attempt++) {
+      const conn = await this.acquire(signal);
+      const reused = conn.uses > 0;
+      try {
+        answer = await this.exchange(conn, head, signal);
+        break;
+      } catch (err) {
         // A kept-alive socket the host closed while idle: the request never reached it, so send it again once.
-        if (mayRetry && !answered && req.reusedSocket && err.code === 'ECONNRESET' && !signal?.aborted) {
-          this.request(method, path, data, signal, false).then(resolve, reject);
-          return;
-        }
-        reject(err);
+        if (attempt === 0 && reused && err instanceof ConnectionLost && err.beforeAnswer && err.code === 'ECONNRESET' && !signal?.aborted && !this.closed) continue;
+        throw err;
+      }
+    }
+    let body: unknown = null;
+    if (answer.text.length > 0) {
+      try {
+        body = JSON.parse(answer.text);
+      } catch {
+        throw new HostError(`host ${this.baseUrl}: ${method} ${path} answered HTTP ${answer.status} with non-JSON: ${answer.text.slice(0, 200)}`);
+      }
+    }
+    return { status: answer.status, body };
+  }
+
+  private exchange(conn: Connection, head: string, signal: AbortSignal | undefined): Promise<{ status: number; text: string }> {
+    if (!signal) return new Promise((resolve, reject) => conn.send(head, { resolve, reject }));
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => conn.destroy(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
+      signal.addEventListener('abort', onAbort, { once: true });
+      conn.send(head, {
+        resolve: (r) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(r);
+        },
+        reject: (e) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(e);
+        },
       });
-      req.end(data);
     });
+  }
+
+  /** A free socket (the most recently used one that is still fresh) or a new one. */
+  private async acquire(signal: AbortSignal | undefined): Promise<Connection> {
+    for (;;) {
+      if (this.closed) throw new HostError(`host client for ${this.baseUrl} is closed`);
+      const now = performance.now();
+      let conn: Connection | undefined;
+      while ((conn = this.idle.pop())) {
+        if (!conn.dead && now - conn.idleSince <= IDLE_REUSE_MS) break;
+        conn.destroy();
+      }
+      if (!conn && this.busy.size < MAX_SOCKETS) conn = new Connection(this.host, this.port, (c) => this.settle(c));
+      if (conn) {
+        this.busy.add(conn);
+        return conn;
+      }
+      await new Promise<void>((resolve, reject) => {
+        const wake = (): void => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        };
+        const onAbort = (): void => {
+          const i = this.waiting.indexOf(wake);
+          if (i >= 0) this.waiting.splice(i, 1);
+          reject(signal!.reason);
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+        this.waiting.push(wake);
+      });
+    }
+  }
+
+  /** A socket finished its exchange (back to the free list) or died (forgotten). */
+  private settle(conn: Connection): void {
+    const wasBusy = this.busy.delete(conn);
+    if (!conn.dead && wasBusy && !this.closed) this.idle.push(conn);
+    else if (!wasBusy) {
+      const i = this.idle.indexOf(conn);
+      if (i >= 0) this.idle.splice(i, 1);
+    }
+    this.waiting.shift()?.();
   }
 }
