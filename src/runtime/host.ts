@@ -3,12 +3,11 @@
  * 127.0.0.1, serving a `NodesetModule`'s functions, its env panel and keyed-state eviction.
  * Batched functions go through a BatchedInferenceServer.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HostError, errorMessage } from '../errors.js';
 import { BatchedInferenceServer, type BatcherStats } from './batched-inference-server.js';
+import { createJsonHttpServer, type JsonHttpAnswer, type JsonHttpRequest } from './json-http-server.js';
 import type {
   BatchedNodeFunction,
   FunctionSpec,
@@ -160,36 +159,17 @@ function formatAllowed(allowed: Array<string | number>): string {
   return allowed.length > 20 ? `${shown.join(', ')} … (${allowed.length} in all)` : shown.join(', ');
 }
 
-function readBody(req: http.IncomingMessage): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new RouteError(413, `request body over ${MAX_BODY_BYTES} bytes`));
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('error', reject);
-    req.on('end', () => {
-      if (size === 0) return resolve({});
-      try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-      } catch (err) {
-        reject(new RouteError(400, `request body is not valid JSON: ${errorMessage(err)}`));
-      }
-    });
-  });
+/** The request's JSON body ({} when empty); a body that is not JSON is a 400. */
+function readBody(req: JsonHttpRequest): unknown {
+  if (req.body.length === 0) return {};
+  try {
+    return JSON.parse(req.body.toString('utf8'));
+  } catch (err) {
+    throw new RouteError(400, `request body is not valid JSON: ${errorMessage(err)}`);
+  }
 }
 
-function send(res: http.ServerResponse, status: number, body: unknown): void {
-  const data = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) });
-  res.end(data);
-}
+const ok = (body: unknown): JsonHttpAnswer => ({ status: 200, body });
 
 function field(body: unknown, name: string): unknown {
   return typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined;
@@ -246,81 +226,69 @@ export function createHost(options: CreateHostOptions): Host {
     }
   }
 
-  async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const path = (req.url ?? '/').split('?')[0];
-    const key = `${req.method ?? 'GET'} ${path}`;
+  const manifestJson = JSON.stringify(manifest);
+  const healthJson = JSON.stringify(health);
+  const routes = 'GET /manifest, GET /health, GET /stats, POST /call, GET /panel, POST /panel/field, POST /panel/action, POST /panel/load, POST /evict, POST /callers/release';
+
+  async function route(req: JsonHttpRequest): Promise<JsonHttpAnswer> {
+    const key = `${req.method} ${req.path}`;
     switch (key) {
       case 'GET /manifest':
-        return send(res, 200, manifest);
+        return { status: 200, json: manifestJson };
       case 'GET /health':
-        return send(res, 200, health);
+        return { status: 200, json: healthJson };
       case 'GET /stats': {
         const stats: HostStats = { calls, batcher: batcher?.stats() ?? null };
-        return send(res, 200, stats);
+        return ok(stats);
       }
-      case 'POST /call': {
+      case 'POST /call':
         // A caller that hangs up (timeout, cancel) aborts the handler's signal.
-        const abort = new AbortController();
-        res.on('close', () => {
-          if (!res.writableFinished) abort.abort(new HostError('the caller went away'));
-        });
-        const answer = await call(await readBody(req), abort.signal);
-        return send(res, 200, answer);
-      }
+        return ok(await call(readBody(req), req.signal));
       case 'GET /panel':
-        return send(res, 200, needPanel().state());
+        return ok(needPanel().state());
       case 'POST /panel/field': {
-        const body = await readBody(req);
-        return send(res, 200, needPanel().setField(field(body, 'field'), field(body, 'value')));
+        const body = readBody(req);
+        return ok(needPanel().setField(field(body, 'field'), field(body, 'value')));
       }
-      case 'POST /panel/action': {
-        const body = await readBody(req);
-        return send(res, 200, needPanel().action(field(body, 'action')));
-      }
+      case 'POST /panel/action':
+        return ok(needPanel().action(field(readBody(req), 'action')));
       case 'POST /panel/load': {
         const p = needPanel();
-        const episodeKey = requireString(await readBody(req), 'episodeKey');
+        const episodeKey = requireString(readBody(req), 'episodeKey');
         const loaded = await mod.panel!.load({ ...p.values }, episodeKey);
         if (typeof loaded !== 'object' || loaded === null || typeof loaded.episodeId !== 'string') {
           throw new RouteError(500, `nodeset "${manifest.name}": panel load returned ${JSON.stringify(loaded)}, which has no string "episodeId"`);
         }
-        return send(res, 200, loaded);
+        return ok(loaded);
       }
       case 'POST /evict': {
-        const episodeKey = requireString(await readBody(req), 'episodeKey');
+        const episodeKey = requireString(readBody(req), 'episodeKey');
         mod.evict?.(episodeKey);
-        return send(res, 200, { ok: true });
+        return ok({ ok: true });
       }
       case 'POST /callers/release': {
-        const callerId = requireString(await readBody(req), 'callerId');
+        const callerId = requireString(readBody(req), 'callerId');
         batcher?.releaseCaller(callerId);
-        return send(res, 200, { ok: true });
+        return ok({ ok: true });
       }
       default:
-        throw new RouteError(404, `no route ${key}; routes: GET /manifest, GET /health, GET /stats, POST /call, GET /panel, POST /panel/field, POST /panel/action, POST /panel/load, POST /evict, POST /callers/release`);
+        throw new RouteError(404, `no route ${key}; routes: ${routes}`);
     }
   }
 
-  const server = http.createServer((req, res) => {
-    route(req, res).catch((err: unknown) => {
-      if (res.headersSent) return res.destroy();
-      if (err instanceof RouteError) send(res, err.status, { error: err.message });
-      else send(res, 500, { error: errorMessage(err) });
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  server.headersTimeout = 65_000;
+  const server = createJsonHttpServer(
+    (req) =>
+      route(req).catch((err: unknown): JsonHttpAnswer => {
+        if (err instanceof RouteError) return { status: err.status, body: { error: err.message } };
+        return { status: 500, body: { error: errorMessage(err) } };
+      }),
+    { maxBodyBytes: MAX_BODY_BYTES, keepAliveMs: 60_000, callerGone: () => new HostError('the caller went away') },
+  );
 
   let closing: Promise<void> | undefined;
   return {
     listen(port = 0) {
-      return new Promise<number>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(port, '127.0.0.1', () => {
-          server.off('error', reject);
-          resolve((server.address() as AddressInfo).port);
-        });
-      });
+      return server.listen(port, '127.0.0.1');
     },
     close() {
       closing ??= (async () => {
@@ -329,11 +297,7 @@ export function createHost(options: CreateHostOptions): Host {
         } catch {
           // nothing to recover: the batcher only rejects waiting calls
         }
-        await new Promise<void>((resolve) => {
-          if (!server.listening) return resolve();
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
+        await server.close();
       })();
       return closing;
     },

@@ -1,0 +1,321 @@
+/**
+ * A small HTTP/1.1 server for JSON requests and answers, on node:net: what a host needs and
+ * no more. Each connection is served one request at a time (pipelined requests wait their
+ * turn), bodies framed by Content-Length or chunked coding, keep-alive by default, and the
+ * request's signal aborts when its caller hangs up before the answer. node:http's server does
+ * the same through a stack of streams whose CPU cost per request is several times this one's,
+ * which a host answering every step of every episode pays on each call.
+ */
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { decodeChunked } from './chunked-body.js';
+
+export interface JsonHttpRequest {
+  method: string;
+  /** The request target without its query string. */
+  path: string;
+  /** The raw body (empty when there is none). */
+  body: Buffer;
+  /** Aborts when the connection closes before the answer is written. Made on first use. */
+  readonly signal: AbortSignal;
+}
+
+export interface JsonHttpAnswer {
+  status: number;
+  /** Serialised with JSON.stringify unless `json` is given. */
+  body?: unknown;
+  /** The body, already serialised. */
+  json?: string;
+}
+
+export type JsonHttpHandler = (req: JsonHttpRequest) => Promise<JsonHttpAnswer> | JsonHttpAnswer;
+
+export interface JsonHttpServerOptions {
+  /** Largest request body accepted; a larger one is answered 413. @default 64 MiB */
+  maxBodyBytes?: number;
+  /** An idle keep-alive connection is closed after this long. @default 60000 */
+  keepAliveMs?: number;
+  /** Builds the reason a request's signal aborts with when its caller hangs up. */
+  callerGone?: () => Error;
+}
+
+export interface JsonHttpServer {
+  /** Listens on `host`; resolves with the port (0 = chosen by the OS). */
+  listen(port: number, host: string): Promise<number>;
+  /** Stops listening and drops every connection. Idempotent. */
+  close(): Promise<void>;
+}
+
+const HEAD_END = Buffer.from('\r\n\r\n');
+const MAX_HEAD_BYTES = 64 * 1024;
+const REASONS: Record<number, string> = {
+  100: 'Continue',
+  200: 'OK',
+  400: 'Bad Request',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  413: 'Payload Too Large',
+  431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error',
+  501: 'Not Implemented',
+  505: 'HTTP Version Not Supported',
+};
+
+let dateSecond = -1;
+let dateText = '';
+/** The Date header's value, formatted once a second. */
+function httpDate(): string {
+  const now = Date.now();
+  const second = Math.floor(now / 1000);
+  if (second !== dateSecond) {
+    dateSecond = second;
+    dateText = new Date(now).toUTCString();
+  }
+  return dateText;
+}
+
+interface Head {
+  method: string;
+  path: string;
+  /** Body length, -1 for chunked. */
+  length: number;
+  keepAlive: boolean;
+  expectContinue: boolean;
+  bodyStart: number;
+}
+
+class HeadError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function parseHead(text: string, bodyStart: number, maxBody: number): Head {
+  const lines = text.split('\r\n');
+  const m = /^([A-Z]+) (\S+) HTTP\/1\.([01])$/.exec(lines[0] ?? '');
+  if (!m) {
+    if (/^[A-Z]+ \S+ HTTP\/\d/.test(lines[0] ?? '')) throw new HeadError(505, 'only HTTP/1.0 and HTTP/1.1 are spoken');
+    throw new HeadError(400, `malformed request line ${JSON.stringify((lines[0] ?? '').slice(0, 80))}`);
+  }
+  let keepAlive = m[3] === '1';
+  let length = 0;
+  let lengthSeen: string | undefined;
+  let chunked = false;
+  let expectContinue = false;
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!;
+    const colon = line.indexOf(':');
+    if (colon <= 0) throw new HeadError(400, `malformed header line ${JSON.stringify(line.slice(0, 80))}`);
+    const name = line.slice(0, colon).trim().toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    switch (name) {
+      case 'content-length':
+        if (!/^\d{1,15}$/.test(value) || (lengthSeen !== undefined && lengthSeen !== value)) throw new HeadError(400, `bad Content-Length ${JSON.stringify(value)}`);
+        lengthSeen = value;
+        length = Number(value);
+        break;
+      case 'transfer-encoding': {
+        const codings = value.toLowerCase().split(',').map((t) => t.trim());
+        if (codings[codings.length - 1] !== 'chunked' || codings.some((c) => c !== 'chunked' && c !== 'identity')) {
+          throw new HeadError(501, `transfer coding ${JSON.stringify(value)} is not supported`);
+        }
+        chunked = true;
+        break;
+      }
+      case 'connection': {
+        const tokens = value.toLowerCase().split(',').map((t) => t.trim());
+        if (tokens.includes('close')) keepAlive = false;
+        else if (tokens.includes('keep-alive')) keepAlive = true;
+        break;
+      }
+      case 'expect':
+        expectContinue = value.toLowerCase() === '100-continue';
+        break;
+    }
+  }
+  if (chunked) {
+    length = -1;
+    // Both framings given: the chunked one is read, and the connection is not trusted after it.
+    if (lengthSeen !== undefined) keepAlive = false;
+  } else if (length > maxBody) {
+    throw new HeadError(413, `request body over ${maxBody} bytes`);
+  }
+  const target = m[2]!;
+  const q = target.indexOf('?');
+  return { method: m[1]!, path: q < 0 ? target : target.slice(0, q), length, keepAlive, expectContinue, bodyStart };
+}
+
+class Connection {
+  #buf: Buffer | undefined;
+  #head: Head | undefined;
+  #busy = false;
+  #closed = false;
+  #continued = false;
+  #abort: AbortController | undefined;
+
+  constructor(
+    readonly socket: net.Socket,
+    private readonly handler: JsonHttpHandler,
+    private readonly options: Required<JsonHttpServerOptions>,
+    private readonly onClose: (c: Connection) => void,
+  ) {
+    socket.setNoDelay(true);
+    socket.setTimeout(options.keepAliveMs, () => {
+      if (!this.#busy) socket.destroy();
+    });
+    socket.on('data', (chunk: Buffer) => {
+      this.#buf = this.#buf === undefined || this.#buf.length === 0 ? chunk : Buffer.concat([this.#buf, chunk]);
+      if (!this.#busy) this.#next();
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      this.#closed = true;
+      this.#abort?.abort(options.callerGone());
+      this.onClose(this);
+    });
+  }
+
+  /** Parses and serves the next complete request in the buffer, if any. */
+  #next(): void {
+    const buf = this.#buf;
+    if (this.#closed || buf === undefined || buf.length === 0) return;
+    let head = this.#head;
+    try {
+      if (!head) {
+        // Empty lines before a request line are ignored (RFC 9112 §2.2).
+        let start = 0;
+        while (buf[start] === 0x0d && buf[start + 1] === 0x0a) start += 2;
+        const end = buf.indexOf(HEAD_END, start);
+        if (end < 0) {
+          if (buf.length - start > MAX_HEAD_BYTES) throw new HeadError(431, `request head over ${MAX_HEAD_BYTES} bytes`);
+          return;
+        }
+        head = parseHead(buf.toString('latin1', start, end), end + 4, this.options.maxBodyBytes);
+        this.#head = head;
+        this.#continued = false;
+      }
+      let body: Buffer;
+      let rest: number;
+      if (head.length >= 0) {
+        if (buf.length - head.bodyStart < head.length) return this.#sendContinue(head);
+        body = buf.subarray(head.bodyStart, head.bodyStart + head.length);
+        rest = head.bodyStart + head.length;
+      } else {
+        const decoded = decodeChunked(buf, head.bodyStart);
+        if (decoded === 'bad') throw new HeadError(400, 'malformed chunked body');
+        if (decoded === undefined) {
+          if (buf.length - head.bodyStart > this.options.maxBodyBytes) throw new HeadError(413, `request body over ${this.options.maxBodyBytes} bytes`);
+          return this.#sendContinue(head);
+        }
+        body = decoded.body;
+        rest = decoded.end;
+      }
+      this.#head = undefined;
+      this.#buf = buf.subarray(rest);
+      this.#serve(head, body);
+    } catch (err) {
+      if (!(err instanceof HeadError)) throw err;
+      // The stream cannot be trusted after a bad head: answer and close.
+      this.#head = undefined;
+      this.#buf = undefined;
+      this.#write(err.status, JSON.stringify({ error: err.message }), false, false);
+    }
+  }
+
+  #sendContinue(head: Head): void {
+    if (head.expectContinue && !this.#continued) {
+      this.#continued = true;
+      this.socket.write('HTTP/1.1 100 Continue\r\n\r\n');
+    }
+  }
+
+  #serve(head: Head, body: Buffer): void {
+    this.#busy = true;
+    this.#abort = undefined;
+    const conn = this;
+    const req: JsonHttpRequest = {
+      method: head.method,
+      path: head.path,
+      body,
+      get signal(): AbortSignal {
+        conn.#abort ??= new AbortController();
+        if (conn.#closed && !conn.#abort.signal.aborted) conn.#abort.abort(conn.options.callerGone());
+        return conn.#abort.signal;
+      },
+    };
+    let answer: Promise<JsonHttpAnswer> | JsonHttpAnswer;
+    try {
+      answer = this.handler(req);
+    } catch (err) {
+      answer = Promise.reject(err);
+    }
+    if (answer instanceof Promise) {
+      answer.then(
+        (a) => this.#answer(head, a),
+        (err: unknown) => this.#answer(head, { status: 500, body: { error: err instanceof Error ? err.message : String(err) } }),
+      );
+    } else {
+      this.#answer(head, answer);
+    }
+  }
+
+  #answer(head: Head, a: JsonHttpAnswer): void {
+    this.#abort = undefined;
+    this.#busy = false;
+    if (this.#closed) return;
+    let json: string;
+    try {
+      json = a.json ?? JSON.stringify(a.body ?? null);
+    } catch (err) {
+      json = JSON.stringify({ error: `the answer could not be serialised: ${err instanceof Error ? err.message : String(err)}` });
+      a = { status: 500 };
+    }
+    this.#write(a.status, json, head.keepAlive, head.method === 'HEAD');
+    if (head.keepAlive) this.#next();
+  }
+
+  #write(status: number, json: string, keepAlive: boolean, headOnly: boolean): void {
+    const text =
+      `HTTP/1.1 ${status} ${REASONS[status] ?? 'Unknown'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` +
+      `Date: ${httpDate()}\r\n${keepAlive ? `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(this.options.keepAliveMs / 1000)}` : 'Connection: close'}\r\n\r\n` +
+      (headOnly ? '' : json);
+    if (keepAlive) this.socket.write(text);
+    else this.socket.end(text);
+  }
+}
+
+export function createJsonHttpServer(handler: JsonHttpHandler, options: JsonHttpServerOptions = {}): JsonHttpServer {
+  const opts: Required<JsonHttpServerOptions> = {
+    maxBodyBytes: options.maxBodyBytes ?? 64 * 1024 * 1024,
+    keepAliveMs: options.keepAliveMs ?? 60_000,
+    callerGone: options.callerGone ?? (() => new Error('the caller went away')),
+  };
+  const connections = new Set<Connection>();
+  const server = net.createServer((socket) => {
+    connections.add(new Connection(socket, handler, opts, (c) => connections.delete(c)));
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    listen(port, host) {
+      return new Promise<number>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolve((server.address() as AddressInfo).port);
+        });
+      });
+    },
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        if (!server.listening) resolve();
+        else server.close(() => resolve());
+        for (const c of connections) c.socket.destroy();
+        connections.clear();
+      });
+      return closing;
+    },
+  };
+}
