@@ -12,6 +12,7 @@ import { applyAction, createEpisode, episodeMetrics, type GridNavEpisode } from 
 import { observe } from './observation.js';
 import { createPanel } from './panel.js';
 import { renderTrajectoryPng } from './render.js';
+import { computeFor } from './step-compute.js';
 
 const episodes = new Map<string, GridNavEpisode>();
 
@@ -45,13 +46,16 @@ async function step(args: NodeCallArgs): Promise<NodeOutputs> {
   const crashAt = optionalStepConfig(config, 'crash_at_step');
   const failAt = optionalStepConfig(config, 'fail_at_step');
   const latency = numberConfig(config, 'step_latency_ms', 0);
+  const compute = numberConfig(config, 'step_compute_ms', 0);
   const successDistance = numberConfig(config, 'success_distance', 0);
   const renderEveryStep = booleanConfig(config, 'render_every_step', false);
   if (crashAt === ctx.step) process.exit(1);
   if (failAt === ctx.step) throw new Error(`env_gridnav step failed on purpose at step ${ctx.step} (config fail_at_step)`);
+  if (compute < 0) throw new Error(`config step_compute_ms must be ≥ 0, got ${compute}`);
   await sleep(latency, signal);
   const ep = episodeFor(args);
   if (inputs.action !== undefined && inputs.action !== null) applyAction(ep, parseAction(inputs.action));
+  computeFor(ep, compute);
   const outputs: NodeOutputs = {
     observation: observe(ep),
     metrics: episodeMetrics(ep, successDistance),

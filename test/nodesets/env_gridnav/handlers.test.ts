@@ -181,6 +181,29 @@ describe('env_gridnav step', () => {
     env.evict!('slow');
   });
 
+  it('spends step_compute_ms of CPU time per step without changing what the agent sees', async () => {
+    const actions = ['forward', 'turn_left', 'forward', 'turn_right', 'stop'];
+    const run = async (key: string, config: Record<string, unknown>): Promise<NodeOutputs[]> => {
+      const outs: NodeOutputs[] = [];
+      for (let s = 0; s <= actions.length; s++) {
+        outs.push(await step({ inputs: s ? { action: actions[s - 1] } : {}, config, ctx: ctxFor(s, { episodeKey: key }) }));
+      }
+      env.evict!(key);
+      return outs;
+    };
+    const plain = await run('plain', {});
+    const cpu0 = process.cpuUsage();
+    const busy = await run('busy', { step_compute_ms: 15 });
+    const cpu = process.cpuUsage(cpu0);
+    expect(busy).toEqual(plain);
+    // Six steps of 15 ms of CPU each, measured in CPU time: at least 90 ms of it, however busy the machine.
+    expect((cpu.user + cpu.system) / 1000).toBeGreaterThanOrEqual(90);
+    await expect(Promise.resolve(step({ inputs: {}, config: { step_compute_ms: -1 }, ctx: ctxFor(0, { episodeKey: 'neg' }) }))).rejects.toThrow(
+      /step_compute_ms must be ≥ 0, got -1/,
+    );
+    env.evict!('neg');
+  });
+
   it('exits the host process at crash_at_step', async () => {
     const handlers = fileURLToPath(new URL('../../../src/nodesets/env_gridnav/handlers.ts', import.meta.url));
     const script = [
