@@ -3,7 +3,6 @@
  * 127.0.0.1, serving a `NodesetModule`'s functions, its env panel and keyed-state eviction.
  * Batched functions go through a BatchedInferenceServer.
  */
-import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HostError, errorMessage } from '../errors.js';
 import { BatchedInferenceServer, type BatcherStats } from './batched-inference-server.js';
@@ -193,6 +192,7 @@ export function createHost(options: CreateHostOptions): Host {
   const panel = manifest.panel && mod.panel ? new PanelModel(manifest.panel.fields, manifest.panel.actions, mod.panel) : undefined;
   const health: HostHealth = { ok: true, nodeset: manifest.name, tag, pid: process.pid };
   let calls = 0;
+  let randomInt: ((min: number, max: number) => number) | undefined;
 
   function needPanel(): PanelModel {
     if (!panel) throw new RouteError(404, `nodeset "${manifest.name}" has no panel`);
@@ -212,7 +212,11 @@ export function createHost(options: CreateHostOptions): Host {
     const config = req.config ?? {};
     if (typeof inputs !== 'object' || typeof config !== 'object') throw new RouteError(400, '"inputs" and "config" must be objects');
     calls += 1;
-    if (injectDelayMs > 0) await sleep(randomInt(0, injectDelayMs + 1));
+    if (injectDelayMs > 0) {
+      // Loaded only here: node:crypto costs every host's start-up ~10 ms, and only tests inject delays.
+      randomInt ??= (await import('node:crypto')).randomInt;
+      await sleep(randomInt(0, injectDelayMs + 1));
+    }
     const args = { inputs, config, ctx, signal };
     try {
       const outputs =

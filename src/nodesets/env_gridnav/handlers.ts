@@ -11,12 +11,15 @@ import { CATALOG } from './datasets.js';
 import { applyAction, createEpisode, episodeMetrics, type GridNavEpisode } from './episode.js';
 import { observe } from './observation.js';
 import { createPanel } from './panel.js';
-import { renderTrajectoryPng } from './render.js';
 import { computeFor } from './step-compute.js';
 
 const episodes = new Map<string, GridNavEpisode>();
 
-export function trajectoryAsset(ep: GridNavEpisode): AssetValue {
+/** The renderer and its PNG encoder load on first use: a host boots faster without them, and most steps draw nothing. */
+let renderer: Promise<typeof import('./render.js')> | undefined;
+
+export async function trajectoryAsset(ep: GridNavEpisode): Promise<AssetValue> {
+  const { renderTrajectoryPng } = await (renderer ??= import('./render.js'));
   const png = renderTrajectoryPng({
     grid: ep.maze.grid,
     start: ep.maze.start,
@@ -61,7 +64,7 @@ async function step(args: NodeCallArgs): Promise<NodeOutputs> {
     metrics: episodeMetrics(ep, successDistance),
     done: ep.stopped,
   };
-  if (ep.stopped || renderEveryStep) outputs.trajectory = trajectoryAsset(ep);
+  if (ep.stopped || renderEveryStep) outputs.trajectory = await trajectoryAsset(ep);
   return outputs;
 }
 
