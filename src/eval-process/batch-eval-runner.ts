@@ -12,7 +12,7 @@ import type { ValidatedGraph } from '../runtime/graph.js';
 import { HostClient } from '../runtime/host-client.js';
 import { LoopRunner, type LoopRunOptions } from '../runtime/loop-runner.js';
 import { deriveSeed } from '../runtime/prng.js';
-import type { ExecutorResult, PanelLoadResult, PanelSpec } from '../runtime/types.js';
+import type { ExecutorResult, PanelLoadResult, PanelSpec, PanelValues } from '../runtime/types.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from '../store/types.js';
 import { outcomeOfException, outcomeOfResult, type AbortCause, type EpisodeOutcome } from './episode-outcome.js';
 import { EpisodeWriter } from './episode-writer.js';
@@ -62,6 +62,8 @@ export class BatchEvalRunner {
   readonly #sharedClients: Map<string, HostClient>;
   /** Stops the other workers when one hits an error the run cannot survive (a disk write failing). */
   readonly #fatal = new AbortController();
+  /** The panel values each env host last answered with (a respawned host has a new client, so starts unknown). */
+  readonly #panelValues = new WeakMap<HostClient, PanelValues>();
 
   constructor(options: BatchEvalRunnerOptions) {
     this.#o = options;
@@ -250,11 +252,18 @@ export class BatchEvalRunner {
     if (!target) return undefined;
     const client = slot.clients.get(target.nodeset);
     if (!client) throw new HostDiedError(`worker ${slot.workerId} has no host of ${target.nodeset}`);
+    // Only this worker drives its host's panel, so a field that already holds its value (the
+    // dataset and split of the previous episode) is not sent again.
+    let known = this.#panelValues.get(client);
+    this.#panelValues.delete(client);
     for (const [field, value] of panelValues(target.panel, this.#o.spec, episodeIndex)) {
-      await client.panelField(field, value, signal);
+      if (known !== undefined && known[field] !== undefined && String(known[field]) === String(value)) continue;
+      known = (await client.panelField(field, value, signal)).values;
     }
-    if (target.panel.actions.includes('play')) await client.panelAction('play', signal);
-    return client.panelLoad(episodeKey, signal);
+    if (target.panel.actions.includes('play')) known = (await client.panelAction('play', signal)).values;
+    const loaded = await client.panelLoad(episodeKey, signal);
+    if (known) this.#panelValues.set(client, known);
+    return loaded;
   }
 
   /** Drops the episode's keyed state from every host it used; a host that is gone has nothing to drop. */
