@@ -42,6 +42,8 @@ interface BatchQueue {
   rows: PendingRow[];
   callers: Set<string>;
   ready: boolean;
+  /** performance.now() of the latest arrival: the trailing flush is due flushTimeoutMs after it. */
+  lastArrival: number;
   trailing?: NodeJS.Timeout;
   deadline?: NodeJS.Timeout;
 }
@@ -98,7 +100,7 @@ export class BatchedInferenceServer {
     const key = `${fn}\u0000${stableStringify(config)}`;
     let queue = this.queues.get(key);
     if (!queue) {
-      queue = { key, fn, handler, rows: [], callers: new Set(), ready: false };
+      queue = { key, fn, handler, rows: [], callers: new Set(), ready: false, lastArrival: 0 };
       this.queues.set(key, queue);
       const q = queue;
       queue.deadline = setTimeout(() => this.markReady(q), this.maxQueueDelayMs);
@@ -129,10 +131,19 @@ export class BatchedInferenceServer {
     if (q.rows.length >= this.maxBatchSize || this.everyActiveCallerWaits(q)) {
       this.markReady(q);
     } else if (!q.ready) {
-      clearTimeout(q.trailing);
-      q.trailing = setTimeout(() => this.markReady(q), this.flushTimeoutMs);
+      // One timer per queue, pushed back when it fires early, rather than a new timer per arrival.
+      q.lastArrival = performance.now();
+      q.trailing ??= setTimeout(() => this.trailingDue(q), this.flushTimeoutMs);
     }
     return promise;
+  }
+
+  private trailingDue(q: BatchQueue): void {
+    q.trailing = undefined;
+    if (q.ready || this.queues.get(q.key) !== q) return;
+    const left = q.lastArrival + this.flushTimeoutMs - performance.now();
+    if (left >= 1) q.trailing = setTimeout(() => this.trailingDue(q), Math.ceil(left));
+    else this.markReady(q);
   }
 
   /** The caller will make no more calls (its worker finished): stop waiting for it. */
@@ -160,19 +171,21 @@ export class BatchedInferenceServer {
     this.readyQueue.length = 0;
   }
 
-  private activeCallers(now: number): string[] {
-    const active: string[] = [];
-    for (const [id, seen] of this.lastSeen) {
-      if (now - seen <= this.callerTtlMs) active.push(id);
-      else this.lastSeen.delete(id);
-    }
-    return active;
-  }
-
+  /** Whether the queue holds a call from every caller seen within callerTtlMs (at least one); forgets callers past it. */
   private everyActiveCallerWaits(q: BatchQueue): boolean {
     if (q.callers.size === 0) return false;
-    const active = this.activeCallers(Date.now());
-    return active.length > 0 && active.every((id) => q.callers.has(id));
+    const now = Date.now();
+    let active = 0;
+    let waiting = true;
+    for (const [id, seen] of this.lastSeen) {
+      if (now - seen > this.callerTtlMs) {
+        this.lastSeen.delete(id);
+        continue;
+      }
+      active++;
+      if (!q.callers.has(id)) waiting = false;
+    }
+    return active > 0 && waiting;
   }
 
   private clearTimers(q: BatchQueue): void {
@@ -211,7 +224,7 @@ export class BatchedInferenceServer {
 
   /** Rows beyond maxBatchSize stay queued under the same key, ready at once: they have waited long enough. */
   private requeue(q: BatchQueue): void {
-    const rest: BatchQueue = { key: q.key, fn: q.fn, handler: q.handler, rows: q.rows.splice(0), callers: new Set(), ready: true };
+    const rest: BatchQueue = { key: q.key, fn: q.fn, handler: q.handler, rows: q.rows.splice(0), callers: new Set(), ready: true, lastArrival: 0 };
     for (const r of rest.rows) if (r.args.ctx.callerId !== undefined) rest.callers.add(r.args.ctx.callerId);
     this.queues.set(q.key, rest);
     this.readyQueue.unshift(rest);
