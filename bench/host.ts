@@ -71,11 +71,12 @@ async function throughput(client: HostClient, callers: number, rows: number, con
       for (let i = c; i < rows; i += callers) {
         await client.call({ function: 'act', inputs: { observation: observation(i) }, config, ctx: ctx(i, callerId) });
       }
+      // As a worker does when its chunk is done: the others' last batch must not wait for it.
+      await client.releaseCaller(callerId);
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
   const after = await client.stats();
-  await Promise.all(Array.from({ length: callers }, (_, c) => client.releaseCaller(`bench/w${c}`)));
   const batches = after.batcher!.batches - before.batcher!.batches;
   return { rowsPerS: rows / seconds, meanBatch: batches === 0 ? 0 : (after.batcher!.rows - before.batcher!.rows) / batches };
 }
@@ -96,6 +97,7 @@ async function throughputInProcess(
         for (let i = c; i < rows; i += callers) {
           await server.submit('act', config, { inputs: { observation: observation(i) }, config, ctx: ctx(i, callerId) }, handler);
         }
+        server.releaseCaller(callerId);
       }),
     );
     const seconds = (performance.now() - t0) / 1000;
