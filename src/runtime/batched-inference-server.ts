@@ -91,10 +91,21 @@ export class BatchedInferenceServer {
     this.handlerTimeoutMs = checkOption('handlerTimeoutMs', options.handlerTimeoutMs ?? 30_000, 1);
   }
 
-  /** Queues one row of `fn` and resolves with that row's outputs once its batch has run. */
-  submit(fn: string, config: Record<string, unknown>, row: NodeCallArgs, handler: BatchedNodeFunction): Promise<NodeOutputs> {
+  /**
+   * Queues one row of `fn` and resolves with that row's outputs once its batch has run. A row
+   * still waiting leaves its queue and rejects when its caller goes away: when `row.signal`
+   * aborts or, if `onAbandon` is given (then `row.signal` is not read), when the callback it
+   * registers is called.
+   */
+  submit(
+    fn: string,
+    config: Record<string, unknown>,
+    row: NodeCallArgs,
+    handler: BatchedNodeFunction,
+    onAbandon?: (abandon: (reason: unknown) => void) => void,
+  ): Promise<NodeOutputs> {
     if (this.closed) return Promise.reject(new HostError(`batched function "${fn}": the server is closed`));
-    const signal = row.signal;
+    const signal = onAbandon ? undefined : row.signal;
     if (signal?.aborted) return Promise.reject(signal.reason);
 
     const key = `${fn}\u0000${stableStringify(config)}`;
@@ -114,18 +125,21 @@ export class BatchedInferenceServer {
     const q = queue;
     const promise = new Promise<NodeOutputs>((resolve, reject) => {
       const pending: PendingRow = { args: row, resolve, reject };
-      if (signal) {
-        pending.onAbort = () => {
-          const i = q.rows.indexOf(pending);
-          // Only a row still waiting can leave; once its batch runs, it gets its answer.
-          if (i >= 0 && this.queues.get(q.key) === q) {
-            q.rows.splice(i, 1);
-            reject(signal.reason);
-          }
-        };
+      const leave = (reason: unknown): void => {
+        const i = q.rows.indexOf(pending);
+        // Only a row still waiting can leave; once its batch runs, it gets its answer.
+        if (i >= 0 && this.queues.get(q.key) === q) {
+          q.rows.splice(i, 1);
+          reject(reason);
+        }
+      };
+      q.rows.push(pending);
+      if (onAbandon) {
+        onAbandon(leave);
+      } else if (signal) {
+        pending.onAbort = () => leave(signal.reason);
         signal.addEventListener('abort', pending.onAbort, { once: true });
       }
-      q.rows.push(pending);
     });
 
     if (q.rows.length >= this.maxBatchSize || this.everyActiveCallerWaits(q)) {

@@ -18,6 +18,11 @@ export interface JsonHttpRequest {
   body: Buffer;
   /** Aborts when the connection closes before the answer is written. Made on first use. */
   readonly signal: AbortSignal;
+  /**
+   * Calls `cb` once when the connection closes before the answer is written (at once when it
+   * already has). The cheap way to hear of it: no AbortController, no event listener.
+   */
+  onHangUp(cb: (reason: Error) => void): void;
 }
 
 export interface JsonHttpAnswer {
@@ -155,6 +160,7 @@ class Connection {
   #closed = false;
   #continued = false;
   #abort: AbortController | undefined;
+  #hangUp: Array<(reason: Error) => void> | undefined;
 
   constructor(
     readonly socket: net.Socket,
@@ -173,7 +179,13 @@ class Connection {
     socket.on('error', () => {});
     socket.on('close', () => {
       this.#closed = true;
-      this.#abort?.abort(options.callerGone());
+      if (this.#abort || this.#hangUp) {
+        const reason = options.callerGone();
+        this.#abort?.abort(reason);
+        const hangUp = this.#hangUp;
+        this.#hangUp = undefined;
+        if (hangUp) for (const cb of hangUp) cb(reason);
+      }
       this.onClose(this);
     });
   }
@@ -235,6 +247,7 @@ class Connection {
   #serve(head: Head, body: Buffer): void {
     this.#busy = true;
     this.#abort = undefined;
+    this.#hangUp = undefined;
     const conn = this;
     const req: JsonHttpRequest = {
       method: head.method,
@@ -244,6 +257,10 @@ class Connection {
         conn.#abort ??= new AbortController();
         if (conn.#closed && !conn.#abort.signal.aborted) conn.#abort.abort(conn.options.callerGone());
         return conn.#abort.signal;
+      },
+      onHangUp(cb) {
+        if (conn.#closed) cb(conn.options.callerGone());
+        else (conn.#hangUp ??= []).push(cb);
       },
     };
     let answer: Promise<JsonHttpAnswer> | JsonHttpAnswer;
@@ -264,6 +281,7 @@ class Connection {
 
   #answer(head: Head, a: JsonHttpAnswer): void {
     this.#abort = undefined;
+    this.#hangUp = undefined;
     this.#busy = false;
     if (this.#closed) return;
     let json: string;

@@ -213,6 +213,29 @@ describe('BatchedInferenceServer', () => {
     expect(r.batches).toEqual([[2]]);
   });
 
+  it('drops a waiting call its onAbandon hook gives up on, without reading its signal', async () => {
+    const s = make({ flushTimeoutMs: 50 });
+    const r = recorder();
+    let abandon: ((reason: unknown) => void) | undefined;
+    const untouchable = {
+      ...row(1),
+      get signal(): AbortSignal {
+        throw new Error('the signal was read');
+      },
+    };
+    const a = s.submit('act', {}, untouchable, r.handler, (cb) => (abandon = cb));
+    const b = s.submit('act', {}, row(2), r.handler);
+    abandon!(new Error('the caller went away'));
+    await expect(a).rejects.toThrow('the caller went away');
+    await expect(b).resolves.toEqual({ y: 4 });
+    expect(r.batches).toEqual([[2]]);
+    // Once its batch has run, a late abandon changes nothing.
+    let late: ((reason: unknown) => void) | undefined;
+    const c = s.submit('act', {}, row(3), r.handler, (cb) => (late = cb));
+    await expect(c).resolves.toEqual({ y: 6 });
+    late!(new Error('too late'));
+  });
+
   it('close() fails waiting calls, refuses new ones and is idempotent', async () => {
     const s = make({ flushTimeoutMs: 10_000, maxQueueDelayMs: 10_000 });
     const r = recorder();

@@ -152,6 +152,29 @@ describe('createJsonHttpServer', () => {
     await expect.poll(() => (reason as Error | undefined)?.message).toBe('gone away');
   });
 
+  it('onHangUp calls back once when the caller hangs up before the answer, and not after it', async () => {
+    const heard: string[] = [];
+    let release: (() => void) | undefined;
+    const server = createJsonHttpServer(
+      (req) =>
+        new Promise((resolve) => {
+          req.onHangUp((reason) => heard.push(`${req.path}: ${reason.message}`));
+          if (req.path === '/quick') resolve({ status: 200, body: {} });
+          else release = () => resolve({ status: 200, body: {} });
+        }),
+      { callerGone: () => new Error('gone away') },
+    );
+    servers.push(server);
+    const c = await rawClient(await server.listen(0, '127.0.0.1'));
+    c.send(post('/quick', '{}'));
+    await c.read((a) => a.endsWith('{}'));
+    c.send(post('/wait', '{}'));
+    await new Promise((r) => setTimeout(r, 50));
+    c.socket.destroy();
+    await expect.poll(() => heard).toEqual(['/wait: gone away']);
+    release?.();
+  });
+
   it('close() drops open connections and is idempotent', async () => {
     const server = createJsonHttpServer(() => ({ status: 200, body: {} }));
     const c = await rawClient(await server.listen(0, '127.0.0.1'));
