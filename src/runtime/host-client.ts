@@ -10,6 +10,7 @@ import net from 'node:net';
 import { HostDiedError, HostError, errorMessage } from '../errors.js';
 import type { HostStats } from './host.js';
 import type { HostCallRequest, HostHealth, NodeOutputs, NodesetManifest, PanelLoadResult, PanelState } from './types.js';
+import { decodeChunked } from './chunked-body.js';
 
 /** Socket errors that mean nobody is listening any more: the host exited or was killed. */
 const DEAD_HOST_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH']);
@@ -219,32 +220,6 @@ class Connection {
     if (!this.#chunked && this.#length < 0 && this.#status !== 204 && this.#status !== 304) keepAlive = false;
     this.#keepAlive = keepAlive;
     return true;
-  }
-}
-
-/** The body of a chunked answer starting at `from`, once complete (its trailers included). */
-function decodeChunked(buf: Buffer, from: number): { body: Buffer; end: number } | undefined | 'bad' {
-  const parts: Buffer[] = [];
-  let at = from;
-  for (;;) {
-    const eol = buf.indexOf('\r\n', at, 'latin1');
-    if (eol < 0) return undefined;
-    const size = Number.parseInt(buf.toString('latin1', at, eol).split(';')[0]!.trim(), 16);
-    if (!Number.isFinite(size) || size < 0) return 'bad';
-    at = eol + 2;
-    if (size === 0) {
-      // Trailers, then an empty line.
-      for (;;) {
-        const t = buf.indexOf('\r\n', at, 'latin1');
-        if (t < 0) return undefined;
-        const empty = t === at;
-        at = t + 2;
-        if (empty) return { body: parts.length === 1 ? parts[0]! : Buffer.concat(parts), end: at };
-      }
-    }
-    if (buf.length < at + size + 2) return undefined;
-    parts.push(buf.subarray(at, at + size));
-    at += size + 2;
   }
 }
 
