@@ -87,3 +87,13 @@ export function waitForStatus(h: Harness, runId: string, status: RunStatus | Run
 
 /** A gridnav run whose steps each take `latencyMs`, so it is still running when the test looks. */
 export const slow = (latencyMs = 50) => ({ env: { step_latency_ms: latencyMs } });
+
+/** True once no process is left in the process group (kill(-pgid, 0) says ESRCH). */
+export function groupGone(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}

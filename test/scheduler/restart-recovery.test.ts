@@ -12,7 +12,7 @@ import { isTerminalRunStatus } from '../../src/statuses.js';
 import { createRunDir, readSummary, writeSpec, writeSummary } from '../../src/store/run-dir.js';
 import type { RunSpec, RunSummary } from '../../src/store/types.js';
 import { FixedSampler } from '../fixtures/fixed-sampler.js';
-import { closeAll, makeScheduler, waitFor, waitForStatus } from './harness.js';
+import { closeAll, makeScheduler, waitFor, waitForStatus, groupGone } from './harness.js';
 
 const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'scheduler-backend.mjs');
 const spawned: number[] = [];
@@ -29,15 +29,6 @@ afterEach(async () => {
   await closeAll();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
-
-function groupGone(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-}
 
 describe('restart recovery', () => {
   it('after the backend is SIGKILLed, a new scheduler has the queued runs in order and nothing stuck RUNNING', async () => {

@@ -10,7 +10,7 @@ import { ResourceSampler } from '../../src/scheduler/resource-sampler.js';
 import { BUILTIN_GRAPHS_DIR } from '../../src/paths.js';
 import { readSummary, readSpec } from '../../src/store/run-dir.js';
 import { FixedSampler } from '../fixtures/fixed-sampler.js';
-import { closeAll, makeScheduler, slow, waitFor, waitForStatus } from './harness.js';
+import { closeAll, makeScheduler, slow, waitFor, waitForStatus, groupGone } from './harness.js';
 
 afterEach(closeAll);
 
@@ -21,15 +21,6 @@ async function waitForEpisodes(runDir: string, n: number): Promise<void> {
     if (s && s.episodesDone >= n) return;
     if (Date.now() > deadline) throw new Error(`no ${n} episode(s) in ${runDir}`);
     await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-function groupGone(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
 

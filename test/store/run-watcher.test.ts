@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRunDir, runDirPath, writeSummary } from '../../src/store/run-dir.js';
 import { RunWatcher } from '../../src/store/run-watcher.js';
-import type { RunSummary } from '../../src/store/types.js';
+import { initialSummary } from '../../src/eval-process/summary-writer.js';
+import type { RunSpec, RunSummary } from '../../src/store/types.js';
 import type { RunStatus } from '../../src/statuses.js';
 
 let outputs: string;
@@ -24,26 +25,8 @@ afterEach(async () => {
 });
 
 function summary(runId: string, seq: number, status: RunStatus = 'RUNNING', episodesDone = seq): RunSummary {
-  return {
-    seq,
-    runId,
-    status,
-    graphName: 'g',
-    episodeCount: 10,
-    workerCount: 1,
-    seed: 0,
-    priority: 0,
-    episodesDone,
-    createdAt: '2026-01-01T00:00:00.000Z',
-    startedAt: null,
-    finishedAt: null,
-    error: null,
-    aggregateMetrics: [],
-    aggregateByTask: {},
-    statusCounts: {},
-    timedOut: false,
-    episodes: [],
-  };
+  const spec = { runId, graphName: 'g', episodeCount: 10, workerCount: 1, seed: 0, priority: 0, createdAt: '2026-01-01T00:00:00.000Z' } as RunSpec;
+  return { ...initialSummary(spec, status), seq, episodesDone };
 }
 
 /** Collects what a subscriber receives. */
