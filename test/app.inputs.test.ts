@@ -5,6 +5,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RUN_LIMITS } from '../src/spec/run-spec.js';
 import { runDirPath } from '../src/store/run-dir.js';
 import { codeOf, START_EVAL, startServer, waitFor, wsCollect, type TestServer } from './app.helpers.js';
 
@@ -42,6 +43,29 @@ describe('startEval refuses bad input with BAD_USER_INPUT, naming the bad value'
     const r = await s.gql(START_EVAL, { input: { graphName: 'gridnav_random', episodeCount: 1, overrides: { agent: { epsilon: 0.1 } } } });
     expect(codeOf(r)).toBe('BAD_USER_INPUT');
     expect(r.errors![0]!.extensions).toMatchObject({ reason: 'GRAPH_INVALID', problems: [expect.stringContaining('epsilon')] });
+  });
+
+  it('a 1 MB override under a real config key is refused naming the limit, and nothing is queued', async () => {
+    const queued = s.app.scheduler.queue().length;
+    const r = await start({ overrides: { env: { step_latency_ms: 'x'.repeat(1024 * 1024) } } });
+    expect(codeOf(r), JSON.stringify(r.errors)).toBe('BAD_USER_INPUT');
+    expect(r.errors![0]!.extensions).toMatchObject({ field: 'overrides', limit: RUN_LIMITS.maxOverridesBytes });
+    expect(r.errors![0]!.message).toMatch(new RegExp(`^overrides must be at most ${RUN_LIMITS.maxOverridesBytes} bytes of JSON, got \\d+ bytes$`));
+    expect(s.app.scheduler.queue()).toHaveLength(queued);
+  });
+
+  it.each([
+    ['a string for a number', { agent: { epsilon: 'abc' } }, 'node "agent": config "epsilon" must be a number in 0..1, got "abc"'],
+    ['a number out of its declared range', { agent: { epsilon: 1.5 } }, 'node "agent": config "epsilon" must be a number in 0..1, got 1.5'],
+    ['a string for a boolean', { env: { render_every_step: 'yes' } }, 'node "env": config "render_every_step" must be true or false, got "yes"'],
+    ['a fraction for an integer', { env: { fail_at_step: 2.5 } }, 'node "env": config "fail_at_step" must be an integer ≥ 0, got 2.5'],
+  ])('a config value of the wrong type (%s) is refused at submit, naming node and key', async (_what, overrides, problem) => {
+    const queued = s.app.scheduler.queue().length;
+    const r = await start({ overrides });
+    expect(codeOf(r), JSON.stringify(r.errors)).toBe('BAD_USER_INPUT');
+    expect(r.errors![0]!.extensions).toMatchObject({ reason: 'GRAPH_INVALID', problems: [problem] });
+    expect(r.errors![0]!.message).toContain(problem);
+    expect(s.app.scheduler.queue()).toHaveLength(queued);
   });
 
   it('a value of the wrong type', async () => {

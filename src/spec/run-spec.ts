@@ -75,7 +75,7 @@ export const overridesSchema = z
     if (bytes > RUN_LIMITS.maxOverridesBytes) {
       ctx.addIssue({
         code: 'custom',
-        message: `are ${bytes} bytes of JSON; the limit is ${RUN_LIMITS.maxOverridesBytes} bytes`,
+        message: `must be at most ${RUN_LIMITS.maxOverridesBytes} bytes of JSON, got ${bytes} bytes`,
         params: { limit: RUN_LIMITS.maxOverridesBytes, omitInput: true },
       });
     }
