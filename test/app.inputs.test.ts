@@ -5,6 +5,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { initialSummary } from '../src/eval-process/summary-writer.js';
 import { RUN_LIMITS } from '../src/spec/run-spec.js';
 import { runDirPath } from '../src/store/run-dir.js';
 import { codeOf, START_EVAL, startServer, waitFor, wsCollect, type TestServer } from './app.helpers.js';
@@ -103,6 +104,24 @@ describe('runs are looked up safely', () => {
     const r = await s.gql(`query($id: ID!) { run(id: $id) { id status graphName } }`, { id });
     expect(codeOf(r)).toBe('INTERNAL_SERVER_ERROR');
     expect(r.errors![0]!.message).toBe('Unexpected error.');
+  });
+});
+
+describe('a run whose spec.json is not a valid spec', () => {
+  it('answers its fields from the summary, and SPEC_INVALID naming the field for those that need the spec', async () => {
+    const id = '20200102_000000';
+    const dir = runDirPath(join(s.dir, 'outputs'), id);
+    await mkdir(dir, { recursive: true });
+    const spec = { runId: id, graphName: 'gridnav_planner', episodeCount: 2, createdAt: '2020-01-02T00:00:00.000Z' };
+    await writeFile(join(dir, 'summary.json'), JSON.stringify({ ...initialSummary({ ...spec, workerCount: 1, seed: 0, priority: 0 }), seq: 1 }));
+    await writeFile(join(dir, 'spec.json'), JSON.stringify({ ...spec, overrides: 'agent.epsilon=0.2' }));
+    const ok = await s.gql(`query($id: ID!) { run(id: $id) { id status graphName } }`, { id });
+    expect(ok.errors).toBeUndefined();
+    expect(ok.data!.run).toEqual({ id, status: 'QUEUED', graphName: 'gridnav_planner' });
+    const r = await s.gql(`query($id: ID!) { run(id: $id) { id overrides } }`, { id });
+    expect(codeOf(r), JSON.stringify(r.errors)).toBe('SPEC_INVALID');
+    expect(r.errors![0]!.extensions).toMatchObject({ field: 'overrides' });
+    expect(r.errors![0]!.message).toMatch(/^spec\.json of run 20200102_000000 is not a valid run spec: overrides must be an object/);
   });
 });
 
