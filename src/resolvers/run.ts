@@ -248,8 +248,8 @@ const StartEvalInputRef = builder.inputType('StartEvalInput', {
     }),
     priority: t.int({ defaultValue: D.priority, description: `Higher runs first, -${L.maxPriority}..${L.maxPriority}; FIFO within a priority.` }),
     exclusiveGpu: t.boolean({ defaultValue: D.exclusiveGpu, description: 'Run alone: starts only when nothing runs, and nothing starts beside it.' }),
-    marginalVramMb: t.float({ description: 'Declared extra VRAM (MB, ≥ 0), used by admission until calibration exists.' }),
-    memoryBudgetMb: t.float({ description: 'Stop the run (FAILED, OUT_OF_BUDGET) when its process tree exceeds this RSS (MB, > 0).' }),
+    marginalVramMb: t.int({ description: 'Declared extra VRAM (MB, ≥ 0), used by admission until calibration exists.' }),
+    memoryBudgetMb: t.int({ description: 'Stop the run (FAILED, OUT_OF_BUDGET) when its process tree exceeds this RSS (MB, > 0).' }),
     viaSubprocess: t.boolean({ defaultValue: D.viaSubprocess, description: 'false runs the batch inside the backend (same classes, same results).' }),
     overrides: t.field({
       type: 'JSON',
