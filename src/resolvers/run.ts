@@ -98,7 +98,7 @@ RunRef.implement({
     priority: t.int({ description: 'Admission priority; higher runs first.', resolve: (r) => r.row.priority }),
     seed: t.int({
       description: 'The run seed; each episode\'s seed derives from it and the episode index.',
-      resolve: async (r, _a, ctx) => (await loadSummary(r, ctx))?.seed ?? (await loadSpec(r, ctx))?.seed ?? 0,
+      resolve: async (r, _a, ctx) => (await loadSummary(r, ctx))?.seed ?? (await loadSpec(r, ctx))?.seed ?? D.seed,
     }),
     createdAt: t.field({ type: 'DateTime', description: 'When the run was submitted.', resolve: (r) => r.row.createdAt }),
     startedAt: t.field({ type: 'DateTime', nullable: true, description: 'When its first episode could start.', resolve: (r) => r.row.startedAt }),
@@ -154,11 +154,11 @@ RunRef.implement({
     split: t.string({ nullable: true, description: 'Env panel split, if given.', resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.split ?? null }),
     episodeOffset: t.int({
       description: 'Index of the env episode the run\'s first episode plays.',
-      resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.episodeOffset ?? 0,
+      resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.episodeOffset ?? D.episodeOffset,
     }),
     exclusiveGpu: t.boolean({
       description: 'True when nothing else may run beside it.',
-      resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.exclusiveGpu ?? false,
+      resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.exclusiveGpu ?? D.exclusiveGpu,
     }),
     episodes: t.field({
       type: EpisodePageRef,
@@ -285,7 +285,7 @@ builder.mutationFields((t) => ({
       try {
         // The scheduler checks the input with the run-spec schema.
         const summary = await ctx.scheduler.submit(withoutNulls(input) as SubmitInput);
-        return { summary, viaSubprocess: ctx.catalog.getRun(summary.runId)?.viaSubprocess ?? true };
+        return { summary, viaSubprocess: ctx.catalog.getRun(summary.runId)?.viaSubprocess ?? D.viaSubprocess };
       } catch (err) {
         // Naming a graph or nodeset that does not exist is bad input to this mutation.
         if (err instanceof NotFoundError) throw new BadInputError(err.message, { cause: err });
