@@ -65,6 +65,7 @@ describe('startEval refuses bad input with BAD_USER_INPUT, naming the bad value'
     const r = await start({ overrides });
     expect(codeOf(r), JSON.stringify(r.errors)).toBe('BAD_USER_INPUT');
     expect(r.errors![0]!.extensions).toMatchObject({ reason: 'GRAPH_INVALID', problems: [problem] });
+    expect(r.errors![0]!.message).toMatch(/^overrides: graph "gridnav_planner" is invalid: /);
     expect(r.errors![0]!.message).toContain(problem);
     expect(s.app.scheduler.queue()).toHaveLength(queued);
   });

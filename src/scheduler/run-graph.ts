@@ -37,7 +37,8 @@ export async function inspectRunGraph(opts: RunGraphOptions): Promise<RunGraphIn
   const where = {
     ...(opts.workspaceDir ? { workspaceDir: opts.workspaceDir } : {}),
   };
-  const graph = opts.frozen ?? loadWithOverrides(opts, where);
+  const source = opts.frozen ? undefined : loadGraph(opts, where);
+  const graph = opts.frozen ?? withOverrides(source!, opts.overrides);
   let registry: NodesetRegistry;
   try {
     registry = await NodesetRegistry.scan({ ...where, ...(opts.builtinNodesetsDir ? { builtinDir: opts.builtinNodesetsDir } : {}) });
@@ -48,7 +49,9 @@ export async function inspectRunGraph(opts: RunGraphOptions): Promise<RunGraphIn
   try {
     validated = validateGraph(graph, registry);
   } catch (err) {
-    throw asBadInput(`graphName "${opts.graphName}"`, err);
+    // A graph that is valid until the overrides patch it is the overrides' fault (e.g. a config value of the wrong type).
+    const blame = source && source !== graph && isValid(source, registry) ? 'overrides' : `graphName "${opts.graphName}"`;
+    throw asBadInput(blame, err);
   }
   const names = new Set<string>();
   for (const n of validated.nodes.values()) if (n.resolved) names.add(n.resolved.nodeset);
@@ -56,20 +59,32 @@ export async function inspectRunGraph(opts: RunGraphOptions): Promise<RunGraphIn
   return { registry, nodesets, shared: nodesets.filter((e) => e.manifest.parallelism === 'shared').map((e) => e.name), graph };
 }
 
-/** The named graph from the catalog with the run's overrides applied. */
-function loadWithOverrides(opts: RunGraphOptions, where: { workspaceDir?: string }): GraphSpec {
-  let graph: GraphSpec;
+/** The named graph from the catalog. */
+function loadGraph(opts: RunGraphOptions, where: { workspaceDir?: string }): GraphSpec {
   try {
-    graph = new GraphCatalog({ ...where, ...(opts.builtinGraphsDir ? { builtinDir: opts.builtinGraphsDir } : {}) }).load(opts.graphName);
+    return new GraphCatalog({ ...where, ...(opts.builtinGraphsDir ? { builtinDir: opts.builtinGraphsDir } : {}) }).load(opts.graphName);
   } catch (err) {
     if (err instanceof NotFoundError) throw new BadInputError(`graphName: ${err.message}`, { cause: err });
     throw asBadInput('graphName', err);
   }
-  if (!opts.overrides || Object.keys(opts.overrides).length === 0) return graph;
+}
+
+/** The graph with the run's overrides applied (the same object when there are none). */
+function withOverrides(graph: GraphSpec, overrides: RunGraphOptions['overrides']): GraphSpec {
+  if (!overrides || Object.keys(overrides).length === 0) return graph;
   try {
-    return applyOverrides(graph, opts.overrides);
+    return applyOverrides(graph, overrides);
   } catch (err) {
     throw asBadInput('overrides', err);
+  }
+}
+
+function isValid(graph: GraphSpec, registry: NodesetRegistry): boolean {
+  try {
+    validateGraph(graph, registry);
+    return true;
+  } catch {
+    return false;
   }
 }
 
