@@ -27,6 +27,7 @@ import { runBatch } from '../src/eval-process/run-batch.js';
 import { EVAL_PROCESS_MAIN, HOST_MAIN } from '../src/paths.js';
 import { createRunDir, writeSpec } from '../src/store/run-dir.js';
 import type { RunSpec } from '../src/store/types.js';
+import { runSpecSchema } from '../src/spec/run-spec.js';
 
 const WORKER_COUNTS = [1, 2, 4, 8];
 const TARGET_LATENCY_EFFICIENCY = 0.85;
@@ -40,7 +41,7 @@ type SpecInput = Partial<RunSpec> & Pick<RunSpec, 'graphName' | 'episodeCount'>;
 
 async function makeRunDir(outputs: string, input: SpecInput): Promise<string> {
   const { runId, dir } = createRunDir(outputs);
-  const spec: RunSpec = { runId, workerCount: 1, seed: 0, priority: 0, exclusiveGpu: false, overrides: {}, episodeOffset: 0, createdAt: new Date().toISOString(), ...input };
+  const spec = runSpecSchema.parse({ runId, createdAt: new Date().toISOString(), ...input });
   await writeSpec(dir, spec);
   return dir;
 }

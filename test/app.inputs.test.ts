@@ -5,6 +5,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { initialSummary } from '../src/eval-process/summary-writer.js';
+import { RUN_LIMITS } from '../src/spec/run-spec.js';
 import { runDirPath } from '../src/store/run-dir.js';
 import { codeOf, START_EVAL, startServer, waitFor, wsCollect, type TestServer } from './app.helpers.js';
 
@@ -44,6 +46,30 @@ describe('startEval refuses bad input with BAD_USER_INPUT, naming the bad value'
     expect(r.errors![0]!.extensions).toMatchObject({ reason: 'GRAPH_INVALID', problems: [expect.stringContaining('epsilon')] });
   });
 
+  it('a 1 MB override under a real config key is refused naming the limit, and nothing is queued', async () => {
+    const queued = s.app.scheduler.queue().length;
+    const r = await start({ overrides: { env: { step_latency_ms: 'x'.repeat(1024 * 1024) } } });
+    expect(codeOf(r), JSON.stringify(r.errors)).toBe('BAD_USER_INPUT');
+    expect(r.errors![0]!.extensions).toMatchObject({ field: 'overrides', limit: RUN_LIMITS.maxOverridesBytes });
+    expect(r.errors![0]!.message).toMatch(new RegExp(`^overrides must be at most ${RUN_LIMITS.maxOverridesBytes} bytes of JSON, got \\d+ bytes$`));
+    expect(s.app.scheduler.queue()).toHaveLength(queued);
+  });
+
+  it.each([
+    ['a string for a number', { agent: { epsilon: 'abc' } }, 'node "agent": config "epsilon" must be a number in 0..1, got "abc"'],
+    ['a number out of its declared range', { agent: { epsilon: 1.5 } }, 'node "agent": config "epsilon" must be a number in 0..1, got 1.5'],
+    ['a string for a boolean', { env: { render_every_step: 'yes' } }, 'node "env": config "render_every_step" must be true or false, got "yes"'],
+    ['a fraction for an integer', { env: { fail_at_step: 2.5 } }, 'node "env": config "fail_at_step" must be an integer ≥ 0, got 2.5'],
+  ])('a config value of the wrong type (%s) is refused at submit, naming node and key', async (_what, overrides, problem) => {
+    const queued = s.app.scheduler.queue().length;
+    const r = await start({ overrides });
+    expect(codeOf(r), JSON.stringify(r.errors)).toBe('BAD_USER_INPUT');
+    expect(r.errors![0]!.extensions).toMatchObject({ reason: 'GRAPH_INVALID', problems: [problem] });
+    expect(r.errors![0]!.message).toMatch(/^overrides: graph "gridnav_planner" is invalid: /);
+    expect(r.errors![0]!.message).toContain(problem);
+    expect(s.app.scheduler.queue()).toHaveLength(queued);
+  });
+
   it('a value of the wrong type', async () => {
     const r = await s.gql(START_EVAL, { input: { graphName: 'gridnav_planner', episodeCount: 'many' } });
     expect(codeOf(r)).toBe('BAD_USER_INPUT');
@@ -79,6 +105,24 @@ describe('runs are looked up safely', () => {
     const r = await s.gql(`query($id: ID!) { run(id: $id) { id status graphName } }`, { id });
     expect(codeOf(r)).toBe('INTERNAL_SERVER_ERROR');
     expect(r.errors![0]!.message).toBe('Unexpected error.');
+  });
+});
+
+describe('a run whose spec.json is not a valid spec', () => {
+  it('answers its fields from the summary, and SPEC_INVALID naming the field for those that need the spec', async () => {
+    const id = '20200102_000000';
+    const dir = runDirPath(join(s.dir, 'outputs'), id);
+    await mkdir(dir, { recursive: true });
+    const spec = { runId: id, graphName: 'gridnav_planner', episodeCount: 2, createdAt: '2020-01-02T00:00:00.000Z' };
+    await writeFile(join(dir, 'summary.json'), JSON.stringify({ ...initialSummary({ ...spec, workerCount: 1, seed: 0, priority: 0 }), seq: 1 }));
+    await writeFile(join(dir, 'spec.json'), JSON.stringify({ ...spec, overrides: 'agent.epsilon=0.2' }));
+    const ok = await s.gql(`query($id: ID!) { run(id: $id) { id status graphName } }`, { id });
+    expect(ok.errors).toBeUndefined();
+    expect(ok.data!.run).toEqual({ id, status: 'QUEUED', graphName: 'gridnav_planner' });
+    const r = await s.gql(`query($id: ID!) { run(id: $id) { id overrides } }`, { id });
+    expect(codeOf(r), JSON.stringify(r.errors)).toBe('SPEC_INVALID');
+    expect(r.errors![0]!.extensions).toMatchObject({ field: 'overrides' });
+    expect(r.errors![0]!.message).toMatch(/^spec\.json of run 20200102_000000 is not a valid run spec: overrides must be an object/);
   });
 });
 

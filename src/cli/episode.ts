@@ -12,8 +12,10 @@ import { runBatch } from '../eval-process/run-batch.js';
 import { initialSummary } from '../eval-process/summary-writer.js';
 import { createRunDir, episodeDir, writeSpec, writeSummary } from '../store/run-dir.js';
 import type { EpisodeRecord } from '../store/types.js';
-import { intFlag, parseCliArgs } from './args.js';
-import { specFromArgs } from './run.js';
+import { parseSetFlags } from '../runtime/graph.js';
+import { parseRunInput } from '../spec/parse-run-spec.js';
+import { parseCliArgs } from './args.js';
+import { FLAG_LABELS, numeric, specFromInput } from './run.js';
 
 const USAGE =
   'usage: evalctl episode <graph> --index I [--seed S] [--json] [--step-budget B] [--set node.key=value …] [--dataset D] [--split S] [--outputs DIR]';
@@ -43,22 +45,24 @@ export async function run(argv: string[]): Promise<number> {
   if (positionals.length !== 1) {
     throw new BadInputError(positionals.length === 0 ? `missing the graph name; ${USAGE}` : `expected one graph name, got ${positionals.map((p) => `"${p}"`).join(' ')}`);
   }
-  const index = intFlag('index', values.index, 0);
-  if (index === undefined) throw new BadInputError('--index I is required');
-  // The run-level parser checks the shared flags the same way `evalctl run` does.
-  const { parseRunArgs } = await import('./run.js');
-  const shared = parseRunArgs([
-    positionals[0]!,
-    '--episodes',
-    '1',
-    ...(values.seed !== undefined ? ['--seed', values.seed] : []),
-    ...(values['step-budget'] !== undefined ? ['--step-budget', values['step-budget']] : []),
-    ...(values['per-step-timeout'] !== undefined ? ['--per-step-timeout', values['per-step-timeout']] : []),
-    ...(values.set ?? []).flatMap((s) => ['--set', s]),
-    ...(values.dataset !== undefined ? ['--dataset', values.dataset] : []),
-    ...(values.split !== undefined ? ['--split', values.split] : []),
-  ]);
-  const probe = await specFromArgs({ ...shared, episodeOffset: index }, '00000000_000000');
+  if (values.index === undefined) throw new BadInputError('--index I is required');
+  // One episode of a run: the env episode asked for is the run's episode offset.
+  const input = parseRunInput(
+    {
+      graphName: positionals[0],
+      episodeCount: 1,
+      episodeOffset: numeric(values.index),
+      seed: numeric(values.seed),
+      stepBudget: numeric(values['step-budget']),
+      perStepTimeoutSec: numeric(values['per-step-timeout']),
+      overrides: parseSetFlags(values.set ?? []),
+      dataset: values.dataset,
+      split: values.split,
+    },
+    { ...FLAG_LABELS, episodeOffset: '--index' },
+  );
+  const index = input.episodeOffset;
+  const probe = await specFromInput(input, '00000000_000000');
 
   const keep = values.outputs !== undefined;
   const outputs = values.outputs ?? (await mkdtemp(join(tmpdir(), 'evalctl-episode-')));

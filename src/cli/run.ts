@@ -8,15 +8,15 @@
  * process refuses it), 130 after Ctrl-C.
  */
 import { join } from 'node:path';
-import { intFlag, parseCliArgs } from './args.js';
+import { parseCliArgs } from './args.js';
 import { execa } from 'execa';
 import { BadInputError } from '../errors.js';
 import { initialSummary } from '../eval-process/summary-writer.js';
-import { checkRunSpec } from '../eval-process/run-spec-check.js';
 import { DEFAULT_OUTPUTS_DIR, EVAL_PROCESS_MAIN } from '../paths.js';
-import { applyOverrides, parseSetFlags, validateGraph } from '../runtime/graph.js';
-import { GraphCatalog } from '../runtime/graph-catalog.js';
-import { NodesetRegistry } from '../runtime/registry.js';
+import { parseSetFlags } from '../runtime/graph.js';
+import { inspectRunGraph } from '../scheduler/run-graph.js';
+import { parseRunInput, type FieldLabels } from '../spec/parse-run-spec.js';
+import { runSpecOf, type RunInput } from '../spec/run-spec.js';
 import { FILES, createRunDir, isDone, readSummary, writeSpec, writeSummary } from '../store/run-dir.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
 
@@ -30,26 +30,36 @@ const BAD_INPUT_CODES = new Set(['BAD_USER_INPUT', 'GRAPH_INVALID', 'NOT_FOUND']
 /** After Ctrl-C the eval process gets this long to write its summary before it is killed. */
 const CANCEL_GRACE_MS = 10_000;
 
-export interface RunArgs {
-  graphName: string;
-  episodeCount: number;
-  workerCount: number;
-  seed: number;
-  stepBudget?: number;
-  perStepTimeoutSec?: number;
-  overrides: Record<string, Record<string, unknown>>;
-  outputsDir: string;
-  json: boolean;
-  dataset?: string;
-  split?: string;
-  episodeOffset: number;
-  help: boolean;
+/** What each run-spec field is called on the command line, so an error names the flag. */
+export const FLAG_LABELS: FieldLabels = {
+  graphName: 'the graph name',
+  episodeCount: '--episodes',
+  workerCount: '--workers',
+  seed: '--seed',
+  stepBudget: '--step-budget',
+  perStepTimeoutSec: '--per-step-timeout',
+  overrides: '--set',
+  dataset: '--dataset',
+  split: '--split',
+  episodeOffset: '--episode-offset',
+};
+
+/** A number flag as a number when it reads as one, else its text (which the schema refuses, naming the flag). */
+export function numeric(raw: string | undefined): number | string | undefined {
+  if (raw === undefined) return undefined;
+  const v = Number(raw);
+  return raw.trim() !== '' && Number.isFinite(v) ? v : raw;
 }
 
-/** Parses an integer flag, naming the flag and the bad value. */
+export interface RunArgs {
+  /** The run, checked by the run-spec schema. */
+  input: RunInput;
+  outputsDir: string;
+  json: boolean;
+  help: false;
+}
 
-
-export function parseRunArgs(argv: string[]): RunArgs {
+export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
   const { values, positionals } = parseCliArgs({
     args: argv,
     allowPositionals: true,
@@ -69,63 +79,33 @@ export function parseRunArgs(argv: string[]): RunArgs {
       help: { type: 'boolean', short: 'h' },
     },
   });
-  const help = values.help === true;
-  if (help) return { help, graphName: '', episodeCount: 0, workerCount: 1, seed: 0, overrides: {}, outputsDir: '', json: false, episodeOffset: 0 };
+  if (values.help === true) return { help: true };
   if (positionals.length !== 1) {
     throw new BadInputError(positionals.length === 0 ? `missing the graph name; ${USAGE}` : `expected one graph name, got ${positionals.map((p) => `"${p}"`).join(' ')}`);
   }
-  const episodeCount = intFlag('episodes', values.episodes, 1);
-  if (episodeCount === undefined) throw new BadInputError('--episodes N is required');
-  const seed = values.seed === undefined ? 0 : Number(values.seed);
-  if (values.seed !== undefined && (values.seed.trim() === '' || !Number.isSafeInteger(seed))) throw new BadInputError(`--seed must be an integer, got "${values.seed}"`);
-  let perStepTimeoutSec: number | undefined;
-  if (values['per-step-timeout'] !== undefined) {
-    perStepTimeoutSec = Number(values['per-step-timeout']);
-    if (!(perStepTimeoutSec > 0) || !Number.isFinite(perStepTimeoutSec)) throw new BadInputError(`--per-step-timeout must be a positive number of seconds, got "${values['per-step-timeout']}"`);
-  }
-  const stepBudget = intFlag('step-budget', values['step-budget'], 1);
-  const args: RunArgs = {
-    help,
-    graphName: positionals[0]!,
-    episodeCount,
-    workerCount: intFlag('workers', values.workers, 1) ?? 1,
-    seed,
-    overrides: parseSetFlags(values.set ?? []),
-    outputsDir: values.outputs ?? DEFAULT_OUTPUTS_DIR,
-    json: values.json === true,
-    episodeOffset: intFlag('episode-offset', values['episode-offset'], 0) ?? 0,
-  };
-  if (stepBudget !== undefined) args.stepBudget = stepBudget;
-  if (perStepTimeoutSec !== undefined) args.perStepTimeoutSec = perStepTimeoutSec;
-  if (values.dataset !== undefined) args.dataset = values.dataset;
-  if (values.split !== undefined) args.split = values.split;
-  return args;
+  const input = parseRunInput(
+    {
+      graphName: positionals[0],
+      episodeCount: numeric(values.episodes),
+      workerCount: numeric(values.workers),
+      seed: numeric(values.seed),
+      stepBudget: numeric(values['step-budget']),
+      perStepTimeoutSec: numeric(values['per-step-timeout']),
+      overrides: parseSetFlags(values.set ?? []),
+      dataset: values.dataset,
+      split: values.split,
+      episodeOffset: numeric(values['episode-offset']),
+    },
+    FLAG_LABELS,
+  );
+  return { input, outputsDir: values.outputs ?? DEFAULT_OUTPUTS_DIR, json: values.json === true, help: false };
 }
 
-/** The spec of a CLI run, checked, with the graph found, its overrides applied and validated. */
-export async function specFromArgs(a: Omit<RunArgs, 'outputsDir' | 'json' | 'help'>, runId: string): Promise<RunSpec> {
-  const spec: RunSpec = {
-    runId,
-    graphName: a.graphName,
-    episodeCount: a.episodeCount,
-    workerCount: a.workerCount,
-    seed: a.seed,
-    priority: 0,
-    exclusiveGpu: false,
-    overrides: a.overrides,
-    episodeOffset: a.episodeOffset,
-    createdAt: new Date().toISOString(),
-  };
-  if (a.stepBudget !== undefined) spec.stepBudget = a.stepBudget;
-  if (a.perStepTimeoutSec !== undefined) spec.perStepTimeoutSec = a.perStepTimeoutSec;
-  if (a.dataset !== undefined) spec.dataset = a.dataset;
-  if (a.split !== undefined) spec.split = a.split;
-  const ws = process.env.ACTIVE_WORKSPACE_DIR;
-  if (ws) spec.activeWorkspaceDir = ws;
-  checkRunSpec(spec);
-  const registry = await NodesetRegistry.scan();
-  validateGraph(applyOverrides(new GraphCatalog().load(a.graphName), a.overrides), registry);
-  return spec;
+/** The spec of a checked CLI run: its graph found, the overrides applied, validated and frozen into it. */
+export async function specFromInput(input: RunInput, runId: string): Promise<RunSpec> {
+  const workspaceDir = process.env.ACTIVE_WORKSPACE_DIR || undefined;
+  const { graph } = await inspectRunGraph({ graphName: input.graphName, overrides: input.overrides, workspaceDir });
+  return runSpecOf(input, { runId, graph, activeWorkspaceDir: workspaceDir });
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -134,7 +114,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(USAGE + '\n');
     return 0;
   }
-  const probe = await specFromArgs(args, '00000000_000000');
+  const probe = await specFromInput(args.input, '00000000_000000');
   const { runId, dir } = createRunDir(args.outputsDir);
   const spec = { ...probe, runId };
   await writeSpec(dir, spec);

@@ -21,8 +21,8 @@ import { partitionContiguous } from './partition-contiguous.js';
 import { resolveStepBudget } from './step-budget.js';
 import type { SummaryWriter } from './summary-writer.js';
 
-/** Wall-clock seconds allowed per step when the spec does not say. */
-export const DEFAULT_PER_STEP_TIMEOUT_SEC = 2;
+/** setTimeout's longest delay; a longer one would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 const EVICT_TIMEOUT_MS = 2000;
 /** Loading an episode (panel cascade, play, load) that takes longer than this ends it TIMEOUT. */
 export const LOAD_TIMEOUT_MS = 60_000;
@@ -196,7 +196,7 @@ export class BatchEvalRunner {
       arm(LOAD_TIMEOUT_MS);
       load = await this.#loadEpisode(slot, episodeIndex, episodeKey, signal);
       stepBudget = resolveStepBudget({ api: spec.stepBudget, env: load?.stepBudget, graph: graph.spec.step_budget }).budget;
-      arm(Math.round(stepBudget * (spec.perStepTimeoutSec ?? DEFAULT_PER_STEP_TIMEOUT_SEC) * 1000));
+      arm(Math.min(MAX_TIMER_MS, Math.round(stepBudget * spec.perStepTimeoutSec * 1000)));
       const runner = new LoopRunner({ urlOverrides: slot.urlOverrides });
       const onStep = this.#o.onStep;
       result = await runner.run(graph, {

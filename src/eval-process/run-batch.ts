@@ -15,12 +15,12 @@ import { NodesetRegistry, type NodesetEntry } from '../runtime/registry.js';
 import type { GraphSpec } from '../runtime/types.js';
 import type { RunStatus } from '../statuses.js';
 import { readJson, writeJsonAtomic } from '../store/atomic.js';
-import { FILES, readSharedUrls, readSpec, touchDone } from '../store/run-dir.js';
+import { SpecInvalidError } from '../spec/spec-errors.js';
+import { FILES, readSharedUrls, readSpec, readSummary, touchDone, writeSummary } from '../store/run-dir.js';
 import type { EpisodeRecord, RunSpec, RunSummary, SharedUrls } from '../store/types.js';
 import { BatchEvalRunner, type EnvPanelTarget, type StepListener } from './batch-eval-runner.js';
 import type { HostInfo } from './env-worker-pool.js';
 import { startRunHosts, type RunHosts } from './run-hosts.js';
-import { checkRunSpec } from './run-spec-check.js';
 import { SummaryWriter } from './summary-writer.js';
 
 export interface RunBatchOptions {
@@ -63,7 +63,13 @@ export interface RunBatchOptions {
 export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
   const { runDir } = opts;
   const log = opts.log ?? (() => {});
-  const spec = await readSpec(runDir);
+  let spec: RunSpec;
+  try {
+    spec = await readSpec(runDir);
+  } catch (err) {
+    if (err instanceof SpecInvalidError) return failOnSpec(runDir, err, opts);
+    throw err;
+  }
   const summary = await SummaryWriter.open(runDir, spec);
   const emit = (s: RunSummary): RunSummary => {
     opts.onSummary?.(s);
@@ -76,7 +82,6 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
   let status: RunStatus = 'COMPLETED';
   let error: { code: string; message: string } | null = null;
   try {
-    checkRunSpec(spec);
     const workspaceDir = spec.activeWorkspaceDir ?? (process.env.ACTIVE_WORKSPACE_DIR || undefined);
     registry = await NodesetRegistry.scan({
       ...(opts.builtinNodesetsDir ? { builtinDir: opts.builtinNodesetsDir } : {}),
@@ -157,6 +162,30 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
   return final;
 }
 
+/**
+ * A spec.json that is not a valid spec: the run ends FAILED with SPEC_INVALID naming the field,
+ * on the summary written at submit (there is no spec to start one from).
+ */
+async function failOnSpec(runDir: string, err: SpecInvalidError, opts: RunBatchOptions): Promise<RunSummary> {
+  opts.log?.(`run failed: ${err.message}`);
+  const base = await readSummary(runDir).catch(() => null);
+  if (!base) throw err;
+  const now = new Date().toISOString();
+  const final: RunSummary = {
+    ...base,
+    seq: base.seq + 1,
+    status: 'FAILED',
+    error: { code: err.code, message: err.message },
+    startedAt: base.startedAt ?? now,
+    finishedAt: now,
+  };
+  delete final.pid;
+  await writeSummary(runDir, final);
+  opts.onSummary?.(final);
+  await touchDone(runDir);
+  return final;
+}
+
 /** A stop on request is CANCELLED; one whose reason is an ABORTED error (the parent died) is ABORTED, saying why. */
 function stoppedBy(reason: unknown): { status: RunStatus; error: { code: string; message: string } | null } {
   if (reason instanceof EvalError && reason.code === 'ABORTED') return { status: 'ABORTED', error: { code: 'ABORTED', message: reason.message } };
@@ -164,15 +193,21 @@ function stoppedBy(reason: unknown): { status: RunStatus; error: { code: string;
 }
 
 /**
- * The run's graph with its overrides applied, frozen in graph.json: a graph.json already in
- * the run dir is the frozen graph; otherwise it is loaded now and written there.
+ * The run's graph with its overrides applied: the one frozen into the spec at submit, also
+ * written to graph.json for people and tools. A spec written before graphs were frozen at
+ * submit has none: then a graph.json already in the run dir is the frozen graph, else the
+ * graph is loaded now and written there.
  */
 async function freezeGraph(runDir: string, spec: RunSpec, workspaceDir: string | undefined, builtinDir: string | undefined): Promise<GraphSpec> {
   const path = join(runDir, FILES.graph);
+  if (spec.graph) {
+    if (!existsSync(path)) await writeJsonAtomic(path, spec.graph);
+    return spec.graph;
+  }
   if (existsSync(path)) return parseGraph(await readJson<unknown>(path), path);
   const catalog = new GraphCatalog({ ...(builtinDir ? { builtinDir } : {}), ...(workspaceDir ? { workspaceDir } : {}) });
   const source = await catalog.load(spec.graphName);
-  const frozen = applyOverrides(source, spec.overrides ?? {});
+  const frozen = applyOverrides(source, spec.overrides);
   await writeJsonAtomic(path, frozen);
   return frozen;
 }

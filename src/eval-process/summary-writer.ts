@@ -9,7 +9,10 @@ import { FILES, readSummary, writeSummary } from '../store/run-dir.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from '../store/types.js';
 import { computeAggregates } from './aggregate.js';
 
-export function initialSummary(spec: RunSpec, status: RunStatus = 'QUEUED'): RunSummary {
+/** The spec fields a summary repeats. */
+export type SummarySpec = Pick<RunSpec, 'runId' | 'graphName' | 'episodeCount' | 'workerCount' | 'seed' | 'priority' | 'createdAt'>;
+
+export function initialSummary(spec: SummarySpec, status: RunStatus = 'QUEUED'): RunSummary {
   return {
     seq: 0,
     runId: spec.runId,

@@ -4,6 +4,7 @@
  */
 import { GraphQLError } from 'graphql';
 import { EvalError, GraphValidationError, QueueFullError } from '../errors.js';
+import { RunInputError, SpecInvalidError } from '../spec/spec-errors.js';
 
 /** The codes a client may see in `extensions.code`. */
 export const API_ERROR_CODES = ['BAD_USER_INPUT', 'NOT_FOUND', 'QUEUE_FULL', 'UNAUTHENTICATED', 'CONFLICT', 'INTERNAL_SERVER_ERROR'] as const;
@@ -33,6 +34,9 @@ function extensionsOf(err: unknown): Record<string, unknown> | undefined {
     return { code: 'BAD_USER_INPUT', reason: 'GRAPH_INVALID', problems: invalid.problems };
   }
   if (err instanceof QueueFullError) return { code: 'QUEUE_FULL', capacity: err.capacity };
+  if (err instanceof RunInputError) return { code: err.code, field: err.field, ...(err.limit !== undefined ? { limit: err.limit } : {}) };
+  // A run dir's spec.json that is not a valid spec: said as it is, naming the field, for that run only.
+  if (err instanceof SpecInvalidError) return { code: err.code, field: err.field };
   if (err instanceof EvalError && PUBLIC_CODES.has(err.code)) return { code: err.code };
   return undefined;
 }

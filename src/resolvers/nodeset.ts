@@ -32,7 +32,7 @@ const NodeFunctionRef = builder.objectRef<{ nodeset: string; fn: FunctionSpec }>
     inputs: t.field({ type: [PortRef], description: 'Its input ports.', resolve: (f) => f.fn.inputs }),
     outputs: t.field({ type: [PortRef], description: 'Its output ports.', resolve: (f) => f.fn.outputs }),
     batched: t.boolean({ description: 'True when concurrent calls are coalesced into one batch.', resolve: (f) => f.fn.batched === true }),
-    config: t.field({ type: 'JSON', description: 'Config keys it understands: key → { default, description }.', resolve: (f) => f.fn.config ?? {} }),
+    config: t.field({ type: 'JSON', description: 'Config keys it understands: key → { default, description, type, minimum, maximum }; a graph or override giving a key a value of another type or out of range is refused.', resolve: (f) => f.fn.config ?? {} }),
   }),
 });
 

@@ -8,25 +8,17 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BadInputError, ConflictError, NotFoundError, errorMessage } from '../errors.js';
+import { applyOverrides } from '../runtime/graph.js';
 import type { GraphCatalog } from '../runtime/graph-catalog.js';
 import type { NodesetEntry } from '../runtime/registry.js';
-import type { NodeOutputs } from '../runtime/types.js';
+import type { GraphSpec, NodeOutputs } from '../runtime/types.js';
+import { playRunInput, runSpecOf, type Overrides, type PlayInput, type RunInput } from '../spec/run-spec.js';
 import type { EpisodeStatus } from '../statuses.js';
 import { createRunDir, episodeDir, writeSpec } from '../store/run-dir.js';
 import { mimeOf } from '../store/run-reader.js';
-import type { EpisodeRecord, RunSpec } from '../store/types.js';
+import type { EpisodeRecord } from '../store/types.js';
 
-export interface PlayInput {
-  graphName: string;
-  /** The env episode to play (its index in the dataset split). */
-  index: number;
-  /** @default 0 */
-  seed?: number;
-  overrides?: Record<string, Record<string, unknown>>;
-  dataset?: string;
-  split?: string;
-  stepBudget?: number;
-}
+export type { PlayInput } from '../spec/run-spec.js';
 
 export type PlayEvent =
   | { kind: 'STARTED'; holder: string; graphName: string; index: number }
@@ -45,7 +37,10 @@ export type PlayEvent =
 /** A checked play request, ready to run. */
 export interface PreparedPlay {
   input: PlayInput;
-  overrides: Record<string, Record<string, unknown>>;
+  /** The one-episode run it plays (overrides with rendering turned on). */
+  run: RunInput;
+  /** Its graph, overrides applied. */
+  graph: GraphSpec;
 }
 
 export interface PlayRunnerOptions {
@@ -68,18 +63,12 @@ export class PlayRunner {
     this.#o = options;
   }
 
-  /** Checks the request (graph exists, index, overrides) before anything starts. */
+  /** Checks the request (graph exists, overrides name its nodes) before anything starts; the schema checked the rest. */
   async prepare(input: PlayInput): Promise<PreparedPlay> {
-    const graph = this.#loadGraph(input.graphName);
-    if (!Number.isInteger(input.index) || input.index < 0) throw new BadInputError(`index must be an integer ≥ 0, got ${String(input.index)}`);
-    if (input.stepBudget !== undefined && (!Number.isInteger(input.stepBudget) || input.stepBudget < 1)) {
-      throw new BadInputError(`stepBudget must be an integer ≥ 1, got ${String(input.stepBudget)}`);
-    }
-    const known = new Set(graph.nodes.map((n) => n.id));
-    for (const id of Object.keys(input.overrides ?? {})) {
-      if (!known.has(id)) throw new BadInputError(`override for unknown node "${id}"; graph "${input.graphName}" has nodes: ${[...known].join(', ')}`);
-    }
-    return { input, overrides: await this.#overridesWithRendering(graph.nodes, input.overrides ?? {}) };
+    const source = this.#loadGraph(input.graphName);
+    const overrides = await this.#overridesWithRendering(source.nodes, input.overrides);
+    const run = playRunInput({ ...input, overrides });
+    return { input, run, graph: applyOverrides(source, overrides) };
   }
 
   /**
@@ -88,27 +77,13 @@ export class PlayRunner {
    * (the episode ends CANCELLED).
    */
   async play(prepared: PreparedPlay, emit: (e: PlayEvent) => void, signal?: AbortSignal): Promise<void> {
-    const { input, overrides } = prepared;
+    const { input } = prepared;
     const holder = `play ${input.graphName} #${input.index} (${++playCounter})`;
     const release = this.#o.lock.acquireInteractiveLock(holder);
     const root = await mkdtemp(join(this.#o.tmpDir ?? tmpdir(), 'eval-play-'));
     try {
       const { runId, dir } = createRunDir(root);
-      const spec: RunSpec = {
-        runId,
-        graphName: input.graphName,
-        episodeCount: 1,
-        workerCount: 1,
-        seed: input.seed ?? 0,
-        ...(input.stepBudget !== undefined ? { stepBudget: input.stepBudget } : {}),
-        priority: 0,
-        exclusiveGpu: false,
-        overrides,
-        ...(input.dataset !== undefined ? { dataset: input.dataset } : {}),
-        ...(input.split !== undefined ? { split: input.split } : {}),
-        episodeOffset: input.index,
-        createdAt: new Date().toISOString(),
-      };
+      const spec = runSpecOf(prepared.run, { runId, graph: prepared.graph });
       await writeSpec(dir, spec);
       emit({ kind: 'STARTED', holder, graphName: input.graphName, index: input.index });
 
@@ -168,17 +143,14 @@ export class PlayRunner {
   }
 
   /** The user's overrides, plus `render_every_step: true` on every node whose function understands it. */
-  async #overridesWithRendering(nodes: Array<{ id: string; type: string }>, user: Record<string, Record<string, unknown>>) {
-    if (typeof user !== 'object' || user === null || Array.isArray(user)) {
-      throw new BadInputError(`overrides must be an object mapping node id to a config patch, got ${JSON.stringify(user)}`);
-    }
+  async #overridesWithRendering(nodes: Array<{ id: string; type: string }>, user: Overrides): Promise<Overrides> {
     const rendering = new Set<string>();
     for (const entry of await this.#o.nodesets.list()) {
       for (const fn of entry.manifest.functions) {
         if (fn.config && RENDER_EVERY_STEP in fn.config) rendering.add(`${entry.name}__${fn.name}`);
       }
     }
-    const out: Record<string, Record<string, unknown>> = { ...user };
+    const out: Overrides = { ...user };
     for (const node of nodes) {
       if (rendering.has(node.type)) out[node.id] = { [RENDER_EVERY_STEP]: true, ...(user[node.id] ?? {}) };
     }

@@ -3,10 +3,12 @@
  * streams every iteration, holding the scheduler's interactive lock while it plays.
  */
 import { Repeater } from 'graphql-yoga';
-import { BadInputError } from '../errors.js';
+import { parsePlayInput } from '../spec/parse-run-spec.js';
+import { RUN_DEFAULTS, RUN_LIMITS } from '../spec/run-spec.js';
 import { builder } from './builder.js';
 import type { PlayEvent } from './play-runner.js';
 import { EpisodeStatusRef } from './refs.js';
+import { withoutNulls } from './without-nulls.js';
 
 const PlayEventKindRef = builder.enumType('PlayEventKind', {
   description: 'What a play event reports.',
@@ -68,26 +70,14 @@ builder.subscriptionFields((t) => ({
     args: {
       graphName: t.arg.string({ required: true, description: 'The graph to play.' }),
       index: t.arg.int({ required: true, description: 'The env episode to play (index in the dataset split).' }),
-      seed: t.arg.int({ defaultValue: 0, description: 'Run seed; the episode\'s seed derives from it and the index.' }),
-      overrides: t.arg({ type: 'JSON', description: 'Config patches: node id → patch.' }),
+      seed: t.arg.int({ defaultValue: RUN_DEFAULTS.seed, description: 'Run seed; the episode\'s seed derives from it and the index.' }),
+      overrides: t.arg({ type: 'JSON', description: `Config patches: node id → patch, at most ${RUN_LIMITS.maxOverridesBytes} bytes of JSON; each value must have the type its nodeset declares.` }),
       dataset: t.arg.string({ description: 'Env panel dataset.' }),
       split: t.arg.string({ description: 'Env panel split.' }),
       stepBudget: t.arg.int({ description: 'Step budget override.' }),
     },
     subscribe: async (_root, args, ctx) => {
-      const overrides = args.overrides ?? {};
-      if (typeof overrides !== 'object' || Array.isArray(overrides)) {
-        throw new BadInputError(`overrides must be an object mapping node id to a config patch, got ${JSON.stringify(overrides)}`);
-      }
-      const prepared = await ctx.play.prepare({
-        graphName: args.graphName,
-        index: args.index,
-        seed: args.seed ?? 0,
-        overrides: overrides as Record<string, Record<string, unknown>>,
-        ...(args.dataset != null ? { dataset: args.dataset } : {}),
-        ...(args.split != null ? { split: args.split } : {}),
-        ...(args.stepBudget != null ? { stepBudget: args.stepBudget } : {}),
-      });
+      const prepared = await ctx.play.prepare(parsePlayInput(withoutNulls(args)));
       return new Repeater<PlayEvent | PlayFailure>(async (push, stop) => {
         const abort = new AbortController();
         void stop.then(() => abort.abort(new Error('the client went away')));

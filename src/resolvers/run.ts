@@ -10,10 +10,12 @@ import { assertRunId } from '../store/run-dir.js';
 import type { RunWatcher } from '../store/run-watcher.js';
 import type { MetricAggregate, RunSummary } from '../store/types.js';
 import type { SubmitInput } from '../scheduler/types.js';
+import { RUN_DEFAULTS as D, RUN_LIMITS as L } from '../spec/run-spec.js';
 import { builder } from './builder.js';
 import { EPISODES_PAGE, RUNS_PAGE, checkPage } from './paging.js';
 import { EpisodeRef, EpisodeStatusRef, RunRef, RunStatusRef, type EpisodeSource } from './refs.js';
 import { loadRun, loadSpec, loadSummary, sourceFromRow, sourceFromSummary, type RunSource } from './run-source.js';
+import { withoutNulls } from './without-nulls.js';
 
 export const MetricAggregateRef = builder.objectRef<MetricAggregate>('MetricAggregate').implement({
   description: 'One metric over a run\'s episodes (those that reported it), folded in episode-index order.',
@@ -96,7 +98,7 @@ RunRef.implement({
     priority: t.int({ description: 'Admission priority; higher runs first.', resolve: (r) => r.row.priority }),
     seed: t.int({
       description: 'The run seed; each episode\'s seed derives from it and the episode index.',
-      resolve: async (r, _a, ctx) => (await loadSummary(r, ctx))?.seed ?? (await loadSpec(r, ctx))?.seed ?? 0,
+      resolve: async (r, _a, ctx) => (await loadSummary(r, ctx))?.seed ?? (await loadSpec(r, ctx))?.seed ?? D.seed,
     }),
     createdAt: t.field({ type: 'DateTime', description: 'When the run was submitted.', resolve: (r) => r.row.createdAt }),
     startedAt: t.field({ type: 'DateTime', nullable: true, description: 'When its first episode could start.', resolve: (r) => r.row.startedAt }),
@@ -152,11 +154,11 @@ RunRef.implement({
     split: t.string({ nullable: true, description: 'Env panel split, if given.', resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.split ?? null }),
     episodeOffset: t.int({
       description: 'Index of the env episode the run\'s first episode plays.',
-      resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.episodeOffset ?? 0,
+      resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.episodeOffset ?? D.episodeOffset,
     }),
     exclusiveGpu: t.boolean({
       description: 'True when nothing else may run beside it.',
-      resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.exclusiveGpu ?? false,
+      resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.exclusiveGpu ?? D.exclusiveGpu,
     }),
     episodes: t.field({
       type: EpisodePageRef,
@@ -234,23 +236,28 @@ builder.queryFields((t) => ({
 }));
 
 const StartEvalInputRef = builder.inputType('StartEvalInput', {
-  description: 'What to evaluate. Only graphName and episodeCount are required.',
+  description: 'What to evaluate. Only graphName and episodeCount are required. Defaults and limits are those of the run spec (docs/graphql.md).',
   fields: (t) => ({
-    graphName: t.string({ required: true, description: 'A saved graph (see `graphs`).' }),
-    episodeCount: t.int({ required: true, description: 'Episodes to run, at least 1.' }),
-    workerCount: t.int({ defaultValue: 1, description: 'Parallel workers (each with its own env host); a speed dial, never a result dial.' }),
-    seed: t.int({ defaultValue: 0, description: 'Run seed; each episode\'s seed derives from it and the episode index.' }),
+    graphName: t.string({ required: true, description: `A saved graph (see \`graphs\`), at most ${L.maxNameChars} characters.` }),
+    episodeCount: t.int({ required: true, description: `Episodes to run, 1..${L.maxEpisodes}.` }),
+    workerCount: t.int({ defaultValue: D.workerCount, description: `Parallel workers (each with its own env host), 1..${L.maxWorkers}; a speed dial, never a result dial.` }),
+    seed: t.int({ defaultValue: D.seed, description: 'Run seed; each episode\'s seed derives from it and the episode index.' }),
     stepBudget: t.int({ description: 'Steps per episode, overriding the env\'s and the graph\'s budget. At least 1.' }),
-    perStepTimeoutSec: t.float({ description: 'Wall-clock seconds allowed per step; an episode times out after budget × this. Default 2.' }),
-    priority: t.int({ defaultValue: 0, description: 'Higher runs first; FIFO within a priority.' }),
-    exclusiveGpu: t.boolean({ defaultValue: false, description: 'Run alone: starts only when nothing runs, and nothing starts beside it.' }),
-    marginalVramMb: t.int({ description: 'Declared extra VRAM (MB), used by admission until calibration exists.' }),
-    memoryBudgetMb: t.int({ description: 'Stop the run (FAILED, OUT_OF_BUDGET) when its process tree exceeds this RSS (MB).' }),
-    viaSubprocess: t.boolean({ defaultValue: true, description: 'false runs the batch inside the backend (same classes, same results).' }),
-    overrides: t.field({ type: 'JSON', description: 'Config patches: node id → patch, e.g. {"agent": {"epsilon": 0.2}}.' }),
-    dataset: t.string({ description: 'Env panel dataset.' }),
-    split: t.string({ description: 'Env panel split.' }),
-    episodeOffset: t.int({ defaultValue: 0, description: 'Env episode index of the first episode; episode i plays env episode episodeOffset + i.' }),
+    perStepTimeoutSec: t.float({
+      description: `Wall-clock seconds allowed per step, above 0 and at most ${L.maxPerStepTimeoutSec}; an episode times out after budget × this. Default ${D.perStepTimeoutSec}.`,
+    }),
+    priority: t.int({ defaultValue: D.priority, description: `Higher runs first, -${L.maxPriority}..${L.maxPriority}; FIFO within a priority.` }),
+    exclusiveGpu: t.boolean({ defaultValue: D.exclusiveGpu, description: 'Run alone: starts only when nothing runs, and nothing starts beside it.' }),
+    marginalVramMb: t.int({ description: 'Declared extra VRAM (MB, ≥ 0), used by admission until calibration exists.' }),
+    memoryBudgetMb: t.int({ description: 'Stop the run (FAILED, OUT_OF_BUDGET) when its process tree exceeds this RSS (MB, > 0).' }),
+    viaSubprocess: t.boolean({ defaultValue: D.viaSubprocess, description: 'false runs the batch inside the backend (same classes, same results).' }),
+    overrides: t.field({
+      type: 'JSON',
+      description: `Config patches: node id → patch, e.g. {"agent": {"epsilon": 0.2}}; at most ${L.maxOverridesBytes} bytes of JSON, and each value must have the type its nodeset declares.`,
+    }),
+    dataset: t.string({ description: `Env panel dataset, at most ${L.maxNameChars} characters.` }),
+    split: t.string({ description: `Env panel split, at most ${L.maxNameChars} characters.` }),
+    episodeOffset: t.int({ defaultValue: D.episodeOffset, description: 'Env episode index of the first episode; episode i plays env episode episodeOffset + i.' }),
   }),
 });
 
@@ -269,30 +276,16 @@ const StartEvalPayloadRef = builder.objectRef<StartEvalResult>('StartEvalPayload
   }),
 });
 
-type Nullable<T> = { [K in keyof T]?: T[K] | null };
-
-function toSubmitInput(input: Nullable<SubmitInput> & { graphName: string; episodeCount: number }): SubmitInput {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(input)) if (v !== null && v !== undefined) out[k] = v;
-  const overrides = input.overrides;
-  if (overrides !== null && overrides !== undefined) {
-    if (typeof overrides !== 'object' || Array.isArray(overrides)) {
-      throw new BadInputError(`overrides must be an object mapping node id to a config patch, e.g. {"agent": {"epsilon": 0.2}}; got ${JSON.stringify(overrides)}`);
-    }
-  }
-  return out as unknown as SubmitInput;
-}
-
 builder.mutationFields((t) => ({
   startEval: t.field({
     type: StartEvalPayloadRef,
     description: 'Queues a run and returns at once (status QUEUED). BAD_USER_INPUT for a bad graph, count or override; QUEUE_FULL past the queue\'s capacity.',
     args: { input: t.arg({ type: StartEvalInputRef, required: true, description: 'What to evaluate.' }) },
     resolve: async (_root, { input }, ctx) => {
-      const submit = toSubmitInput(input as Parameters<typeof toSubmitInput>[0]);
       try {
-        const summary = await ctx.scheduler.submit(submit);
-        return { summary, viaSubprocess: submit.viaSubprocess ?? true };
+        // The scheduler checks the input with the run-spec schema.
+        const summary = await ctx.scheduler.submit(withoutNulls(input) as SubmitInput);
+        return { summary, viaSubprocess: ctx.catalog.getRun(summary.runId)?.viaSubprocess ?? D.viaSubprocess };
       } catch (err) {
         // Naming a graph or nodeset that does not exist is bad input to this mutation.
         if (err instanceof NotFoundError) throw new BadInputError(err.message, { cause: err });

@@ -5,7 +5,7 @@
  */
 import { BadInputError, ConflictError, errorMessage } from '../errors.js';
 import { AssetNamer } from './asset-namer.js';
-import { summarizePorts } from './firing-summary.js';
+import { boundMessage, summarizePorts } from './firing-summary.js';
 import type { ValidatedGraph } from './graph.js';
 import {
   isAssetValue,
@@ -364,13 +364,13 @@ export class GraphExecutor {
                 if (!settled) succeed(i, inputs, t0, extracted.out);
               },
               (err: unknown) => {
-                if (!settled) fail(i, inputs, t0, `could not store an asset: ${errorMessage(err)}`);
+                if (!settled) fail(i, inputs, t0, boundMessage(`could not store an asset: ${errorMessage(err)}`));
               },
             );
           },
           (err: unknown) => {
             if (settled) return;
-            const message = errorMessage(err);
+            const message = boundMessage(errorMessage(err));
             if ((err as { code?: unknown } | null)?.code === 'HOST_DIED') {
               if (logEntries) logEntries[i] = { step, nodeId: p.id, type: p.type, ms: elapsed(t0), inputs: summarizePorts(inputs), error: message };
               finish({ kind: 'crashed', error: `node "${p.id}" (${p.type}): ${message}` });

@@ -6,6 +6,14 @@
 /** Values whose JSON would exceed this many characters are elided from the firing log. */
 export const LOG_VALUE_LIMIT = 2048;
 
+/** Characters kept of a node's error message in records and logs (it may quote a large value; every episode keeps a copy). */
+export const ERROR_MESSAGE_LIMIT = 4096;
+
+/** The message, cut past `limit` characters with a note of how much was left out. */
+export function boundMessage(message: string, limit = ERROR_MESSAGE_LIMIT): string {
+  return message.length <= limit ? message : `${message.slice(0, limit)}… (${message.length - limit} more characters)`;
+}
+
 /** A rough JSON size that stops counting once past `limit` (so a huge array costs little). */
 function jsonSize(v: unknown, limit: number): number {
   switch (typeof v) {

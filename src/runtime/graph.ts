@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { BadInputError, GraphValidationError } from '../errors.js';
+import { configValueProblem } from './config-value.js';
 import {
   GRAPH_OUT_TYPE,
   type GraphEdge,
@@ -172,12 +173,16 @@ export function validateGraph(spec: GraphSpec, resolver: NodeTypeResolver): Vali
     }
     if (resolved?.fn.config && node.config) {
       const known = Object.keys(resolved.fn.config);
-      for (const key of Object.keys(node.config)) {
-        if (!known.includes(key)) {
+      for (const [key, value] of Object.entries(node.config)) {
+        const decl = resolved.fn.config[key];
+        if (!decl || !Object.hasOwn(resolved.fn.config, key)) {
           problems.push(
             `node "${node.id}": unknown config key "${key}" for ${node.type}${didYouMean(key, known)}; known keys: ${listOrNone(known)}`,
           );
+          continue;
         }
+        const wrong = configValueProblem(decl, value);
+        if (wrong) problems.push(`node "${node.id}": config "${key}" ${wrong}`);
       }
     }
     nodes.set(node.id, { node, index, resolved, isGraphOut, incoming: [], loopIncoming: [], outgoing: [] });

@@ -26,7 +26,16 @@ const functionSchema = z.looseObject({
   outputs: z.array(portSchema),
   batched: z.boolean().optional(),
   config: z
-    .record(z.string(), z.looseObject({ default: z.unknown().optional(), description: z.string().optional() }))
+    .record(
+      z.string(),
+      z.looseObject({
+        default: z.unknown().optional(),
+        description: z.string().optional(),
+        type: z.enum(['number', 'integer', 'boolean', 'string', 'array', 'object']).optional(),
+        minimum: z.number().optional(),
+        maximum: z.number().optional(),
+      }),
+    )
     .optional(),
 });
 

@@ -57,7 +57,21 @@ export interface FunctionSpec {
   /** Served through the BatchedInferenceServer: concurrent calls with the same config coalesce. */
   batched?: boolean;
   /** Config keys the function understands, with defaults (shown in the dashboard's form). */
-  config?: Record<string, { default?: unknown; description?: string }>;
+  config?: Record<string, ConfigKeySpec>;
+}
+
+/** The JSON type a config value must have. */
+export type ConfigValueType = 'number' | 'integer' | 'boolean' | 'string' | 'array' | 'object';
+
+/** One config key of a function: graph validation refuses a value of another type or out of range. */
+export interface ConfigKeySpec {
+  default?: unknown;
+  description?: string;
+  /** @default the type of `default`; any value when neither is given */
+  type?: ConfigValueType;
+  /** Bounds of a number or integer, inclusive. */
+  minimum?: number;
+  maximum?: number;
 }
 
 export interface PanelFieldSpec {

@@ -9,6 +9,8 @@ import { BadInputError, ConflictError, EvalError, NotFoundError, QueueFullError,
 import { catalogRunFromSummary, RunCatalog } from '../store/catalog.js';
 import { assertRunId, createRunDir, readSummary, runDirPath, writeSharedUrls, writeSpec, writeSummary } from '../store/run-dir.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
+import { parseRunInput } from '../spec/parse-run-spec.js';
+import { runSpecOf, type RunInputFields } from '../spec/run-spec.js';
 import { lockedReason, planAdmission } from './admission.js';
 import { cancelQueuedJob, stopJob, waitForExits } from './cancel-job.js';
 import { estimateRun, nodesetCosts } from './estimate.js';
@@ -27,7 +29,6 @@ import { inspectRunGraph } from './run-graph.js';
 import { resolveSchedulerOptions, type JobSchedulerOptions, type SchedulerSettings } from './scheduler-options.js';
 import { SharedHostManager } from './shared-host-manager.js';
 import { SharedHostStarter } from './shared-host-starter.js';
-import { checkSubmitInput, runSpecFromInput } from './submit-input.js';
 import { TickLoop } from './tick-loop.js';
 import type {
   ActiveJob,
@@ -38,7 +39,6 @@ import type {
   SchedulerEvent,
   SchedulerLogger,
   SharedHostStatus,
-  SubmitInput,
 } from './types.js';
 
 export type { JobSchedulerOptions } from './scheduler-options.js';
@@ -146,17 +146,20 @@ export class JobScheduler {
     return this.started;
   }
 
-  /** Validates, writes the run dir, takes references on the shared hosts, queues. Never spawns. */
-  async submit(input: SubmitInput): Promise<RunSummary> {
+  /**
+   * Checks the input with the run-spec schema, freezes the graph (overrides applied, validated)
+   * into the spec, writes the run dir, takes references on the shared hosts, queues. Never spawns.
+   */
+  async submit(fields: RunInputFields): Promise<RunSummary> {
     this.assertOpen();
     await this.start();
-    checkSubmitInput(input);
+    const input = parseRunInput(fields);
     const { queueCapacity, graphDirs, staticCapacity } = this.settings;
     if (this.queued.length + this.submitting >= queueCapacity) throw new QueueFullError(queueCapacity);
     this.submitting++;
     try {
       const graph = await inspectRunGraph({ graphName: input.graphName, overrides: input.overrides, ...graphDirs });
-      const workerCount = input.workerCount ?? 1;
+      const { workerCount } = input;
       const estimate = estimateRun({
         workerCount,
         nodesets: nodesetCosts(graph.nodesets),
@@ -169,7 +172,9 @@ export class JobScheduler {
       }
       this.assertOpen();
       const { runId, dir } = createRunDir(this.outputsDir);
-      const spec = runSpecFromInput(input, runId, graphDirs.workspaceDir);
+      // EVAL_SUBPROCESS=0 in the backend's environment runs every run in-process.
+      const viaSubprocess = input.viaSubprocess && process.env.EVAL_SUBPROCESS !== '0';
+      const spec = runSpecOf({ ...input, viaSubprocess }, { runId, graph: graph.graph, activeWorkspaceDir: graphDirs.workspaceDir });
       await writeSpec(dir, spec);
       // The summary goes down before the (slow) host start, so a crash here still leaves a recoverable queued run.
       const summary = queuedSummary(spec);

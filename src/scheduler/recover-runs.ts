@@ -4,6 +4,7 @@
  * and a run that cannot go on is finished ABORTED or FAILED, keeping its finished episodes.
  */
 import { errorMessage } from '../errors.js';
+import { SpecInvalidError } from '../spec/spec-errors.js';
 import { catalogRunFromSummary } from '../store/catalog.js';
 import { touchDone, writeSharedUrls, writeSummary } from '../store/run-dir.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
@@ -34,6 +35,11 @@ export async function recoverRuns(opts: RecoverRunsOptions): Promise<void> {
     ctx.catalog.upsertRun(catalogRunFromSummary(run.summary!, { viaSubprocess: run.spec!.viaSubprocess !== false }));
   }
   for (const run of scan.unreadable) {
+    // A run whose spec.json is not a valid spec cannot go on; its summary says why.
+    if (run.summary && !run.process && run.specError instanceof SpecInvalidError) {
+      await finishUnstartable(run, 'FAILED', { code: run.specError.code, message: run.specError.message }, ctx);
+      continue;
+    }
     ctx.log.warn(`run ${run.runId}: no readable spec.json/summary.json; left as it is`);
   }
   for (const run of scan.running) await recoverRunning(run, opts);
@@ -52,6 +58,7 @@ async function recoverQueued(run: UnfinishedRun, opts: RecoverRunsOptions): Prom
     const graph = await inspectRunGraph({
       graphName: spec.graphName,
       overrides: spec.overrides,
+      frozen: spec.graph,
       ...opts.graphDirs,
       workspaceDir: spec.activeWorkspaceDir ?? opts.graphDirs.workspaceDir,
     });
@@ -85,6 +92,7 @@ async function recoverRunning(run: UnfinishedRun, opts: RecoverRunsOptions): Pro
     const graph = await inspectRunGraph({
       graphName: spec.graphName,
       overrides: spec.overrides,
+      frozen: spec.graph,
       ...opts.graphDirs,
       workspaceDir: spec.activeWorkspaceDir ?? opts.graphDirs.workspaceDir,
     }).catch(() => null);

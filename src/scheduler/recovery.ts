@@ -15,6 +15,8 @@ export interface UnfinishedRun {
   runId: string;
   runDir: string;
   spec: RunSpec | null;
+  /** Why spec.json could not be read (SPEC_INVALID when it is not a valid spec). */
+  specError?: unknown;
   summary: RunSummary | null;
   process: ProcessRecord | null;
 }
@@ -43,12 +45,16 @@ export async function scanUnfinishedRuns(outputsDir: string): Promise<RecoverySc
     if (!isValidRunId(runId)) continue;
     const runDir = join(root, runId);
     if (isDone(runDir)) continue;
+    let specError: unknown;
     const [spec, summary, proc] = await Promise.all([
-      readSpec(runDir).catch(() => null),
+      readSpec(runDir).catch((err: unknown) => {
+        specError = err;
+        return null;
+      }),
       readSummary(runDir).catch(() => null),
       readProcessRecord(runDir),
     ]);
-    const run: UnfinishedRun = { runId, runDir, spec, summary, process: proc };
+    const run: UnfinishedRun = { runId, runDir, spec, summary, process: proc, ...(specError !== undefined ? { specError } : {}) };
     if (!summary || !spec) scan.unreadable.push(run);
     else if (isTerminalRunStatus(summary.status)) scan.finishedWithoutDone.push(run);
     else if (!proc && (summary.status === 'QUEUED' || neverSpawned(spec, summary))) scan.queued.push(run);

@@ -7,6 +7,7 @@ import { BadInputError, EvalError, NotFoundError, errorMessage } from '../errors
 import { applyOverrides, validateGraph } from '../runtime/graph.js';
 import { GraphCatalog } from '../runtime/graph-catalog.js';
 import { NodesetRegistry, type NodesetEntry } from '../runtime/registry.js';
+import type { GraphSpec } from '../runtime/types.js';
 
 /** Where graphs and nodesets are looked up. */
 export interface GraphDirs {
@@ -18,6 +19,8 @@ export interface GraphDirs {
 export interface RunGraphOptions extends GraphDirs {
   graphName: string;
   overrides?: Record<string, Record<string, unknown>> | undefined;
+  /** The graph frozen at submit (overrides applied): validated as it is, the graph file is not read again. */
+  frozen?: GraphSpec | undefined;
 }
 
 export interface RunGraphInfo {
@@ -25,6 +28,8 @@ export interface RunGraphInfo {
   /** Every nodeset the graph's nodes call, by name. */
   nodesets: NodesetEntry[];
   shared: string[];
+  /** The graph the run evaluates: overrides applied, validated. */
+  graph: GraphSpec;
 }
 
 /** Loads and validates the graph; any problem is a BAD_USER_INPUT error naming graphName or overrides. */
@@ -32,20 +37,8 @@ export async function inspectRunGraph(opts: RunGraphOptions): Promise<RunGraphIn
   const where = {
     ...(opts.workspaceDir ? { workspaceDir: opts.workspaceDir } : {}),
   };
-  let graph;
-  try {
-    graph = new GraphCatalog({ ...where, ...(opts.builtinGraphsDir ? { builtinDir: opts.builtinGraphsDir } : {}) }).load(opts.graphName);
-  } catch (err) {
-    if (err instanceof NotFoundError) throw new BadInputError(`graphName: ${err.message}`, { cause: err });
-    throw asBadInput('graphName', err);
-  }
-  if (opts.overrides && Object.keys(opts.overrides).length > 0) {
-    try {
-      graph = applyOverrides(graph, opts.overrides);
-    } catch (err) {
-      throw asBadInput('overrides', err);
-    }
-  }
+  const source = opts.frozen ? undefined : loadGraph(opts, where);
+  const graph = opts.frozen ?? withOverrides(source!, opts.overrides);
   let registry: NodesetRegistry;
   try {
     registry = await NodesetRegistry.scan({ ...where, ...(opts.builtinNodesetsDir ? { builtinDir: opts.builtinNodesetsDir } : {}) });
@@ -56,12 +49,43 @@ export async function inspectRunGraph(opts: RunGraphOptions): Promise<RunGraphIn
   try {
     validated = validateGraph(graph, registry);
   } catch (err) {
-    throw asBadInput(`graphName "${opts.graphName}"`, err);
+    // A graph that is valid until the overrides patch it is the overrides' fault (e.g. a config value of the wrong type).
+    const blame = source && source !== graph && isValid(source, registry) ? 'overrides' : `graphName "${opts.graphName}"`;
+    throw asBadInput(blame, err);
   }
   const names = new Set<string>();
   for (const n of validated.nodes.values()) if (n.resolved) names.add(n.resolved.nodeset);
   const nodesets = [...names].sort().map((name) => registry.get(name));
-  return { registry, nodesets, shared: nodesets.filter((e) => e.manifest.parallelism === 'shared').map((e) => e.name) };
+  return { registry, nodesets, shared: nodesets.filter((e) => e.manifest.parallelism === 'shared').map((e) => e.name), graph };
+}
+
+/** The named graph from the catalog. */
+function loadGraph(opts: RunGraphOptions, where: { workspaceDir?: string }): GraphSpec {
+  try {
+    return new GraphCatalog({ ...where, ...(opts.builtinGraphsDir ? { builtinDir: opts.builtinGraphsDir } : {}) }).load(opts.graphName);
+  } catch (err) {
+    if (err instanceof NotFoundError) throw new BadInputError(`graphName: ${err.message}`, { cause: err });
+    throw asBadInput('graphName', err);
+  }
+}
+
+/** The graph with the run's overrides applied (the same object when there are none). */
+function withOverrides(graph: GraphSpec, overrides: RunGraphOptions['overrides']): GraphSpec {
+  if (!overrides || Object.keys(overrides).length === 0) return graph;
+  try {
+    return applyOverrides(graph, overrides);
+  } catch (err) {
+    throw asBadInput('overrides', err);
+  }
+}
+
+function isValid(graph: GraphSpec, registry: NodesetRegistry): boolean {
+  try {
+    validateGraph(graph, registry);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function asBadInput(field: string, err: unknown): BadInputError {

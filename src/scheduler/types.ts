@@ -3,32 +3,8 @@
  */
 import type { RunSummary } from '../store/types.js';
 
-/** What `startEval` accepts (DESIGN §9). Everything but graphName and episodeCount has a default. */
-export interface SubmitInput {
-  graphName: string;
-  episodeCount: number;
-  /** @default 1 */
-  workerCount?: number;
-  /** @default 0 */
-  seed?: number;
-  stepBudget?: number;
-  /** @default 2 */
-  perStepTimeoutSec?: number;
-  /** Higher first. @default 0 */
-  priority?: number;
-  /** @default false */
-  exclusiveGpu?: boolean;
-  marginalVramMb?: number;
-  memoryBudgetMb?: number;
-  /** false: run inside the backend (same classes, same results). @default true */
-  viaSubprocess?: boolean;
-  /** node id → config patch */
-  overrides?: Record<string, Record<string, unknown>>;
-  dataset?: string;
-  split?: string;
-  /** @default 0 */
-  episodeOffset?: number;
-}
+/** What `startEval` accepts: the run-spec schema's input (spec/run-spec.ts). */
+export type { RunInputFields as SubmitInput } from '../spec/run-spec.js';
 
 export type EstimateSource = 'calibrated' | 'declared' | 'marginal' | 'default';
 

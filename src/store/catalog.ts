@@ -10,9 +10,10 @@ import { Low } from 'lowdb';
 import { JSONFile } from 'lowdb/node';
 import { isTerminalRunStatus, type RunStatus, RUN_STATUSES } from '../statuses.js';
 import { readJson } from './atomic.js';
-import { FILES, isDone, isValidRunId, runsRoot } from './run-dir.js';
+import { FILES, isDone, isValidRunId, readSpec, runsRoot } from './run-dir.js';
 import type { EpisodeStatus } from '../statuses.js';
-import type { MetricAggregate, RunSpec, RunSummary } from './types.js';
+import type { MetricAggregate, RunSummary } from './types.js';
+import { RUN_DEFAULTS } from '../spec/run-spec.js';
 
 export const CATALOG_FILE = 'db.json';
 /** Calibration samples kept per (graph, worker count); the estimate is the largest of them. */
@@ -108,7 +109,7 @@ export function catalogRunFromSummary(summary: RunSummary, extra: { viaSubproces
     aggregateMetrics: summary.aggregateMetrics ?? [],
     error: summary.error ?? null,
     pid: extra.pid ?? summary.pid ?? null,
-    viaSubprocess: extra.viaSubprocess ?? true,
+    viaSubprocess: extra.viaSubprocess ?? RUN_DEFAULTS.viaSubprocess,
   };
 }
 
@@ -203,10 +204,9 @@ export class RunCatalog {
         continue;
       }
       if (!RUN_STATUSES.includes(summary.status)) continue;
-      let viaSubprocess = true;
+      let viaSubprocess: boolean = RUN_DEFAULTS.viaSubprocess;
       try {
-        const spec = await readJson<RunSpec>(join(runDir, FILES.spec));
-        viaSubprocess = spec.viaSubprocess !== false;
+        viaSubprocess = (await readSpec(runDir)).viaSubprocess;
       } catch {
         // spec unreadable: keep the default
       }
@@ -346,7 +346,7 @@ function emptyRun(id: string): CatalogRun {
     finishedAt: null,
     episodeCount: 0,
     episodesDone: 0,
-    workerCount: 1,
+    workerCount: RUN_DEFAULTS.workerCount,
     statusCounts: {},
     aggregateMetrics: [],
     error: null,

@@ -3,9 +3,11 @@
  * graph.json, summary.json, stdout.log, stderr.log, _DONE and episodes/epNNNN/.
  */
 import { existsSync, mkdirSync } from 'node:fs';
-import { mkdir, writeFile, stat } from 'node:fs/promises';
-import { join, resolve, sep } from 'node:path';
+import { mkdir, readFile, writeFile, stat } from 'node:fs/promises';
+import { basename, join, resolve, sep } from 'node:path';
 import { BadInputError } from '../errors.js';
+import { parseRunSpec } from '../spec/parse-run-spec.js';
+import { SpecInvalidError } from '../spec/spec-errors.js';
 import { readJson, readJsonSync, writeJsonAtomic } from './atomic.js';
 import type { RunSpec, RunSummary, SharedUrls } from './types.js';
 
@@ -78,7 +80,18 @@ export async function ensureEpisodeDir(runDir: string, index: number): Promise<s
 }
 
 export const writeSpec = (runDir: string, spec: RunSpec) => writeJsonAtomic(join(runDir, FILES.spec), spec);
-export const readSpec = (runDir: string) => readJson<RunSpec>(join(runDir, FILES.spec));
+/** spec.json, parsed with the run-spec schema: SPEC_INVALID naming the field when it does not hold a valid spec. */
+export async function readSpec(runDir: string): Promise<RunSpec> {
+  const source = `${FILES.spec} of run ${basename(runDir)}`;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await readFile(join(runDir, FILES.spec), 'utf8'));
+  } catch (err) {
+    if (err instanceof SyntaxError) throw new SpecInvalidError(`${source} is not JSON: ${err.message}`, '(the file)');
+    throw err;
+  }
+  return parseRunSpec(raw, source);
+}
 export const writeSharedUrls = (runDir: string, urls: SharedUrls) => writeJsonAtomic(join(runDir, FILES.sharedUrls), urls);
 export const readSharedUrls = async (runDir: string): Promise<SharedUrls> =>
   existsSync(join(runDir, FILES.sharedUrls)) ? readJson<SharedUrls>(join(runDir, FILES.sharedUrls)) : {};

@@ -8,7 +8,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { createInterface } from 'node:readline';
 import { BadInputError } from '../errors.js';
-import { FILES, episodeDir, runDirPath } from './run-dir.js';
+import { FILES, episodeDir, readSpec, runDirPath } from './run-dir.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from './types.js';
 
 /** An asset name as the episode writer creates it: no folders, no dot-files, no odd characters. */
@@ -94,8 +94,14 @@ export class RunReader {
     return readJsonOrNull<RunSummary>(join(this.runDir(runId), FILES.summary));
   }
 
-  readSpec(runId: string): Promise<RunSpec | null> {
-    return readJsonOrNull<RunSpec>(join(this.runDir(runId), FILES.spec));
+  /** spec.json parsed with the run-spec schema, or null when it is missing; SPEC_INVALID naming the field when it is not a valid spec. */
+  async readSpec(runId: string): Promise<RunSpec | null> {
+    try {
+      return await readSpec(this.runDir(runId));
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err;
+    }
   }
 
   /** The episode's own episode.json, else its record in the summary, else null. */

@@ -5,39 +5,8 @@
 import type { EpisodeStatus, RunStatus } from '../statuses.js';
 import type { AssetRef, MetricValue, NodeErrorEntry } from '../runtime/types.js';
 
-/** spec.json: everything the eval process needs. Never on argv. */
-export interface RunSpec {
-  runId: string;
-  graphName: string;
-  episodeCount: number;
-  /** @default 1 */
-  workerCount: number;
-  /** @default 0 */
-  seed: number;
-  /** API override of the step budget. */
-  stepBudget?: number;
-  /** Wall-clock seconds allowed per step; timeout = resolved budget × this. @default 2 */
-  perStepTimeoutSec?: number;
-  /** Higher runs first. @default 0 */
-  priority: number;
-  /** @default false */
-  exclusiveGpu: boolean;
-  marginalVramMb?: number;
-  /** Stop and fail the run (OUT_OF_BUDGET) when its process tree exceeds this RSS. */
-  memoryBudgetMb?: number;
-  /** node id → config patch. */
-  overrides: Record<string, Record<string, unknown>>;
-  /** Env panel cascade: dataset and split; episode index = episodeOffset + i. */
-  dataset?: string;
-  split?: string;
-  /** @default 0 */
-  episodeOffset: number;
-  /** Workspace overlay whose graphs/ and graph_nodes/ win over built-ins. */
-  activeWorkspaceDir?: string;
-  /** false: the run executes inside the backend instead of its own eval process. @default true */
-  viaSubprocess?: boolean;
-  createdAt: string;
-}
+/** spec.json: its schema, fields, defaults and limits are in spec/run-spec.ts. */
+export type { RunSpec } from '../spec/run-spec.js';
 
 /** shared_urls.json: nodeset name → URL of a host the backend keeps up. */
 export type SharedUrls = Record<string, string>;

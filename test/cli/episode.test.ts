@@ -44,7 +44,7 @@ describe('evalctl episode', () => {
     expect(r.stdout).toMatch(/^\s+spl\s+1$/m);
     const bad = await evalctl(['episode', 'gridnav_planner', '--index=-2']);
     expect(bad.exitCode).toBe(2);
-    expect(bad.stderr.trim()).toBe('evalctl: --index must be an integer ≥ 0, got "-2"');
+    expect(bad.stderr.trim()).toBe('evalctl: --index must be an integer ≥ 0, got -2');
     const missing = await evalctl(['episode', 'gridnav_planner']);
     expect(missing.exitCode).toBe(2);
     expect(missing.stderr.trim()).toBe('evalctl: --index I is required');

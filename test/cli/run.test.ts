@@ -49,9 +49,11 @@ describe('evalctl run', () => {
   it.each([
     [['run'], /missing the graph name/],
     [['run', 'no_such_graph', '--episodes', '2'], /no_such_graph/],
-    [['run', 'gridnav_planner'], /--episodes N is required/],
-    [['run', 'gridnav_planner', '--episodes', '0'], /--episodes must be an integer ≥ 1, got "0"/],
-    [['run', 'gridnav_planner', '--episodes', '2', '--workers', 'many'], /--workers must be an integer ≥ 1, got "many"/],
+    [['run', 'gridnav_planner'], /--episodes is required/],
+    [['run', 'gridnav_planner', '--episodes', '0'], /--episodes must be an integer in 1\.\.100000, got 0/],
+    [['run', 'gridnav_planner', '--episodes', '2', '--workers', 'many'], /--workers must be an integer in 1\.\.64, got "many"/],
+    [['run', 'gridnav_planner', '--episodes', '2', '--workers', '65'], /--workers must be an integer in 1\.\.64, got 65/],
+    [['run', 'gridnav_planner', '--episodes', '2', '--set', 'agent.epsilon="abc"'], /node "agent": config "epsilon" must be a number in 0\.\.1, got "abc"/],
     [['run', 'gridnav_planner', '--episodes', '2', '--set', 'epsilon'], /malformed --set "epsilon"/],
     [['run', 'gridnav_planner', '--episodes', '2', '--set', 'nobody.x=1'], /unknown node "nobody"/],
     [['run', 'gridnav_planner', '--episodes', '2', '--frobnicate'], /frobnicate/],
@@ -99,12 +101,16 @@ describe('evalctl run', () => {
 describe('evalctl run argument parsing and rendering', () => {
   it('reads every flag', () => {
     const a = parseRunArgs(['g', '--episodes', '5', '--workers', '3', '--seed=-4', '--step-budget', '9', '--set', 'a.b=1', '--set', 'a.c="x"', '--dataset', 'd', '--split', 's', '--episode-offset', '2', '--per-step-timeout', '0.5', '--json', '--outputs', '/o']);
-    expect(a).toMatchObject({ graphName: 'g', episodeCount: 5, workerCount: 3, seed: -4, stepBudget: 9, overrides: { a: { b: 1, c: 'x' } }, dataset: 'd', split: 's', episodeOffset: 2, perStepTimeoutSec: 0.5, json: true, outputsDir: '/o' });
+    expect(a).toMatchObject({
+      input: { graphName: 'g', episodeCount: 5, workerCount: 3, seed: -4, stepBudget: 9, overrides: { a: { b: 1, c: 'x' } }, dataset: 'd', split: 's', episodeOffset: 2, perStepTimeoutSec: 0.5 },
+      json: true,
+      outputsDir: '/o',
+    });
   });
 
   it('draws a progress line with done/total, ETA and running means, and an end table', () => {
     const s: RunSummary = {
-      ...initialSummary({ runId: '20260101_000000', graphName: 'g', episodeCount: 10, workerCount: 2, seed: 0, priority: 0, exclusiveGpu: false, overrides: {}, episodeOffset: 0, createdAt: '' }, 'RUNNING'),
+      ...initialSummary({ runId: '20260101_000000', graphName: 'g', episodeCount: 10, workerCount: 2, seed: 0, priority: 0, createdAt: '' }, 'RUNNING'),
       episodesDone: 4,
       aggregateMetrics: [
         { name: 'spl', mean: 0.5, count: 4, stderr: 0.1, min: 0, max: 1 },

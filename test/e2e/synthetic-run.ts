@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { EpisodeStatus } from '../../src/statuses.js';
 import { FILES, runsRoot } from '../../src/store/run-dir.js';
 import type { EpisodeRecord, MetricAggregate, RunSpec, RunSummary } from '../../src/store/types.js';
+import { runSpecSchema } from '../../src/spec/run-spec.js';
 
 function aggregate(name: string, values: number[]): MetricAggregate {
   const n = values.length;
@@ -58,18 +59,7 @@ export async function writeSyntheticRun(outputsDir: string, opts: { runId: strin
   for (const e of episodes) statusCounts[e.status] = (statusCounts[e.status] ?? 0) + 1;
   const createdAt = new Date(t0 - 1000).toISOString();
   const finishedAt = new Date(Math.max(...clock)).toISOString();
-  const spec: RunSpec = {
-    runId,
-    graphName: 'gridnav_planner',
-    episodeCount,
-    workerCount,
-    seed: 0,
-    priority: 0,
-    exclusiveGpu: false,
-    overrides: {},
-    episodeOffset: 0,
-    createdAt,
-  };
+  const spec: RunSpec = runSpecSchema.parse({ runId, graphName: 'gridnav_planner', episodeCount, workerCount, createdAt });
   const summary: RunSummary = {
     seq: episodeCount + 1,
     runId,

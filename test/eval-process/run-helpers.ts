@@ -3,23 +3,14 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createRunDir, writeSpec } from '../../src/store/run-dir.js';
+import { runSpecSchema } from '../../src/spec/run-spec.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from '../../src/store/types.js';
 import type { GraphSpec } from '../../src/runtime/types.js';
 
 /** Creates a run dir under `outputs` with a spec (defaults: 1 worker, seed 0, no overrides). */
 export async function makeRun(outputs: string, spec: Partial<RunSpec> & Pick<RunSpec, 'graphName' | 'episodeCount'>, now?: Date): Promise<{ runId: string; dir: string; spec: RunSpec }> {
   const { runId, dir } = createRunDir(outputs, now);
-  const full: RunSpec = {
-    runId,
-    workerCount: 1,
-    seed: 0,
-    priority: 0,
-    exclusiveGpu: false,
-    overrides: {},
-    episodeOffset: 0,
-    createdAt: new Date().toISOString(),
-    ...spec,
-  };
+  const full = runSpecSchema.parse({ runId, createdAt: new Date().toISOString(), ...spec });
   await writeSpec(dir, full);
   return { runId, dir, spec: full };
 }

@@ -6,6 +6,7 @@ import { EpisodeWriter } from '../../src/eval-process/episode-writer.js';
 import { SummaryWriter, initialSummary } from '../../src/eval-process/summary-writer.js';
 import { createRunDir, readSummary, writeSummary } from '../../src/store/run-dir.js';
 import type { EpisodeRecord, RunSpec } from '../../src/store/types.js';
+import { runSpecSchema } from '../../src/spec/run-spec.js';
 
 let tmp: string;
 beforeEach(async () => {
@@ -15,18 +16,7 @@ afterEach(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
-const spec = (runId: string): RunSpec => ({
-  runId,
-  graphName: 'g',
-  episodeCount: 4,
-  workerCount: 2,
-  seed: 0,
-  priority: 0,
-  exclusiveGpu: false,
-  overrides: {},
-  episodeOffset: 0,
-  createdAt: new Date(0).toISOString(),
-});
+const spec = (runId: string): RunSpec => runSpecSchema.parse({ runId, graphName: 'g', episodeCount: 4, workerCount: 2, createdAt: new Date(0).toISOString() });
 
 const record = (index: number, success: boolean): EpisodeRecord => ({
   index,

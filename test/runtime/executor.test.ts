@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { BadInputError, ConflictError, HostDiedError } from '../../src/errors.js';
 import { GraphExecutor, type ExecutorAsset, type GraphExecutorOptions, type StepEvent } from '../../src/runtime/executor.js';
+import { ERROR_MESSAGE_LIMIT } from '../../src/runtime/firing-summary.js';
 import { validateGraph } from '../../src/runtime/graph.js';
 import { LoopRunner } from '../../src/runtime/loop-runner.js';
 import { createPrng } from '../../src/runtime/prng.js';
@@ -121,6 +122,27 @@ describe('GraphExecutor', () => {
     const { exec } = executor(baseGraph(), fns, { stepBudget: 1 });
     await exec.run();
     await expect(exec.run()).rejects.toThrow(ConflictError);
+  });
+
+  it('cuts a node error message that quotes a large value, so no episode keeps a copy of it', async () => {
+    const full = `config epsilon must be a number, got "${'x'.repeat(1024 * 1024)}"`;
+    const { exec, firings } = executor(baseGraph(), {
+      env: { step: counterEnv() },
+      agent: {
+        act: {
+          ...agentDoubling,
+          run: () => {
+            throw new Error(full);
+          },
+        },
+      },
+    });
+    const r = await exec.run();
+    expect(r.ending).toBe('error');
+    const message = r.nodeErrors[0]!.message;
+    expect(message === `${full.slice(0, ERROR_MESSAGE_LIMIT)}… (${full.length - ERROR_MESSAGE_LIMIT} more characters)`).toBe(true);
+    expect(firings.find((f) => f.error)?.error).toBe(message);
+    expect(r.error!.length).toBeLessThan(ERROR_MESSAGE_LIMIT + 100);
   });
 
   it('puts a throwing node in the error ledger, skips its dependents, fires the rest, ends the episode with error', async () => {

@@ -100,12 +100,13 @@ describe('examples/python-env: a Python host plugged in through the workspace ov
   });
 
   it('a node error in the Python host is recorded against its node', async () => {
-    const bad = validateGraph(
-      {
-        ...graph.spec,
-        nodes: graph.spec.nodes.map((n) => (n.id === 'env' ? { ...n, config: { slip: 'often' } } : n)),
-      },
-      registry,
+    // Validation refuses a string for the number `slip`: the bad value is put into the validated graph
+    // directly, as a host must still report whatever reaches it.
+    const valid = validateGraph(graph.spec, registry);
+    const nodes = new Map([...valid.nodes].map(([id, n]) => [id, id === 'env' ? { ...n, node: { ...n.node, config: { slip: 'often' } } } : n]));
+    const bad = { ...valid, nodes };
+    expect(() => validateGraph({ ...graph.spec, nodes: graph.spec.nodes.map((n) => (n.id === 'env' ? { ...n, config: { slip: 'often' } } : n)) }, registry)).toThrow(
+      /node "env": config "slip" must be a number, got "often"/,
     );
     const result = await new GraphExecutor({
       graph: bad,

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isTerminalRunStatus } from '../../src/statuses.js';
 import { createRunDir, readSummary, writeSpec, writeSummary } from '../../src/store/run-dir.js';
 import type { RunSpec, RunSummary } from '../../src/store/types.js';
+import { runSpecSchema } from '../../src/spec/run-spec.js';
 import { FixedSampler } from '../fixtures/fixed-sampler.js';
 import { closeAll, makeScheduler, waitFor, waitForStatus, groupGone } from './harness.js';
 
@@ -77,19 +78,7 @@ describe('restart recovery', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sched-restart-'));
     dirs.push(dir);
     const { runId, dir: runDir } = createRunDir(dir);
-    const spec: RunSpec = {
-      runId,
-      graphName: 'gridnav_planner',
-      episodeCount: 2,
-      workerCount: 1,
-      seed: 0,
-      priority: 0,
-      exclusiveGpu: false,
-      overrides: {},
-      episodeOffset: 0,
-      viaSubprocess: true,
-      createdAt: new Date().toISOString(),
-    };
+    const spec: RunSpec = runSpecSchema.parse({ runId, graphName: 'gridnav_planner', episodeCount: 2, createdAt: new Date().toISOString() });
     await writeSpec(runDir, spec);
     const dead = spawn(process.execPath, ['-e', '']);
     await new Promise((r) => dead.once('exit', r));
@@ -113,10 +102,7 @@ describe('restart recovery', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sched-restart-'));
     dirs.push(dir);
     const { runId, dir: runDir } = createRunDir(dir);
-    const spec: RunSpec = {
-      runId, graphName: 'gridnav_planner', episodeCount: 1, workerCount: 1, seed: 0, priority: 0, exclusiveGpu: false,
-      overrides: {}, episodeOffset: 0, viaSubprocess: true, createdAt: new Date().toISOString(),
-    };
+    const spec: RunSpec = runSpecSchema.parse({ runId, graphName: 'gridnav_planner', episodeCount: 1, createdAt: new Date().toISOString() });
     await writeSpec(runDir, spec);
     await writeSummary(runDir, {
       seq: 2, runId, status: 'RUNNING', graphName: spec.graphName, episodeCount: 1, workerCount: 1, seed: 0, priority: 0,

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RunCatalog, catalogRunFromSummary, compareRunIds, type CatalogRun } from '../../src/store/catalog.js';
 import { createRunDir, touchDone, writeSpec, writeSummary } from '../../src/store/run-dir.js';
 import type { RunSpec, RunSummary } from '../../src/store/types.js';
+import { runSpecSchema } from '../../src/spec/run-spec.js';
 import type { RunStatus } from '../../src/statuses.js';
 
 const dirs: string[] = [];
@@ -31,10 +32,9 @@ class Log {
 /** Writes a run dir the way the scheduler and eval process leave it. */
 async function writeRun(out: string, at: Date, status: RunStatus, extra: Partial<RunSummary> = {}, peakRssMb?: number): Promise<RunSummary> {
   const { runId, dir } = createRunDir(out, at);
-  const spec: RunSpec = {
-    runId, graphName: extra.graphName ?? 'gridnav_planner', episodeCount: 4, workerCount: extra.workerCount ?? 2, seed: 0, priority: 0,
-    exclusiveGpu: false, overrides: {}, episodeOffset: 0, viaSubprocess: true, createdAt: at.toISOString(),
-  };
+  const spec: RunSpec = runSpecSchema.parse({
+    runId, graphName: extra.graphName ?? 'gridnav_planner', episodeCount: 4, workerCount: extra.workerCount ?? 2, createdAt: at.toISOString(),
+  });
   await writeSpec(dir, spec);
   const summary: RunSummary = {
     seq: 3, runId, status, graphName: spec.graphName, episodeCount: 4, workerCount: spec.workerCount, seed: 0, priority: 0,

@@ -1,0 +1,170 @@
+/**
+ * The run spec: what a user submits (`startEval`, `evalctl run`, Live Play), checked once by
+ * one zod schema, and the spec.json a run directory holds. Every field's default and limit is
+ * written here and nowhere else; everything past the entry points takes the parsed types.
+ */
+import { z } from 'zod';
+import { graphSchema } from '../runtime/graph.js';
+import type { GraphSpec } from '../runtime/types.js';
+
+/** The limits of a run spec. */
+export const RUN_LIMITS = {
+  /** Episodes per run. */
+  maxEpisodes: 100_000,
+  /** Parallel workers per run: each owns a host process per replicated nodeset. */
+  maxWorkers: 64,
+  /** Admission priority runs from -maxPriority to maxPriority. */
+  maxPriority: 1_000_000,
+  /** Wall-clock seconds per step. */
+  maxPerStepTimeoutSec: 3600,
+  /** Characters in a graph name, a dataset, a split, a node id of an override. */
+  maxNameChars: 200,
+  /** Bytes of the overrides as JSON: config patches, not data (a run copies them into its files and sends them with every call). */
+  maxOverridesBytes: 64 * 1024,
+} as const;
+
+/** The defaults of the optional fields of a run spec. */
+export const RUN_DEFAULTS = {
+  workerCount: 1,
+  seed: 0,
+  perStepTimeoutSec: 2,
+  priority: 0,
+  exclusiveGpu: false,
+  viaSubprocess: true,
+  episodeOffset: 0,
+} as const;
+
+const intIn = (min: number, max: number) => {
+  const expected = { error: max === Number.MAX_SAFE_INTEGER ? `must be an integer ≥ ${min}` : `must be an integer in ${min}..${max}` };
+  return z.int(expected).min(min, expected).max(max, expected);
+};
+
+const positiveNumber = (max = Number.MAX_VALUE) => {
+  const expected = { error: max === Number.MAX_VALUE ? 'must be a positive number' : `must be a positive number, at most ${max}` };
+  return z.number(expected).positive(expected).max(max, expected);
+};
+
+const name = (what: string) => {
+  const expected = { error: `must be a non-empty ${what} of at most ${RUN_LIMITS.maxNameChars} characters` };
+  return z
+    .string(expected)
+    .max(RUN_LIMITS.maxNameChars, expected)
+    .refine((s) => s.trim() !== '', expected);
+};
+
+const bool = () => z.boolean({ error: 'must be true or false' });
+
+/** JSON size in UTF-8 bytes, or Infinity for a value JSON cannot hold. */
+function jsonBytes(v: unknown): number {
+  try {
+    return Buffer.byteLength(JSON.stringify(v) ?? '', 'utf8');
+  } catch {
+    return Infinity;
+  }
+}
+
+/** node id → config patch (merged into that node's config). */
+export const overridesSchema = z
+  .record(
+    z.string().max(RUN_LIMITS.maxNameChars, { error: `node ids have at most ${RUN_LIMITS.maxNameChars} characters` }),
+    z.record(z.string(), z.unknown(), { error: 'must be an object of config keys, e.g. {"epsilon": 0.2}' }),
+    { error: 'must be an object of node id → config patch, e.g. {"agent": {"epsilon": 0.2}}' },
+  )
+  .superRefine((o, ctx) => {
+    const bytes = jsonBytes(o);
+    if (bytes > RUN_LIMITS.maxOverridesBytes) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be at most ${RUN_LIMITS.maxOverridesBytes} bytes of JSON, got ${bytes} bytes`,
+        params: { limit: RUN_LIMITS.maxOverridesBytes, omitInput: true },
+      });
+    }
+  });
+
+export type Overrides = z.output<typeof overridesSchema>;
+
+const inputFields = {
+  /** A saved graph (see `graphs`). */
+  graphName: name('graph name'),
+  /** Episodes to run. */
+  episodeCount: intIn(1, RUN_LIMITS.maxEpisodes),
+  /** Parallel workers; a speed dial, never a result dial. */
+  workerCount: intIn(1, RUN_LIMITS.maxWorkers).default(RUN_DEFAULTS.workerCount),
+  /** Run seed; each episode's seed derives from it and the episode index. */
+  seed: intIn(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER).default(RUN_DEFAULTS.seed),
+  /** Steps per episode, overriding the env's and the graph's budget. */
+  stepBudget: intIn(1, Number.MAX_SAFE_INTEGER).optional(),
+  /** Wall-clock seconds allowed per step; an episode times out after budget × this. */
+  perStepTimeoutSec: positiveNumber(RUN_LIMITS.maxPerStepTimeoutSec).default(RUN_DEFAULTS.perStepTimeoutSec),
+  /** Higher runs first; FIFO within a priority. */
+  priority: intIn(-RUN_LIMITS.maxPriority, RUN_LIMITS.maxPriority).default(RUN_DEFAULTS.priority),
+  /** Run alone: starts only when nothing runs, and nothing starts beside it. */
+  exclusiveGpu: bool().default(RUN_DEFAULTS.exclusiveGpu),
+  /** Declared extra VRAM (MB), used by admission until calibration exists. */
+  marginalVramMb: z.number({ error: 'must be a non-negative number' }).nonnegative({ error: 'must be a non-negative number' }).max(Number.MAX_VALUE).optional(),
+  /** Stop the run (FAILED, OUT_OF_BUDGET) when its process tree exceeds this RSS (MB). */
+  memoryBudgetMb: positiveNumber().optional(),
+  /** false runs the batch inside the backend (same classes, same results). */
+  viaSubprocess: bool().default(RUN_DEFAULTS.viaSubprocess),
+  /** Config patches: node id → patch. */
+  overrides: overridesSchema.default({}),
+  /** Env panel dataset. */
+  dataset: name('dataset name').optional(),
+  /** Env panel split. */
+  split: name('split name').optional(),
+  /** Env episode index of the first episode; episode i plays env episode episodeOffset + i. */
+  episodeOffset: intIn(0, Number.MAX_SAFE_INTEGER).default(RUN_DEFAULTS.episodeOffset),
+};
+
+/** What a user submits. Only graphName and episodeCount are required. */
+export const runInputSchema = z.strictObject(inputFields);
+/** A submitted run as given (optional fields may be left out). */
+export type RunInputFields = z.input<typeof runInputSchema>;
+/** A submitted run, checked, with every default filled in. */
+export type RunInput = z.output<typeof runInputSchema>;
+
+/** spec.json: the checked input plus what the system adds at submit. Everything the eval process needs; never on argv. */
+export const runSpecSchema = z.strictObject({
+  ...inputFields,
+  runId: z.string().min(1).max(64),
+  createdAt: z.string(),
+  /** Workspace overlay whose graphs/ and graph_nodes/ win over built-ins. */
+  activeWorkspaceDir: z.string().optional(),
+  /**
+   * The graph the run evaluates, overrides applied, validated at submit: editing the graph
+   * file later changes nothing. Absent only in specs written before it was frozen here.
+   */
+  graph: graphSchema.optional(),
+});
+export type RunSpec = z.output<typeof runSpecSchema>;
+
+/** Live Play: one episode, `index` being the env episode. */
+export const playInputSchema = z.strictObject({
+  graphName: inputFields.graphName,
+  /** The env episode to play (its index in the dataset split). */
+  index: inputFields.episodeOffset.unwrap(),
+  seed: inputFields.seed,
+  overrides: inputFields.overrides,
+  dataset: inputFields.dataset,
+  split: inputFields.split,
+  stepBudget: inputFields.stepBudget,
+});
+export type PlayInputFields = z.input<typeof playInputSchema>;
+export type PlayInput = z.output<typeof playInputSchema>;
+
+/** The spec of a checked input: what the system adds at submit, the frozen graph among it. */
+export function runSpecOf(input: RunInput, added: { runId: string; graph: GraphSpec; activeWorkspaceDir?: string | undefined; createdAt?: string }): RunSpec {
+  return {
+    ...input,
+    runId: added.runId,
+    createdAt: added.createdAt ?? new Date().toISOString(),
+    ...(added.activeWorkspaceDir ? { activeWorkspaceDir: added.activeWorkspaceDir } : {}),
+    graph: added.graph,
+  };
+}
+
+/** The one-episode run spec Live Play evaluates. */
+export function playRunInput(play: PlayInput): RunInput {
+  const { index, ...rest } = play;
+  return runInputSchema.parse({ ...rest, episodeCount: 1, episodeOffset: index });
+}
