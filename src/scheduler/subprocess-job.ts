@@ -32,7 +32,7 @@ export async function startSubprocessJob(job: Job, ctx: JobContext): Promise<voi
   });
 }
 
-/** Anything the eval process left in its group (a host that missed its parent's exit) goes too. */
+/** Anything the eval process left in its group goes too (its hosts have groups of their own and end on stdin EOF). */
 export function killGroupLeftovers(job: Job): void {
   if (job.viaSubprocess && job.pid !== null && groupAlive(job.pid)) signalGroup(job.pid, 'SIGKILL');
 }
