@@ -17,7 +17,7 @@ import { parseSetFlags } from '../runtime/graph.js';
 import { inspectRunGraph } from '../scheduler/run-graph.js';
 import { parseRunInput, type FieldLabels } from '../spec/parse-run-spec.js';
 import { runSpecOf, type RunInput } from '../spec/run-spec.js';
-import { FILES, createRunDir, isDone, readSummary, writeSpec, writeSummary } from '../store/run-dir.js';
+import { FILES, createRunDir, isDone, readSummary, touchDone, writeSpec, writeSummary } from '../store/run-dir.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
 
 const USAGE =
@@ -115,6 +115,23 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   const probe = await specFromInput(args.input, '00000000_000000');
+  // Ctrl-C from here on cancels the run, also before its eval process exists or has set up its own handlers.
+  let interrupted = false;
+  let child: ReturnType<typeof startEval> | undefined;
+  let killTimer: NodeJS.Timeout | undefined;
+  const onSigint = () => {
+    if (interrupted) {
+      child?.kill('SIGKILL');
+      return;
+    }
+    interrupted = true;
+    if (!args.json) process.stderr.write('\ncancelling (Ctrl-C again to kill)…\n');
+    if (!child) return;
+    child.kill('SIGTERM');
+    killTimer = setTimeout(() => child?.kill('SIGKILL'), CANCEL_GRACE_MS);
+  };
+  process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigint);
   const { runId, dir } = createRunDir(args.outputsDir);
   const spec = { ...probe, runId };
   await writeSpec(dir, spec);
@@ -123,30 +140,14 @@ export async function run(argv: string[]): Promise<number> {
   const live = !args.json && process.stderr.isTTY === true;
   if (!args.json) process.stderr.write(`run ${runId}: ${spec.graphName}, ${spec.episodeCount} episodes on ${spec.workerCount} worker(s) → ${dir}\n`);
 
-  const child = execa(process.execPath, [EVAL_PROCESS_MAIN, '--run-dir', dir], {
-    ipc: true,
-    stdin: 'ignore',
-    stdout: { file: join(dir, FILES.stdout), append: true },
-    stderr: { file: join(dir, FILES.stderr), append: true },
-    reject: false,
-    cleanup: true,
-    forceKillAfterDelay: false,
-  });
-
-  let interrupted = false;
-  let killTimer: NodeJS.Timeout | undefined;
-  const onSigint = () => {
-    if (interrupted) {
-      child.kill('SIGKILL');
-      return;
-    }
-    interrupted = true;
-    if (!args.json) process.stderr.write('\ncancelling (Ctrl-C again to kill)…\n');
-    child.kill('SIGTERM');
-    killTimer = setTimeout(() => child.kill('SIGKILL'), CANCEL_GRACE_MS);
-  };
-  process.on('SIGINT', onSigint);
-  process.on('SIGTERM', onSigint);
+  if (interrupted) {
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigint);
+    const summary = await finishCancelled(dir);
+    if (args.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
+    return 130;
+  }
+  child = startEval(dir);
 
   const started = Date.now();
   let last: RunSummary | undefined;
@@ -173,6 +174,8 @@ export async function run(argv: string[]): Promise<number> {
   } catch {
     summary = last;
   }
+  // Interrupted before it could write its final summary (Ctrl-C reaches the eval process too, maybe before it set up its handlers): still a cancel.
+  if (interrupted && !isDone(dir) && summary) summary = await finishCancelled(dir, summary);
   if (!isDone(dir) || !summary) {
     const how = result.signal ? `signal ${result.signal}` : `code ${result.exitCode}`;
     process.stderr.write(`evalctl run: the eval process exited (${how}) without finishing run ${runId}; see ${join(dir, FILES.stderr)}\n`);
@@ -185,6 +188,32 @@ export async function run(argv: string[]): Promise<number> {
   if (summary.error) process.stderr.write(`evalctl run: run ${runId} ${summary.status}: ${summary.error.message}\n`);
   if (interrupted) return 130;
   return summary.error && BAD_INPUT_CODES.has(summary.error.code) ? 2 : 1;
+}
+
+/** The run's eval process: its output appended to the run's logs, an IPC channel that tells it when this process is gone. */
+function startEval(dir: string) {
+  return execa(process.execPath, [EVAL_PROCESS_MAIN, '--run-dir', dir], {
+    ipc: true,
+    stdin: 'ignore',
+    stdout: { file: join(dir, FILES.stdout), append: true },
+    stderr: { file: join(dir, FILES.stderr), append: true },
+    reject: false,
+    cleanup: true,
+    forceKillAfterDelay: false,
+  });
+}
+
+/** Marks a run CANCELLED and finished on disk, keeping the episodes it recorded. */
+async function finishCancelled(dir: string, current?: RunSummary): Promise<RunSummary> {
+  const s = structuredClone(current ?? (await readSummary(dir)));
+  s.status = 'CANCELLED';
+  s.error = null;
+  s.finishedAt ??= new Date().toISOString();
+  delete s.pid;
+  s.seq += 1;
+  await writeSummary(dir, s);
+  await touchDone(dir);
+  return s;
 }
 
 const fmt = (v: number): string => (Number.isInteger(v) ? String(v) : Math.abs(v) >= 1000 ? v.toFixed(1) : v.toFixed(4));

@@ -295,7 +295,7 @@ builder.mutationFields((t) => ({
   }),
   cancelRun: t.field({
     type: RunRef,
-    description: 'Cancels a run: a queued one at once, a running one by stopping its process (finished episodes are kept). Idempotent while it is stopping; CONFLICT once it has finished; NOT_FOUND for an unknown run.',
+    description: 'Cancels a run: a queued one at once, a running one by stopping its process (finished episodes are kept). Idempotent: a run being cancelled or already CANCELLED is answered as it stands; CONFLICT for a run that finished otherwise; NOT_FOUND for an unknown run.',
     args: { id: t.arg.id({ required: true, description: 'The run id.' }) },
     resolve: async (_root, args, ctx) => {
       const runId = String(args.id);

@@ -2,6 +2,9 @@
  * spawnHost: starts one nodeset's host as a child process and waits for its ready line.
  * The child's stdin is a pipe held open for its whole life: when this process dies, even by
  * SIGKILL, the child reads EOF and exits (docs/host-protocol.md, "Parent death").
+ * The child gets its own process group, so a signal meant for its parent's group (a terminal's
+ * Ctrl-C, a cancel's SIGTERM) reaches the parent alone: the parent records the cancel first,
+ * then stops its hosts.
  */
 import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
@@ -88,6 +91,7 @@ export async function spawnHost(options: SpawnHostOptions): Promise<HostProcess>
     stdin: 'pipe',
     stdout: 'pipe',
     stderr: 'pipe',
+    detached: true,
     buffer: false,
     reject: false,
     forceKillAfterDelay: false,

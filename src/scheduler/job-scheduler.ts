@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { BadInputError, ConflictError, EvalError, NotFoundError, QueueFullError, errorMessage } from '../errors.js';
+import { isTerminalRunStatus } from '../statuses.js';
 import { catalogRunFromSummary, RunCatalog } from '../store/catalog.js';
 import { assertRunId, createRunDir, readSummary, runDirPath, writeSharedUrls, writeSpec, writeSummary } from '../store/run-dir.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
@@ -199,7 +200,10 @@ export class JobScheduler {
 
   /**
    * Queued: removed at once (CANCELLED + _DONE). Running: SIGTERM to its process group, SIGKILL
-   * after cancelGraceMs; the reap finalises it. Idempotent while cancelling.
+   * after cancelGraceMs; the reap finalises it. Idempotent: a run being cancelled or cancelled
+   * already answers its summary, whenever the call comes; CONFLICT only for a run that ended
+   * otherwise (the answer depends on how the run ended, never on how far the scheduler has got
+   * with tidying up after it).
    */
   async cancel(runId: string): Promise<RunSummary> {
     assertRunId(runId);
@@ -213,23 +217,20 @@ export class JobScheduler {
         this.log.info(`cancelling run ${runId}`);
         stopJob(job, this.ctx);
       }
-      return currentSummary(job);
+      return answerCancel(runId, await currentSummary(job));
     }
     const ending = this.finishing.get(runId);
-    if (ending) {
-      const summary = await ending.finalized!;
-      if (ending.cancelRequested) return summary;
-      throw new ConflictError(`run ${runId} has already finished (${summary.status}); only a queued or running run can be cancelled`);
-    }
+    if (ending) return answerCancel(runId, await ending.finalized!);
     const dir = runDirPath(this.outputsDir, runId);
     if (!existsSync(dir)) throw new NotFoundError(`run "${runId}"`);
-    let status: string = this.catalog.getRun(runId)?.status ?? 'unknown';
+    let summary: RunSummary | null = null;
     try {
-      status = (await readSummary(dir)).status;
+      summary = await readSummary(dir);
     } catch {
       // keep the catalog's word
     }
-    throw new ConflictError(`run ${runId} has already finished (${status}); only a queued or running run can be cancelled`);
+    if (summary) return answerCancel(runId, summary);
+    throw alreadyFinished(runId, this.catalog.getRun(runId)?.status ?? 'unknown');
   }
 
   queue(): QueueEntry[] {
@@ -454,4 +455,14 @@ export class JobScheduler {
   private assertOpen(): void {
     if (this.closing) throw new ConflictError('the scheduler is closed');
   }
+}
+
+/** A cancel's answer: the run while it stops or once it is CANCELLED; CONFLICT when it ended some other way. */
+function answerCancel(runId: string, summary: RunSummary): RunSummary {
+  if (isTerminalRunStatus(summary.status) && summary.status !== 'CANCELLED') throw alreadyFinished(runId, summary.status);
+  return summary;
+}
+
+function alreadyFinished(runId: string, status: string): ConflictError {
+  return new ConflictError(`run ${runId} has already finished (${status}); only a queued or running run can be cancelled`);
 }

@@ -1,7 +1,7 @@
 /**
  * A job in its own eval process: spawning it, and what its exit means once it is reaped: an
- * exit before a terminal summary is ABORTED (or CANCELLED when asked) with the exit code or
- * signal and the last stderr line; process.json gets the exit and peak RSS; a completed run's
+ * exit before a terminal summary is ABORTED with the exit code or signal and the last stderr
+ * line (CANCELLED, with no error, when a cancel was asked for); process.json gets the exit and peak RSS; a completed run's
  * peak RSS becomes a calibration sample for the next estimate of its graph.
  */
 import { open } from 'node:fs/promises';
@@ -32,7 +32,7 @@ export async function startSubprocessJob(job: Job, ctx: JobContext): Promise<voi
   });
 }
 
-/** Anything the eval process left in its group (a host that missed its parent's exit) goes too. */
+/** Anything the eval process left in its group goes too (its hosts have groups of their own and end on stdin EOF). */
 export function killGroupLeftovers(job: Job): void {
   if (job.viaSubprocess && job.pid !== null && groupAlive(job.pid)) signalGroup(job.pid, 'SIGKILL');
 }
@@ -41,10 +41,12 @@ export function killGroupLeftovers(job: Job): void {
 export async function earlyExitChange(job: Job, exit: EvalExit): Promise<(s: RunSummary) => void> {
   const last = await lastLine(join(job.runDir, FILES.stderr));
   const why = describeExit(exit, job.adopted) + (last ? ` (last stderr line: ${last})` : '');
+  // A cancel reads the same whatever moment it caught the process at (even before it could
+  // install its signal handlers): CANCELLED, no error. The exit stays in process.json and the log.
   return job.cancelRequested
     ? (s) => {
         s.status = 'CANCELLED';
-        s.error = { code: 'ABORTED', message: `cancelled; the eval process ${why} before writing its final summary` };
+        s.error = null;
       }
     : (s) => {
         s.status = 'ABORTED';

@@ -16,6 +16,17 @@ describe('episode outcome', () => {
     expect(outcomeOfException(new Error('boom'), undefined, 1000)).toEqual({ status: 'CRASHED', error: 'boom' });
   });
 
+  it('calls a host lost after the cancel a cancel, not a crash', () => {
+    const cancelled = { status: 'CANCELLED', error: 'the run was cancelled' };
+    expect(outcomeOfResult(result({ ending: 'crashed', error: 'host env_gridnav#1 is gone: ECONNREFUSED' }), 'cancel', 1000)).toEqual(cancelled);
+    expect(outcomeOfResult(result({ ending: 'error', nodeErrors: [{ nodeId: 'env', step: 2, message: 'ECONNRESET' }] }), 'cancel', 1000)).toEqual(cancelled);
+    expect(outcomeOfException(new Error('socket hang up'), 'cancel', 1000)).toEqual(cancelled);
+    // What finished before the cancel keeps its ending.
+    expect(outcomeOfResult(result({}), 'cancel', 1000).status).toBe('COMPLETED');
+    expect(outcomeOfResult(result({ ending: 'budget_exhausted' }), 'cancel', 1000).status).toBe('BUDGET_EXHAUSTED');
+    expect(outcomeOfResult(result({ ending: 'crashed', error: 'died' }), 'timeout', 1000).status).toBe('CRASHED');
+  });
+
   it('names the nodes that failed', () => {
     const out = outcomeOfResult(
       result({ ending: 'error', nodeErrors: [{ nodeId: 'env', step: 2, message: 'step failed' }, { nodeId: 'agent', step: 2, message: 'x' }] }),

@@ -26,6 +26,12 @@ function isRunning(pid: number): boolean {
   }
 }
 
+/** The process group a process is in (field 5 of /proc/<pid>/stat, after the parenthesised name). */
+function processGroup(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+}
+
 async function waitGone(pids: number[], withinMs: number): Promise<number> {
   const t0 = performance.now();
   while (pids.some(isRunning)) {
@@ -135,5 +141,33 @@ describe('spawnHost', () => {
     await parent;
     const took = await waitGone(pids, 2000);
     expect(took, `hosts still running 2 s after the parent's SIGKILL: ${pids.filter(isRunning).join(', ')}`).toBeGreaterThanOrEqual(0);
+  });
+
+  it('hosts have their own process group: a signal to the parent\'s group (Ctrl-C, a cancel) reaches the parent alone; they still die with it', async () => {
+    // Started as a shell starts a foreground job and as the scheduler starts an eval process: a group of its own.
+    const parent = execa(process.execPath, [join(FIXTURES, 'host-parent.mjs'), DIST_DIR, ECHO_DIR, STUBBORN_DIR], {
+      stdin: 'ignore',
+      buffer: false,
+      reject: false,
+      detached: true,
+    });
+    others.push(parent);
+    const pids = await new Promise<number[]>((resolve, reject) => {
+      let out = '';
+      parent.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /HOSTS (\[[\d,]+\])/.exec(out);
+        if (m) resolve(JSON.parse(m[1]!) as number[]);
+      });
+      void parent.then((r) => reject(new Error(`parent exited early: ${String(r.stderr ?? '')}`)));
+    });
+    strays.push(...pids);
+    expect(pids.map(processGroup)).toEqual(pids);
+    expect(pids).not.toContain(parent.pid);
+
+    process.kill(-parent.pid!, 'SIGKILL');
+    await parent;
+    const took = await waitGone(pids, 2000);
+    expect(took, `hosts still running 2 s after their parent's group was killed: ${pids.filter(isRunning).join(', ')}`).toBeGreaterThanOrEqual(0);
   });
 });

@@ -67,10 +67,10 @@ export async function closeAll(): Promise<void> {
   for (const x of all) rmSync(x.dir, { recursive: true, force: true });
 }
 
-export async function waitFor<T>(what: string, probe: () => T | undefined | null | false, timeoutMs = 30_000): Promise<T> {
+export async function waitFor<T>(what: string, probe: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const v = probe();
+    const v = await probe();
     if (v) return v;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));

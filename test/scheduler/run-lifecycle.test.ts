@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ResourceSampler } from '../../src/scheduler/resource-sampler.js';
-import { BUILTIN_GRAPHS_DIR } from '../../src/paths.js';
+import { BUILTIN_GRAPHS_DIR, PACKAGE_ROOT } from '../../src/paths.js';
 import { readSummary, readSpec } from '../../src/store/run-dir.js';
 import { FixedSampler } from '../fixtures/fixed-sampler.js';
 import { closeAll, makeScheduler, slow, waitFor, waitForStatus, groupGone } from './harness.js';
@@ -49,9 +49,73 @@ describe('cancel', () => {
     await waitFor('the process group to be empty', () => groupGone(pgid), 5000);
     expect(h.scheduler.activeJobs()).toEqual([]);
 
-    await expect(h.scheduler.cancel(run.runId)).rejects.toMatchObject({ code: 'CONFLICT' });
+    // Cancelling a cancelled run answers it again; a run that ended otherwise is a CONFLICT.
+    await expect(h.scheduler.cancel(run.runId)).resolves.toMatchObject({ status: 'CANCELLED', error: null });
+    const done = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 1 });
+    await waitForStatus(h, done.runId, 'COMPLETED');
+    await expect(h.scheduler.cancel(done.runId)).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('COMPLETED') });
     await expect(h.scheduler.cancel('20200101_000000')).rejects.toMatchObject({ code: 'NOT_FOUND' });
     await expect(h.scheduler.cancel('../etc')).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
+  });
+});
+
+describe('one cancel, one story', () => {
+  it('ends a run cancelled while queued, starting, just spawned or running CANCELLED with no error', async () => {
+    const h = await makeScheduler({ sampler: new FixedSampler() });
+    const input = { graphName: 'gridnav_planner', episodeCount: 6, workerCount: 2, overrides: slow(10) };
+    const ids: string[] = [];
+    // Queued: held back by the interactive lock.
+    const release = h.scheduler.acquireInteractiveLock('test');
+    ids.push((await h.scheduler.submit(input)).runId);
+    await h.scheduler.cancel(ids[0]!);
+    release();
+    // Starting: the moment its summary says RUNNING, before its eval process exists.
+    const starting = await h.scheduler.submit(input);
+    ids.push(starting.runId);
+    await new Promise<void>((resolve, reject) => {
+      const off = h.scheduler.subscribe((e) => {
+        if (e.type !== 'run' || e.runId !== starting.runId || e.summary.status !== 'RUNNING') return;
+        off();
+        h.scheduler.cancel(starting.runId).then(() => resolve(), reject);
+      });
+    });
+    // Just spawned: the eval process has a pid but may not have set up its signal handlers yet.
+    const spawned = await h.scheduler.submit(input);
+    ids.push(spawned.runId);
+    await waitFor('the eval process to be spawned', () => h.scheduler.activeJobs().find((j) => j.runId === spawned.runId && j.pid !== null), 30_000);
+    await h.scheduler.cancel(spawned.runId);
+    // Running: after its first episode.
+    const running = await h.scheduler.submit(input);
+    ids.push(running.runId);
+    await waitForEpisodes(h.scheduler.getRunDir(running.runId), 1);
+    await h.scheduler.cancel(running.runId);
+
+    for (const id of ids) {
+      const final = await waitForStatus(h, id, ['CANCELLED', 'ABORTED', 'FAILED', 'COMPLETED']);
+      expect({ id, status: final.status, error: final.error }).toEqual({ id, status: 'CANCELLED', error: null });
+      expect(final.episodes.filter((e) => e.status === 'CRASHED')).toEqual([]);
+      expect(await readSummary(h.scheduler.getRunDir(id))).toEqual(final);
+      expect(h.scheduler.catalog.getRun(id)).toMatchObject({ status: 'CANCELLED', error: null });
+    }
+  });
+
+  it('answers a repeated cancel the same way whatever stage the stop has reached', async () => {
+    const lingering = join(PACKAGE_ROOT, 'test', 'fixtures', 'lingering-eval.mjs');
+    const h = await makeScheduler({ sampler: new FixedSampler(), evalProcessMain: lingering, cancelGraceMs: 120_000 });
+    const run = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 1 });
+    const dir = h.scheduler.getRunDir(run.runId);
+    const job = await waitFor('the stand-in to be up', async () => {
+      const active = h.scheduler.activeJobs().find((j) => j.pid !== null);
+      return active && (await readSummary(dir)).pid === active.pid ? active : undefined;
+    });
+    await h.scheduler.cancel(run.runId);
+    await waitFor('the stand-in to write its CANCELLED summary', async () => (await readSummary(dir)).status === 'CANCELLED');
+    // Its final summary is written but its process has not exited: the scheduler still runs it.
+    expect(h.scheduler.activeJobs().map((j) => j.runId)).toEqual([run.runId]);
+    await expect(h.scheduler.cancel(run.runId)).resolves.toMatchObject({ status: 'CANCELLED' });
+    process.kill(job.pid!, 'SIGUSR2');
+    await waitFor('the scheduler to finish the run', () => h.scheduler.activeJobs().length === 0 && h.scheduler.catalog.getRun(run.runId)?.status === 'CANCELLED');
+    await expect(h.scheduler.cancel(run.runId)).resolves.toMatchObject({ status: 'CANCELLED' });
   });
 });
 
