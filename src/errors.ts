@@ -15,7 +15,8 @@ export type ErrorCode =
   | 'NODE_ERROR'
   | 'TIMEOUT'
   | 'ABORTED'
-  | 'OUT_OF_BUDGET';
+  | 'OUT_OF_BUDGET'
+  | 'SUMMARY_INVALID';
 
 export class EvalError extends Error {
   readonly code: ErrorCode;

@@ -12,6 +12,8 @@ export interface RunSource {
   row: CatalogRun;
   /** Set when the source came from a summary; otherwise loaded on demand. */
   summary?: RunSummary;
+  /** The watcher's seq of this state, for a state runProgress delivered; else the run's newest. */
+  seq?: number;
   summaryPromise?: Promise<RunSummary | null>;
   specPromise?: Promise<RunSpec | null>;
 }
@@ -30,10 +32,18 @@ export function sourceFromSummary(summary: RunSummary, ctx: ApiContext): RunSour
 
 export const sourceFromRow = (row: CatalogRun): RunSource => ({ row });
 
-/** The run's full summary (with episodes); null when its summary.json cannot be read. */
+/**
+ * summary.json when it is a valid summary of the run; else the last good state the server's
+ * watcher holds of it (so a file caught mid-corruption does not show a run without episodes); else null.
+ */
+export async function readSummaryOrLastGood(runId: string, ctx: ApiContext): Promise<RunSummary | null> {
+  return (await ctx.runs.readSummary(runId)) ?? ctx.watcher.snapshot(runId) ?? null;
+}
+
+/** The run's full summary (with episodes); null when no valid one can be had. */
 export function loadSummary(src: RunSource, ctx: ApiContext): Promise<RunSummary | null> {
   if (src.summary) return Promise.resolve(src.summary);
-  src.summaryPromise ??= ctx.runs.readSummary(src.row.id);
+  src.summaryPromise ??= readSummaryOrLastGood(src.row.id, ctx);
   return src.summaryPromise;
 }
 
@@ -48,7 +58,7 @@ export function loadSpec(src: RunSource, ctx: ApiContext): Promise<RunSpec | nul
  */
 export async function loadRun(runId: string, ctx: ApiContext): Promise<RunSource> {
   assertRunId(runId);
-  const summary = await ctx.runs.readSummary(runId);
+  const summary = await readSummaryOrLastGood(runId, ctx);
   if (summary) return sourceFromSummary(summary, ctx);
   const row = ctx.catalog.getRun(runId);
   if (row) return sourceFromRow(row);

@@ -9,6 +9,7 @@ import { join, resolve, sep } from 'node:path';
 import { createInterface } from 'node:readline';
 import { BadInputError } from '../errors.js';
 import { FILES, episodeDir, runDirPath } from './run-dir.js';
+import { parseSummaryText, SummaryInvalidError } from './summary-schema.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from './types.js';
 
 /** An asset name as the episode writer creates it: no folders, no dot-files, no odd characters. */
@@ -89,9 +90,22 @@ export class RunReader {
     }
   }
 
-  /** summary.json, or null when it is missing or half-written. */
-  readSummary(runId: string): Promise<RunSummary | null> {
-    return readJsonOrNull<RunSummary>(join(this.runDir(runId), FILES.summary));
+  /** summary.json, or null when it is missing or not a valid summary of this run (checked against its schema). */
+  async readSummary(runId: string): Promise<RunSummary | null> {
+    const path = join(this.runDir(runId), FILES.summary);
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err;
+    }
+    try {
+      return parseSummaryText(text, { source: `summary.json of run ${runId}`, runId });
+    } catch (err) {
+      if (err instanceof SummaryInvalidError) return null;
+      throw err;
+    }
   }
 
   readSpec(runId: string): Promise<RunSpec | null> {

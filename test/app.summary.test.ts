@@ -1,0 +1,81 @@
+/**
+ * What the API makes of a summary.json it cannot trust: garbage or a file missing fields keeps
+ * the last good state (no internal error, no run without episodes), and the states after it
+ * still arrive, each with the server's own seq.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { computeAggregates } from '../src/eval-process/aggregate.js';
+import { runsRoot, writeSummary } from '../src/store/run-dir.js';
+import type { RunSummary } from '../src/store/types.js';
+import { codeOf, startServer, waitFor, wsCollect, type GqlResult, type TestServer } from './app.helpers.js';
+import { writeSyntheticRun } from './e2e/synthetic-run.js';
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.stop();
+  server = undefined;
+});
+
+interface State {
+  runProgress: { status: string; seq: number; episodesDone: number; episodes: { total: number } };
+}
+
+/** The first `done` episodes of a finished synthetic run, as its summary read while it was running. */
+function runningAfter(full: RunSummary, done: number, status: RunSummary['status'] = 'RUNNING'): RunSummary {
+  const episodes = full.episodes.slice(0, done);
+  return { ...full, ...computeAggregates(episodes), status, finishedAt: status === 'RUNNING' ? null : full.finishedAt, episodes, episodesDone: done };
+}
+
+describe('a summary.json that is not a valid summary', () => {
+  it('keeps the last good state for queries and subscribers, then goes on with the next good one', async () => {
+    server = await startServer();
+    const s = server;
+    const runId = '20260101_120000';
+    const outputs = join(s.dir, 'outputs');
+    await writeSyntheticRun(outputs, { runId, episodeCount: 6, workerCount: 1 });
+    const dir = join(runsRoot(outputs), runId);
+    const full = JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) as RunSummary;
+    await writeSummary(dir, runningAfter(full, 4));
+
+    const states: Array<GqlResult<State>> = [];
+    const done = wsCollect<State>(
+      s.ws(),
+      `subscription($id: ID!) { runProgress(id: $id) { status seq episodesDone episodes(first: 100) { total } } }`,
+      { id: runId },
+      (p) => states.push(p),
+    );
+    await waitFor('the first state', () => states.length === 1);
+
+    const query = `query($id: ID!) { run(id: $id) { status seq episodesDone episodes(first: 100) { total } } }`;
+    for (const garbage of ['{"seq": 99, "status": "RUNNING"}', '{"seq": 100, "status": "RUN', JSON.stringify({ ...runningAfter(full, 5), episodesDone: null })]) {
+      await writeFile(join(dir, 'summary.json'), garbage);
+      const r = await s.gql<{ run: { status: string; seq: number; episodesDone: number; episodes: { total: number } } }>(query, { id: runId });
+      expect(r.errors, garbage).toBeUndefined();
+      expect(r.data!.run).toMatchObject({ status: 'RUNNING', episodesDone: 4, episodes: { total: 4 } });
+      expect(r.data!.run.seq).toBe(states[0]!.data!.runProgress.seq);
+    }
+
+    await writeSummary(dir, { ...runningAfter(full, 6, 'COMPLETED'), seq: 3 });
+    await done;
+    expect(states.every((p) => !p.errors)).toBe(true);
+    const got = states.map((p) => p.data!.runProgress);
+    expect(got.map((g) => [g.status, g.episodesDone, g.episodes.total])).toEqual([
+      ['RUNNING', 4, 4],
+      ['RUNNING', 5, 5],
+      ['COMPLETED', 6, 6],
+    ]);
+    for (let i = 1; i < got.length; i++) expect(got[i]!.seq).toBe(got[i - 1]!.seq + 1);
+  });
+
+  it('answers a run whose only summary.json is incomplete as not found, not as an internal error', async () => {
+    server = await startServer();
+    const runId = '20260101_130000';
+    const outputs = join(server.dir, 'outputs');
+    await writeSyntheticRun(outputs, { runId, episodeCount: 2, workerCount: 1 });
+    await writeFile(join(runsRoot(outputs), runId, 'summary.json'), JSON.stringify({ seq: 1, status: 'COMPLETED', runId }));
+    const r = await server.gql(`query($id: ID!) { run(id: $id) { status episodesDone } }`, { id: runId });
+    expect(codeOf(r)).toBe('NOT_FOUND');
+  });
+});
