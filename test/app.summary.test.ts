@@ -3,13 +3,16 @@
  * the last good state (no internal error, no run without episodes), and the states after it
  * still arrive, each with the server's own seq.
  */
+import { renameSync, writeFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { computeAggregates } from '../src/eval-process/aggregate.js';
+import { PACKAGE_ROOT } from '../src/paths.js';
 import { runsRoot, writeSummary } from '../src/store/run-dir.js';
 import type { RunSummary } from '../src/store/types.js';
-import { codeOf, startServer, waitFor, wsCollect, type GqlResult, type TestServer } from './app.helpers.js';
+import { codeOf, PROGRESS, sseCollect, startServer, waitFor, wsCollect, type GqlResult, type TestServer } from './app.helpers.js';
 import { writeSyntheticRun } from './e2e/synthetic-run.js';
 
 let server: TestServer | undefined;
@@ -77,5 +80,52 @@ describe('a summary.json that is not a valid summary', () => {
     await writeFile(join(runsRoot(outputs), runId, 'summary.json'), JSON.stringify({ seq: 1, status: 'COMPLETED', runId }));
     const r = await server.gql(`query($id: ID!) { run(id: $id) { status episodesDone } }`, { id: runId });
     expect(codeOf(r)).toBe('NOT_FOUND');
+  });
+});
+
+describe('episode boundaries written faster than the server reads them', () => {
+  it('each reach graphql-ws, SSE and the Python feed: every episodesDone value, seq one higher each time', async () => {
+    server = await startServer();
+    const s = server;
+    const runId = '20260101_140000';
+    const n = 30;
+    const outputs = join(s.dir, 'outputs');
+    await writeSyntheticRun(outputs, { runId, episodeCount: n, workerCount: 3 });
+    const dir = join(runsRoot(outputs), runId);
+    const full = JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) as RunSummary;
+    await writeSummary(dir, runningAfter(full, 0));
+
+    type P = { runProgress: { status: string; seq: number; episodesDone: number } };
+    let wsFirst = false;
+    let sseFirst = false;
+    const viaWs = wsCollect<P>(s.ws(), PROGRESS, { id: runId }, () => (wsFirst = true));
+    const viaSse = sseCollect<P>(s.url, PROGRESS, { id: runId }, {}, () => (sseFirst = true));
+    const python = execa('python3', ['-u', 'examples/notebook_feed.py', '--url', `${s.url}/graphql`, '--run', runId], { cwd: PACKAGE_ROOT, reject: false });
+    let pyOut = '';
+    python.stdout!.on('data', (d: Buffer) => (pyOut += d.toString()));
+    await waitFor('every client\'s first state', () => wsFirst && sseFirst && pyOut.includes(`0/${n} episodes`));
+
+    // Every boundary back to back, without yielding: the server cannot read in between.
+    const finishOrder = [...full.episodes].sort((a, b) => (a.finishedAt < b.finishedAt ? -1 : a.finishedAt > b.finishedAt ? 1 : a.index - b.index));
+    for (let k = 1; k <= n; k++) {
+      const episodes = finishOrder.slice(0, k).sort((a, b) => a.index - b.index);
+      const tmp = join(dir, `summary.json.${k}.tmp`);
+      writeFileSync(tmp, JSON.stringify({ ...full, ...computeAggregates(episodes), status: 'RUNNING', finishedAt: null, episodes, episodesDone: k, seq: k + 1 }));
+      renameSync(tmp, join(dir, 'summary.json'));
+    }
+    const tmp = join(dir, 'summary.json.end.tmp');
+    writeFileSync(tmp, JSON.stringify({ ...full, seq: n + 2 }));
+    renameSync(tmp, join(dir, 'summary.json'));
+
+    const [ws, sse, py] = await Promise.all([viaWs, viaSse, python]);
+    for (const events of [ws, sse.events]) {
+      expect(events.every((e) => !e.errors)).toBe(true);
+      const states = events.map((e) => e.data!.runProgress);
+      expect(states.map((x) => x.episodesDone)).toEqual([...Array(n + 1).keys()]);
+      for (let i = 1; i < states.length; i++) expect(states[i]!.seq).toBe(states[i - 1]!.seq + 1);
+      expect(states.at(-1)!.status).toBe('COMPLETED');
+    }
+    expect(py.exitCode, py.stderr).toBe(0);
+    for (let k = 0; k <= n; k++) expect(pyOut).toContain(` ${k}/${n} episodes`);
   });
 });

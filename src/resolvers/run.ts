@@ -316,7 +316,7 @@ builder.mutationFields((t) => ({
 /**
  * The run's states: the current one, then every later one (each episode boundary and each
  * other change), ending after the terminal state. Nothing is skipped for a slow reader: a state
- * holds no copy of the episode records, so its queue grows by a few hundred bytes per episode at most.
+ * holds no copy of the episode records, so its queue grows by a few KB per episode at most (its aggregates).
  */
 export function runSummaries(watcher: RunWatcher, runId: string): Repeater<RunSummary> {
   return new Repeater<RunSummary>(async (push, stop) => {
