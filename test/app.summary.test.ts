@@ -4,13 +4,14 @@
  * still arrive, each with the server's own seq.
  */
 import { renameSync, writeFileSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { computeAggregates } from '../src/eval-process/aggregate.js';
 import { PACKAGE_ROOT } from '../src/paths.js';
-import { runsRoot, writeSummary } from '../src/store/run-dir.js';
+import { episodeDir, runsRoot, writeSummary } from '../src/store/run-dir.js';
 import type { RunSummary } from '../src/store/types.js';
 import { codeOf, PROGRESS, sseCollect, startServer, waitFor, wsCollect, type GqlResult, type TestServer } from './app.helpers.js';
 import { writeSyntheticRun } from './e2e/synthetic-run.js';
@@ -70,6 +71,33 @@ describe('a summary.json that is not a valid summary', () => {
       ['COMPLETED', 6, 6],
     ]);
     for (let i = 1; i < got.length; i++) expect(got[i]!.seq).toBe(got[i - 1]!.seq + 1);
+  });
+
+  it('answers a run the server has not followed from the catalog and the episode records on disk', async () => {
+    const outputs = await mkdtemp(join(tmpdir(), 'summary-disk-'));
+    try {
+      const runId = '20260101_123000';
+      await writeSyntheticRun(outputs, { runId, episodeCount: 5, workerCount: 1 });
+      const dir = join(runsRoot(outputs), runId);
+      const full = JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) as RunSummary;
+      for (const record of full.episodes) {
+        await mkdir(episodeDir(dir, record.index), { recursive: true });
+        await writeFile(join(episodeDir(dir, record.index), 'episode.json'), JSON.stringify(record));
+      }
+      server = await startServer({ outputsDir: outputs });
+      await writeFile(join(dir, 'summary.json'), JSON.stringify({ seq: 7, status: 'COMPLETED', runId, episodesDone: 'all' }));
+      const r = await server.gql<{ run: { status: string; episodesDone: number; episodes: { total: number }; aggregateMetrics: Array<{ name: string; count: number }> } }>(
+        `query($id: ID!) { run(id: $id) { status episodesDone episodes(first: 100) { total } aggregateMetrics { name count } } }`,
+        { id: runId },
+      );
+      expect(r.errors).toBeUndefined();
+      expect(r.data!.run).toMatchObject({ status: 'COMPLETED', episodesDone: 5, episodes: { total: 5 } });
+      expect(r.data!.run.aggregateMetrics.find((m) => m.name === 'success')?.count).toBe(5);
+    } finally {
+      await server?.stop();
+      server = undefined;
+      await rm(outputs, { recursive: true, force: true });
+    }
   });
 
   it('answers a run whose only summary.json is incomplete as not found, not as an internal error', async () => {

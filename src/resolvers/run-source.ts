@@ -3,6 +3,7 @@
  * truth), with the full summary and the spec loaded from the run dir only when a field needs them.
  */
 import { NotFoundError } from '../errors.js';
+import { computeAggregates } from '../eval-process/aggregate.js';
 import { catalogRunFromSummary, type CatalogRun } from '../store/catalog.js';
 import { assertRunId } from '../store/run-dir.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
@@ -34,10 +35,34 @@ export const sourceFromRow = (row: CatalogRun): RunSource => ({ row });
 
 /**
  * summary.json when it is a valid summary of the run; else the last good state the server's
- * watcher holds of it (so a file caught mid-corruption does not show a run without episodes); else null.
+ * watcher holds of it; else, for a run the catalog knows, its row with the episode records on
+ * disk (so a summary.json caught corrupt never shows a run without the episodes it has); else null.
  */
 export async function readSummaryOrLastGood(runId: string, ctx: ApiContext): Promise<RunSummary | null> {
-  return (await ctx.runs.readSummary(runId)) ?? ctx.watcher.snapshot(runId) ?? null;
+  const good = (await ctx.runs.readSummary(runId)) ?? ctx.watcher.snapshot(runId);
+  if (good) return good;
+  const row = ctx.catalog.getRun(runId);
+  if (!row) return null;
+  const episodes = await ctx.runs.readEpisodeRecords(runId);
+  const spec = await ctx.runs.readSpec(runId).catch(() => null);
+  return {
+    seq: 0,
+    runId,
+    status: row.status,
+    graphName: row.graphName,
+    episodeCount: row.episodeCount,
+    workerCount: row.workerCount,
+    seed: typeof spec?.seed === 'number' ? spec.seed : 0,
+    priority: row.priority,
+    episodesDone: episodes.length,
+    createdAt: row.createdAt,
+    startedAt: row.startedAt,
+    finishedAt: row.finishedAt,
+    error: row.error,
+    ...computeAggregates(episodes),
+    episodes,
+    ...(row.pid !== null && row.status === 'RUNNING' ? { pid: row.pid } : {}),
+  };
 }
 
 /** The run's full summary (with episodes); null when no valid one can be had. */

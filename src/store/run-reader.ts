@@ -4,12 +4,12 @@
  * before it becomes part of a path, so nothing outside the outputs directory can be read.
  */
 import { createReadStream } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { createInterface } from 'node:readline';
 import { BadInputError } from '../errors.js';
 import { FILES, episodeDir, runDirPath } from './run-dir.js';
-import { parseSummaryText, SummaryInvalidError } from './summary-schema.js';
+import { episodeRecordSchema, parseSummaryText, SummaryInvalidError } from './summary-schema.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from './types.js';
 
 /** An asset name as the episode writer creates it: no folders, no dot-files, no odd characters. */
@@ -110,6 +110,28 @@ export class RunReader {
 
   readSpec(runId: string): Promise<RunSpec | null> {
     return readJsonOrNull<RunSpec>(join(this.runDir(runId), FILES.spec));
+  }
+
+  /**
+   * Every finished episode's own episode.json, in index order (the ones that are missing or
+   * not a valid record are left out): what the run directory holds when its summary.json does not help.
+   */
+  async readEpisodeRecords(runId: string): Promise<EpisodeRecord[]> {
+    const root = join(this.runDir(runId), FILES.episodes);
+    let names: string[];
+    try {
+      names = await readdir(root);
+    } catch (err) {
+      if (isNotFound(err)) return [];
+      throw err;
+    }
+    const records: EpisodeRecord[] = [];
+    for (const name of names.filter((n) => /^ep\d{4,7}$/.test(n))) {
+      const json = await readJsonOrNull<unknown>(join(root, name, EPISODE_RECORD));
+      const parsed = episodeRecordSchema.safeParse(json);
+      if (parsed.success) records.push(parsed.data as EpisodeRecord);
+    }
+    return records.sort((a, b) => a.index - b.index);
   }
 
   /** The episode's own episode.json, else its record in the summary, else null. */
