@@ -287,11 +287,10 @@ export class RunWatcher {
     try {
       summary = parseSummaryText(text, { source: `summary.json of run ${w.runId}`, runId: w.runId, known: w.known });
     } catch (err) {
-      if (!(err instanceof SummaryInvalidError)) throw err;
       // Keep the last good state; the poll reads it again even if no event comes.
       w.stamp = '';
-      if (!w.invalid) this.#onError(err, w.runId);
-      w.invalid = true;
+      if (!w.invalid || !(err instanceof SummaryInvalidError)) this.#onError(err, w.runId);
+      w.invalid = err instanceof SummaryInvalidError;
       return;
     }
     w.invalid = false;
