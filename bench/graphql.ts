@@ -106,9 +106,10 @@ async function progressLatency(app: App, url: string, outputs: string, subscribe
     for (let i = 0; i < subscribers; i++) {
       const client = createClient({ url: wsUrl(url), webSocketImpl: WebSocket, retryAttempts: 0 });
       clients.push(client);
-      client.subscribe<{ runProgress: { seq: number } }>(
+      // The server numbers states itself: a state is known here by its episodesDone (the file's seq).
+      client.subscribe<{ runProgress: { seq: number; episodesDone: number } }>(
         { query: 'subscription($id: ID!) { runProgress(id: $id) { seq status episodesDone aggregateMetrics { name mean stderr } } }', variables: { id: runId } },
-        { next: (p) => onSeq(p.data!.runProgress.seq), error: (e) => console.error('subscription error', e), complete: () => {} },
+        { next: (p) => onSeq(p.data!.runProgress.episodesDone), error: (e) => console.error('subscription error', e), complete: () => {} },
       );
     }
     await ready(0);
@@ -132,7 +133,7 @@ async function watcherLatency(outputs: string): Promise<number[]> {
   const watcher = new RunWatcher({ outputsDir: outputs });
   let waiting: { seq: number; resolve: (t: number) => void } | undefined;
   const unsubscribe = watcher.subscribe(runId, (s) => {
-    if (waiting && s.seq === waiting.seq) waiting.resolve(performance.now());
+    if (waiting && s.episodesDone === waiting.seq) waiting.resolve(performance.now());
   });
   try {
     const latencies: number[] = [];

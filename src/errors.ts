@@ -16,7 +16,8 @@ export type ErrorCode =
   | 'TIMEOUT'
   | 'ABORTED'
   | 'OUT_OF_BUDGET'
-  | 'SPEC_INVALID';
+  | 'SPEC_INVALID'
+  | 'SUMMARY_INVALID';
 
 export class EvalError extends Error {
   readonly code: ErrorCode;

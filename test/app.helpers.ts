@@ -98,6 +98,7 @@ export async function sseCollect<T = Record<string, any>>(
   query: string,
   variables?: Record<string, unknown>,
   headers: Record<string, string> = {},
+  onNext?: (p: GqlResult<T>) => void,
 ): Promise<{ status: number; events: Array<GqlResult<T>> }> {
   const res = await fetch(url + '/graphql', {
     method: 'POST',
@@ -121,7 +122,11 @@ export async function sseCollect<T = Record<string, any>>(
         else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
       }
       if (event === 'complete') return { status: res.status, events };
-      if (event === 'next' && data.length > 0) events.push(JSON.parse(data.join('\n')) as GqlResult<T>);
+      if (event === 'next' && data.length > 0) {
+        const payload = JSON.parse(data.join('\n')) as GqlResult<T>;
+        events.push(payload);
+        onNext?.(payload);
+      }
     }
   }
   return { status: res.status, events };

@@ -2,7 +2,7 @@
  * Bad input gets a clear message and its `extensions.code`; the queue answers while nothing
  * can start (the interactive lock is held, so every run stays QUEUED).
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initialSummary } from '../src/eval-process/summary-writer.js';
@@ -100,8 +100,8 @@ describe('runs are looked up safely', () => {
   it('an unexpected failure is masked as INTERNAL_SERVER_ERROR without internals', async () => {
     const id = '20200101_000000';
     const dir = runDirPath(join(s.dir, 'outputs'), id);
-    await mkdir(dir, { recursive: true });
-    await writeFile(join(dir, 'summary.json'), JSON.stringify({ seq: 1 }));
+    // A summary.json that cannot be read at all (a folder): an unexpected failure, not bad input.
+    await mkdir(join(dir, 'summary.json'), { recursive: true });
     const r = await s.gql(`query($id: ID!) { run(id: $id) { id status graphName } }`, { id });
     expect(codeOf(r)).toBe('INTERNAL_SERVER_ERROR');
     expect(r.errors![0]!.message).toBe('Unexpected error.');

@@ -129,14 +129,15 @@ export function episodeRecords(watcher: RunWatcher, runId: string, includeExisti
   return new Repeater<EpisodeRecord>(async (push, stop) => {
     const seen = new Set<number>();
     let first = true;
-    const unsubscribe = watcher.subscribe(runId, (summary) => {
-      const fresh = newRecords(summary.episodes ?? [], seen);
+    const unsubscribe = watcher.subscribe(runId, (state, added) => {
+      // The first state brings the episodes already finished; each later one those it added.
+      const fresh = newRecords(first ? state.episodes : added, seen);
       if (first) {
         first = false;
         if (!includeExisting) fresh.length = 0;
       }
       for (const r of fresh) void push(r);
-      if (isTerminalRunStatus(summary.status)) stop();
+      if (isTerminalRunStatus(state.status)) stop();
     });
     await stop;
     unsubscribe();

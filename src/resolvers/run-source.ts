@@ -3,6 +3,7 @@
  * truth), with the full summary and the spec loaded from the run dir only when a field needs them.
  */
 import { NotFoundError } from '../errors.js';
+import { computeAggregates } from '../eval-process/aggregate.js';
 import { catalogRunFromSummary, type CatalogRun } from '../store/catalog.js';
 import { assertRunId } from '../store/run-dir.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
@@ -12,6 +13,8 @@ export interface RunSource {
   row: CatalogRun;
   /** Set when the source came from a summary; otherwise loaded on demand. */
   summary?: RunSummary;
+  /** The watcher's seq of this state, for a state runProgress delivered; else the run's newest. */
+  seq?: number;
   summaryPromise?: Promise<RunSummary | null>;
   specPromise?: Promise<RunSpec | null>;
 }
@@ -30,10 +33,42 @@ export function sourceFromSummary(summary: RunSummary, ctx: ApiContext): RunSour
 
 export const sourceFromRow = (row: CatalogRun): RunSource => ({ row });
 
-/** The run's full summary (with episodes); null when its summary.json cannot be read. */
+/**
+ * summary.json when it is a valid summary of the run; else the last good state the server's
+ * watcher holds of it; else, for a run the catalog knows, its row with the episode records on
+ * disk (so a summary.json caught corrupt never shows a run without the episodes it has); else null.
+ */
+export async function readSummaryOrLastGood(runId: string, ctx: ApiContext): Promise<RunSummary | null> {
+  const good = (await ctx.runs.readSummary(runId)) ?? ctx.watcher.snapshot(runId);
+  if (good) return good;
+  const row = ctx.catalog.getRun(runId);
+  if (!row) return null;
+  const episodes = await ctx.runs.readEpisodeRecords(runId);
+  const spec = await ctx.runs.readSpec(runId).catch(() => null);
+  return {
+    seq: 0,
+    runId,
+    status: row.status,
+    graphName: row.graphName,
+    episodeCount: row.episodeCount,
+    workerCount: row.workerCount,
+    seed: typeof spec?.seed === 'number' ? spec.seed : 0,
+    priority: row.priority,
+    episodesDone: episodes.length,
+    createdAt: row.createdAt,
+    startedAt: row.startedAt,
+    finishedAt: row.finishedAt,
+    error: row.error,
+    ...computeAggregates(episodes),
+    episodes,
+    ...(row.pid !== null && row.status === 'RUNNING' ? { pid: row.pid } : {}),
+  };
+}
+
+/** The run's full summary (with episodes); null when no valid one can be had. */
 export function loadSummary(src: RunSource, ctx: ApiContext): Promise<RunSummary | null> {
   if (src.summary) return Promise.resolve(src.summary);
-  src.summaryPromise ??= ctx.runs.readSummary(src.row.id);
+  src.summaryPromise ??= readSummaryOrLastGood(src.row.id, ctx);
   return src.summaryPromise;
 }
 
@@ -48,7 +83,7 @@ export function loadSpec(src: RunSource, ctx: ApiContext): Promise<RunSpec | nul
  */
 export async function loadRun(runId: string, ctx: ApiContext): Promise<RunSource> {
   assertRunId(runId);
-  const summary = await ctx.runs.readSummary(runId);
+  const summary = await readSummaryOrLastGood(runId, ctx);
   if (summary) return sourceFromSummary(summary, ctx);
   const row = ctx.catalog.getRun(runId);
   if (row) return sourceFromRow(row);

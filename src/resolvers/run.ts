@@ -3,7 +3,7 @@
  * `runProgress` subscription (the run's state now, then every newer summary, ending after the
  * terminal one).
  */
-import { Repeater, SlidingBuffer } from 'graphql-yoga';
+import { FixedBuffer, Repeater } from 'graphql-yoga';
 import { BadInputError, NotFoundError } from '../errors.js';
 import { EPISODE_STATUSES, isTerminalRunStatus, type EpisodeStatus, type RunStatus } from '../statuses.js';
 import { assertRunId } from '../store/run-dir.js';
@@ -137,8 +137,9 @@ RunRef.implement({
     }),
     pid: t.int({ nullable: true, description: 'The eval process id while it runs.', resolve: (r) => (r.row.status === 'RUNNING' ? r.row.pid : null) }),
     seq: t.int({
-      description: 'The summary\'s sequence number; rises at every rewrite, so a client can drop stale updates.',
-      resolve: async (r, _a, ctx) => (await loadSummary(r, ctx))?.seq ?? 0,
+      description:
+        'The server\'s number for this state of the run: each state runProgress delivers has a higher one than the last, so of two states the higher seq is the newer. A query answers the seq of the newest state delivered (0 before any). Kept by the server, not the run directory: it starts over when the server restarts.',
+      resolve: (r, _a, ctx) => r.seq ?? ctx.watcher.seqOf(r.row.id),
     }),
     stepBudget: t.int({
       nullable: true,
@@ -306,18 +307,19 @@ builder.mutationFields((t) => ({
 }));
 
 /**
- * The run's summaries: the current one, then every newer one, ending after the terminal state.
- * A slow reader skips to the newest when it falls far behind; the terminal state is never skipped.
+ * The run's states: the current one, then every later one (each episode boundary and each
+ * other change), ending after the terminal state. Nothing is skipped for a slow reader: a state
+ * holds no copy of the episode records, so its queue grows by a few KB per episode at most (its aggregates).
  */
 export function runSummaries(watcher: RunWatcher, runId: string): Repeater<RunSummary> {
   return new Repeater<RunSummary>(async (push, stop) => {
-    const unsubscribe = watcher.subscribe(runId, (summary) => {
-      void push(summary);
-      if (isTerminalRunStatus(summary.status)) stop();
+    const unsubscribe = watcher.subscribe(runId, (state) => {
+      void push(state);
+      if (isTerminalRunStatus(state.status)) stop();
     });
     await stop;
     unsubscribe();
-  }, new SlidingBuffer(64));
+  }, new FixedBuffer(Number.MAX_SAFE_INTEGER));
 }
 
 /** NOT_FOUND unless the run's directory exists (or the catalog knows it). */
@@ -330,14 +332,14 @@ builder.subscriptionFields((t) => ({
   runProgress: t.field({
     type: RunRef,
     description:
-      'The run\'s state now, then at every episode boundary and status change, ending after the terminal state. A client that connects late (or reconnects) gets the final state and the end.',
+      'The run\'s state now, then one state at every episode boundary (episodesDone takes every value, even when episodes finish faster than summary.json is read; their order is episodeCompleted\'s) and at every other change, ending after the terminal state. Each state\'s seq is one higher than the last. A client that connects late (or reconnects) gets the current (or final) state first, then the rest.',
     args: { id: t.arg.id({ required: true, description: 'The run id.' }) },
     subscribe: async (_root, args, ctx) => {
       const runId = String(args.id);
       await assertRunExists(runId, ctx);
       return runSummaries(ctx.watcher, runId);
     },
-    resolve: (summary: RunSummary, _args, ctx) => sourceFromSummary(summary, ctx),
+    resolve: (state: RunSummary, _args, ctx) => ({ ...sourceFromSummary(state, ctx), seq: state.seq }),
   }),
 }));
 

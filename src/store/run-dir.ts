@@ -2,13 +2,14 @@
  * The run directory layout: `outputs/eval_runs/<run_id>/` with spec.json, shared_urls.json,
  * graph.json, summary.json, stdout.log, stderr.log, _DONE and episodes/epNNNN/.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile, stat } from 'node:fs/promises';
 import { basename, join, resolve, sep } from 'node:path';
 import { BadInputError } from '../errors.js';
 import { parseRunSpec } from '../spec/parse-run-spec.js';
 import { SpecInvalidError } from '../spec/spec-errors.js';
 import { readJson, readJsonSync, writeJsonAtomic } from './atomic.js';
+import { parseSummaryText } from './summary-schema.js';
 import type { RunSpec, RunSummary, SharedUrls } from './types.js';
 
 export const RUN_ID_PATTERN = /^\d{8}_\d{6}(?:_\d{1,4})?$/;
@@ -96,8 +97,15 @@ export const writeSharedUrls = (runDir: string, urls: SharedUrls) => writeJsonAt
 export const readSharedUrls = async (runDir: string): Promise<SharedUrls> =>
   existsSync(join(runDir, FILES.sharedUrls)) ? readJson<SharedUrls>(join(runDir, FILES.sharedUrls)) : {};
 export const writeSummary = (runDir: string, summary: RunSummary) => writeJsonAtomic(join(runDir, FILES.summary), summary);
-export const readSummary = (runDir: string) => readJson<RunSummary>(join(runDir, FILES.summary));
-export const readSummarySync = (runDir: string) => readJsonSync<RunSummary>(join(runDir, FILES.summary));
+/** summary.json, checked against its schema: throws SUMMARY_INVALID for a file that is not a summary. */
+export const readSummary = async (runDir: string): Promise<RunSummary> => {
+  const path = join(runDir, FILES.summary);
+  return parseSummaryText(await readFile(path, 'utf8'), { source: path });
+};
+export const readSummarySync = (runDir: string): RunSummary => {
+  const path = join(runDir, FILES.summary);
+  return parseSummaryText(readFileSync(path, 'utf8'), { source: path });
+};
 
 export async function touchDone(runDir: string): Promise<void> {
   await writeFile(join(runDir, FILES.done), new Date().toISOString() + '\n');

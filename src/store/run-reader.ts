@@ -4,11 +4,12 @@
  * before it becomes part of a path, so nothing outside the outputs directory can be read.
  */
 import { createReadStream } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { createInterface } from 'node:readline';
 import { BadInputError } from '../errors.js';
 import { FILES, episodeDir, readSpec, runDirPath } from './run-dir.js';
+import { episodeRecordSchema, parseSummaryText, SummaryInvalidError } from './summary-schema.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from './types.js';
 
 /** An asset name as the episode writer creates it: no folders, no dot-files, no odd characters. */
@@ -89,9 +90,22 @@ export class RunReader {
     }
   }
 
-  /** summary.json, or null when it is missing or half-written. */
-  readSummary(runId: string): Promise<RunSummary | null> {
-    return readJsonOrNull<RunSummary>(join(this.runDir(runId), FILES.summary));
+  /** summary.json, or null when it is missing or not a valid summary of this run (checked against its schema). */
+  async readSummary(runId: string): Promise<RunSummary | null> {
+    const path = join(this.runDir(runId), FILES.summary);
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err;
+    }
+    try {
+      return parseSummaryText(text, { source: `summary.json of run ${runId}`, runId });
+    } catch (err) {
+      if (err instanceof SummaryInvalidError) return null;
+      throw err;
+    }
   }
 
   /** spec.json parsed with the run-spec schema, or null when it is missing; SPEC_INVALID naming the field when it is not a valid spec. */
@@ -102,6 +116,28 @@ export class RunReader {
       if (isNotFound(err)) return null;
       throw err;
     }
+  }
+
+  /**
+   * Every finished episode's own episode.json, in index order (the ones that are missing or
+   * not a valid record are left out): what the run directory holds when its summary.json does not help.
+   */
+  async readEpisodeRecords(runId: string): Promise<EpisodeRecord[]> {
+    const root = join(this.runDir(runId), FILES.episodes);
+    let names: string[];
+    try {
+      names = await readdir(root);
+    } catch (err) {
+      if (isNotFound(err)) return [];
+      throw err;
+    }
+    const records: EpisodeRecord[] = [];
+    for (const name of names.filter((n) => /^ep\d{4,7}$/.test(n))) {
+      const json = await readJsonOrNull<unknown>(join(root, name, EPISODE_RECORD));
+      const parsed = episodeRecordSchema.safeParse(json);
+      if (parsed.success) records.push(parsed.data as EpisodeRecord);
+    }
+    return records.sort((a, b) => a.index - b.index);
   }
 
   /** The episode's own episode.json, else its record in the summary, else null. */

@@ -1,16 +1,25 @@
 /**
  * Live progress from summary.json. One watch per run however many subscribers: a watch on the
  * run DIRECTORY (an atomic rename replaces the inode a file watch would hold), filtered on the
- * name summary.json, re-read after a short trailing debounce. A snapshot is kept only when its
- * `seq` is newer (or it carries a status change); a half-written or unreadable file keeps the
- * last good snapshot; a slow poll is the safety net for missed events.
+ * name summary.json, re-read after a short trailing debounce; a slow poll is the safety net for
+ * missed events.
+ *
+ * Every read is checked against the summary's schema; a file that is not a valid summary of
+ * this run (half-written, garbage, fields missing, another run's) keeps the last good state.
+ * Every episode boundary is delivered even when several writes fall between two reads: each
+ * newly finished episode becomes a state of its own (ordered by finishedAt, then index, with the
+ * aggregates over the episodes up to it), so episodesDone takes every value on the way. `seq`
+ * is the watcher's own, one more per state, per run, for the server's life: the file's is a
+ * writer's counter, and a forged one must not make anything drop the real states after it.
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isTerminalRunStatus } from '../statuses.js';
+import { computeAggregates } from '../eval-process/aggregate.js';
+import { isTerminalRunStatus, type RunStatus } from '../statuses.js';
 import { FILES, runDirPath } from './run-dir.js';
-import type { RunSummary } from './types.js';
+import { parseSummaryText, SummaryInvalidError } from './summary-schema.js';
+import type { EpisodeRecord, RunSummary } from './types.js';
 
 export interface RunWatcherOptions {
   outputsDir: string;
@@ -20,17 +29,29 @@ export interface RunWatcherOptions {
   pollMs?: number;
   /** How long a watch on a run that is not finished stays open with no subscriber, in ms. @default 60000 */
   idleCloseMs?: number;
-  /** Told about unexpected read errors (the last good snapshot is kept). */
+  /** Told about unexpected read errors and about a summary.json that turned invalid (the last good state is kept). */
   onError?: (err: unknown, runId: string) => void;
 }
 
-export type SummaryListener = (summary: RunSummary) => void;
+/**
+ * Called with each new state of the run (its `seq` the watcher's) and the episodes that state
+ * added, in the order they finished (none with the first state a subscriber gets).
+ */
+export type RunStateListener = (state: RunSummary, added: readonly EpisodeRecord[]) => void;
 
 interface Watch {
   runId: string;
   dir: string;
-  listeners: Set<SummaryListener>;
+  listeners: Set<RunStateListener>;
   last: RunSummary | undefined;
+  /** The visible fields of the last summary taken (everything but seq and episodes), to skip rewrites that change nothing. */
+  lastKey: string;
+  /** Episodes delivered so far, by index and in the order delivered; states share `order` (it is only appended to). */
+  known: Map<number, EpisodeRecord>;
+  order: EpisodeRecord[];
+  seq: number;
+  /** True while summary.json is invalid, so the problem is reported once per spell. */
+  invalid: boolean;
   fsWatcher: FSWatcher | undefined;
   poll: NodeJS.Timeout | undefined;
   debounce: NodeJS.Timeout | undefined;
@@ -44,18 +65,43 @@ interface Watch {
   closed: boolean;
 }
 
-/** True when `next` should replace `prev`: a newer seq, or a status change with the same seq (never out of a terminal state). */
-export function isNewerSummary(prev: RunSummary | undefined, next: RunSummary): boolean {
-  if (!prev) return true;
-  if (next.seq > prev.seq) return true;
-  return next.seq === prev.seq && next.status !== prev.status && !isTerminalRunStatus(prev.status);
-}
-
 /** A trailing debounce never holds a read back longer than this. */
 const MAX_DEBOUNCE_WAIT_MS = 50;
 
-const isSummary = (v: unknown): v is RunSummary =>
-  typeof v === 'object' && v !== null && typeof (v as RunSummary).seq === 'number' && typeof (v as RunSummary).status === 'string';
+/** A run only moves forward: queued, running, over. A state of an earlier phase is an old one. */
+const phase = (s: RunStatus): number => (s === 'QUEUED' ? 0 : s === 'RUNNING' ? 1 : 2);
+
+const byIndex = (a: EpisodeRecord, b: EpisodeRecord) => a.index - b.index;
+const byFinish = (a: EpisodeRecord, b: EpisodeRecord) =>
+  a.finishedAt < b.finishedAt ? -1 : a.finishedAt > b.finishedAt ? 1 : a.index - b.index;
+
+type Fields = Omit<RunSummary, 'episodes'>;
+
+function visibleKey(s: RunSummary): string {
+  const { seq: _seq, episodes: _episodes, ...rest } = s;
+  return JSON.stringify(rest);
+}
+
+/**
+ * A state whose records are the first `count` of the shared `order`, listed (index order) when
+ * read: a subscriber's queue of states then holds no copy of the records per state.
+ */
+function makeState(fields: Fields, order: readonly EpisodeRecord[], count: number): RunSummary {
+  return {
+    ...fields,
+    get episodes() {
+      return order.slice(0, count).sort(byIndex);
+    },
+  };
+}
+
+/** The fields of a boundary passed between two reads: episodes only finish while the run is running. */
+function boundaryFields(next: Fields, last: RunSummary): Fields {
+  if (!isTerminalRunStatus(next.status)) return next;
+  const pid = next.pid ?? last.pid;
+  const { pid: _pid, ...rest } = next;
+  return { ...rest, status: 'RUNNING', finishedAt: null, error: null, ...(pid !== undefined ? { pid } : {}) };
+}
 
 export class RunWatcher {
   readonly #outputsDir: string;
@@ -64,6 +110,8 @@ export class RunWatcher {
   readonly #idleCloseMs: number;
   readonly #onError: (err: unknown, runId: string) => void;
   readonly #watches = new Map<string, Watch>();
+  /** Each run's last seq, kept after its watch closes so a new watch goes on from it. */
+  readonly #seqs = new Map<string, number>();
   #closed = false;
 
   constructor(options: RunWatcherOptions) {
@@ -79,17 +127,22 @@ export class RunWatcher {
     return [...this.#watches.keys()];
   }
 
-  /** The last good snapshot of a watched run. */
+  /** The last good state of a watched run. */
   snapshot(runId: string): RunSummary | undefined {
     return this.#watches.get(runId)?.last;
   }
 
+  /** The seq of the run's newest state this watcher has delivered; 0 when it has delivered none. */
+  seqOf(runId: string): number {
+    return this.#watches.get(runId)?.seq ?? this.#seqs.get(runId) ?? 0;
+  }
+
   /**
    * Calls `listener` with the run's current state (as soon as it has been read) and then with
-   * every newer snapshot. Returns the unsubscribe function. Throws BAD_USER_INPUT for a
-   * malformed run id.
+   * every later state: one per episode boundary and one per other change. Returns the
+   * unsubscribe function. Throws BAD_USER_INPUT for a malformed run id.
    */
-  subscribe(runId: string, listener: SummaryListener): () => void {
+  subscribe(runId: string, listener: RunStateListener): () => void {
     if (this.#closed) throw new Error('RunWatcher is closed');
     const w = this.#open(runId);
     w.listeners.add(listener);
@@ -99,7 +152,7 @@ export class RunWatcher {
     }
     const current = w.last;
     if (current) queueMicrotask(() => {
-      if (w.listeners.has(listener) && w.last === current) this.#call(listener, current, runId);
+      if (w.listeners.has(listener) && w.last === current) this.#call(listener, current, [], runId);
     });
     let subscribed = true;
     return () => {
@@ -112,7 +165,7 @@ export class RunWatcher {
 
   /**
    * A state known from elsewhere (the scheduler's own status changes: admitted, cancelled
-   * while queued, aborted at reap). Applied with the same seq rule, then the file is re-read.
+   * while queued, aborted at reap). Taken by the same rules as a read, then the file is re-read.
    */
   offer(runId: string, summary: RunSummary): void {
     const w = this.#watches.get(runId);
@@ -142,6 +195,11 @@ export class RunWatcher {
       dir,
       listeners: new Set(),
       last: undefined,
+      lastKey: '',
+      known: new Map(),
+      order: [],
+      seq: this.#seqs.get(runId) ?? 0,
+      invalid: false,
       fsWatcher: undefined,
       poll: undefined,
       debounce: undefined,
@@ -225,27 +283,77 @@ export class RunWatcher {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.#onError(err, w.runId);
       return;
     }
-    let parsed: unknown;
+    let summary: RunSummary;
     try {
-      parsed = JSON.parse(text);
-    } catch {
-      // Half-written or corrupt: keep the last good snapshot; the next change re-reads.
+      summary = parseSummaryText(text, { source: `summary.json of run ${w.runId}`, runId: w.runId, known: w.known });
+    } catch (err) {
+      // Keep the last good state; the poll reads it again even if no event comes.
       w.stamp = '';
+      if (!w.invalid || !(err instanceof SummaryInvalidError)) this.#onError(err, w.runId);
+      w.invalid = err instanceof SummaryInvalidError;
       return;
     }
-    if (isSummary(parsed)) this.#accept(w, parsed);
+    w.invalid = false;
+    this.#accept(w, summary);
   }
 
-  #accept(w: Watch, summary: RunSummary): void {
-    if (w.closed || !isNewerSummary(w.last, summary)) return;
-    w.last = summary;
-    for (const listener of [...w.listeners]) this.#call(listener, summary, w.runId);
+  /**
+   * Takes `next` unless it is older than what was delivered (an earlier phase, episodes missing
+   * within the same phase) or the run is already over; delivers one state per episode it adds.
+   */
+  #accept(w: Watch, next: RunSummary): void {
+    if (w.closed) return;
+    const last = w.last;
+    if (last && (isTerminalRunStatus(last.status) || phase(next.status) < phase(last.status))) return;
+    let added = next.episodes.filter((r) => !w.known.has(r.index));
+    const restart = next.episodes.length - added.length < w.known.size;
+    if (restart) {
+      // Same phase: an older write. A later phase that lost episodes: a summary rewritten from scratch, taken as it is.
+      if (last && phase(next.status) === phase(last.status)) return;
+      added = [...next.episodes];
+    }
+    const key = visibleKey(next);
+    if (last && added.length === 0 && key === w.lastKey) return;
+    if (restart) {
+      w.known = new Map();
+      w.order = [];
+    }
+    added.sort(byFinish);
+    const { episodes: _episodes, ...fields } = next;
+    // The boundaries passed since the last read, each its own state; a watch's first state is simply the current one.
+    const between = last && !restart ? added.length - 1 : 0;
+    for (let i = 0; i < between && !w.closed; i++) {
+      const record = added[i]!;
+      w.known.set(record.index, record);
+      w.order.push(record);
+      const state = makeState(
+        { ...boundaryFields(fields, last!), ...computeAggregates(w.order), episodesDone: w.order.length, seq: w.seq + 1 },
+        w.order,
+        w.order.length,
+      );
+      this.#deliver(w, state, [record]);
+    }
+    const rest = added.slice(between);
+    for (const record of rest) {
+      w.known.set(record.index, record);
+      w.order.push(record);
+    }
+    w.lastKey = key;
+    this.#deliver(w, makeState({ ...fields, seq: w.seq + 1 }, w.order, w.order.length), rest);
     this.#maybeClose(w);
   }
 
-  #call(listener: SummaryListener, summary: RunSummary, runId: string): void {
+  #deliver(w: Watch, state: RunSummary, added: readonly EpisodeRecord[]): void {
+    if (w.closed) return;
+    w.seq = state.seq;
+    this.#seqs.set(w.runId, w.seq);
+    w.last = state;
+    for (const listener of [...w.listeners]) this.#call(listener, state, added, w.runId);
+  }
+
+  #call(listener: RunStateListener, state: RunSummary, added: readonly EpisodeRecord[], runId: string): void {
     try {
-      listener(summary);
+      listener(state, added);
     } catch (err) {
       this.#onError(err, runId);
     }

@@ -1,6 +1,7 @@
 /**
- * RunWatcher against real files: atomic renames, stale and half-written summaries, the
- * safety poll, one watch per run, closing after the end.
+ * RunWatcher against real files: atomic renames, half-written, garbage and forged summaries,
+ * every episode boundary however fast the writes come, the watcher's own seq, the safety poll,
+ * one watch per run, closing after the end.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { renameSync, writeFileSync } from 'node:fs';
@@ -9,8 +10,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRunDir, runDirPath, writeSummary } from '../../src/store/run-dir.js';
 import { RunWatcher } from '../../src/store/run-watcher.js';
+import { computeAggregates } from '../../src/eval-process/aggregate.js';
 import { initialSummary } from '../../src/eval-process/summary-writer.js';
-import type { RunSpec, RunSummary } from '../../src/store/types.js';
+import type { EpisodeRecord, RunSpec, RunSummary } from '../../src/store/types.js';
 import type { RunStatus } from '../../src/statuses.js';
 
 let outputs: string;
@@ -27,6 +29,29 @@ afterEach(async () => {
 function summary(runId: string, seq: number, status: RunStatus = 'RUNNING', episodesDone = seq): RunSummary {
   const spec = { runId, graphName: 'g', episodeCount: 10, workerCount: 1, seed: 0, priority: 0, createdAt: '2026-01-01T00:00:00.000Z' } as RunSpec;
   return { ...initialSummary(spec, status), seq, episodesDone };
+}
+
+/** Episode `index`, finished `index` seconds into the run, with a metric that tells episodes apart. */
+function record(index: number, finishedSec = index): EpisodeRecord {
+  const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
+  return {
+    index, episodeId: `g/${index}`, status: index % 3 === 2 ? 'BUDGET_EXHAUSTED' : 'COMPLETED', steps: 10 + index,
+    metrics: { success: index % 3 !== 2, steps: 10 + index }, seed: index, workerId: 0, durationMs: 1000,
+    startedAt: at(finishedSec), finishedAt: at(finishedSec + 1), stepBudget: 100, assets: [],
+  };
+}
+
+/** A summary as the eval process writes it: its records, their aggregates, episodesDone. */
+function withEpisodes(runId: string, seq: number, records: EpisodeRecord[], status: RunStatus = 'RUNNING'): RunSummary {
+  const sorted = [...records].sort((a, b) => a.index - b.index);
+  return { ...summary(runId, seq, status), ...computeAggregates(sorted), episodes: sorted, episodesDone: sorted.length };
+}
+
+/** Writes summary.json the way the eval process does (temp file, rename), without yielding to the event loop. */
+function writeNow(dir: string, s: RunSummary, n: number): void {
+  const tmp = join(dir, `summary.json.${n}.tmp`);
+  writeFileSync(tmp, JSON.stringify(s));
+  renameSync(tmp, join(dir, 'summary.json'));
 }
 
 /** Collects what a subscriber receives. */
@@ -53,18 +78,32 @@ function collect(w: RunWatcher, runId: string) {
 const seqs = (xs: RunSummary[]) => xs.map((s) => s.seq);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Resolves once `probe` holds (checked every few ms; the test's timeout is the safety net). */
+async function waitForState(probe: () => boolean): Promise<void> {
+  while (!probe()) await sleep(5);
+}
+
+/** Waits until the watcher has read the file as it is now: it reports the first bad read, and its stamp is cleared after each. */
+async function waitForRead(w: RunWatcher, runId: string, errors: unknown[], expectNewError: number): Promise<void> {
+  const before = errors.length;
+  w.refresh(runId);
+  if (expectNewError) await waitForState(() => errors.length >= before + expectNewError);
+  else await sleep(30);
+}
+
 describe('RunWatcher', () => {
   it('gives every subscriber the current state, then each newer summary, from one watch per run', async () => {
     const { runId, dir } = createRunDir(outputs);
-    await writeSummary(dir, summary(runId, 1, 'QUEUED'));
+    await writeSummary(dir, summary(runId, 101, 'QUEUED'));
     watcher = new RunWatcher({ outputsDir: outputs, pollMs: 60_000 });
     const subs = Array.from({ length: 5 }, () => collect(watcher, runId));
     await Promise.all(subs.map((s) => s.until((g) => g.length === 1)));
     expect(watcher.watchedRuns).toEqual([runId]);
     for (let seq = 2; seq <= 6; seq++) {
-      await writeSummary(dir, summary(runId, seq));
+      await writeSummary(dir, summary(runId, 100 + seq));
       await Promise.all(subs.map((s) => s.until((g) => g.at(-1)?.seq === seq)));
     }
+    // The seq is the watcher's own, one more per state; the file's is not used.
     for (const s of subs) expect(seqs(s.got)).toEqual([1, 2, 3, 4, 5, 6]);
 
     // A late subscriber starts from the latest state.
@@ -73,20 +112,92 @@ describe('RunWatcher', () => {
     expect(seqs(late.got)).toEqual([6]);
   });
 
-  it('drops summaries whose seq is not newer and keeps the last good one over a half-written file', async () => {
+  it('keeps the last good state while summary.json is half-written, garbage, incomplete or another run\'s, and says so once', async () => {
     const { runId, dir } = createRunDir(outputs);
-    await writeSummary(dir, summary(runId, 5));
+    const other = createRunDir(outputs, new Date(2020, 0, 1));
+    await writeSummary(dir, withEpisodes(runId, 5, [record(0)]));
+    const errors: unknown[] = [];
+    watcher = new RunWatcher({ outputsDir: outputs, pollMs: 60_000, onError: (err) => errors.push(err) });
+    const sub = collect(watcher, runId);
+    await sub.until((g) => g.length === 1);
+    const bad = [
+      '{"seq": 9, "status": "RUNNING", "episodesDone": 4, "epis',
+      'null',
+      '{"seq": 9, "status": "RUNNING"}',
+      JSON.stringify({ ...withEpisodes(runId, 9, [record(0), record(1)]), episodesDone: 'two' }),
+      JSON.stringify(withEpisodes(runId, 9, [record(0), { ...record(1), status: 'FINE' } as unknown as EpisodeRecord])),
+      JSON.stringify(withEpisodes(other.runId, 9, [record(0), record(1)])),
+    ];
+    for (const text of bad) {
+      await writeFile(join(dir, 'summary.json'), text);
+      await waitForRead(watcher, runId, errors, bad.indexOf(text) === 0 ? 1 : 0);
+    }
+    await sleep(50);
+    expect(sub.got.map((s) => s.episodesDone)).toEqual([1]);
+    expect(watcher.snapshot(runId)?.episodesDone).toBe(1);
+    // One report for the whole spell of bad content, with its code.
+    expect(errors).toHaveLength(1);
+    expect((errors[0] as { code?: string }).code).toBe('SUMMARY_INVALID');
+
+    await writeSummary(dir, withEpisodes(runId, 6, [record(0), record(1)]));
+    await sub.until((g) => g.at(-1)?.episodesDone === 2);
+    expect(seqs(sub.got)).toEqual([1, 2]);
+    expect(sub.got[1]!.episodes.map((e) => e.index)).toEqual([0, 1]);
+  });
+
+  it('does not let a forged seq in the file hold back the states that follow it', async () => {
+    const { runId, dir } = createRunDir(outputs);
+    await writeSummary(dir, withEpisodes(runId, 2, [record(0)]));
     watcher = new RunWatcher({ outputsDir: outputs, pollMs: 60_000 });
     const sub = collect(watcher, runId);
     await sub.until((g) => g.length === 1);
-    await writeSummary(dir, summary(runId, 3));
-    await writeFile(join(dir, 'summary.json'), '{"seq": 9, "status": "RUNN');
-    await sleep(100);
-    expect(seqs(sub.got)).toEqual([5]);
-    expect(watcher.snapshot(runId)?.seq).toBe(5);
-    await writeSummary(dir, summary(runId, 6));
-    await sub.until((g) => g.at(-1)?.seq === 6);
-    expect(seqs(sub.got)).toEqual([5, 6]);
+    await writeSummary(dir, withEpisodes(runId, 2_000_000_000, [record(0), record(1)]));
+    await sub.until((g) => g.at(-1)?.episodesDone === 2);
+    await writeSummary(dir, withEpisodes(runId, 3, [record(0), record(1), record(2)]));
+    await sub.until((g) => g.at(-1)?.episodesDone === 3);
+    await writeSummary(dir, withEpisodes(runId, 4, [record(0), record(1), record(2)], 'COMPLETED'));
+    await sub.until((g) => g.at(-1)?.status === 'COMPLETED');
+    expect(seqs(sub.got)).toEqual([1, 2, 3, 4]);
+    expect(watcher.seqOf(runId)).toBe(4);
+  });
+
+  it('delivers every episode boundary, in order, even when many writes land between two reads', async () => {
+    const { runId, dir } = createRunDir(outputs);
+    const n = 40;
+    // Finish times out of index order, as with several workers.
+    const records = Array.from({ length: n }, (_, i) => record(i, (i * 7) % n));
+    const byFinish = [...records].sort((a, b) => (a.finishedAt < b.finishedAt ? -1 : 1));
+    await writeSummary(dir, withEpisodes(runId, 1, []));
+    watcher = new RunWatcher({ outputsDir: outputs, pollMs: 60_000 });
+    const added: number[][] = [];
+    const got: RunSummary[] = [];
+    let resolveEnd!: () => void;
+    const ended = new Promise<void>((r) => (resolveEnd = r));
+    watcher.subscribe(runId, (s, a) => {
+      got.push(s);
+      added.push(a.map((r) => r.index));
+      if (s.status === 'COMPLETED') resolveEnd();
+    });
+    await waitForState(() => got.length === 1);
+    // Every boundary written back to back: the watcher cannot read in between.
+    for (let k = 1; k <= n; k++) writeNow(dir, withEpisodes(runId, 1 + k, byFinish.slice(0, k)), k);
+    writeNow(dir, withEpisodes(runId, n + 2, records, 'COMPLETED'), n + 1);
+    await ended;
+
+    // 0 … n: the last boundary read together with the end is the terminal state itself.
+    expect(got.map((s) => s.episodesDone)).toEqual([...Array(n + 1).keys()]);
+    expect(seqs(got)).toEqual(Array.from({ length: n + 1 }, (_, i) => i + 1));
+    expect(got.slice(0, -1).every((s) => s.status === 'RUNNING' && s.finishedAt === null)).toBe(true);
+    expect(got.at(-1)!.status).toBe('COMPLETED');
+    // Each boundary adds one episode, in the order they finished, with the aggregates over the episodes so far.
+    expect(added.slice(1)).toEqual(byFinish.map((r) => [r.index]));
+    for (let k = 1; k <= n; k++) {
+      const upTo = byFinish.slice(0, k).sort((a, b) => a.index - b.index);
+      expect(got[k]!.episodes).toEqual(upTo);
+      const { aggregateMetrics, statusCounts } = computeAggregates(upTo);
+      expect(got[k]!.aggregateMetrics).toEqual(aggregateMetrics);
+      expect(got[k]!.statusCounts).toEqual(statusCounts);
+    }
   });
 
   it('takes a status change offered by the scheduler even at the same seq, and never leaves a terminal state', async () => {
@@ -95,11 +206,14 @@ describe('RunWatcher', () => {
     watcher = new RunWatcher({ outputsDir: outputs, pollMs: 60_000 });
     const sub = collect(watcher, runId);
     await sub.until((g) => g.length === 1);
+    // An older phase is an old state, whatever its seq.
+    watcher.offer(runId, summary(runId, 50, 'QUEUED'));
     watcher.offer(runId, summary(runId, 2, 'ABORTED'));
     await sub.until((g) => g.at(-1)?.status === 'ABORTED');
-    watcher.offer(runId, summary(runId, 2, 'RUNNING'));
+    watcher.offer(runId, summary(runId, 60, 'RUNNING'));
     await sleep(50);
     expect(sub.got.map((s) => s.status)).toEqual(['RUNNING', 'ABORTED']);
+    expect(seqs(sub.got)).toEqual([1, 2]);
   });
 
   it('finds a run dir that appears later through the safety poll', async () => {
@@ -133,6 +247,8 @@ describe('RunWatcher', () => {
     const c = collect(watcher, runId);
     await c.until((g) => g.length === 1);
     expect(c.got[0]!.status).toBe('COMPLETED');
+    // The run's seq goes on from where the closed watch left it.
+    expect(c.got[0]!.seq).toBeGreaterThan(a.got.at(-1)!.seq);
   });
 
   it('delivers a rename within milliseconds', async () => {

@@ -43,7 +43,7 @@ export interface StatusCount {
 }
 
 export interface RunDetail extends RunRow {
-  /** Rises at every rewrite of the run's summary: the newer of two states has the higher seq. */
+  /** The server's number for this state of the run: the newer of two states has the higher seq. */
   seq: number;
   seed: number;
   timedOut: boolean;
