@@ -60,6 +60,7 @@ async function recoverQueued(run: UnfinishedRun, opts: RecoverRunsOptions): Prom
       workerCount: spec.workerCount,
       nodesets: nodesetCosts(graph.nodesets),
       calibratedPeakMb: ctx.catalog.calibratedPeak(spec.graphName, spec.workerCount),
+      calibratedVramPeakMb: ctx.catalog.calibratedVramPeak(spec.graphName, spec.workerCount),
       ...(spec.marginalVramMb !== undefined ? { marginalVramMb: spec.marginalVramMb } : {}),
     });
     // The hosts of the previous backend are gone: new ones, new URLs.
@@ -92,6 +93,7 @@ async function recoverRunning(run: UnfinishedRun, opts: RecoverRunsOptions): Pro
       workerCount: spec.workerCount,
       nodesets: nodesetCosts(graph?.nodesets ?? []),
       calibratedPeakMb: ctx.catalog.calibratedPeak(spec.graphName, spec.workerCount),
+      calibratedVramPeakMb: ctx.catalog.calibratedVramPeak(spec.graphName, spec.workerCount),
       ...(spec.marginalVramMb !== undefined ? { marginalVramMb: spec.marginalVramMb } : {}),
     });
     const job = opts.newJob(spec, run.runDir, estimate, []);

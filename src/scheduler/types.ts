@@ -2,6 +2,7 @@
  * The scheduler's public face, used by the GraphQL resolvers and the dashboard.
  */
 import type { RunSummary } from '../store/types.js';
+import type { GpuMemory } from './nvidia-smi.js';
 
 /** What `startEval` accepts (DESIGN §9). Everything but graphName and episodeCount has a default. */
 export interface SubmitInput {
@@ -69,6 +70,8 @@ export interface ActiveJob {
   reservation: ResourceEstimate;
   /** Latest RSS of the process tree, MB. */
   rssMb: number | null;
+  /** Latest GPU memory of the process tree (nvidia-smi's compute processes), MB; null where not measured. */
+  vramMb: number | null;
 }
 
 export interface ResourceSnapshot {
@@ -81,6 +84,8 @@ export interface ResourceSnapshot {
   reservedVramMb: number;
   ramMeasured: boolean;
   vramMeasured: boolean;
+  /** Each GPU measured (empty where none was). */
+  gpus: GpuMemory[];
   /** Who holds the interactive lock (a live Play session), if anyone. */
   interactiveLockHolder: string | null;
   sampledAt: string;
