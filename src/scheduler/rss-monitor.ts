@@ -61,14 +61,8 @@ export class RssMonitor {
       ctx.log.warn(`process RSS sample failed: ${errorMessage(err)}`);
       return;
     }
-    const vram = await vramReading;
     for (const job of jobs) {
       await this.readProgress(job);
-      const vmb = vram?.get(job.pid!);
-      if (vmb !== undefined && !job.exit) {
-        job.vramMb = Math.round(vmb);
-        job.peakVramMb = Math.max(job.peakVramMb, vmb);
-      }
       const mb = rss.get(job.pid!);
       if (mb === undefined || mb <= 0) continue;
       job.rssMb = Math.round(mb);
@@ -79,6 +73,14 @@ export class RssMonitor {
         ctx.log.warn(`run ${job.runId}: its processes use ${Math.round(mb)} MB, over its memory budget of ${budget} MB; stopping it`);
         stopJob(job, ctx);
       }
+    }
+    // Applied after the budgets, which a slow nvidia-smi must not hold up.
+    const vram = await vramReading;
+    for (const job of jobs) {
+      const vmb = vram?.get(job.pid!);
+      if (vmb === undefined || job.exit) continue;
+      job.vramMb = Math.round(vmb);
+      job.peakVramMb = Math.max(job.peakVramMb, vmb);
     }
   }
 
