@@ -1,16 +1,17 @@
 /**
  * `evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs ./outputs] [--cancel-running-on-exit]
- * [--allow-origin URL …]`: the GraphQL API and the dashboard on one port. Prints the URL.
+ * [--allow-origin URL …] [--ram-mb MB] [--vram-mb MB]`: the GraphQL API and the dashboard on one port. Prints the URL.
  * SIGTERM or SIGINT stops it gracefully: it stops serving, waits for the running runs to
  * finish (starting no queued one), then exits; with --cancel-running-on-exit, or on a second
  * signal, the running runs are cancelled instead. Listening beyond loopback needs EVAL_API_TOKEN.
+ * --ram-mb/--vram-mb give admission a capacity for memory it cannot measure (no nvidia-smi).
  */
 import { parseArgs } from 'node:util';
 import { BadInputError } from '../errors.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
 
 const USAGE =
-  'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …]\n' +
+  'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …] [--ram-mb MB] [--vram-mb MB]\n' +
   '  listening on a non-loopback host requires EVAL_API_TOKEN; clients send "Authorization: Bearer <token>"';
 
 export interface ServeArgs {
@@ -19,6 +20,8 @@ export interface ServeArgs {
   outputsDir: string;
   cancelRunningOnExit: boolean;
   allowedOrigins: string[];
+  /** Admission's static ledger, used only for a resource that cannot be measured. */
+  staticCapacity: { ramMb?: number; vramMb?: number };
   help: boolean;
 }
 
@@ -35,6 +38,8 @@ export function parseServeArgs(argv: string[]): ServeArgs {
         outputs: { type: 'string' },
         'cancel-running-on-exit': { type: 'boolean' },
         'allow-origin': { type: 'string', multiple: true },
+        'ram-mb': { type: 'string' },
+        'vram-mb': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -49,12 +54,21 @@ export function parseServeArgs(argv: string[]): ServeArgs {
   }
   const host = v.host ?? '127.0.0.1';
   if (host.trim() === '') throw new BadInputError('--host must not be empty');
+  const staticCapacity: ServeArgs['staticCapacity'] = {};
+  for (const [flag, key] of [['ram-mb', 'ramMb'], ['vram-mb', 'vramMb']] as const) {
+    const raw = v[flag];
+    if (raw === undefined) continue;
+    const mb = Number(raw);
+    if (raw.trim() === '' || !Number.isInteger(mb) || mb < 0) throw new BadInputError(`--${flag} must be a whole number of MB (0 or more), got "${raw}"`);
+    staticCapacity[key] = mb;
+  }
   return {
     port,
     host,
     outputsDir: v.outputs ?? DEFAULT_OUTPUTS_DIR,
     cancelRunningOnExit: v['cancel-running-on-exit'] === true,
     allowedOrigins: v['allow-origin'] ?? [],
+    staticCapacity,
     help: v.help === true,
   };
 }
@@ -67,7 +81,12 @@ export async function run(argv: string[]): Promise<number> {
   }
   // Loaded after the flags are checked: a typo is answered without loading the server.
   const { buildApp } = await import('../app.js');
-  const app = buildApp({ outputsDir: args.outputsDir, host: args.host, allowedOrigins: args.allowedOrigins });
+  const app = buildApp({
+    outputsDir: args.outputsDir,
+    host: args.host,
+    allowedOrigins: args.allowedOrigins,
+    scheduler: { staticCapacity: args.staticCapacity },
+  });
   const { url } = await app.start(args.port);
   process.stdout.write(`evalctl serve: ${url}  (dashboard at ${url}/, GraphQL at ${url}/graphql)\n`);
 

@@ -67,6 +67,10 @@ const ActiveJobRef = builder.objectRef<ActiveJob>('ActiveJob').implement({
     exclusiveGpu: t.exposeBoolean('exclusiveGpu', { description: 'Whether it runs alone.' }),
     reservation: t.field({ type: ResourceEstimateRef, description: 'The memory held for it while it runs.', resolve: (j) => j.reservation }),
     rssMb: t.exposeFloat('rssMb', { nullable: true, description: 'Latest resident memory of its process tree, MB.' }),
+    vramMb: t.exposeFloat('vramMb', {
+      nullable: true,
+      description: 'Latest GPU memory of its process tree as nvidia-smi attributes it, MB (null where per-process GPU memory is not measured).',
+    }),
     run: t.field({ type: RunRef, nullable: true, description: 'The run itself.', resolve: (j, _a, ctx) => runOf(j.runId, ctx) }),
   }),
 });

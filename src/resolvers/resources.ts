@@ -1,8 +1,21 @@
 /**
  * Machine resources as admission sees them: `resources`.
  */
+import type { GpuMemory } from '../scheduler/nvidia-smi.js';
 import type { ResourceSnapshot } from '../scheduler/types.js';
 import { builder } from './builder.js';
+
+const GpuRef = builder.objectRef<GpuMemory>('Gpu').implement({
+  description: 'One NVIDIA GPU as last measured.',
+  fields: (t) => ({
+    index: t.exposeInt('index', { description: "nvidia-smi's index of the GPU." }),
+    uuid: t.exposeString('uuid', { description: 'Its UUID (empty where only systeminformation could read it).' }),
+    name: t.exposeString('name', { description: 'Its model name.' }),
+    totalMb: t.exposeFloat('totalMb', { description: 'Total memory, MB.' }),
+    usedMb: t.exposeFloat('usedMb', { description: 'Memory in use, by any process, MB.' }),
+    freeMb: t.exposeFloat('freeMb', { description: 'Free memory, MB.' }),
+  }),
+});
 
 const ResourcesRef = builder.objectRef<ResourceSnapshot>('Resources').implement({
   description: 'Free memory, the reservations of running jobs, and who holds the interactive lock.',
@@ -15,6 +28,11 @@ const ResourcesRef = builder.objectRef<ResourceSnapshot>('Resources').implement(
     reservedVramMb: t.exposeFloat('reservedVramMb', { description: 'GPU memory reserved by running jobs, MB.' }),
     ramMeasured: t.exposeBoolean('ramMeasured', { description: 'False when RAM comes from the static ledger.' }),
     vramMeasured: t.exposeBoolean('vramMeasured', { description: 'False when GPU memory comes from the static ledger.' }),
+    gpus: t.field({
+      type: [GpuRef],
+      description: 'Each GPU measured (read from nvidia-smi); vramTotalMb and vramFreeMb are their sums. Empty where none was.',
+      resolve: (r) => r.gpus,
+    }),
     interactiveLockHolder: t.exposeString('interactiveLockHolder', {
       nullable: true,
       description: 'Who holds the interactive lock (a live Play session); admission waits while it is held.',

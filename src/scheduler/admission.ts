@@ -19,6 +19,8 @@ export interface RunningReservation {
   exclusiveGpu: boolean;
   /** Latest process-tree RSS, MB (null until sampled, or for in-process runs). */
   rssMb: number | null;
+  /** Latest process-tree GPU memory, MB (null where per-process VRAM is not measured). */
+  vramMb?: number | null;
 }
 
 export interface Capacity {
@@ -85,11 +87,13 @@ export function planAdmission(input: AdmissionInput): AdmissionResult {
   let reservedRam = 0;
   let reservedVram = 0;
   let outstandingRam = 0;
+  let outstandingVram = 0;
   for (const r of running) {
     reservedRam += r.reservation.ramMb;
     reservedVram += r.reservation.vramMb;
-    // Measured free RAM already lacks what a job uses now; only the rest of its reservation is still to come.
+    // Measured free memory already lacks what a job uses now; only the rest of its reservation is still to come.
     outstandingRam += Math.max(0, r.reservation.ramMb - (r.rssMb ?? 0));
+    outstandingVram += Math.max(0, r.reservation.vramMb - (r.vramMb ?? 0));
   }
   const ram: Pool =
     cap.ramFreeMb !== null
@@ -97,10 +101,10 @@ export function planAdmission(input: AdmissionInput): AdmissionResult {
       : cap.staticRamMb !== undefined
         ? { name: 'RAM', available: cap.staticRamMb - reservedRam, source: 'ledger', total: cap.staticRamMb }
         : { name: 'RAM', available: Infinity, source: 'none', total: Infinity };
-  // Per-process VRAM is not measured, so a running job's whole VRAM reservation is held back.
+  // Where nvidia-smi does not attribute GPU memory to a job's processes, its whole VRAM reservation is held back.
   const vram: Pool =
     cap.vramFreeMb !== null
-      ? { name: 'VRAM', available: cap.vramFreeMb - reservedVram, source: 'measured', total: cap.vramTotalMb ?? Infinity }
+      ? { name: 'VRAM', available: cap.vramFreeMb - outstandingVram, source: 'measured', total: cap.vramTotalMb ?? Infinity }
       : cap.staticVramMb !== undefined
         ? { name: 'VRAM', available: cap.staticVramMb - reservedVram, source: 'ledger', total: cap.staticVramMb }
         : { name: 'VRAM', available: Infinity, source: 'none', total: Infinity };

@@ -1,7 +1,8 @@
 /**
  * How much RAM and VRAM a run will take, for admission: the measured peak of earlier runs of
  * the same graph at the same worker count, else the nodesets' declared figures, else the
- * run's `marginalVramMb`, else a default.
+ * run's `marginalVramMb`, else a default. RAM and VRAM calibrate separately: VRAM only where
+ * nvidia-smi attributed GPU memory to an earlier run's processes.
  */
 import type { NodesetEntry } from '../runtime/registry.js';
 import type { Parallelism, ResourceSpec } from '../runtime/types.js';
@@ -25,6 +26,8 @@ export interface EstimateInput {
   nodesets: NodesetCost[];
   /** Largest process-tree RSS of earlier runs of this graph at this worker count. */
   calibratedPeakMb: number | null;
+  /** Largest process-tree GPU memory of those runs, where it was measured. */
+  calibratedVramPeakMb?: number | null;
   marginalVramMb?: number;
 }
 
@@ -42,7 +45,9 @@ export function estimateRun(input: EstimateInput): ResourceEstimate {
   // Replicated hosts load their own copy of any model per worker; shared hosts are already resident.
   const declaredVram = replicated.reduce((s, n) => s + (n.resources?.vramMb ?? 0) * input.workerCount, 0);
   const marginal = input.marginalVramMb ?? 0;
-  const vramMb = declaredVram + marginal;
+  const calibratedVram = input.calibratedVramPeakMb ?? null;
+  // A measured peak replaces the declarations, as the RSS peak does for RAM.
+  const vramMb = calibratedVram !== null && calibratedVram > 0 ? calibratedVram : declaredVram + marginal;
   if (input.calibratedPeakMb !== null && input.calibratedPeakMb > 0) {
     return { ramMb: round(input.calibratedPeakMb), vramMb: round(vramMb), source: 'calibrated' };
   }

@@ -165,6 +165,7 @@ export class JobScheduler {
         workerCount,
         nodesets: nodesetCosts(graph.nodesets),
         calibratedPeakMb: this.catalog.calibratedPeak(input.graphName, workerCount),
+        calibratedVramPeakMb: this.catalog.calibratedVramPeak(input.graphName, workerCount),
         ...(input.marginalVramMb !== undefined ? { marginalVramMb: input.marginalVramMb } : {}),
       });
       const vramTotal = this.lastSample.vramTotalMb ?? staticCapacity.vramMb;
@@ -316,6 +317,7 @@ export class JobScheduler {
       for (const job of this.running.values()) if (job.killTimer) clearTimeout(job.killTimer);
       await this.hosts.close().catch((err: unknown) => this.log.warn(`stopping shared hosts: ${errorMessage(err)}`));
       this.hostStarter.close();
+      if (this.settings.ownsSampler) this.settings.sampler.close?.();
       await this.catalogRef?.close();
       this.listeners.clear();
     })();

@@ -37,6 +37,7 @@ export function activeJob(j: Job): ActiveJob {
     exclusiveGpu: j.spec.exclusiveGpu,
     reservation: { ...j.estimate },
     rssMb: j.rssMb,
+    vramMb: j.vramMb,
   };
 }
 
@@ -45,5 +46,5 @@ export function admissionCandidate(j: Job): AdmissionCandidate {
 }
 
 export function runningReservation(j: Job): RunningReservation {
-  return { runId: j.runId, reservation: j.estimate, exclusiveGpu: j.spec.exclusiveGpu, rssMb: j.rssMb };
+  return { runId: j.runId, reservation: j.estimate, exclusiveGpu: j.spec.exclusiveGpu, rssMb: j.rssMb, vramMb: j.vramMb };
 }

@@ -53,6 +53,9 @@ export interface Job {
   killTimer: NodeJS.Timeout | null;
   rssMb: number | null;
   peakRssMb: number;
+  /** Latest GPU memory of the process tree, MB (null until nvidia-smi reports it). */
+  vramMb: number | null;
+  peakVramMb: number;
   overBudget: { rssMb: number; budgetMb: number } | null;
   episodesDone: number;
   summaryMtimeMs: number;
@@ -100,6 +103,8 @@ export function createJob(spec: RunSpec, runDir: string, estimate: ResourceEstim
     killTimer: null,
     rssMb: null,
     peakRssMb: 0,
+    vramMb: null,
+    peakVramMb: 0,
     overBudget: null,
     episodesDone: 0,
     summaryMtimeMs: 0,

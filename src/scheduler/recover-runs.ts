@@ -67,6 +67,7 @@ async function recoverQueued(run: UnfinishedRun, opts: RecoverRunsOptions): Prom
       workerCount: spec.workerCount,
       nodesets: nodesetCosts(graph.nodesets),
       calibratedPeakMb: ctx.catalog.calibratedPeak(spec.graphName, spec.workerCount),
+      calibratedVramPeakMb: ctx.catalog.calibratedVramPeak(spec.graphName, spec.workerCount),
       ...(spec.marginalVramMb !== undefined ? { marginalVramMb: spec.marginalVramMb } : {}),
     });
     // The hosts of the previous backend are gone: new ones, new URLs.
@@ -100,6 +101,7 @@ async function recoverRunning(run: UnfinishedRun, opts: RecoverRunsOptions): Pro
       workerCount: spec.workerCount,
       nodesets: nodesetCosts(graph?.nodesets ?? []),
       calibratedPeakMb: ctx.catalog.calibratedPeak(spec.graphName, spec.workerCount),
+      calibratedVramPeakMb: ctx.catalog.calibratedVramPeak(spec.graphName, spec.workerCount),
       ...(spec.marginalVramMb !== undefined ? { marginalVramMb: spec.marginalVramMb } : {}),
     });
     const job = opts.newJob(spec, run.runDir, estimate, []);

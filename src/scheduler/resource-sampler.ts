@@ -1,19 +1,23 @@
 /**
- * Measures what admission needs: free RAM (always), free VRAM (where an NVIDIA GPU is
- * present), and the RSS of a process tree (an eval process and its hosts).
+ * Measures what admission needs: free RAM (always), free VRAM per NVIDIA GPU (read from
+ * `nvidia-smi`), and the RSS and VRAM of a process tree (an eval process and its hosts).
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import si from 'systeminformation';
-import { execa } from 'execa';
+import { queryComputeApps, queryGpus, type GpuMemory } from './nvidia-smi.js';
+
+export type { GpuMemory } from './nvidia-smi.js';
 
 export interface ResourceSample {
   /** null where RAM could not be read (the static ledger applies). */
   ramTotalMb: number | null;
   ramFreeMb: number | null;
-  /** null where no NVIDIA GPU could be measured (the static ledger applies). */
+  /** null where no NVIDIA GPU could be measured (the static ledger applies). Summed over every GPU. */
   vramTotalMb: number | null;
   vramFreeMb: number | null;
+  /** Each GPU measured, in nvidia-smi's order; absent or empty where none was. */
+  gpus?: GpuMemory[];
 }
 
 /** What the scheduler reads; inject another implementation to fix the readings. */
@@ -23,41 +27,53 @@ export interface ResourceSource {
   processTreeRssMb(pid: number): Promise<number>;
   /** The same for several roots at once (one walk of the process table). */
   processTreesRssMb?(pids: number[]): Promise<Map<number, number>>;
+  /** GPU memory held by each root and its descendants, MB; null where per-process VRAM cannot be read. */
+  processTreesVramMb?(pids: number[]): Promise<Map<number, number> | null>;
+  /** Stops any query in flight. Idempotent. */
+  close?(): void;
 }
 
 export interface ResourceSamplerOptions {
   /** How often VRAM is re-read; in between the last reading is served. @default 2000 */
   vramRefreshMs?: number;
+  /** The nvidia-smi executable. @default 'nvidia-smi' (found on PATH) */
+  nvidiaSmi?: string;
+  /** An nvidia-smi answer later than this counts as none. @default 5000 */
+  nvidiaSmiTimeoutMs?: number;
 }
 
 const MB = 1024 * 1024;
 
 /**
- * RAM from `si.mem()` (MemAvailable on Linux). The GPU probe runs `si.graphics()` once and is
- * cached; later VRAM readings come from an asynchronous `nvidia-smi` query refreshed in the
- * background, because `si.graphics()` runs nvidia-smi synchronously and would stall the event loop.
+ * RAM from `si.mem()` (MemAvailable on Linux). VRAM from an asynchronous `nvidia-smi` query,
+ * refreshed in the background (a sample never waits for it after the first); where nvidia-smi
+ * gives nothing, systeminformation's controller list is read once as a fallback (it needs
+ * `lspci`, and runs nvidia-smi synchronously, so it is not polled). A failed refresh keeps the
+ * last reading: a slow nvidia-smi under load must not switch admission to the static ledger.
  */
 export class ResourceSampler implements ResourceSource {
   private readonly vramRefreshMs: number;
-  private gpuProbe: Promise<boolean> | null = null;
-  private vram: { totalMb: number; freeMb: number } | null = null;
+  private readonly smi: { command?: string; timeoutMs: number; signal: AbortSignal };
+  private readonly abort = new AbortController();
+  private firstReading: Promise<void> | null = null;
+  private gpus: GpuMemory[] | null = null;
+  private vramSource: 'nvidia-smi' | 'systeminformation' | null = null;
   private vramReadAt = 0;
   private vramReading: Promise<void> | null = null;
 
   constructor(opts: ResourceSamplerOptions = {}) {
     this.vramRefreshMs = opts.vramRefreshMs ?? 2000;
+    this.smi = {
+      ...(opts.nvidiaSmi !== undefined ? { command: opts.nvidiaSmi } : {}),
+      timeoutMs: opts.nvidiaSmiTimeoutMs ?? 5000,
+      signal: this.abort.signal,
+    };
   }
 
-  /** True when an NVIDIA GPU with readable memory is present (probed once). */
-  hasNvidiaGpu(): Promise<boolean> {
-    this.gpuProbe ??= probeNvidia().then((reading) => {
-      if (reading) {
-        this.vram = reading;
-        this.vramReadAt = Date.now();
-      }
-      return reading !== null;
-    });
-    return this.gpuProbe;
+  /** True when an NVIDIA GPU with readable memory is present (after the first reading). */
+  async hasNvidiaGpu(): Promise<boolean> {
+    await this.readFirst();
+    return this.gpus !== null;
   }
 
   async sample(): Promise<ResourceSample> {
@@ -70,19 +86,26 @@ export class ResourceSampler implements ResourceSource {
     } catch {
       // unmeasurable: the ledger takes over
     }
-    if (await this.hasNvidiaGpu()) {
-      if (Date.now() - this.vramReadAt >= this.vramRefreshMs && !this.vramReading) {
-        this.vramReading = readNvidiaSmi()
-          .then((r) => {
-            if (r) this.vram = r;
-          })
-          .finally(() => {
-            this.vramReadAt = Date.now();
-            this.vramReading = null;
-          });
-      }
+    await this.readFirst();
+    if (Date.now() - this.vramReadAt >= this.vramRefreshMs && !this.vramReading && !this.abort.signal.aborted) {
+      // Retried even where no GPU was found: a driver may come up after the server.
+      this.vramReading = queryGpus(this.smi)
+        .then((gpus) => {
+          if (gpus) this.setGpus(gpus, 'nvidia-smi');
+        })
+        .finally(() => {
+          this.vramReadAt = Date.now();
+          this.vramReading = null;
+        });
     }
-    return { ramTotalMb, ramFreeMb, vramTotalMb: this.vram?.totalMb ?? null, vramFreeMb: this.vram?.freeMb ?? null };
+    const gpus = this.gpus;
+    return {
+      ramTotalMb,
+      ramFreeMb,
+      vramTotalMb: gpus ? gpus.reduce((s, g) => s + g.totalMb, 0) : null,
+      vramFreeMb: gpus ? gpus.reduce((s, g) => s + g.freeMb, 0) : null,
+      gpus: gpus ? gpus.map((g) => ({ ...g })) : [],
+    };
   }
 
   async processTreeRssMb(pid: number): Promise<number> {
@@ -92,36 +115,52 @@ export class ResourceSampler implements ResourceSource {
   processTreesRssMb(pids: number[]): Promise<Map<number, number>> {
     return processTreesRssMb(pids);
   }
+
+  /** From nvidia-smi's compute processes; null unless nvidia-smi answers. */
+  async processTreesVramMb(pids: number[]): Promise<Map<number, number> | null> {
+    await this.readFirst();
+    if (this.vramSource !== 'nvidia-smi' || pids.length === 0) return null;
+    const used = await queryComputeApps(this.smi);
+    return used === null ? null : processTreesVramMb(pids, used);
+  }
+
+  close(): void {
+    this.abort.abort();
+  }
+
+  private readFirst(): Promise<void> {
+    this.firstReading ??= (async () => {
+      const gpus = await queryGpus(this.smi);
+      if (gpus) this.setGpus(gpus, 'nvidia-smi');
+      else if (!this.abort.signal.aborted) {
+        const fallback = await systeminformationGpus();
+        if (fallback) this.setGpus(fallback, 'systeminformation');
+      }
+      this.vramReadAt = Date.now();
+    })();
+    return this.firstReading;
+  }
+
+  private setGpus(gpus: GpuMemory[], source: 'nvidia-smi' | 'systeminformation'): void {
+    this.gpus = gpus;
+    this.vramSource = source;
+  }
 }
 
-async function probeNvidia(): Promise<{ totalMb: number; freeMb: number } | null> {
+/** NVIDIA controllers with a memory figure, from systeminformation (filled only where lspci runs). */
+async function systeminformationGpus(): Promise<GpuMemory[] | null> {
   try {
     const g = await si.graphics();
-    const nv = g.controllers.filter((c) => /nvidia/i.test(c.vendor ?? '') || /nvidia/i.test(c.name ?? ''));
-    const total = nv.reduce((s, c) => s + (c.memoryTotal ?? 0), 0);
-    if (nv.length === 0 || total <= 0) return null;
-    return { totalMb: total, freeMb: nv.reduce((s, c) => s + (c.memoryFree ?? 0), 0) };
+    const nv = g.controllers.filter((c) => (/nvidia/i.test(c.vendor ?? '') || /nvidia/i.test(c.name ?? '')) && (c.memoryTotal ?? 0) > 0);
+    if (nv.length === 0) return null;
+    return nv.map((c, index) => {
+      const totalMb = c.memoryTotal ?? 0;
+      const freeMb = c.memoryFree ?? Math.max(0, totalMb - (c.memoryUsed ?? 0));
+      return { index, uuid: '', name: c.name ?? c.model ?? 'NVIDIA GPU', totalMb, usedMb: c.memoryUsed ?? totalMb - freeMb, freeMb };
+    });
   } catch {
     return null;
   }
-}
-
-/** Sums every GPU's memory; nvidia-smi reports MiB. */
-async function readNvidiaSmi(): Promise<{ totalMb: number; freeMb: number } | null> {
-  const r = await execa('nvidia-smi', ['--query-gpu=memory.total,memory.free', '--format=csv,noheader,nounits'], {
-    reject: false,
-    timeout: 5000,
-  });
-  if (r.exitCode !== 0 || typeof r.stdout !== 'string') return null;
-  let totalMb = 0;
-  let freeMb = 0;
-  for (const line of r.stdout.split('\n')) {
-    const [t, f] = line.split(',').map((x) => Number(x.trim()));
-    if (t === undefined || f === undefined || !Number.isFinite(t) || !Number.isFinite(f)) continue;
-    totalMb += t;
-    freeMb += f;
-  }
-  return totalMb > 0 ? { totalMb, freeMb } : null;
 }
 
 /**
@@ -132,16 +171,40 @@ async function readNvidiaSmi(): Promise<{ totalMb: number; freeMb: number } | nu
 export async function processTreesRssMb(roots: number[]): Promise<Map<number, number>> {
   const out = new Map<number, number>();
   if (roots.length === 0) return out;
-  const table = existsSync('/proc/self/stat') ? await procTable() : await siTable();
+  const table = await processTable();
+  for (const [root, members] of treeMembers(table, roots)) {
+    const kbs = await Promise.all(members.map((p) => table.rssKb(p)));
+    out.set(root, kbs.reduce((s, k) => s + k, 0) / 1024);
+  }
+  return out;
+}
+
+/** GPU memory of each root and all its descendants, MB, given what each process holds (`usedMb` by pid). */
+export async function processTreesVramMb(roots: number[], usedMb: ReadonlyMap<number, number>): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  if (roots.length === 0) return out;
+  // Nothing on the GPU: every tree holds 0, no need to walk the process table.
+  const table = usedMb.size > 0 ? await processTable() : { parent: new Map<number, number>(), rssKb: async () => 0 };
+  for (const [root, members] of treeMembers(table, roots)) out.set(root, members.reduce((s, p) => s + (usedMb.get(p) ?? 0), 0));
+  return out;
+}
+
+function processTable(): Promise<ProcessTable> {
+  return existsSync('/proc/self/stat') ? procTable() : siTable();
+}
+
+/** Each root with itself and its descendants; a root not in the table has none. */
+function treeMembers(table: ProcessTable, roots: number[]): Map<number, number[]> {
   const children = new Map<number, number[]>();
   for (const [pid, ppid] of table.parent) {
     const list = children.get(ppid);
     if (list) list.push(pid);
     else children.set(ppid, [pid]);
   }
+  const out = new Map<number, number[]>();
   for (const root of roots) {
     if (!table.parent.has(root)) {
-      out.set(root, 0);
+      out.set(root, []);
       continue;
     }
     const members: number[] = [];
@@ -154,8 +217,7 @@ export async function processTreesRssMb(roots: number[]): Promise<Map<number, nu
       members.push(p);
       for (const c of children.get(p) ?? []) stack.push(c);
     }
-    const kbs = await Promise.all(members.map((p) => table.rssKb(p)));
-    out.set(root, kbs.reduce((s, k) => s + k, 0) / 1024);
+    out.set(root, members);
   }
   return out;
 }

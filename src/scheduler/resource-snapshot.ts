@@ -30,6 +30,7 @@ export function resourceSnapshot({ sample: s, sampledAt, staticCapacity, running
     reservedVramMb: reservedVram,
     ramMeasured: s.ramFreeMb !== null,
     vramMeasured: s.vramFreeMb !== null,
+    gpus: s.gpus?.map((g) => ({ ...g })) ?? [],
     interactiveLockHolder: lockHolder,
     sampledAt: sampledAt.toISOString(),
   };

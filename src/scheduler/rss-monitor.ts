@@ -1,7 +1,8 @@
 /**
  * The RSS sampling loop: every interval, the RSS of each running eval process tree (for
- * calibration and memory budgets; a run over its budget is stopped) and each run's progress
- * from its summary.json, for the active-job view and the catalog.
+ * calibration and memory budgets; a run over its budget is stopped), its GPU memory where
+ * nvidia-smi reports it (for calibration and admission), and each run's progress from its
+ * summary.json, for the active-job view and the catalog.
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -50,9 +51,11 @@ export class RssMonitor {
     const { source, ctx } = this.opts;
     const jobs = running.filter((j) => j.viaSubprocess && j.pid !== null && !j.exit);
     if (jobs.length === 0) return;
+    const pids = jobs.map((j) => j.pid!);
+    // The nvidia-smi query (tens of ms, more on a busy GPU) runs alongside the /proc walk.
+    const vramReading = this.sampleVram(pids);
     let rss: Map<number, number>;
     try {
-      const pids = jobs.map((j) => j.pid!);
       rss = source.processTreesRssMb ? await source.processTreesRssMb(pids) : await processTreesRssMbOneByOne(source, pids);
     } catch (err) {
       ctx.log.warn(`process RSS sample failed: ${errorMessage(err)}`);
@@ -70,6 +73,23 @@ export class RssMonitor {
         ctx.log.warn(`run ${job.runId}: its processes use ${Math.round(mb)} MB, over its memory budget of ${budget} MB; stopping it`);
         stopJob(job, ctx);
       }
+    }
+    // Applied after the budgets, which a slow nvidia-smi must not hold up.
+    const vram = await vramReading;
+    for (const job of jobs) {
+      const vmb = vram?.get(job.pid!);
+      if (vmb === undefined || job.exit) continue;
+      job.vramMb = Math.round(vmb);
+      job.peakVramMb = Math.max(job.peakVramMb, vmb);
+    }
+  }
+
+  private async sampleVram(pids: number[]): Promise<Map<number, number> | null> {
+    try {
+      return (await this.opts.source.processTreesVramMb?.(pids)) ?? null;
+    } catch (err) {
+      this.opts.ctx.log.warn(`process VRAM sample failed: ${errorMessage(err)}`);
+      return null;
     }
   }
 

@@ -54,6 +54,8 @@ export interface SchedulerSettings {
   evalProcessMain: string;
   staticCapacity: { ramMb?: number; vramMb?: number };
   sampler: ResourceSource;
+  /** True when the sampler is the default one, which close() then stops. */
+  ownsSampler: boolean;
   graphDirs: GraphDirs;
   log: SchedulerLogger;
 }
@@ -95,6 +97,7 @@ export function resolveSchedulerOptions(options: JobSchedulerOptions): Scheduler
     evalProcessMain: options.evalProcessMain ?? EVAL_PROCESS_MAIN,
     staticCapacity: { ...options.staticCapacity },
     sampler: options.sampler ?? new ResourceSampler(),
+    ownsSampler: options.sampler === undefined,
     graphDirs: {
       workspaceDir: options.workspaceDir ?? (process.env.ACTIVE_WORKSPACE_DIR || undefined),
       builtinGraphsDir: options.builtinGraphsDir,

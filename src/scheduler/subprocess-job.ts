@@ -61,13 +61,14 @@ export async function recordProcessExit(job: Job, exit: JobExit, summary: RunSum
     await writeJsonAtomic(join(job.runDir, FILES.process), {
       ...rec,
       ...(job.peakRssMb > 0 ? { peakRssMb: Math.round(job.peakRssMb) } : {}),
+      ...(job.peakVramMb > 0 ? { peakVramMb: Math.round(job.peakVramMb) } : {}),
       exitCode: exit.kind === 'process' ? exit.exit.exitCode : null,
       signal: exit.kind === 'process' ? exit.exit.signal : null,
       ...(exit.kind === 'process' && exit.exit.exitedAt ? { exitedAt: exit.exit.exitedAt } : {}),
     }).catch(() => {});
   }
   if (summary.status === 'COMPLETED' && job.peakRssMb > 0) {
-    ctx.catalog.recordCalibration(job.spec.graphName, job.spec.workerCount, Math.round(job.peakRssMb));
+    ctx.catalog.recordCalibration(job.spec.graphName, job.spec.workerCount, Math.round(job.peakRssMb), Math.round(job.peakVramMb));
   }
 }
 

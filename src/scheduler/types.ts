@@ -2,6 +2,7 @@
  * The scheduler's public face, used by the GraphQL resolvers and the dashboard.
  */
 import type { RunSummary } from '../store/types.js';
+import type { GpuMemory } from './nvidia-smi.js';
 
 /** What `startEval` accepts: the run-spec schema's input (spec/run-spec.ts). */
 export type { RunInputFields as SubmitInput } from '../spec/run-spec.js';
@@ -45,6 +46,8 @@ export interface ActiveJob {
   reservation: ResourceEstimate;
   /** Latest RSS of the process tree, MB. */
   rssMb: number | null;
+  /** Latest GPU memory of the process tree (nvidia-smi's compute processes), MB; null where not measured. */
+  vramMb: number | null;
 }
 
 export interface ResourceSnapshot {
@@ -57,6 +60,8 @@ export interface ResourceSnapshot {
   reservedVramMb: number;
   ramMeasured: boolean;
   vramMeasured: boolean;
+  /** Each GPU measured (empty where none was). */
+  gpus: GpuMemory[];
   /** Who holds the interactive lock (a live Play session), if anyone. */
   interactiveLockHolder: string | null;
   sampledAt: string;

@@ -42,6 +42,8 @@ export interface CalibrationSample {
   graphName: string;
   workerCount: number;
   peakRssMb: number;
+  /** Largest GPU memory of the run's processes, MB; absent where it was not measured (or none was used). */
+  peakVramMb?: number;
   recordedAt: string;
 }
 
@@ -73,6 +75,8 @@ export interface ProcessRecord {
   command: string[];
   /** Largest RSS of the process tree seen while it ran, MB. */
   peakRssMb?: number;
+  /** Largest GPU memory of the process tree seen while it ran (nvidia-smi), MB; absent when none was seen. */
+  peakVramMb?: number;
   exitCode?: number | null;
   signal?: string | null;
   /** When the backend saw the process exit. */
@@ -222,6 +226,7 @@ export class RunCatalog {
           graphName: summary.graphName,
           workerCount: summary.workerCount,
           peakRssMb: proc.peakRssMb,
+          ...(typeof proc.peakVramMb === 'number' && proc.peakVramMb > 0 ? { peakVramMb: proc.peakVramMb } : {}),
           recordedAt: summary.finishedAt ?? summary.createdAt,
         });
       }
@@ -259,8 +264,9 @@ export class RunCatalog {
     return this.listRuns(opts).length;
   }
 
-  recordCalibration(graphName: string, workerCount: number, peakRssMb: number): void {
-    this.pushCalibration({ graphName, workerCount, peakRssMb, recordedAt: new Date().toISOString() });
+  recordCalibration(graphName: string, workerCount: number, peakRssMb: number, peakVramMb?: number): void {
+    const vram = peakVramMb !== undefined && peakVramMb > 0 ? { peakVramMb } : {};
+    this.pushCalibration({ graphName, workerCount, peakRssMb, ...vram, recordedAt: new Date().toISOString() });
     this.schedule();
   }
 
@@ -279,6 +285,15 @@ export class RunCatalog {
     let peak: number | null = null;
     for (const s of this.db.data.calibration) {
       if (s.graphName === graphName && s.workerCount === workerCount) peak = Math.max(peak ?? 0, s.peakRssMb);
+    }
+    return peak;
+  }
+
+  /** The largest GPU memory peak of those runs, or null when none had one measured. */
+  calibratedVramPeak(graphName: string, workerCount: number): number | null {
+    let peak: number | null = null;
+    for (const s of this.db.data.calibration) {
+      if (s.graphName === graphName && s.workerCount === workerCount && typeof s.peakVramMb === 'number') peak = Math.max(peak ?? 0, s.peakVramMb);
     }
     return peak;
   }

@@ -91,6 +91,18 @@ describe('planAdmission', () => {
     expect(d.waiting.get('c')?.waitingReason).toBe('behind exclusive GPU run ex, which has waited long enough to hold the GPU');
   });
 
+  it("counts only the part of a running VRAM reservation its processes do not hold yet, where nvidia-smi attributes it", () => {
+    const vjob = { ...job('a', 10), estimate: { ramMb: 10, vramMb: 40_000, source: 'marginal' as const } };
+    const gpuRun = (vramMb: number | null) => ({ ...running('x', 10), reservation: { ramMb: 10, vramMb: 60_000, source: 'marginal' as const }, vramMb });
+    const capacity = { ramFreeMb: 1000, ramTotalMb: 8000, vramFreeMb: 80_000, vramTotalMb: 143_771 };
+    // Nothing attributed yet: the whole 60 GB is still to come out of the 80 GB measured free.
+    const before = plan({ capacity, queue: [vjob], running: [gpuRun(null)] });
+    expect(before.waiting.get('a')?.waitingReason).toBe('needs 39.1 GB VRAM, 19.5 GB free after reservations');
+    // It already holds 50 GB (gone from the measured free): only 10 GB of it is still to come.
+    const after = plan({ capacity: { ...capacity, vramFreeMb: 80_000 - 50_000 + 30_000 }, queue: [vjob], running: [gpuRun(50_000)] });
+    expect(after.admit).toEqual(['a']);
+  });
+
   it('admits nothing while the interactive lock is held', () => {
     const r = plan({ queue: [job('a', 10), job('b', 10)], lockHolder: 'play' });
     expect(r.admit).toEqual([]);

@@ -135,6 +135,20 @@ describe('RunCatalog', () => {
     await reopened.close();
   });
 
+  it('keeps a GPU memory peak beside the RSS peak where one was measured, also across a reopen', async () => {
+    const out = outputs();
+    const cat = await RunCatalog.open(out);
+    cat.recordCalibration('g', 1, 300);
+    expect(cat.calibratedVramPeak('g', 1)).toBeNull();
+    cat.recordCalibration('g', 1, 310, 2000);
+    cat.recordCalibration('g', 1, 320, 0);
+    expect(cat.calibratedVramPeak('g', 1)).toBe(2000);
+    await cat.close();
+    const reopened = await RunCatalog.open(out);
+    expect(reopened.calibratedVramPeak('g', 1)).toBe(2000);
+    await reopened.close();
+  });
+
   it('writes a burst of updates through, the last value winning, once flushed', async () => {
     const out = outputs();
     const cat = await RunCatalog.open(out);
