@@ -127,7 +127,7 @@ def main(argv=None):
         return 2
     print("final: %s" % final["status"] + (" (%s)" % final["error"]["message"] if final.get("error") else ""))
     for m in final["aggregateMetrics"]:
-        stderr = "" if m["stderr"] is None else " ± %.3f" % m["stderr"]
+        stderr = "" if m["stderr"] is None else " ± %.4f" % m["stderr"]  # as many decimals as the mean
         print("  %-20s %.4f%s  (n=%d)" % (m["name"], m["mean"], stderr, m["count"]))
     return 0 if final["status"] == "COMPLETED" else 1
 

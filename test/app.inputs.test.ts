@@ -2,7 +2,7 @@
  * Bad input gets a clear message and its `extensions.code`; the queue answers while nothing
  * can start (the interactive lock is held, so every run stays QUEUED).
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initialSummary } from '../src/eval-process/summary-writer.js';

@@ -53,13 +53,20 @@ export function aggregateMetrics(records: readonly EpisodeRecord[]): MetricAggre
   return [...columns.keys()].sort().map((name) => summarizeValues(name, columns.get(name)!));
 }
 
-/** Aggregates per `task` (episodes without a task are left out), tasks sorted. */
+/** The task of an episode whose env named none, when others in the run have one. */
+export const DEFAULT_TASK = 'default';
+
+/**
+ * Aggregates per `task`, tasks sorted. Episodes without a task go under DEFAULT_TASK so that the
+ * groups add up to the run; a run where no episode has a task has no groups (one would repeat the run's).
+ */
 export function aggregateByTask(records: readonly EpisodeRecord[]): Record<string, MetricAggregate[]> {
   const groups = new Map<string, EpisodeRecord[]>();
+  if (!records.some((r) => r.task !== undefined)) return {};
   for (const r of records) {
-    if (r.task === undefined) continue;
-    let g = groups.get(r.task);
-    if (!g) groups.set(r.task, (g = []));
+    const task = r.task ?? DEFAULT_TASK;
+    let g = groups.get(task);
+    if (!g) groups.set(task, (g = []));
     g.push(r);
   }
   const out: Record<string, MetricAggregate[]> = {};

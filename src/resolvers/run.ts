@@ -41,7 +41,7 @@ interface TaskAggregate {
 }
 
 const TaskAggregateRef = builder.objectRef<TaskAggregate>('TaskAggregate').implement({
-  description: 'The aggregates of the episodes of one task (episodes without a task are grouped under their env\'s default).',
+  description: 'The aggregates of the episodes of one task. When some episodes of a run have a task and others none, those without are grouped under the task "default"; a run with no task at all has no groups.',
   fields: (t) => ({
     task: t.exposeString('task', { description: 'The task name the env reported.' }),
     metrics: t.field({ type: [MetricAggregateRef], description: 'Each metric over this task\'s episodes.', resolve: (a) => a.metrics }),

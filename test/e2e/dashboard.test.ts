@@ -9,6 +9,7 @@ import { gzipSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WEB_DIST_DIR } from '../../src/paths.js';
+import { expectAccessible } from './axe.js';
 import { graphql, launchBrowser, openSession, waitFor, type Session } from './harness.js';
 import { writeSyntheticRun } from './synthetic-run.js';
 
@@ -66,6 +67,7 @@ describe('dashboard', { timeout: 120_000 }, () => {
     await s.page.waitForSelector('[data-testid=worker-timeline][data-bars="6"]');
     expect(await s.page.locator('[data-testid=metric-cards] .card').count()).toBeGreaterThanOrEqual(3);
     expect(await s.page.locator('[data-testid=episode-row]').count()).toBe(6);
+    await expectAccessible(s.page, 'a finished run page');
     await s.screenshot('run-completed');
 
     // The runs table lists it as completed.
@@ -85,9 +87,11 @@ describe('dashboard', { timeout: 120_000 }, () => {
     const queue = await s.newPage();
     await queue.goto(`${s.url}#/queue`);
     await queue.waitForSelector(`[data-testid=active-table] tr[data-run-id="${runId}"]`);
+    await expectAccessible(queue, 'the queue with a running job');
     await s.screenshot('queue-running', queue);
     await queue.close();
 
+    await expectAccessible(s.page, 'a running run page');
     await s.page.click('[data-testid=cancel-run]');
     await s.page.click('[data-testid=cancel-run]'); // confirm
     await s.page.waitForSelector('.run-page[data-status=CANCELLED]', { timeout: 30_000 });
@@ -117,6 +121,7 @@ describe('dashboard', { timeout: 120_000 }, () => {
     expect(await width.jsonValue()).toBeGreaterThan(0);
     expect(await s.page.evaluate(() => location.hash)).toBe(`#/runs/${runId}/episodes/1`);
     await s.page.waitForSelector('[data-testid=episode-log] tbody tr');
+    await expectAccessible(s.page, 'the episode drawer with its picture and log');
     await s.screenshot('episode-drawer');
   });
 
@@ -153,6 +158,7 @@ describe('dashboard', { timeout: 120_000 }, () => {
     const queue = await s.newPage();
     await queue.goto(`${s.url}#/queue`);
     await queue.waitForSelector('[data-testid=interactive-lock]', { timeout: 15_000 });
+    await expectAccessible(queue, 'the queue under the interactive lock');
     await s.screenshot('queue-locked', queue);
 
     await s.page.waitForSelector('.play-page[data-phase=done]', { timeout: 60_000 });
@@ -163,6 +169,7 @@ describe('dashboard', { timeout: 120_000 }, () => {
     expect(await width.jsonValue()).toBeGreaterThan(0);
     expect(await s.page.locator('[data-testid=play-steps] li').count()).toBeGreaterThan(2);
     expect(await s.page.textContent('[data-testid=play-status]')).toMatch(/Finished after \d+ steps/);
+    await expectAccessible(s.page, 'the Play page after an episode');
     await s.screenshot('play-done');
 
     // The lock is released when the episode ends.

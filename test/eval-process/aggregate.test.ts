@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { aggregateByTask, aggregateMetrics, computeAggregates, summarizeValues } from '../../src/eval-process/aggregate.js';
+import { DEFAULT_TASK, aggregateByTask, aggregateMetrics, computeAggregates, summarizeValues } from '../../src/eval-process/aggregate.js';
 import type { EpisodeRecord } from '../../src/store/types.js';
 import type { EpisodeStatus } from '../../src/statuses.js';
 
@@ -59,10 +59,15 @@ describe('aggregates', () => {
     }
   });
 
-  it('groups by task', () => {
-    const byTask = aggregateByTask([rec(0, { s: 1 }, 'COMPLETED', 'b'), rec(1, { s: 0 }, 'COMPLETED', 'a'), rec(2, { s: 1 }, 'COMPLETED', 'a'), rec(3, { s: 1 })]);
-    expect(Object.keys(byTask)).toEqual(['a', 'b']);
+  it('groups by task, episodes without one under "default", so every episode counts in one group', () => {
+    const byTask = aggregateByTask([rec(0, { s: 1 }, 'COMPLETED', 'b'), rec(1, { s: 0 }, 'COMPLETED', 'a'), rec(2, { s: 1 }, 'COMPLETED', 'a'), rec(3, { s: 1 }), rec(4, { s: 0 })]);
+    expect(Object.keys(byTask)).toEqual(['a', 'b', DEFAULT_TASK]);
     expect(byTask.a?.[0]).toMatchObject({ name: 's', count: 2, mean: 0.5 });
     expect(byTask.b?.[0]).toMatchObject({ count: 1, mean: 1 });
+    expect(byTask[DEFAULT_TASK]?.[0]).toMatchObject({ name: 's', count: 2, mean: 0.5 });
+  });
+
+  it('has no task groups when no episode has a task (one group would repeat the run aggregates)', () => {
+    expect(aggregateByTask([rec(0, { s: 1 }), rec(1, { s: 0 })])).toEqual({});
   });
 });

@@ -33,21 +33,28 @@ export function EpisodeDrawer({ runId, index, lastIndex, onClose, onGo }: Episod
 
   useEffect(() => {
     const onKey = (ev: KeyboardEvent) => {
-      if (ev.key === 'Escape') onClose();
+      if (ev.key === 'Escape') return onClose();
+      if (ev.key !== 'ArrowLeft' && ev.key !== 'ArrowRight') return;
+      // Arrows keep their own meaning in a field, and with a modifier (browser history, text selection).
+      if (ev.altKey || ev.ctrlKey || ev.metaKey || ev.shiftKey || isEditable(ev.target)) return;
+      const to = ev.key === 'ArrowLeft' ? index - 1 : index + 1;
+      if (to < 0 || to > lastIndex) return;
+      ev.preventDefault();
+      onGo(to);
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [onClose]);
+  }, [onClose, onGo, index, lastIndex]);
 
   return (
     <aside className="drawer" role="dialog" aria-label={`episode ${index}`} data-testid="episode-drawer">
       <header className="drawer-head">
         <h2>Episode {index}</h2>
         <div className="drawer-nav">
-          <button type="button" disabled={index <= 0} onClick={() => onGo(index - 1)} title="Previous episode">
+          <button type="button" disabled={index <= 0} onClick={() => onGo(index - 1)} title="Previous episode (←)" aria-label="Previous episode">
             ←
           </button>
-          <button type="button" disabled={index >= lastIndex} onClick={() => onGo(index + 1)} title="Next episode">
+          <button type="button" disabled={index >= lastIndex} onClick={() => onGo(index + 1)} title="Next episode (→)" aria-label="Next episode">
             →
           </button>
           <button type="button" onClick={onClose} title="Close (Esc)" aria-label="Close">
@@ -66,6 +73,10 @@ export function EpisodeDrawer({ runId, index, lastIndex, onClose, onGo }: Episod
       </div>
     </aside>
   );
+}
+
+function isEditable(t: EventTarget | null): boolean {
+  return t instanceof HTMLElement && (t.isContentEditable || t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA');
 }
 
 function EpisodeBody({ ep, logOffset, setLogOffset }: { ep: EpisodeDetail & { log: LogPage }; logOffset: number; setLogOffset(n: number): void }) {

@@ -128,10 +128,11 @@ export function EpisodeTable({ episodes, metricNames, selected, onOpen, height =
           </select>
         </label>
         <span className="muted">
-          {rows.length} shown · sorted by {sort.key.replace(/^m:/, '')} {sort.desc ? '↓' : '↑'} · click a row to open it
+          {rows.length} shown · sorted by {sort.key.replace(/^m:/, '')} {sort.desc ? '↓' : '↑'} · click a row (or focus it and press Enter) to open it
         </span>
       </div>
-      <div className="table-scroll" ref={scroller} onScroll={onScroll} style={{ maxHeight: height }}>
+      {/* Focusable so that the keyboard can scroll it; each row is a tab stop too. */}
+      <div className="table-scroll" ref={scroller} onScroll={onScroll} style={{ maxHeight: height }} tabIndex={0} role="region" aria-label="episodes">
         <table className="grid">
           <thead>
             <tr>
@@ -143,8 +144,11 @@ export function EpisodeTable({ episodes, metricNames, selected, onOpen, height =
                   onClick={() => clickHeader(c.key)}
                   data-sort-key={c.key}
                 >
-                  {c.label}
-                  {sort.key === c.key ? (sort.desc ? ' ↓' : ' ↑') : ''}
+                  {/* The header handles the click; the button makes it reachable and pressable by keyboard. */}
+                  <button type="button" className="th-sort" title={`sort by ${c.label}`}>
+                    {c.label}
+                    {sort.key === c.key ? (sort.desc ? ' ↓' : ' ↑') : ''}
+                  </button>
                 </th>
               ))}
             </tr>
@@ -157,6 +161,13 @@ export function EpisodeTable({ episodes, metricNames, selected, onOpen, height =
                 className={`clickable${selected === e.index ? ' selected' : ''}`}
                 style={{ height: ROW_HEIGHT }}
                 onClick={() => onOpen(e.index)}
+                onKeyDown={(ev) => {
+                  if (ev.target !== ev.currentTarget || (ev.key !== 'Enter' && ev.key !== ' ')) return;
+                  ev.preventDefault();
+                  onOpen(e.index);
+                }}
+                tabIndex={0}
+                aria-current={selected === e.index ? 'true' : undefined}
                 data-testid="episode-row"
                 data-index={e.index}
               >

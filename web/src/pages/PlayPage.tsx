@@ -283,7 +283,7 @@ function StepList({ events, cursor, onPick }: { events: PlayEvent[]; cursor: num
   }, [events.length, cursor]);
   const items = useMemo(() => events.map((e, i) => ({ e, i })), [events]);
   return (
-    <ol className="step-list" ref={ref} data-testid="play-steps">
+    <ol className="step-list" ref={ref} data-testid="play-steps" tabIndex={0} aria-label="steps played (the slider above picks one)">
       {items.map(({ e, i }) => (
         <li key={i} className={i === at ? 'selected' : undefined} onClick={() => onPick(i === events.length - 1 ? null : i)}>
           <span className="num">{e.step ?? '·'}</span> <span className="mono">{e.kind === 'FINISHED' ? `end: ${e.status?.toLowerCase() ?? ''}` : actionText(e.action)}</span>
