@@ -22,7 +22,7 @@ import type { RunSpec, RunSummary } from '../store/types.js';
 
 const USAGE =
   'usage: evalctl run <graph> --episodes N [--workers K] [--seed S] [--step-budget B] [--set node.key=value …] ' +
-  '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC]';
+  '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC]';
 
 const POLL_MS = 200;
 /** A run refused for its input exits 2, like input refused before the run started. */
@@ -37,6 +37,7 @@ export interface RunArgs {
   seed: number;
   stepBudget?: number;
   perStepTimeoutSec?: number;
+  perCallTimeoutSec?: number;
   overrides: Record<string, Record<string, unknown>>;
   outputsDir: string;
   json: boolean;
@@ -60,6 +61,7 @@ export function parseRunArgs(argv: string[]): RunArgs {
       seed: { type: 'string' },
       'step-budget': { type: 'string' },
       'per-step-timeout': { type: 'string' },
+      'per-call-timeout': { type: 'string' },
       set: { type: 'string', multiple: true },
       outputs: { type: 'string' },
       json: { type: 'boolean' },
@@ -83,6 +85,11 @@ export function parseRunArgs(argv: string[]): RunArgs {
     perStepTimeoutSec = Number(values['per-step-timeout']);
     if (!(perStepTimeoutSec > 0) || !Number.isFinite(perStepTimeoutSec)) throw new BadInputError(`--per-step-timeout must be a positive number of seconds, got "${values['per-step-timeout']}"`);
   }
+  let perCallTimeoutSec: number | undefined;
+  if (values['per-call-timeout'] !== undefined) {
+    perCallTimeoutSec = Number(values['per-call-timeout']);
+    if (!(perCallTimeoutSec > 0) || !Number.isFinite(perCallTimeoutSec)) throw new BadInputError(`--per-call-timeout must be a positive number of seconds, got "${values['per-call-timeout']}"`);
+  }
   const stepBudget = intFlag('step-budget', values['step-budget'], 1);
   const args: RunArgs = {
     help,
@@ -97,6 +104,7 @@ export function parseRunArgs(argv: string[]): RunArgs {
   };
   if (stepBudget !== undefined) args.stepBudget = stepBudget;
   if (perStepTimeoutSec !== undefined) args.perStepTimeoutSec = perStepTimeoutSec;
+  if (perCallTimeoutSec !== undefined) args.perCallTimeoutSec = perCallTimeoutSec;
   if (values.dataset !== undefined) args.dataset = values.dataset;
   if (values.split !== undefined) args.split = values.split;
   return args;
@@ -118,6 +126,7 @@ export async function specFromArgs(a: Omit<RunArgs, 'outputsDir' | 'json' | 'hel
   };
   if (a.stepBudget !== undefined) spec.stepBudget = a.stepBudget;
   if (a.perStepTimeoutSec !== undefined) spec.perStepTimeoutSec = a.perStepTimeoutSec;
+  if (a.perCallTimeoutSec !== undefined) spec.perCallTimeoutSec = a.perCallTimeoutSec;
   if (a.dataset !== undefined) spec.dataset = a.dataset;
   if (a.split !== undefined) spec.split = a.split;
   const ws = process.env.ACTIVE_WORKSPACE_DIR;

@@ -23,6 +23,8 @@ import type { SummaryWriter } from './summary-writer.js';
 
 /** Wall-clock seconds allowed per step when the spec does not say. */
 export const DEFAULT_PER_STEP_TIMEOUT_SEC = 2;
+/** A single host call may take this many per-step allowances when the spec sets no per-call limit (a slow step is not a frozen host). */
+export const DEFAULT_CALL_TIMEOUT_STEPS = 10;
 const EVICT_TIMEOUT_MS = 2000;
 /** Loading an episode (panel cascade, play, load) that takes longer than this ends it TIMEOUT. */
 export const LOAD_TIMEOUT_MS = 60_000;
@@ -188,6 +190,17 @@ export class BatchEvalRunner {
       }, ms);
     };
 
+    const perStepSec = spec.perStepTimeoutSec ?? DEFAULT_PER_STEP_TIMEOUT_SEC;
+    const callTimeoutMs = Math.round((spec.perCallTimeoutSec ?? perStepSec * DEFAULT_CALL_TIMEOUT_STEPS) * 1000);
+    /** Set when a single call passed its limit: the episode ends TIMEOUT then, and says which call. */
+    let callTimedOut: string | undefined;
+    const onCallTimeout = (c: { nodeId: string; step: number; ms: number }): void => {
+      if (cause !== undefined) return;
+      cause = 'timeout';
+      callTimedOut = `node "${c.nodeId}" got no answer within the per-call limit of ${c.ms} ms (step ${c.step})`;
+      timeout.abort(new EvalError('TIMEOUT', `episode ${index}: ${callTimedOut}`));
+    };
+
     let load: PanelLoadResult | undefined;
     let result: ExecutorResult | undefined;
     let outcome: EpisodeOutcome;
@@ -196,13 +209,15 @@ export class BatchEvalRunner {
       arm(LOAD_TIMEOUT_MS);
       load = await this.#loadEpisode(slot, episodeIndex, episodeKey, signal);
       stepBudget = resolveStepBudget({ api: spec.stepBudget, env: load?.stepBudget, graph: graph.spec.step_budget }).budget;
-      arm(Math.round(stepBudget * (spec.perStepTimeoutSec ?? DEFAULT_PER_STEP_TIMEOUT_SEC) * 1000));
+      arm(Math.round(stepBudget * perStepSec * 1000));
       const runner = new LoopRunner({ urlOverrides: slot.urlOverrides });
       const onStep = this.#o.onStep;
       result = await runner.run(graph, {
         stepBudget,
         context: { runSeed: spec.seed, episodeIndex, seed, episodeKey, callerId },
         signal,
+        callTimeoutMs,
+        onCallTimeout,
         onFiring: (entry) => writer.logFiring(entry),
         onAsset: (asset) => writer.writeAsset(asset),
         ...(onStep ? { onStep: (event: StepEvent) => onStep(event, { index, workerId: slot.workerId }) } : {}),
@@ -214,6 +229,7 @@ export class BatchEvalRunner {
       clearTimeout(timer);
       cancel.removeEventListener('abort', onCancel);
     }
+    if (outcome.status === 'TIMEOUT' && callTimedOut !== undefined) outcome = { status: 'TIMEOUT', error: callTimedOut };
 
     // Released at once, so the shared batchers do not hold other workers' calls for this one while it sets up its next episode.
     await Promise.all([this.#evict(slot, episodeKey), this.#releaseCaller(callerId)]);

@@ -22,6 +22,10 @@ export function checkRunSpec(spec: RunSpec): void {
   if (per !== undefined && per !== null && !(typeof per === 'number' && Number.isFinite(per) && per > 0)) {
     throw new BadInputError(`perStepTimeoutSec must be a positive number of seconds, got ${JSON.stringify(per)}`);
   }
+  const perCall = spec.perCallTimeoutSec;
+  if (perCall !== undefined && perCall !== null && !(typeof perCall === 'number' && Number.isFinite(perCall) && perCall > 0)) {
+    throw new BadInputError(`perCallTimeoutSec must be a positive number of seconds, got ${JSON.stringify(perCall)}`);
+  }
   if (spec.overrides !== undefined && (typeof spec.overrides !== 'object' || spec.overrides === null || Array.isArray(spec.overrides))) {
     throw new BadInputError(`overrides must be an object of node id → config patch, got ${JSON.stringify(spec.overrides)}`);
   }

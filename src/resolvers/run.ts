@@ -242,6 +242,7 @@ const StartEvalInputRef = builder.inputType('StartEvalInput', {
     seed: t.int({ defaultValue: 0, description: 'Run seed; each episode\'s seed derives from it and the episode index.' }),
     stepBudget: t.int({ description: 'Steps per episode, overriding the env\'s and the graph\'s budget. At least 1.' }),
     perStepTimeoutSec: t.float({ description: 'Wall-clock seconds allowed per step; an episode times out after budget × this. Default 2.' }),
+    perCallTimeoutSec: t.float({ description: 'Wall-clock seconds one host call may go unanswered (a frozen host) before its episode ends TIMEOUT. Default 10 × perStepTimeoutSec.' }),
     priority: t.int({ defaultValue: 0, description: 'Higher runs first; FIFO within a priority.' }),
     exclusiveGpu: t.boolean({ defaultValue: false, description: 'Run alone: starts only when nothing runs, and nothing starts beside it.' }),
     marginalVramMb: t.int({ description: 'Declared extra VRAM (MB), used by admission until calibration exists.' }),

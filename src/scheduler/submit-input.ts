@@ -37,6 +37,7 @@ export function checkSubmitInput(input: SubmitInput): void {
   if (input.seed !== undefined) int('seed', input.seed, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
   if (input.stepBudget !== undefined) int('stepBudget', input.stepBudget, 1, Number.MAX_SAFE_INTEGER);
   if (input.perStepTimeoutSec !== undefined) positive('perStepTimeoutSec', input.perStepTimeoutSec);
+  if (input.perCallTimeoutSec !== undefined) positive('perCallTimeoutSec', input.perCallTimeoutSec);
   if (input.priority !== undefined) int('priority', input.priority, -1_000_000, 1_000_000);
   if (input.exclusiveGpu !== undefined && typeof input.exclusiveGpu !== 'boolean') {
     throw new BadInputError(`exclusiveGpu must be true or false, got ${show(input.exclusiveGpu)}`);
@@ -71,6 +72,7 @@ export function runSpecFromInput(input: SubmitInput, runId: string, workspaceDir
     seed: input.seed ?? 0,
     ...(input.stepBudget !== undefined ? { stepBudget: input.stepBudget } : {}),
     ...(input.perStepTimeoutSec !== undefined ? { perStepTimeoutSec: input.perStepTimeoutSec } : {}),
+    ...(input.perCallTimeoutSec !== undefined ? { perCallTimeoutSec: input.perCallTimeoutSec } : {}),
     priority: input.priority ?? 0,
     exclusiveGpu: input.exclusiveGpu ?? false,
     ...(input.marginalVramMb !== undefined ? { marginalVramMb: input.marginalVramMb } : {}),

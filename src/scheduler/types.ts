@@ -14,6 +14,8 @@ export interface SubmitInput {
   stepBudget?: number;
   /** @default 2 */
   perStepTimeoutSec?: number;
+  /** @default 10 × perStepTimeoutSec */
+  perCallTimeoutSec?: number;
   /** Higher first. @default 0 */
   priority?: number;
   /** @default false */

@@ -18,6 +18,8 @@ export interface RunSpec {
   stepBudget?: number;
   /** Wall-clock seconds allowed per step; timeout = resolved budget × this. @default 2 */
   perStepTimeoutSec?: number;
+  /** Wall-clock seconds one host call may go unanswered before its episode ends TIMEOUT. @default 10 × perStepTimeoutSec */
+  perCallTimeoutSec?: number;
   /** Higher runs first. @default 0 */
   priority: number;
   /** @default false */
