@@ -8,6 +8,7 @@
 import { parseArgs } from 'node:util';
 import { BadInputError } from '../errors.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
+import { listeningLine } from './listen-urls.js';
 
 const USAGE =
   'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …]\n' +
@@ -68,8 +69,8 @@ export async function run(argv: string[]): Promise<number> {
   // Loaded after the flags are checked: a typo is answered without loading the server.
   const { buildApp } = await import('../app.js');
   const app = buildApp({ outputsDir: args.outputsDir, host: args.host, allowedOrigins: args.allowedOrigins });
-  const { url } = await app.start(args.port);
-  process.stdout.write(`evalctl serve: ${url}  (dashboard at ${url}/, GraphQL at ${url}/graphql)\n`);
+  const { url, port } = await app.start(args.port);
+  process.stdout.write(`${listeningLine(args.host, port, url)}\n`);
 
   return new Promise<number>((resolveExit) => {
     let signals = 0;

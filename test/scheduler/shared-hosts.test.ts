@@ -2,10 +2,11 @@
  * The backend's shared model hosts: refcounted by queued and running runs, kept through an
  * idle grace, unloaded after it, restarted when one dies.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isPidAlive } from '../../src/scheduler/resource-sampler.js';
+import { hostSecretFor } from '../../src/runtime/host-secret.js';
 import { readSummary } from '../../src/store/run-dir.js';
 import { FixedSampler } from '../fixtures/fixed-sampler.js';
 import { closeAll, makeScheduler, slow, waitFor, waitForStatus } from './harness.js';
@@ -118,4 +119,29 @@ describe('shared hosts', () => {
     const ratio = both.ms / (a.ms + b.ms);
     expect(ratio, `together ${Math.round(both.ms)} ms, one after the other ${Math.round(a.ms)} + ${Math.round(b.ms)} ms`).toBeLessThanOrEqual(1.3);
   }, 240_000);
+
+  it('a shared host answers only its callers: the eval process presents its secret, which reaches no file, log or API answer', async () => {
+    const h = await makeScheduler({ sampler: new FixedSampler() });
+    const run = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 2, workerCount: 2 });
+    const host = planner(h)!;
+    const secret = hostSecretFor(host.url!)!;
+    expect(secret).toBeTruthy();
+    expect((await fetch(`${host.url!}/manifest`)).status).toBe(401);
+    const done = await waitForStatus(h, run.runId, ['COMPLETED', 'FAILED', 'ABORTED']);
+    expect(done.status).toBe('COMPLETED');
+    expect(done.statusCounts).toEqual({ COMPLETED: 2 });
+    const files: string[] = [];
+    const walk = (d: string): void => {
+      for (const name of readdirSync(d)) {
+        const p = join(d, name);
+        if (statSync(p).isDirectory()) walk(p);
+        else files.push(p);
+      }
+    };
+    walk(h.dir);
+    expect(files.length).toBeGreaterThan(5);
+    for (const f of files) expect(readFileSync(f).includes(secret), f).toBe(false);
+    expect(h.logger.lines.join('\n')).not.toContain(secret);
+    expect(JSON.stringify(h.scheduler.sharedHosts())).not.toContain(secret);
+  });
 });
