@@ -1,6 +1,6 @@
 /** `evalctl serve` as a user starts it: prints its URL, answers, stops on SIGTERM. */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -43,6 +43,32 @@ describe('evalctl serve', () => {
     const result = await child;
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toContain('SIGTERM');
+  });
+
+  it('bound to 0.0.0.0, prints the bind address and every address that reaches it, not only 127.0.0.1', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'serve-'));
+    child = execa('node', [MAIN, 'serve', '--host', '0.0.0.0', '--port', '0', '--outputs', join(dir, 'outputs')], {
+      reject: false,
+      forceKillAfterDelay: false,
+      env: { EVAL_API_TOKEN: 'a-token-long-enough-for-the-server-0123456789' },
+    });
+    const printed = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child!.stdout!.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        const nl = out.indexOf('\n');
+        if (nl >= 0) resolve(out.slice(0, nl));
+      });
+      void child!.catch(reject);
+    });
+    const port = /:(\d+)/.exec(printed)![1]!;
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    expect(printed).toContain(`0.0.0.0:${port}`);
+    for (const list of Object.values(networkInterfaces())) {
+      for (const a of list ?? []) if (a.family === 'IPv4') expect(printed).toContain(`http://${a.address}:${port}`);
+    }
+    child.kill('SIGTERM');
+    await child;
   });
 
   it('on SIGTERM lets the running run finish, starts no queued one, then exits 0', async () => {

@@ -10,6 +10,7 @@ probability, drawn from a generator seeded by the call context (never the clock)
 See docs/host-protocol.md for the protocol and README.md here for how to plug it in.
 """
 
+import hmac
 import json
 import os
 import random
@@ -26,6 +27,9 @@ with open(os.path.join(HERE, "manifest.json"), encoding="utf-8") as f:
     MANIFEST = json.load(f)
 
 TAG = os.environ.get("EVAL_HOST_TAG") or None
+# The secret callers must present (Authorization: Bearer ...), out of the environment at once
+# so nothing this host starts inherits it. Started by hand without one, the host is open.
+SECRET = os.environ.pop("EVAL_HOST_SECRET", "")
 
 DATASETS = {"corridor": {"train": 20, "val": 10}, "long_corridor": {"test": 5}}
 FIELDS = MANIFEST["panel"]["fields"]
@@ -209,6 +213,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def route(self, method):
         path = self.path.split("?")[0]
+        if SECRET and not hmac.compare_digest(self.headers.get("authorization") or "", "Bearer " + SECRET):
+            self.close_connection = True
+            self.send_json(401, {"error": "this host answers only its callers: send \"Authorization: Bearer <its secret>\""})
+            return
         try:
             body = self.read_json() if method == "POST" else None
             status, answer = self.dispatch(method, path, body)

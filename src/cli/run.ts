@@ -1,7 +1,7 @@
 /**
  * `evalctl run <graph> --episodes N [--workers K] [--seed S] [--step-budget B]
  * [--set node.key=value …] [--outputs DIR] [--json] [--dataset D] [--split S]
- * [--episode-offset O] [--per-step-timeout SEC]`: one batch through a real eval process,
+ * [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC]`: one batch through a real eval process,
  * no server needed. A live progress line on a terminal, a table of aggregates at the end;
  * `--json` prints the final summary on stdout. Exit 0 when the run finished (whatever its
  * episodes scored), 1 when it failed or was aborted, 2 for bad input (also when the eval
@@ -22,7 +22,7 @@ import type { RunSpec, RunSummary } from '../store/types.js';
 
 const USAGE =
   'usage: evalctl run <graph> --episodes N [--workers K] [--seed S] [--step-budget B] [--set node.key=value …] ' +
-  '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC]';
+  '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC]';
 
 const POLL_MS = 200;
 /** A run refused for its input exits 2, like input refused before the run started. */
@@ -38,6 +38,7 @@ export const FLAG_LABELS: FieldLabels = {
   seed: '--seed',
   stepBudget: '--step-budget',
   perStepTimeoutSec: '--per-step-timeout',
+  perCallTimeoutSec: '--per-call-timeout',
   overrides: '--set',
   dataset: '--dataset',
   split: '--split',
@@ -70,6 +71,7 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
       seed: { type: 'string' },
       'step-budget': { type: 'string' },
       'per-step-timeout': { type: 'string' },
+      'per-call-timeout': { type: 'string' },
       set: { type: 'string', multiple: true },
       outputs: { type: 'string' },
       json: { type: 'boolean' },
@@ -91,6 +93,7 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
       seed: numeric(values.seed),
       stepBudget: numeric(values['step-budget']),
       perStepTimeoutSec: numeric(values['per-step-timeout']),
+      perCallTimeoutSec: numeric(values['per-call-timeout']),
       overrides: parseSetFlags(values.set ?? []),
       dataset: values.dataset,
       split: values.split,

@@ -9,6 +9,7 @@
 import { parseArgs } from 'node:util';
 import { BadInputError } from '../errors.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
+import { listeningLine } from './listen-urls.js';
 
 const USAGE =
   'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …] [--ram-mb MB] [--vram-mb MB]\n' +
@@ -87,8 +88,9 @@ export async function run(argv: string[]): Promise<number> {
     allowedOrigins: args.allowedOrigins,
     scheduler: { staticCapacity: args.staticCapacity },
   });
-  const { url } = await app.start(args.port);
-  process.stdout.write(`evalctl serve: ${url}  (dashboard at ${url}/, GraphQL at ${url}/graphql)\n`);
+  const { url, port } = await app.start(args.port);
+  process.stdout.write(`${listeningLine(args.host, port, url)}
+`);
 
   return new Promise<number>((resolveExit) => {
     let signals = 0;

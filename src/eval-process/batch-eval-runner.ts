@@ -19,6 +19,7 @@ import { EpisodeWriter } from './episode-writer.js';
 import type { EnvWorkerPool, WorkerSlot } from './env-worker-pool.js';
 import { partitionContiguous } from './partition-contiguous.js';
 import { resolveStepBudget } from './step-budget.js';
+import { perCallTimeoutSecOf } from '../spec/run-spec.js';
 import type { SummaryWriter } from './summary-writer.js';
 
 /** setTimeout's longest delay; a longer one would fire at once. */
@@ -188,6 +189,16 @@ export class BatchEvalRunner {
       }, ms);
     };
 
+    const callTimeoutMs = Math.min(MAX_TIMER_MS, Math.round(perCallTimeoutSecOf(spec) * 1000));
+    /** Set when a single call passed its limit: the episode ends TIMEOUT then, and says which call. */
+    let callTimedOut: string | undefined;
+    const onCallTimeout = (c: { nodeId: string; step: number; ms: number }): void => {
+      if (cause !== undefined) return;
+      cause = 'timeout';
+      callTimedOut = `node "${c.nodeId}" got no answer within the per-call limit of ${c.ms} ms (step ${c.step})`;
+      timeout.abort(new EvalError('TIMEOUT', `episode ${index}: ${callTimedOut}`));
+    };
+
     let load: PanelLoadResult | undefined;
     let result: ExecutorResult | undefined;
     let outcome: EpisodeOutcome;
@@ -203,6 +214,8 @@ export class BatchEvalRunner {
         stepBudget,
         context: { runSeed: spec.seed, episodeIndex, seed, episodeKey, callerId },
         signal,
+        callTimeoutMs,
+        onCallTimeout,
         onFiring: (entry) => writer.logFiring(entry),
         onAsset: (asset) => writer.writeAsset(asset),
         ...(onStep ? { onStep: (event: StepEvent) => onStep(event, { index, workerId: slot.workerId }) } : {}),
@@ -214,6 +227,7 @@ export class BatchEvalRunner {
       clearTimeout(timer);
       cancel.removeEventListener('abort', onCancel);
     }
+    if (outcome.status === 'TIMEOUT' && callTimedOut !== undefined) outcome = { status: 'TIMEOUT', error: callTimedOut };
 
     // Released at once, so the shared batchers do not hold other workers' calls for this one while it sets up its next episode.
     await Promise.all([this.#evict(slot, episodeKey), this.#releaseCaller(callerId)]);

@@ -12,6 +12,7 @@ import { EvalError, errorMessage } from '../errors.js';
 import type { BackendToEvalMessage } from '../scheduler/types.js';
 import { runBatch } from './run-batch.js';
 import { watchParent } from './parent-watch.js';
+import { adoptHostSecretsFromEnv, rememberHostSecret } from '../runtime/host-secret.js';
 
 /** How long a cancelled run may take to wind down before the process exits regardless. */
 const CANCEL_GRACE_MS = 8000;
@@ -25,6 +26,7 @@ process.stdout.on('error', () => {});
 process.stderr.on('error', () => {});
 
 async function main(): Promise<number> {
+  adoptHostSecretsFromEnv();
   const { values } = parseArgs({
     options: { 'run-dir': { type: 'string' }, 'backend-url': { type: 'string' } },
     strict: true,
@@ -55,6 +57,7 @@ async function main(): Promise<number> {
   let move: ((nodeset: string, url: string) => void) | undefined;
   process.on('message', (message: unknown) => {
     if (!isSharedHostMoved(message)) return;
+    if (typeof message.secret === 'string') rememberHostSecret(message.url, message.secret);
     moved.set(message.nodeset, message.url);
     move?.(message.nodeset, message.url);
   });

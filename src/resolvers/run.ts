@@ -247,6 +247,9 @@ const StartEvalInputRef = builder.inputType('StartEvalInput', {
     perStepTimeoutSec: t.float({
       description: `Wall-clock seconds allowed per step, above 0 and at most ${L.maxPerStepTimeoutSec}; an episode times out after budget × this. Default ${D.perStepTimeoutSec}.`,
     }),
+    perCallTimeoutSec: t.float({
+      description: `Wall-clock seconds one host call may go unanswered (a frozen host) before its episode ends TIMEOUT, at most ${L.maxPerCallTimeoutSec}. Default ${D.perCallTimeoutSteps} × perStepTimeoutSec.`,
+    }),
     priority: t.int({ defaultValue: D.priority, description: `Higher runs first, -${L.maxPriority}..${L.maxPriority}; FIFO within a priority.` }),
     exclusiveGpu: t.boolean({ defaultValue: D.exclusiveGpu, description: 'Run alone: starts only when nothing runs, and nothing starts beside it.' }),
     marginalVramMb: t.int({ description: 'Declared extra VRAM (MB, ≥ 0), used by admission until calibration exists.' }),

@@ -1,10 +1,12 @@
 /**
  * BatchedInferenceServer: coalesces concurrent calls of a batched function into one handler
- * call. Calls are queued by (function, stable hash of config); a queue becomes ready
- * `flushTimeoutMs` after its last arrival, at once when it holds `maxBatchSize` calls or one
- * call from every active caller, and never later than `maxQueueDelayMs` after its first
- * arrival. One handler call runs at a time across all queues. Handlers are batch-invariant,
- * so when a call is served never changes what it returns.
+ * call, the way dynamic batchers of inference servers do. Calls are queued by (function,
+ * stable hash of config); a queue becomes ready at once when it holds `maxBatchSize` calls or
+ * when every active caller has a call waiting (in any queue: nobody else is coming), and
+ * otherwise `maxQueueDelayMs` after its first arrival at the latest. One handler call runs at a
+ * time across all queues; while it runs, new calls pile up and go as the next batch as soon
+ * as it ends. A call never waits for a caller that may not come longer than the short queue
+ * delay. Handlers are batch-invariant, so when a call is served never changes what it returns.
  */
 import { HostError, errorMessage } from '../errors.js';
 import type { BatchedNodeFunction, NodeCallArgs, NodeOutputs } from './types.js';
@@ -12,10 +14,13 @@ import type { BatchedNodeFunction, NodeCallArgs, NodeOutputs } from './types.js'
 export interface BatchedInferenceServerOptions {
   /** A queue flushes at once when it holds this many calls. @default 16 */
   maxBatchSize?: number;
-  /** A queue flushes this long after its last arrival. @default 50 */
-  flushTimeoutMs?: number;
-  /** A queue flushes no later than this after its first arrival, however steady the arrivals. @default 200 */
+  /**
+   * The longest a call waits for batch mates while the model is free: a queue runs no later
+   * than this after its first arrival (sooner when full or when every active caller waits). @default 5
+   */
   maxQueueDelayMs?: number;
+  /** Ignored: kept so that manifests written for the former trailing timer still load. */
+  flushTimeoutMs?: number;
   /** A caller counts as active for this long after its last call (unless released). @default 2000 */
   callerTtlMs?: number;
   /** A handler call that has not answered after this long fails its batch and frees the server. @default 30000 */
@@ -40,11 +45,7 @@ interface BatchQueue {
   fn: string;
   handler: BatchedNodeFunction;
   rows: PendingRow[];
-  callers: Set<string>;
   ready: boolean;
-  /** performance.now() of the latest arrival: the trailing flush is due flushTimeoutMs after it. */
-  lastArrival: number;
-  trailing?: NodeJS.Timeout;
   deadline?: NodeJS.Timeout;
 }
 
@@ -68,7 +69,6 @@ function checkOption(name: string, value: number, min: number): number {
 
 export class BatchedInferenceServer {
   readonly maxBatchSize: number;
-  readonly flushTimeoutMs: number;
   readonly maxQueueDelayMs: number;
   readonly callerTtlMs: number;
   readonly handlerTimeoutMs: number;
@@ -78,6 +78,8 @@ export class BatchedInferenceServer {
   /** Queues that should run, in the order they became ready. */
   private readonly readyQueue: BatchQueue[] = [];
   private readonly lastSeen = new Map<string, number>();
+  /** Calls waiting in a queue (not yet running), by caller. */
+  private readonly waiting = new Map<string, number>();
   private inFlight = false;
   private closed = false;
   private batches = 0;
@@ -85,8 +87,7 @@ export class BatchedInferenceServer {
 
   constructor(options: BatchedInferenceServerOptions = {}) {
     this.maxBatchSize = checkOption('maxBatchSize', options.maxBatchSize ?? 16, 1);
-    this.flushTimeoutMs = checkOption('flushTimeoutMs', options.flushTimeoutMs ?? 50, 0);
-    this.maxQueueDelayMs = checkOption('maxQueueDelayMs', options.maxQueueDelayMs ?? 200, 0);
+    this.maxQueueDelayMs = checkOption('maxQueueDelayMs', options.maxQueueDelayMs ?? 5, 0);
     this.callerTtlMs = checkOption('callerTtlMs', options.callerTtlMs ?? 2000, 0);
     this.handlerTimeoutMs = checkOption('handlerTimeoutMs', options.handlerTimeoutMs ?? 30_000, 1);
   }
@@ -111,7 +112,7 @@ export class BatchedInferenceServer {
     const key = `${fn}\u0000${stableStringify(config)}`;
     let queue = this.queues.get(key);
     if (!queue) {
-      queue = { key, fn, handler, rows: [], callers: new Set(), ready: false, lastArrival: 0 };
+      queue = { key, fn, handler, rows: [], ready: false };
       this.queues.set(key, queue);
       const q = queue;
       queue.deadline = setTimeout(() => this.markReady(q), this.maxQueueDelayMs);
@@ -119,7 +120,7 @@ export class BatchedInferenceServer {
     const callerId = row.ctx.callerId;
     if (callerId !== undefined) {
       this.lastSeen.set(callerId, Date.now());
-      queue.callers.add(callerId);
+      this.waiting.set(callerId, (this.waiting.get(callerId) ?? 0) + 1);
     }
 
     const q = queue;
@@ -130,6 +131,7 @@ export class BatchedInferenceServer {
         // Only a row still waiting can leave; once its batch runs, it gets its answer.
         if (i >= 0 && this.queues.get(q.key) === q) {
           q.rows.splice(i, 1);
+          this.unwait(pending);
           reject(reason);
         }
       };
@@ -142,30 +144,15 @@ export class BatchedInferenceServer {
       }
     });
 
-    if (q.rows.length >= this.maxBatchSize || this.everyActiveCallerWaits(q)) {
-      this.markReady(q);
-    } else if (!q.ready) {
-      // One timer per queue, pushed back when it fires early, rather than a new timer per arrival.
-      q.lastArrival = performance.now();
-      q.trailing ??= setTimeout(() => this.trailingDue(q), this.flushTimeoutMs);
-    }
+    if (q.rows.length >= this.maxBatchSize) this.markReady(q);
+    else if (callerId !== undefined && this.everyActiveCallerWaits()) this.markAllReady();
     return promise;
-  }
-
-  private trailingDue(q: BatchQueue): void {
-    q.trailing = undefined;
-    if (q.ready || this.queues.get(q.key) !== q) return;
-    const left = q.lastArrival + this.flushTimeoutMs - performance.now();
-    if (left >= 1) q.trailing = setTimeout(() => this.trailingDue(q), Math.ceil(left));
-    else this.markReady(q);
   }
 
   /** The caller will make no more calls (its worker finished): stop waiting for it. */
   releaseCaller(callerId: string): void {
     this.lastSeen.delete(callerId);
-    for (const q of this.queues.values()) {
-      if (!q.ready && q.rows.length > 0 && this.everyActiveCallerWaits(q)) this.markReady(q);
-    }
+    if (this.everyActiveCallerWaits()) this.markAllReady();
   }
 
   stats(): BatcherStats {
@@ -177,17 +164,17 @@ export class BatchedInferenceServer {
     if (this.closed) return;
     this.closed = true;
     for (const q of this.queues.values()) {
-      this.clearTimers(q);
+      clearTimeout(q.deadline);
       for (const r of q.rows) r.reject(new HostError(`batched function "${q.fn}": the server closed before the batch ran`));
       q.rows.length = 0;
     }
     this.queues.clear();
     this.readyQueue.length = 0;
+    this.waiting.clear();
   }
 
-  /** Whether the queue holds a call from every caller seen within callerTtlMs (at least one); forgets callers past it. */
-  private everyActiveCallerWaits(q: BatchQueue): boolean {
-    if (q.callers.size === 0) return false;
+  /** Whether every caller seen within callerTtlMs (at least one) has a call waiting in some queue; forgets callers past it. */
+  private everyActiveCallerWaits(): boolean {
     const now = Date.now();
     let active = 0;
     let waiting = true;
@@ -197,23 +184,28 @@ export class BatchedInferenceServer {
         continue;
       }
       active++;
-      if (!q.callers.has(id)) waiting = false;
+      if (!this.waiting.has(id)) waiting = false;
     }
     return active > 0 && waiting;
   }
 
-  private clearTimers(q: BatchQueue): void {
-    clearTimeout(q.trailing);
-    clearTimeout(q.deadline);
-    q.trailing = undefined;
-    q.deadline = undefined;
+  private unwait(r: PendingRow): void {
+    const id = r.args.ctx.callerId;
+    if (id === undefined) return;
+    const n = (this.waiting.get(id) ?? 0) - 1;
+    if (n > 0) this.waiting.set(id, n);
+    else this.waiting.delete(id);
+  }
+
+  private markAllReady(): void {
+    for (const q of [...this.queues.values()]) if (q.rows.length > 0) this.markReady(q);
   }
 
   private markReady(q: BatchQueue): void {
     if (q.ready || this.queues.get(q.key) !== q) return;
     q.ready = true;
-    clearTimeout(q.trailing);
     clearTimeout(q.deadline);
+    q.deadline = undefined;
     this.readyQueue.push(q);
     this.pump();
   }
@@ -222,12 +214,13 @@ export class BatchedInferenceServer {
     while (!this.inFlight && !this.closed) {
       const q = this.readyQueue.shift();
       if (!q) return;
-      // A ready queue keeps accepting calls while it waits for the lock; it closes here.
+      // A ready queue keeps accepting calls while it waits for the model; it closes here.
       this.queues.delete(q.key);
-      this.clearTimers(q);
+      clearTimeout(q.deadline);
       const rows = q.rows.splice(0, this.maxBatchSize);
       if (q.rows.length > 0) this.requeue(q);
       if (rows.length === 0) continue;
+      for (const r of rows) this.unwait(r);
       this.inFlight = true;
       void this.runBatch(q, rows).finally(() => {
         this.inFlight = false;
@@ -238,8 +231,7 @@ export class BatchedInferenceServer {
 
   /** Rows beyond maxBatchSize stay queued under the same key, ready at once: they have waited long enough. */
   private requeue(q: BatchQueue): void {
-    const rest: BatchQueue = { key: q.key, fn: q.fn, handler: q.handler, rows: q.rows.splice(0), callers: new Set(), ready: true, lastArrival: 0 };
-    for (const r of rest.rows) if (r.args.ctx.callerId !== undefined) rest.callers.add(r.args.ctx.callerId);
+    const rest: BatchQueue = { key: q.key, fn: q.fn, handler: q.handler, rows: q.rows.splice(0), ready: true };
     this.queues.set(q.key, rest);
     this.readyQueue.unshift(rest);
   }

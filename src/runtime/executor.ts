@@ -49,6 +49,13 @@ export interface GraphExecutorOptions {
   urlOverrides?: UrlOverrides;
   /** Timeout or cancel: the episode stops at once with ending `aborted` and its partial metrics. */
   signal?: AbortSignal;
+  /**
+   * A single node call unanswered after this long is reported to `onCallTimeout` (which
+   * decides what follows, typically aborting `signal`). @default no per-call limit
+   */
+  callTimeoutMs?: number;
+  /** A call passed `callTimeoutMs` (called once per such call, while its iteration still waits). */
+  onCallTimeout?(call: { nodeId: string; step: number; ms: number }): void;
   /** One entry per node firing, in topological order within an iteration. */
   onFiring?(entry: FiringLogEntry): void;
   /** Receives each asset; a returned promise is awaited before the node's outputs flow on. */
@@ -342,6 +349,15 @@ export class GraphExecutor {
           call = p.resolved.invoke({ inputs, config: p.config, ctx: { ...this.o.context, step, nodeId: p.id }, signal: this.signal }, p.url);
         } catch (err) {
           call = Promise.reject(err);
+        }
+        const limit = this.o.callTimeoutMs;
+        if (limit !== undefined && this.o.onCallTimeout) {
+          // A frozen host never answers: without this, only the episode's whole allowance would end the wait.
+          const timer = setTimeout(() => {
+            if (!settled) this.o.onCallTimeout?.({ nodeId: p.id, step, ms: limit });
+          }, limit);
+          const clear = (): void => clearTimeout(timer);
+          call.then(clear, clear);
         }
         call.then(
           (out) => {

@@ -11,6 +11,7 @@ import { HostDiedError, HostError, errorMessage } from '../errors.js';
 import type { HostStats } from './host.js';
 import type { HostCallRequest, HostHealth, NodeOutputs, NodesetManifest, PanelLoadResult, PanelState } from './types.js';
 import { decodeChunked } from './chunked-body.js';
+import { hostSecretFor } from './host-secret.js';
 
 /** Socket errors that mean nobody is listening any more: the host exited or was killed. */
 const DEAD_HOST_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH']);
@@ -228,6 +229,8 @@ export class HostClient {
   private readonly host: string;
   private readonly port: number;
   private readonly hostHeader: string;
+  /** `Authorization: …\r\n` presenting the host's secret, or '' for a host without one. */
+  private readonly authHeader: string;
   /** Free keep-alive sockets, the most recently used last. */
   private readonly idle: Connection[] = [];
   private readonly busy = new Set<Connection>();
@@ -235,7 +238,11 @@ export class HostClient {
   private readonly waiting: Array<() => void> = [];
   private closed = false;
 
-  constructor(baseUrl: string) {
+  /**
+   * `secret`: what the host requires in `Authorization: Bearer …`. @default the secret this
+   * process holds for the URL (every host it spawned or was lent), else none (a remote host)
+   */
+  constructor(baseUrl: string, options: { secret?: string } = {}) {
     let url: URL;
     try {
       url = new URL(baseUrl);
@@ -247,6 +254,8 @@ export class HostClient {
     this.host = url.hostname.replace(/^\[|\]$/g, '');
     this.port = Number(url.port || 80);
     this.hostHeader = url.host;
+    const secret = options.secret ?? hostSecretFor(this.baseUrl);
+    this.authHeader = secret ? `Authorization: Bearer ${secret}\r\n` : '';
   }
 
   manifest(signal?: AbortSignal): Promise<NodesetManifest> {
@@ -333,7 +342,7 @@ export class HostClient {
 
   private async request(method: string, path: string, data: string | undefined, signal: AbortSignal | undefined): Promise<RawResponse> {
     signal?.throwIfAborted();
-    let head = `${method} ${path} HTTP/1.1\r\nHost: ${this.hostHeader}\r\nAccept: application/json\r\nConnection: keep-alive\r\n`;
+    let head = `${method} ${path} HTTP/1.1\r\nHost: ${this.hostHeader}\r\n${this.authHeader}Accept: application/json\r\nConnection: keep-alive\r\n`;
     head += data === undefined ? '\r\n' : `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(data)}\r\n\r\n${data}`;
     let answer: { status: number; text: string };
     for (let attempt = 0; ; attempt++) {

@@ -10,10 +10,13 @@ import { createHost, type Host } from './host.js';
 import { readManifest } from './read-manifest.js';
 import { loadNodesetModule } from './nodeset-module.js';
 import { HOST_READY_PREFIX } from './types.js';
+import { takeOwnHostSecret } from './host-secret.js';
 
 const PPID_POLL_MS = 500;
 
 async function main(): Promise<void> {
+  // Out of the environment before any nodeset code runs (and before any child it might start inherits it).
+  const secret = takeOwnHostSecret();
   const { values } = parseArgs({
     options: { 'nodeset-dir': { type: 'string' }, tag: { type: 'string' } },
     strict: true,
@@ -46,7 +49,7 @@ async function main(): Promise<void> {
   const manifest = await readManifest(dir);
   const mod = await loadNodesetModule(dir, manifest);
   await mod.init?.({ dir, manifest });
-  host = createHost({ manifest, dir, module: mod, tag });
+  host = createHost({ manifest, dir, module: mod, tag, ...(secret !== undefined ? { secret } : {}) });
   const port = await host.listen(0);
   if (exiting) return;
   process.stdout.write(`${HOST_READY_PREFIX}${JSON.stringify({ port, pid: process.pid })}\n`);

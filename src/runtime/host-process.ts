@@ -6,6 +6,7 @@
  * Ctrl-C, a cancel's SIGTERM) reaches the parent alone: the parent records the cancel first,
  * then stops its hosts.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -13,6 +14,7 @@ import { execa, type ResultPromise } from 'execa';
 import { HostError } from '../errors.js';
 import { HOST_MAIN } from '../paths.js';
 import { HOST_READY_PREFIX, type NodesetManifest } from './types.js';
+import { HOST_SECRET_ENV, forgetHostSecret, hostEnvironment, rememberHostSecret } from './host-secret.js';
 
 export interface HostEntry {
   name: string;
@@ -24,7 +26,7 @@ export interface SpawnHostOptions {
   entry: HostEntry;
   /** Distinguishes replicated hosts of one nodeset (e.g. the worker index). */
   tag?: string;
-  /** Extra environment for the host (added to this process's environment). */
+  /** Extra environment for the host (added to this process's environment, less EVAL_API_TOKEN). */
   env?: Record<string, string>;
   /** Aborting while the host starts kills it and rejects. */
   signal?: AbortSignal;
@@ -79,15 +81,19 @@ export async function spawnHost(options: SpawnHostOptions): Promise<HostProcess>
   signal?.throwIfAborted();
   const label = tag !== undefined ? `${entry.name}#${tag}` : entry.name;
   const { file, args, cwd } = hostCommand(entry, tag);
+  // The host's own secret: its callers in this process find it by URL (host-secret.ts).
+  const secret = randomBytes(32).toString('base64url');
 
   const child: ResultPromise = execa(file, args, {
     cwd: cwd ?? entry.dir,
-    env: {
+    extendEnv: false,
+    env: hostEnvironment({
       ...options.env,
       EVAL_NODESET_DIR: entry.dir,
       EVAL_PARENT_PID: String(process.pid),
       ...(tag !== undefined ? { EVAL_HOST_TAG: tag } : {}),
-    },
+      [HOST_SECRET_ENV]: secret,
+    }),
     stdin: 'pipe',
     stdout: 'pipe',
     stderr: 'pipe',
@@ -160,11 +166,14 @@ export async function spawnHost(options: SpawnHostOptions): Promise<HostProcess>
     throw err;
   }
 
+  const url = `http://127.0.0.1:${port}`;
+  rememberHostSecret(url, secret);
+  void exited.then(() => forgetHostSecret(url, secret));
   let stopping: Promise<void> | undefined;
   return {
     nodeset: entry.name,
     tag: tag ?? null,
-    url: `http://127.0.0.1:${port}`,
+    url,
     pid,
     get alive() {
       return alive;

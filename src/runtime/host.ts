@@ -34,6 +34,8 @@ export interface CreateHostOptions {
    * @default Number(process.env.EVAL_HOST_INJECT_DELAY_MS) || 0
    */
   injectDelayMs?: number;
+  /** Requests must present this secret (`Authorization: Bearer …`); others get 401. @default none: open to any local caller */
+  secret?: string;
 }
 
 export interface Host {
@@ -297,7 +299,12 @@ export function createHost(options: CreateHostOptions): Host {
         if (err instanceof RouteError) return { status: err.status, body: { error: err.message } };
         return { status: 500, body: { error: errorMessage(err) } };
       }),
-    { maxBodyBytes: MAX_BODY_BYTES, keepAliveMs: 60_000, callerGone: () => new HostError('the caller went away') },
+    {
+      maxBodyBytes: MAX_BODY_BYTES,
+      keepAliveMs: 60_000,
+      callerGone: () => new HostError('the caller went away'),
+      ...(options.secret !== undefined ? { secret: options.secret } : {}),
+    },
   );
 
   let closing: Promise<void> | undefined;

@@ -9,6 +9,7 @@
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { decodeChunked } from './chunked-body.js';
+import { presentsSecret } from './host-secret.js';
 
 export interface JsonHttpRequest {
   method: string;
@@ -42,6 +43,11 @@ export interface JsonHttpServerOptions {
   keepAliveMs?: number;
   /** Builds the reason a request's signal aborts with when its caller hangs up. */
   callerGone?: () => Error;
+  /**
+   * When set, a request must carry `Authorization: Bearer <secret>`; any other is answered
+   * 401 before its body is read, and its connection closed. @default no check
+   */
+  secret?: string;
 }
 
 export interface JsonHttpServer {
@@ -57,6 +63,7 @@ const REASONS: Record<number, string> = {
   100: 'Continue',
   200: 'OK',
   400: 'Bad Request',
+  401: 'Unauthorized',
   404: 'Not Found',
   405: 'Method Not Allowed',
   413: 'Payload Too Large',
@@ -87,6 +94,7 @@ interface Head {
   keepAlive: boolean;
   expectContinue: boolean;
   bodyStart: number;
+  authorization: string | undefined;
 }
 
 class HeadError extends Error {
@@ -110,6 +118,7 @@ function parseHead(text: string, bodyStart: number, maxBody: number): Head {
   let lengthSeen: string | undefined;
   let chunked = false;
   let expectContinue = false;
+  let authorization: string | undefined;
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i]!;
     const colon = line.indexOf(':');
@@ -139,6 +148,9 @@ function parseHead(text: string, bodyStart: number, maxBody: number): Head {
       case 'expect':
         expectContinue = value.toLowerCase() === '100-continue';
         break;
+      case 'authorization':
+        authorization = value;
+        break;
     }
   }
   if (chunked) {
@@ -150,7 +162,7 @@ function parseHead(text: string, bodyStart: number, maxBody: number): Head {
   }
   const target = m[2]!;
   const q = target.indexOf('?');
-  return { method: m[1]!, path: q < 0 ? target : target.slice(0, q), length, keepAlive, expectContinue, bodyStart };
+  return { method: m[1]!, path: q < 0 ? target : target.slice(0, q), length, keepAlive, expectContinue, bodyStart, authorization };
 }
 
 class Connection {
@@ -165,7 +177,7 @@ class Connection {
   constructor(
     readonly socket: net.Socket,
     private readonly handler: JsonHttpHandler,
-    private readonly options: Required<JsonHttpServerOptions>,
+    private readonly options: Required<Omit<JsonHttpServerOptions, 'secret'>> & { secret?: string },
     private readonly onClose: (c: Connection) => void,
   ) {
     socket.setNoDelay(true);
@@ -206,6 +218,8 @@ class Connection {
           return;
         }
         head = parseHead(buf.toString('latin1', start, end), end + 4, this.options.maxBodyBytes);
+        const secret = this.options.secret;
+        if (secret !== undefined && !presentsSecret(head.authorization, secret)) throw new HeadError(401, 'this host answers only its callers: send "Authorization: Bearer <its secret>"');
         this.#head = head;
         this.#continued = false;
       }
@@ -306,10 +320,11 @@ class Connection {
 }
 
 export function createJsonHttpServer(handler: JsonHttpHandler, options: JsonHttpServerOptions = {}): JsonHttpServer {
-  const opts: Required<JsonHttpServerOptions> = {
+  const opts: Required<Omit<JsonHttpServerOptions, 'secret'>> & { secret?: string } = {
     maxBodyBytes: options.maxBodyBytes ?? 64 * 1024 * 1024,
     keepAliveMs: options.keepAliveMs ?? 60_000,
     callerGone: options.callerGone ?? (() => new Error('the caller went away')),
+    ...(options.secret !== undefined ? { secret: options.secret } : {}),
   };
   const connections = new Set<Connection>();
   const server = net.createServer((socket) => {

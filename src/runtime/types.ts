@@ -97,9 +97,9 @@ export interface ResourceSpec {
 export interface BatchingSpec {
   /** @default 16 */
   maxBatchSize?: number;
-  /** Trailing flush after the last arrival. @default 50 */
+  /** Ignored: the former trailing timer, still accepted so older manifests load. */
   flushTimeoutMs?: number;
-  /** Hard limit from a queue's first arrival. @default 200 */
+  /** The longest a call waits for batch mates while the model is free, from its queue's first arrival. @default 5 */
   maxQueueDelayMs?: number;
 }
 

@@ -31,6 +31,7 @@ import { resolveSchedulerOptions, type JobSchedulerOptions, type SchedulerSettin
 import { SharedHostManager } from './shared-host-manager.js';
 import { SharedHostStarter } from './shared-host-starter.js';
 import { TickLoop } from './tick-loop.js';
+import { hostSecretFor } from '../runtime/host-secret.js';
 import type {
   ActiveJob,
   BackendToEvalMessage,
@@ -434,7 +435,8 @@ export class JobScheduler {
 
   /** A shared host came back on a new URL: queued runs get it in shared_urls.json, running ones by message. */
   private async sharedHostMoved(nodeset: string, url: string): Promise<void> {
-    const message: BackendToEvalMessage = { type: 'sharedHostMoved', nodeset, url };
+    const secret = hostSecretFor(url);
+    const message: BackendToEvalMessage = { type: 'sharedHostMoved', nodeset, url, ...(secret !== undefined ? { secret } : {}) };
     for (const job of [...this.queued, ...this.running.values()]) {
       if (!job.sharedNodesets.includes(nodeset)) continue;
       await writeSharedUrls(job.runDir, this.hosts.urls(job.sharedNodesets)).catch(() => {});

@@ -12,6 +12,7 @@ import { FILES } from '../store/run-dir.js';
 import type { RunSummary } from '../store/types.js';
 import type { Job, JobContext, JobExit } from './job.js';
 import { groupAlive, signalGroup, spawnEvalProcess, type EvalExit } from './spawn-eval.js';
+import { hostSecretsEnv } from '../runtime/host-secret.js';
 
 /** Spawns the eval process; its exit sets `job.exit` and asks for a tick. */
 export async function startSubprocessJob(job: Job, ctx: JobContext): Promise<void> {
@@ -20,6 +21,8 @@ export async function startSubprocessJob(job: Job, ctx: JobContext): Promise<voi
     runDir: job.runDir,
     backendUrl: ctx.backendUrl(),
     ...(job.spec.activeWorkspaceDir ? { workspaceDir: job.spec.activeWorkspaceDir } : {}),
+    // The secrets of the shared hosts it borrows: in its environment, which it clears as it starts.
+    env: hostSecretsEnv(Object.values(ctx.hosts.urls(job.sharedNodesets))),
   });
   job.child = child;
   job.pid = child.pid;

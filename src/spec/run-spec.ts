@@ -17,6 +17,8 @@ export const RUN_LIMITS = {
   maxPriority: 1_000_000,
   /** Wall-clock seconds per step. */
   maxPerStepTimeoutSec: 3600,
+  /** Wall-clock seconds one host call may go unanswered. */
+  maxPerCallTimeoutSec: 36_000,
   /** Characters in a graph name, a dataset, a split, a node id of an override. */
   maxNameChars: 200,
   /** Bytes of the overrides as JSON: config patches, not data (a run copies them into its files and sends them with every call). */
@@ -28,6 +30,8 @@ export const RUN_DEFAULTS = {
   workerCount: 1,
   seed: 0,
   perStepTimeoutSec: 2,
+  /** Without perCallTimeoutSec, one host call may take this many per-step allowances: a slow step is not cut, a frozen host is. */
+  perCallTimeoutSteps: 10,
   priority: 0,
   exclusiveGpu: false,
   viaSubprocess: true,
@@ -96,6 +100,8 @@ const inputFields = {
   stepBudget: intIn(1, Number.MAX_SAFE_INTEGER).optional(),
   /** Wall-clock seconds allowed per step; an episode times out after budget × this. */
   perStepTimeoutSec: positiveNumber(RUN_LIMITS.maxPerStepTimeoutSec).default(RUN_DEFAULTS.perStepTimeoutSec),
+  /** Wall-clock seconds one host call may go unanswered before its episode ends TIMEOUT; default perCallTimeoutSteps × perStepTimeoutSec. */
+  perCallTimeoutSec: positiveNumber(RUN_LIMITS.maxPerCallTimeoutSec).optional(),
   /** Higher runs first; FIFO within a priority. */
   priority: intIn(-RUN_LIMITS.maxPriority, RUN_LIMITS.maxPriority).default(RUN_DEFAULTS.priority),
   /** Run alone: starts only when nothing runs, and nothing starts beside it. */
@@ -151,6 +157,11 @@ export const playInputSchema = z.strictObject({
 });
 export type PlayInputFields = z.input<typeof playInputSchema>;
 export type PlayInput = z.output<typeof playInputSchema>;
+
+/** Seconds one host call of this run may go unanswered. */
+export function perCallTimeoutSecOf(spec: Pick<RunInput, 'perStepTimeoutSec' | 'perCallTimeoutSec'>): number {
+  return spec.perCallTimeoutSec ?? RUN_DEFAULTS.perCallTimeoutSteps * spec.perStepTimeoutSec;
+}
 
 /** The spec of a checked input: what the system adds at submit, the frozen graph among it. */
 export function runSpecOf(input: RunInput, added: { runId: string; graph: GraphSpec; activeWorkspaceDir?: string | undefined; createdAt?: string }): RunSpec {

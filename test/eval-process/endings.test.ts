@@ -78,6 +78,48 @@ describe('episode endings', () => {
     expect(summary.timedOut).toBe(true);
   });
 
+  it('TIMEOUT at once: a frozen env host (SIGSTOP) ends its episode at the per-call limit, not at budget × per-step; the host is replaced', async () => {
+    const envHosts = new Map<string, number>();
+    let frozen: number | undefined;
+    let frozenAt = 0;
+    try {
+      const { summary } = await runGraph(
+        gridnavGraph('g_frozen', { envConfig: { step_latency_ms: 5 } }),
+        // The episode's whole allowance is 300 × 2 s = 600 s; one call may wait 1 s.
+        { episodeCount: 4, workerCount: 2, dataset: 'mini', stepBudget: 300, perStepTimeoutSec: 2, perCallTimeoutSec: 1 },
+        {
+          onHostStarted: (h) => {
+            pids.push(h.pid);
+            if (h.nodeset === 'env_gridnav' && h.tag !== null) envHosts.set(h.tag, h.pid);
+          },
+          onStep: (event, episode) => {
+            if (frozen === undefined && episode.index === 0 && event.step === 2) {
+              frozen = envHosts.get('0');
+              frozenAt = performance.now();
+              process.kill(frozen!, 'SIGSTOP');
+            }
+          },
+        },
+      );
+      expect(frozen).toBeDefined();
+      const ep = summary.episodes[0]!;
+      expect(ep.status).toBe('TIMEOUT');
+      expect(ep.error).toMatch(/node "env" got no answer within the per-call limit of 1000 ms \(step 3\)/);
+      expect(ep.steps).toBe(3);
+      expect(Object.keys(ep.metrics)).toContain('distance_to_goal');
+      expect(ep.durationMs).toBeLessThan(20_000);
+      // Worker 0 carried on with a new host: the run's other episodes all finished.
+      expect(summary.episodes.slice(1).map((e) => e.status)).toEqual(['COMPLETED', 'COMPLETED', 'COMPLETED']);
+      expect(summary.timedOut).toBe(true);
+      expect(performance.now() - frozenAt).toBeLessThan(60_000);
+    } finally {
+      if (frozen !== undefined && isAlive(frozen)) {
+        process.kill(frozen, 'SIGCONT');
+        process.kill(frozen, 'SIGKILL');
+      }
+    }
+  }, 90_000);
+
   it('ERROR: a node failed; the record names it and keeps the metrics of the steps before', async () => {
     const { summary } = await runGraph(gridnavGraph('g_error', { envConfig: { fail_at_step: 3 } }), { episodeCount: 1 });
     const ep = summary.episodes[0]!;

@@ -16,6 +16,7 @@ import { spawnHost } from '../../src/runtime/host-process.js';
 import { FILES, isDone, readSummary, writeSharedUrls } from '../../src/store/run-dir.js';
 import type { RunSummary } from '../../src/store/types.js';
 import { gridnavGraph, hostPidsFromLog, isAlive, makeRun, resultBytes, waitFor, writeWorkspaceGraph } from './run-helpers.js';
+import { hostSecretFor, hostSecretsEnv } from '../../src/runtime/host-secret.js';
 
 let tmp: string;
 let workspace: string;
@@ -130,6 +131,8 @@ describe('eval process', () => {
       stderr: { file: join(dir, FILES.stderr) },
       ipc: true,
       reject: false,
+      // As the backend does: the secrets of the hosts it lends, in the environment.
+      env: hostSecretsEnv([planner.url]),
     });
     children.push(child);
     // Our planner is the run's: the eval process starts no planner of its own.
@@ -141,7 +144,7 @@ describe('eval process', () => {
     const moved = await spawnHost({ entry: registry.get('planner') });
     pids.push(moved.pid);
     await planner.stop();
-    await child.sendMessage({ type: 'sharedHostMoved', nodeset: 'planner', url: moved.url });
+    await child.sendMessage({ type: 'sharedHostMoved', nodeset: 'planner', url: moved.url, secret: hostSecretFor(moved.url)! });
     const result = await child;
     expect(result.exitCode).toBe(0);
     const summary = await readSummary(dir);

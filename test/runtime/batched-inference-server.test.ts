@@ -14,6 +14,10 @@ const ctx = (callerId?: string, step = 0): CallContext => ({
 });
 const row = (x: unknown, callerId?: string, config: Record<string, unknown> = {}): NodeCallArgs => ({ inputs: { x }, config, ctx: ctx(callerId) });
 
+async function waitUntil(probe: () => boolean): Promise<void> {
+  while (!probe()) await sleep(1);
+}
+
 /** Records every batch it is called with and answers each row with its x doubled. */
 function recorder(): { handler: BatchedNodeFunction; batches: unknown[][]; times: number[] } {
   const batches: unknown[][] = [];
@@ -41,7 +45,7 @@ describe('BatchedInferenceServer', () => {
   });
 
   it('coalesces calls with the same function and config (whatever the key order), and only those', async () => {
-    const s = make({ flushTimeoutMs: 30, maxQueueDelayMs: 1000 });
+    const s = make({ maxQueueDelayMs: 30 });
     const r = recorder();
     const calls = [
       s.submit('act', { a: 1, b: { c: 2, d: 3 } }, row(1, undefined, { a: 1, b: { c: 2, d: 3 } }), r.handler),
@@ -55,23 +59,58 @@ describe('BatchedInferenceServer', () => {
     expect(r.batches).toHaveLength(3);
   });
 
-  it('flushes flushTimeoutMs after the last arrival, so a late caller joins the batch', async () => {
-    const s = make({ flushTimeoutMs: 300, maxQueueDelayMs: 5000 });
+  it('runs a queue maxQueueDelayMs after its first arrival; calls arriving meanwhile join it', async () => {
+    const s = make({ maxQueueDelayMs: 300 });
     const r = recorder();
     const t0 = performance.now();
     const first = s.submit('act', {}, row(1), r.handler);
     await sleep(100);
     const second = s.submit('act', {}, row(2), r.handler);
-    const tSecond = performance.now();
     await Promise.all([first, second]);
     expect(r.batches).toEqual([[1, 2]]);
-    // Restarted by the second arrival: not 300 ms after the first, but 300 ms after the second.
-    expect(r.times[0]! - tSecond).toBeGreaterThanOrEqual(295);
-    expect(r.times[0]! - t0).toBeGreaterThanOrEqual(395);
+    // Not pushed back by the second arrival: due 300 ms after the first.
+    expect(r.times[0]! - t0).toBeGreaterThanOrEqual(295);
+    expect(r.times[0]! - t0).toBeLessThan(1000);
+  });
+
+  it('does not hold a call for a caller that is waiting in another queue (another config): every active caller waits', async () => {
+    const s = make({ maxQueueDelayMs: 10_000, callerTtlMs: 60_000 });
+    const r = recorder();
+    // Two runs with different configs share the host: each one's calls form their own queue.
+    await s.submit('act', { epsilon: 0.5 }, row(1, 'a/w0', { epsilon: 0.5 }), r.handler);
+    const t0 = performance.now();
+    // b/w0 waits for a/w0, a known caller; once a/w0 waits too (in its own queue), nobody else can come.
+    const both = Promise.all([
+      s.submit('act', { epsilon: 0.9 }, row(2, 'b/w0', { epsilon: 0.9 }), r.handler),
+      s.submit('act', { epsilon: 0.5 }, row(3, 'a/w0', { epsilon: 0.5 }), r.handler),
+    ]);
+    const late = new Promise((resolve) => setTimeout(resolve, 5000, 'held'));
+    expect(await Promise.race([both.then(() => 'served'), late])).toBe('served');
+    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(r.batches.slice(-2).flat().sort()).toEqual([2, 3]);
+  });
+
+  it('while a batch runs, new calls pile up and go together as soon as the model is free', async () => {
+    const s = make({ maxQueueDelayMs: 0 });
+    const batches: number[][] = [];
+    let free: (() => void) | undefined;
+    const handler: BatchedNodeFunction = async (rows) => {
+      batches.push(rows.map((x) => x.inputs.x as number));
+      if (batches.length === 1) await new Promise<void>((resolve) => (free = resolve));
+      return rows.map(() => ({}));
+    };
+    const first = s.submit('act', {}, row(1), handler);
+    await waitUntil(() => free !== undefined);
+    const rest = [2, 3, 4].map((x) => s.submit('act', {}, row(x), handler));
+    await sleep(30);
+    expect(batches).toEqual([[1]]);
+    free!();
+    await Promise.all([first, ...rest]);
+    expect(batches).toEqual([[1], [2, 3, 4]]);
   });
 
   it('flushes at once at maxBatchSize', async () => {
-    const s = make({ maxBatchSize: 3, flushTimeoutMs: 10_000, maxQueueDelayMs: 10_000 });
+    const s = make({ maxBatchSize: 3, maxQueueDelayMs: 10_000 });
     const r = recorder();
     const t0 = performance.now();
     await Promise.all([1, 2, 3].map((x) => s.submit('act', {}, row(x), r.handler)));
@@ -80,7 +119,7 @@ describe('BatchedInferenceServer', () => {
   });
 
   it('flushes at once when the queue holds a call from every active caller, and when a missing caller is released', async () => {
-    const s = make({ flushTimeoutMs: 5000, maxQueueDelayMs: 10_000, callerTtlMs: 60_000 });
+    const s = make({ maxQueueDelayMs: 10_000, callerTtlMs: 60_000 });
     const r = recorder();
     // Callers become known by calling: w0 alone is every active caller, so it runs at once; then
     // w1 and w2 wait for w0, whose next call completes the set.
@@ -109,11 +148,11 @@ describe('BatchedInferenceServer', () => {
   });
 
   it('never waits longer than maxQueueDelayMs after the first arrival, even under steady load', async () => {
-    const s = make({ flushTimeoutMs: 60, maxQueueDelayMs: 150, maxBatchSize: 1000 });
+    const s = make({ maxQueueDelayMs: 150, maxBatchSize: 1000 });
     const r = recorder();
     const t0 = performance.now();
     const pending: Array<Promise<unknown>> = [];
-    // An arrival every 20 ms for a second keeps restarting the trailing timer; only the hard limit can flush.
+    // An arrival every 20 ms for a second: the queue still goes 150 ms after its first arrival.
     for (let i = 0; i < 50; i++) {
       pending.push(s.submit('act', {}, row(i), r.handler));
       await sleep(20);
@@ -127,7 +166,7 @@ describe('BatchedInferenceServer', () => {
   });
 
   it('runs one handler call at a time across all queues', async () => {
-    const s = make({ maxBatchSize: 1, flushTimeoutMs: 0 });
+    const s = make({ maxBatchSize: 1, maxQueueDelayMs: 0 });
     let running = 0;
     let peak = 0;
     const handler: BatchedNodeFunction = async (rows) => {
@@ -145,7 +184,7 @@ describe('BatchedInferenceServer', () => {
   });
 
   it('fails every caller of a batch whose handler throws, and serves the next batch', async () => {
-    const s = make({ flushTimeoutMs: 10 });
+    const s = make({ maxQueueDelayMs: 10 });
     const boom: BatchedNodeFunction = () => {
       throw new Error('weights missing');
     };
@@ -158,7 +197,7 @@ describe('BatchedInferenceServer', () => {
   });
 
   it('fails a batch whose handler returns the wrong number of rows', async () => {
-    const s = make({ flushTimeoutMs: 10 });
+    const s = make({ maxQueueDelayMs: 10 });
     const short: BatchedNodeFunction = (rows) => rows.slice(1).map(() => ({}));
     const results = await Promise.allSettled([1, 2].map((x) => s.submit('act', {}, row(x), short)));
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
@@ -166,7 +205,7 @@ describe('BatchedInferenceServer', () => {
   });
 
   it('fails a batch whose handler hangs past handlerTimeoutMs and releases the lock', async () => {
-    const s = make({ flushTimeoutMs: 5, handlerTimeoutMs: 150 });
+    const s = make({ maxQueueDelayMs: 5, handlerTimeoutMs: 150 });
     const hang: BatchedNodeFunction = () => new Promise(() => {});
     const t0 = performance.now();
     const hung = Promise.allSettled([1, 2].map((x) => s.submit('act', {}, row(x), hang)));
@@ -190,10 +229,10 @@ describe('BatchedInferenceServer', () => {
         return { logits, action: logits[0]! >= logits[1]! ? 0 : 1 };
       });
     const probe = [0.013, -0.72, 0.05, 1.3];
-    const alone = make({ flushTimeoutMs: 0 });
+    const alone = make({ maxQueueDelayMs: 0 });
     const aloneBytes = JSON.stringify(await alone.submit('act', {}, row(probe), mlp));
 
-    const batched = make({ maxBatchSize: 7, flushTimeoutMs: 10_000, maxQueueDelayMs: 10_000 });
+    const batched = make({ maxBatchSize: 7, maxQueueDelayMs: 10_000 });
     const others = Array.from({ length: 6 }, (_, i) => [i * 0.1, -i, i * i * 0.01, 0.5 - i]);
     const inputs = [...others.slice(0, 3), probe, ...others.slice(3)];
     const outs = await Promise.all(inputs.map((x) => batched.submit('act', {}, row(x), mlp)));
@@ -202,7 +241,7 @@ describe('BatchedInferenceServer', () => {
   });
 
   it('drops a waiting call whose signal aborts, and the rest of its batch still runs', async () => {
-    const s = make({ flushTimeoutMs: 50 });
+    const s = make({ maxQueueDelayMs: 50 });
     const r = recorder();
     const ac = new AbortController();
     const a = s.submit('act', {}, { ...row(1), signal: ac.signal }, r.handler);
@@ -214,7 +253,7 @@ describe('BatchedInferenceServer', () => {
   });
 
   it('drops a waiting call its onAbandon hook gives up on, without reading its signal', async () => {
-    const s = make({ flushTimeoutMs: 50 });
+    const s = make({ maxQueueDelayMs: 50 });
     const r = recorder();
     let abandon: ((reason: unknown) => void) | undefined;
     const untouchable = {
@@ -237,7 +276,7 @@ describe('BatchedInferenceServer', () => {
   });
 
   it('close() fails waiting calls, refuses new ones and is idempotent', async () => {
-    const s = make({ flushTimeoutMs: 10_000, maxQueueDelayMs: 10_000 });
+    const s = make({ maxQueueDelayMs: 10_000 });
     const r = recorder();
     const waiting = s.submit('act', {}, row(1), r.handler);
     s.close();

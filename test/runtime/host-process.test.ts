@@ -6,6 +6,7 @@ import { DIST_DIR } from '../../src/paths.js';
 import { HostClient } from '../../src/runtime/host-client.js';
 import { spawnHost, type HostEntry, type HostProcess } from '../../src/runtime/host-process.js';
 import { loadManifest } from '../../src/runtime/manifest.js';
+import { hostSecretFor } from '../../src/runtime/host-secret.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures');
 const ECHO_DIR = join(FIXTURES, 'nodesets', 'echo');
@@ -55,6 +56,44 @@ describe('spawnHost', () => {
         // already gone
       }
     }
+  });
+
+  it('a host answers only callers presenting its own secret; the API token never reaches it', async () => {
+    const saved = process.env.EVAL_API_TOKEN;
+    process.env.EVAL_API_TOKEN = 'api-token-for-the-test';
+    let h: HostProcess;
+    try {
+      h = await spawnHost({ entry: await entryOf(ECHO_DIR) });
+    } finally {
+      if (saved === undefined) delete process.env.EVAL_API_TOKEN;
+      else process.env.EVAL_API_TOKEN = saved;
+    }
+    hosts.push(h);
+    const secret = hostSecretFor(h.url)!;
+    expect(secret).toMatch(/^[\w-]{40,}$/);
+    // Anyone else on the machine (or a page rebound to 127.0.0.1) is refused, whatever the route.
+    const tries: Array<Record<string, string>> = [{}, { authorization: 'Bearer wrong' }, { authorization: secret }];
+    for (const headers of tries) {
+      const res = await fetch(`${h.url}/health`, { headers });
+      expect(res.status).toBe(401);
+      expect(JSON.stringify(await res.json())).not.toContain(secret);
+    }
+    const posted = await fetch(`${h.url}/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ function: 'echo', inputs: {}, config: {}, ctx: {} }) });
+    expect(posted.status).toBe(401);
+    expect((await fetch(`${h.url}/health`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(200);
+    // Its callers in this process present it without being told.
+    const client = new HostClient(h.url);
+    expect(await client.health()).toMatchObject({ ok: true, pid: h.pid });
+    client.close();
+    const stranger = new HostClient(h.url, { secret: 'guessed' });
+    await expect(stranger.health()).rejects.toThrow(/Authorization/);
+    stranger.close();
+    const environ = readFileSync(`/proc/${h.pid}/environ`, 'utf8');
+    expect(environ).not.toContain('EVAL_API_TOKEN');
+    expect(environ).not.toContain('api-token-for-the-test');
+    expect(readFileSync(`/proc/${h.pid}/cmdline`, 'utf8')).not.toContain(secret);
+    await h.stop();
+    expect(hostSecretFor(h.url)).toBeUndefined();
   });
 
   it('starts a JS nodeset host and reads its ready line; stop() ends it with SIGTERM', async () => {

@@ -6,6 +6,7 @@ import { spawnHost, type HostProcess } from '../../src/runtime/host-process.js';
 import { loadManifest } from '../../src/runtime/manifest.js';
 import { createHost } from '../../src/runtime/host.js';
 import type { CallContext, HostCallRequest, NodesetManifest, NodesetModule } from '../../src/runtime/types.js';
+import { hostSecretFor } from '../../src/runtime/host-secret.js';
 
 const ECHO_DIR = join(import.meta.dirname, '..', 'fixtures', 'nodesets', 'echo');
 
@@ -28,7 +29,9 @@ const req = (fn: string, inputs: Record<string, unknown> = {}, config: Record<st
 /** A raw request, for what HostClient never sends. */
 function raw(url: string, method: string, path: string, body?: string): Promise<{ status: number; json: { error?: string } }> {
   return new Promise((resolve, reject) => {
-    const r = http.request(`${url}${path}`, { method, headers: { 'content-type': 'application/json' } }, (res) => {
+    // A raw caller of its own: it presents the host's secret as HostClient would.
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${hostSecretFor(url) ?? ''}` };
+    const r = http.request(`${url}${path}`, { method, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString()) }));

@@ -59,6 +59,14 @@ describe('examples/python-env: a Python host plugged in through the workspace ov
     return { loaded, result };
   }
 
+  it('answers only callers that present its secret (the runtime hands it over in EVAL_HOST_SECRET)', async () => {
+    const h = hosts[0]!;
+    expect((await fetch(`${h.url}/health`)).status).toBe(401);
+    const refused = await fetch(`${h.url}/panel/load`, { method: 'POST', headers: { authorization: 'Bearer guessed' }, body: '{"episodeKey":"x"}' });
+    expect(refused.status).toBe(401);
+    expect(await clients[0]!.health()).toMatchObject({ ok: true, nodeset: 'env_corridor' });
+  });
+
   it('serves its manifest, health and panel over the protocol', async () => {
     const [c] = clients;
     expect((await c!.manifest()).name).toBe('env_corridor');

@@ -2,10 +2,11 @@
  * The backend's shared model hosts: refcounted by queued and running runs, kept through an
  * idle grace, unloaded after it, restarted when one dies.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isPidAlive } from '../../src/scheduler/resource-sampler.js';
+import { hostSecretFor } from '../../src/runtime/host-secret.js';
 import { readSummary } from '../../src/store/run-dir.js';
 import { FixedSampler } from '../fixtures/fixed-sampler.js';
 import { closeAll, makeScheduler, slow, waitFor, waitForStatus } from './harness.js';
@@ -84,5 +85,63 @@ describe('shared hosts', () => {
     const crashed = final.episodes.find((e) => e.status === 'CRASHED')!.index;
     expect(final.episodes.filter((e) => e.index > crashed).map((e) => e.status)).toContain('COMPLETED');
     expect((await readSummary(dir)).status).toBe(final.status);
+  });
+
+  it('two runs sharing the planner host, run together, take no longer than run one after the other', async () => {
+    // Env steps sleep (step_latency_ms), so the runs' time is waiting, not CPU: on a loaded
+    // machine both orders pay the same CPU, and the batcher's waits are what the ratio shows.
+    const h = await makeScheduler({ sampler: new FixedSampler(), tickIntervalMs: 50 });
+    const input = (epsilon: number) => ({
+      graphName: 'gridnav_planner',
+      episodeCount: 8,
+      workerCount: 2,
+      stepBudget: 40,
+      seed: 7,
+      overrides: { env: { step_latency_ms: 15 }, agent: { epsilon } },
+    });
+    /** Submits the inputs while the lock holds them back, releases them together, and times them to their end. */
+    const timed = async (inputs: Array<ReturnType<typeof input>>) => {
+      const release = h.scheduler.acquireInteractiveLock('test');
+      const ids: string[] = [];
+      for (const i of inputs) ids.push((await h.scheduler.submit(i)).runId);
+      const t0 = performance.now();
+      release();
+      await h.scheduler.tick();
+      const done = await Promise.all(ids.map((id) => waitForStatus(h, id, ['COMPLETED', 'FAILED', 'ABORTED'], 120_000)));
+      return { ms: performance.now() - t0, done };
+    };
+    const a = await timed([input(0.5)]);
+    const b = await timed([input(0.9)]);
+    const both = await timed([input(0.5), input(0.9)]);
+    for (const r of [a, b, both]) for (const s of r.done) expect(s.status).toBe('COMPLETED');
+    // Who shared a batch never changes a result.
+    expect(both.done.map((s) => s.aggregateMetrics)).toEqual([a.done[0]!.aggregateMetrics, b.done[0]!.aggregateMetrics]);
+    const ratio = both.ms / (a.ms + b.ms);
+    expect(ratio, `together ${Math.round(both.ms)} ms, one after the other ${Math.round(a.ms)} + ${Math.round(b.ms)} ms`).toBeLessThanOrEqual(1.3);
+  }, 240_000);
+
+  it('a shared host answers only its callers: the eval process presents its secret, which reaches no file, log or API answer', async () => {
+    const h = await makeScheduler({ sampler: new FixedSampler() });
+    const run = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 2, workerCount: 2 });
+    const host = planner(h)!;
+    const secret = hostSecretFor(host.url!)!;
+    expect(secret).toBeTruthy();
+    expect((await fetch(`${host.url!}/manifest`)).status).toBe(401);
+    const done = await waitForStatus(h, run.runId, ['COMPLETED', 'FAILED', 'ABORTED']);
+    expect(done.status).toBe('COMPLETED');
+    expect(done.statusCounts).toEqual({ COMPLETED: 2 });
+    const files: string[] = [];
+    const walk = (d: string): void => {
+      for (const name of readdirSync(d)) {
+        const p = join(d, name);
+        if (statSync(p).isDirectory()) walk(p);
+        else files.push(p);
+      }
+    };
+    walk(h.dir);
+    expect(files.length).toBeGreaterThan(5);
+    for (const f of files) expect(readFileSync(f).includes(secret), f).toBe(false);
+    expect(h.logger.lines.join('\n')).not.toContain(secret);
+    expect(JSON.stringify(h.scheduler.sharedHosts())).not.toContain(secret);
   });
 });

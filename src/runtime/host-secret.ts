@@ -1,0 +1,95 @@
+/**
+ * Host secrets: each host the runtime spawns gets a secret of its own, and answers only
+ * requests that present it (`Authorization: Bearer <secret>`), so another local user or a
+ * web page rebound to 127.0.0.1 cannot drive a host directly. The spawner hands the secret to
+ * the host in EVAL_HOST_SECRET, which the host removes from its environment as it starts; the
+ * callers of a host find its secret here, by URL. Secrets live only in memory and in the
+ * environment of the one process that needs them, never in a file, a log or an API answer.
+ * No node:crypto here: hosts import this file and start faster without it.
+ */
+
+/** The variable a spawned host reads its own secret from (and deletes). */
+export const HOST_SECRET_ENV = 'EVAL_HOST_SECRET';
+/** The variable an eval process reads the secrets of its borrowed shared hosts from (JSON, URL → secret; deleted). */
+export const HOST_SECRETS_ENV = 'EVAL_HOST_SECRETS';
+/** Variables no host is given: the API token (hosts never call the API) and other hosts' secrets. */
+const WITHHELD_FROM_HOSTS = ['EVAL_API_TOKEN', HOST_SECRET_ENV, HOST_SECRETS_ENV];
+
+/** URL origin → secret of the hosts this process may call. */
+const secrets = new Map<string, string>();
+
+function originOf(url: string): string | undefined {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Remembers the secret of the host at `url` (its callers in this process present it). */
+export function rememberHostSecret(url: string, secret: string): void {
+  const origin = originOf(url);
+  if (origin !== undefined && secret !== '') secrets.set(origin, secret);
+}
+
+/** Forgets the secret of the host at `url`, if it is still `secret` (a new host may have its port by now). */
+export function forgetHostSecret(url: string, secret?: string): void {
+  const origin = originOf(url);
+  if (origin !== undefined && (secret === undefined || secrets.get(origin) === secret)) secrets.delete(origin);
+}
+
+/** The secret to present to the host at `url`; undefined for a host this process was not told of (a remote host registered by URL). */
+export function hostSecretFor(url: string): string | undefined {
+  const origin = originOf(url);
+  return origin === undefined ? undefined : secrets.get(origin);
+}
+
+/** `{ EVAL_HOST_SECRETS: … }` for a child process that will call the hosts at `urls`; empty when none has a secret. */
+export function hostSecretsEnv(urls: Iterable<string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const url of urls) {
+    const s = hostSecretFor(url);
+    if (s !== undefined) out[url] = s;
+  }
+  return Object.keys(out).length > 0 ? { [HOST_SECRETS_ENV]: JSON.stringify(out) } : {};
+}
+
+/** Reads EVAL_HOST_SECRETS into this process's secrets and removes it from the environment. */
+export function adoptHostSecretsFromEnv(env: NodeJS.ProcessEnv = process.env): void {
+  const raw = env[HOST_SECRETS_ENV];
+  delete env[HOST_SECRETS_ENV];
+  if (!raw) return;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return;
+  for (const [url, secret] of Object.entries(parsed as Record<string, unknown>)) {
+    if (typeof secret === 'string') rememberHostSecret(url, secret);
+  }
+}
+
+/** A host's own secret from EVAL_HOST_SECRET, removed from the environment before any nodeset code runs. */
+export function takeOwnHostSecret(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const secret = env[HOST_SECRET_ENV];
+  delete env[HOST_SECRET_ENV];
+  return secret ? secret : undefined;
+}
+
+/** The environment a host starts with: this process's, less what hosts must not see, plus `extra`. */
+export function hostEnvironment(extra: Record<string, string | undefined>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !WITHHELD_FROM_HOSTS.includes(k)) env[k] = v;
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
+  return env;
+}
+
+/** Whether an Authorization header value presents `secret`, compared in time that does not depend on where they differ. */
+export function presentsSecret(authorization: string | undefined, secret: string): boolean {
+  const given = authorization?.startsWith('Bearer ') ? authorization.slice(7).trim() : '';
+  let diff = given.length ^ secret.length;
+  for (let i = 0; i < secret.length; i++) diff |= secret.charCodeAt(i) ^ given.charCodeAt(i % Math.max(1, given.length));
+  return diff === 0;
+}
