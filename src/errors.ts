@@ -15,7 +15,10 @@ export type ErrorCode =
   | 'NODE_ERROR'
   | 'TIMEOUT'
   | 'ABORTED'
-  | 'OUT_OF_BUDGET';
+  | 'OUT_OF_BUDGET'
+  | 'STORAGE_FULL'
+  | 'STORAGE_READ_ONLY'
+  | 'RUN_DIR_MISSING';
 
 export class EvalError extends Error {
   readonly code: ErrorCode;

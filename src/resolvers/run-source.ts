@@ -48,7 +48,8 @@ export function loadSpec(src: RunSource, ctx: ApiContext): Promise<RunSpec | nul
  */
 export async function loadRun(runId: string, ctx: ApiContext): Promise<RunSource> {
   assertRunId(runId);
-  const summary = await ctx.runs.readSummary(runId);
+  // A final state the disk refused is newer than summary.json.
+  const summary = ctx.scheduler.unrecordedSummary?.(runId) ?? (await ctx.runs.readSummary(runId));
   if (summary) return sourceFromSummary(summary, ctx);
   const row = ctx.catalog.getRun(runId);
   if (row) return sourceFromRow(row);

@@ -286,7 +286,7 @@ function toSubmitInput(input: Nullable<SubmitInput> & { graphName: string; episo
 builder.mutationFields((t) => ({
   startEval: t.field({
     type: StartEvalPayloadRef,
-    description: 'Queues a run and returns at once (status QUEUED). BAD_USER_INPUT for a bad graph, count or override; QUEUE_FULL past the queue\'s capacity.',
+    description: 'Queues a run and returns at once (status QUEUED). BAD_USER_INPUT for a bad graph, count or override; QUEUE_FULL past the queue\'s capacity; STORAGE_FULL or STORAGE_READ_ONLY when the outputs folder cannot be written (nothing is left behind).',
     args: { input: t.arg({ type: StartEvalInputRef, required: true, description: 'What to evaluate.' }) },
     resolve: async (_root, { input }, ctx) => {
       const submit = toSubmitInput(input as Parameters<typeof toSubmitInput>[0]);
@@ -342,6 +342,12 @@ builder.subscriptionFields((t) => ({
     subscribe: async (_root, args, ctx) => {
       const runId = String(args.id);
       await assertRunExists(runId, ctx);
+      // The disk refused this run's end (or its dir is gone): no file will ever say it, so say it here.
+      const final = ctx.scheduler.unrecordedSummary?.(runId);
+      if (final) return new Repeater<RunSummary>(async (push, stop) => {
+        await push(final);
+        stop();
+      });
       return runSummaries(ctx.watcher, runId);
     },
     resolve: (summary: RunSummary, _args, ctx) => sourceFromSummary(summary, ctx),

@@ -6,15 +6,17 @@
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { BadInputError, ConflictError, EvalError, NotFoundError, QueueFullError, errorMessage } from '../errors.js';
+import { isTerminalRunStatus } from '../statuses.js';
 import { catalogRunFromSummary, RunCatalog } from '../store/catalog.js';
 import { assertRunId, createRunDir, readSummary, runDirPath, writeSharedUrls, writeSpec, writeSummary } from '../store/run-dir.js';
+import { describeStorage, StorageError, storageCodeOf } from '../store/storage-fault.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
 import { lockedReason, planAdmission } from './admission.js';
 import { cancelQueuedJob, stopJob, waitForExits } from './cancel-job.js';
 import { estimateRun, nodesetCosts } from './estimate.js';
-import { finalizeJob } from './finalize-job.js';
+import { finalizeJob, retryUnrecorded } from './finalize-job.js';
 import { InteractiveLock } from './interactive-lock.js';
-import { createJob, type Job, type JobContext } from './job.js';
+import { createJob, type Job, type JobContext, type UnrecordedRun } from './job.js';
 import { JobQueue } from './job-queue.js';
 import { currentSummary, queuedSummary } from './job-summary.js';
 import { activeJob, admissionCandidate, queueEntry, runningReservation } from './job-views.js';
@@ -61,6 +63,7 @@ export class JobScheduler {
   private readonly queued = new JobQueue();
   private readonly running = new Map<string, Job>();
   private readonly finishing = new Map<string, Job>();
+  private readonly unrecorded = new Map<string, UnrecordedRun>();
   private readonly listeners = new Set<(e: SchedulerEvent) => void>();
   private nextOrder = 0;
   private submitting = 0;
@@ -99,6 +102,7 @@ export class JobScheduler {
       cancelGraceMs: this.settings.cancelGraceMs,
       emit: (e) => this.emit(e),
       requestTick: () => this.ticks.request(),
+      unrecorded: this.unrecorded,
     };
     this.rss = new RssMonitor({ source: this.settings.sampler, intervalMs: this.settings.rssSampleIntervalMs, ctx: this.ctx });
   }
@@ -168,12 +172,24 @@ export class JobScheduler {
         throw new BadInputError(`marginalVramMb ${input.marginalVramMb} is more than the ${Math.round(vramTotal)} MB of VRAM this machine has`);
       }
       this.assertOpen();
-      const { runId, dir } = createRunDir(this.outputsDir);
-      const spec = runSpecFromInput(input, runId, graphDirs.workspaceDir);
-      await writeSpec(dir, spec);
-      // The summary goes down before the (slow) host start, so a crash here still leaves a recoverable queued run.
-      const summary = queuedSummary(spec);
-      await writeSummary(dir, summary);
+      let made: { runId: string; dir: string } | null = null;
+      let spec: RunSpec;
+      let summary: RunSummary;
+      try {
+        made = createRunDir(this.outputsDir);
+        spec = runSpecFromInput(input, made.runId, graphDirs.workspaceDir);
+        await writeSpec(made.dir, spec);
+        // The summary goes down before the (slow) host start, so a crash here still leaves a recoverable queued run.
+        summary = queuedSummary(spec);
+        await writeSummary(made.dir, summary);
+      } catch (err) {
+        // A refused write leaves no half-made run behind.
+        if (made) await rm(made.dir, { recursive: true, force: true }).catch(() => {});
+        const code = storageCodeOf(err);
+        if (code === null) throw err;
+        throw new StorageError(code, `cannot start a run: ${describeStorage(code, this.outputsDir)} (${errorMessage(err)})`, { cause: err });
+      }
+      const { runId, dir } = made;
       let urls: Record<string, string>;
       try {
         urls = await this.hosts.acquire(graph.shared, runId);
@@ -217,14 +233,22 @@ export class JobScheduler {
       throw new ConflictError(`run ${runId} has already finished (${summary.status}); only a queued or running run can be cancelled`);
     }
     const dir = runDirPath(this.outputsDir, runId);
-    if (!existsSync(dir)) throw new NotFoundError(`run "${runId}"`);
-    let status: string = this.catalog.getRun(runId)?.status ?? 'unknown';
+    const known = this.unrecorded.get(runId)?.summary.status ?? this.catalog.getRun(runId)?.status;
+    if (!existsSync(dir) && known === undefined) throw new NotFoundError(`run "${runId}"`);
+    let status: string = known ?? 'unknown';
     try {
-      status = (await readSummary(dir)).status;
+      // summary.json is the truth, unless the disk refused the end the catalog knows.
+      const onDisk = (await readSummary(dir)).status;
+      if (!(known && isTerminalRunStatus(known))) status = onDisk;
     } catch {
       // keep the catalog's word
     }
     throw new ConflictError(`run ${runId} has already finished (${status}); only a queued or running run can be cancelled`);
+  }
+
+  /** A run's final summary that the disk has not taken yet (full, read-only, or its dir deleted). */
+  unrecordedSummary(runId: string): RunSummary | undefined {
+    return this.unrecorded.get(runId)?.summary;
   }
 
   queue(): QueueEntry[] {
@@ -322,11 +346,27 @@ export class JobScheduler {
   }
 
   private async runTick(): Promise<void> {
+    this.stopRunsWithoutDir();
     let changed = this.reap();
     changed = (await this.admit()) || changed;
     this.hosts.drainIdle();
     if (changed) this.emit({ type: 'queue' });
     this.rss.poke([...this.running.values()]);
+    await retryUnrecorded(this.ctx);
+    // Runs written by others (`evalctl run` into the same outputs) and dirs deleted by hand.
+    await this.catalog
+      .syncRunDirs((id) => this.running.has(id) || this.finishing.has(id) || this.queued.has(id) || this.unrecorded.has(id))
+      .catch((err: unknown) => this.log.warn(`catalog: scanning the run directories: ${errorMessage(err)}`));
+  }
+
+  /** A running run whose directory was deleted is stopped now, not at its next write (an episode may be long). */
+  private stopRunsWithoutDir(): void {
+    for (const job of this.running.values()) {
+      if (job.storageFault || job.exit || job.state !== 'running' || existsSync(job.runDir)) continue;
+      job.storageFault = 'RUN_DIR_MISSING';
+      this.log.warn(`run ${job.runId}: ${describeStorage('RUN_DIR_MISSING', job.runDir)} while it ran; stopping it`);
+      stopJob(job, this.ctx);
+    }
   }
 
   /** Moves every exited job out of the running set and starts its finalisation. */

@@ -7,6 +7,7 @@ import { mkdir, writeFile, stat } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { BadInputError } from '../errors.js';
 import { readJson, readJsonSync, writeJsonAtomic } from './atomic.js';
+import { injectedFault } from './storage-fault.js';
 import type { RunSpec, RunSummary, SharedUrls } from './types.js';
 
 export const RUN_ID_PATTERN = /^\d{8}_\d{6}(?:_\d{1,4})?$/;
@@ -58,6 +59,7 @@ export function createRunDir(outputsDir: string, now: Date = new Date()): { runI
     const runId = i === 0 ? base : `${base}_${i}`;
     const dir = join(root, runId);
     try {
+      injectedFault(dir);
       mkdirSync(dir);
       mkdirSync(join(dir, FILES.episodes));
       return { runId, dir };
@@ -73,6 +75,7 @@ export const episodeDir = (runDir: string, index: number): string => join(runDir
 
 export async function ensureEpisodeDir(runDir: string, index: number): Promise<string> {
   const dir = episodeDir(runDir, index);
+  injectedFault(dir);
   await mkdir(join(dir, 'assets'), { recursive: true });
   return dir;
 }
@@ -87,6 +90,7 @@ export const readSummary = (runDir: string) => readJson<RunSummary>(join(runDir,
 export const readSummarySync = (runDir: string) => readJsonSync<RunSummary>(join(runDir, FILES.summary));
 
 export async function touchDone(runDir: string): Promise<void> {
+  injectedFault(join(runDir, FILES.done));
   await writeFile(join(runDir, FILES.done), new Date().toISOString() + '\n');
 }
 export const isDone = (runDir: string): boolean => existsSync(join(runDir, FILES.done));
