@@ -18,6 +18,7 @@ import { applyOverrides, parseSetFlags, validateGraph } from '../runtime/graph.j
 import { GraphCatalog } from '../runtime/graph-catalog.js';
 import { NodesetRegistry } from '../runtime/registry.js';
 import { FILES, createRunDir, isDone, readSummary, writeSpec, writeSummary } from '../store/run-dir.js';
+import { describeStorage, storageCodeOfExit } from '../store/storage-fault.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
 
 const USAGE =
@@ -194,7 +195,8 @@ export async function run(argv: string[]): Promise<number> {
     summary = last;
   }
   if (!isDone(dir) || !summary) {
-    const how = result.signal ? `signal ${result.signal}` : `code ${result.exitCode}`;
+    const storage = storageCodeOfExit(typeof result.exitCode === 'number' ? result.exitCode : null);
+    const how = (result.signal ? `signal ${result.signal}` : `code ${result.exitCode}`) + (storage ? `: ${describeStorage(storage, dir)}` : '');
     process.stderr.write(`evalctl run: the eval process exited (${how}) without finishing run ${runId}; see ${join(dir, FILES.stderr)}\n`);
     if (args.json && summary) process.stdout.write(JSON.stringify({ ...summary, status: 'ABORTED' }, null, 2) + '\n');
     return interrupted ? 130 : 1;

@@ -62,7 +62,7 @@ const StatusCountRef = builder.objectRef<StatusCount>('StatusCount').implement({
 const RunErrorRef = builder.objectRef<{ code: string; message: string }>('RunError').implement({
   description: 'Why a run failed or was aborted.',
   fields: (t) => ({
-    code: t.exposeString('code', { description: 'Machine-readable cause, e.g. GRAPH_INVALID, OUT_OF_BUDGET, EXITED.' }),
+    code: t.exposeString('code', { description: 'Machine-readable cause, e.g. GRAPH_INVALID, OUT_OF_BUDGET, ABORTED, or a storage fault: STORAGE_FULL, STORAGE_READ_ONLY, RUN_DIR_MISSING.' }),
     message: t.exposeString('message', { description: 'What happened, in words.' }),
   }),
 });
