@@ -9,7 +9,7 @@ import { BadInputError, ConflictError, EvalError, NotFoundError, QueueFullError,
 import { isTerminalRunStatus } from '../statuses.js';
 import { catalogRunFromSummary, RunCatalog } from '../store/catalog.js';
 import { assertRunId, createRunDir, readSummary, runDirPath, writeSharedUrls, writeSpec, writeSummary } from '../store/run-dir.js';
-import { describeStorage, StorageError, storageCodeOf } from '../store/storage-fault.js';
+import { describeStorage, StorageError, storageCodeOf, type StorageCode } from '../store/storage-fault.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
 import { lockedReason, planAdmission } from './admission.js';
 import { cancelQueuedJob, stopJob, waitForExits } from './cancel-job.js';
@@ -216,7 +216,15 @@ export class JobScheduler {
     assertRunId(runId);
     await this.start();
     const queued = this.queued.remove(runId);
-    if (queued) return cancelQueuedJob(queued, this.ctx);
+    if (queued) {
+      try {
+        return await cancelQueuedJob(queued, this.ctx);
+      } catch (err) {
+        const code = storageCodeOf(err, queued.runDir);
+        if (code === null) throw err;
+        return this.cancelUnrecorded(queued, code);
+      }
+    }
     const job = this.running.get(runId);
     if (job) {
       if (!job.cancelRequested) {
@@ -357,6 +365,20 @@ export class JobScheduler {
     await this.catalog
       .syncRunDirs((id) => this.running.has(id) || this.finishing.has(id) || this.queued.has(id) || this.unrecorded.has(id))
       .catch((err: unknown) => this.log.warn(`catalog: scanning the run directories: ${errorMessage(err)}`));
+  }
+
+  /** A queued run cancelled while the disk refuses writes: CANCELLED in memory, written by a later tick. */
+  private cancelUnrecorded(job: Job, code: StorageCode): RunSummary {
+    const base = job.queuedSummary ?? queuedSummary(job.spec);
+    const summary: RunSummary = { ...base, seq: base.seq + 1, status: 'CANCELLED', finishedAt: new Date().toISOString(), error: null };
+    this.unrecorded.set(job.runId, { runDir: job.runDir, summary, summaryOnDisk: false });
+    this.log.warn(`run ${job.runId}: cancelled, but ${describeStorage(code, job.runDir)}; its end is kept in memory and written once the disk takes it`);
+    this.hosts.release(job.runId);
+    this.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: job.viaSubprocess }));
+    this.emit({ type: 'run', runId: job.runId, summary });
+    this.emit({ type: 'queue' });
+    this.ticks.request();
+    return summary;
   }
 
   /** A running run whose directory was deleted is stopped now, not at its next write (an episode may be long). */

@@ -134,8 +134,8 @@ export class RunCatalog {
   private closed = false;
   /** The last write of db.json failed (a full or read-only disk): the next sync tries again, and warns once. */
   private writeFailed = false;
-  /** mtime of the summary.json last indexed, for runs another process writes. */
-  private readonly indexedMtime = new Map<string, number>();
+  /** inode/size/mtime of the summary.json last indexed, for runs another process writes (each atomic write is a new inode). */
+  private readonly indexedStamp = new Map<string, string>();
 
   private constructor(outputsDir: string, db: Low<CatalogData>, logger?: CatalogLogger) {
     this.outputsDir = outputsDir;
@@ -267,23 +267,24 @@ export class RunCatalog {
     for (const id of Object.keys(this.db.data.runs)) {
       if (present.has(id) || owned(id)) continue;
       delete this.db.data.runs[id];
-      this.indexedMtime.delete(id);
+      this.indexedStamp.delete(id);
       this.logger?.info(`catalog: run ${id} is gone from ${root}; removed`);
       changed = true;
     }
     for (const id of present) {
       const row = this.db.data.runs[id];
       if (owned(id) || (row && isTerminalRunStatus(row.status))) continue;
-      let mtime: number;
+      let stamp: string;
       try {
-        mtime = (await stat(join(root, id, FILES.summary))).mtimeMs;
+        const st = await stat(join(root, id, FILES.summary));
+        stamp = `${st.ino}:${st.size}:${st.mtimeMs}`;
       } catch {
         continue; // no summary yet
       }
-      if (row && this.indexedMtime.get(id) === mtime) continue;
+      if (row && this.indexedStamp.get(id) === stamp) continue;
       if (owned(id)) continue; // the scheduler took it meanwhile
       if (await this.indexRunDir(root, id)) {
-        this.indexedMtime.set(id, mtime);
+        this.indexedStamp.set(id, stamp);
         changed = true;
       }
     }
