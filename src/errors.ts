@@ -17,7 +17,10 @@ export type ErrorCode =
   | 'ABORTED'
   | 'OUT_OF_BUDGET'
   | 'SPEC_INVALID'
-  | 'SUMMARY_INVALID';
+  | 'SUMMARY_INVALID'
+  | 'STORAGE_FULL'
+  | 'STORAGE_READ_ONLY'
+  | 'RUN_DIR_MISSING';
 
 export class EvalError extends Error {
   readonly code: ErrorCode;

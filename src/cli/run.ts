@@ -18,6 +18,7 @@ import { inspectRunGraph } from '../scheduler/run-graph.js';
 import { parseRunInput, type FieldLabels } from '../spec/parse-run-spec.js';
 import { runSpecOf, type RunInput } from '../spec/run-spec.js';
 import { FILES, createRunDir, isDone, readSummary, touchDone, writeSpec, writeSummary } from '../store/run-dir.js';
+import { describeStorage, storageCodeOfExit } from '../store/storage-fault.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
 
 const USAGE =
@@ -180,7 +181,8 @@ export async function run(argv: string[]): Promise<number> {
   // Interrupted before it could write its final summary (Ctrl-C reaches the eval process too, maybe before it set up its handlers): still a cancel.
   if (interrupted && !isDone(dir) && summary) summary = await finishCancelled(dir, summary);
   if (!isDone(dir) || !summary) {
-    const how = result.signal ? `signal ${result.signal}` : `code ${result.exitCode}`;
+    const storage = storageCodeOfExit(typeof result.exitCode === 'number' ? result.exitCode : null);
+    const how = (result.signal ? `signal ${result.signal}` : `code ${result.exitCode}`) + (storage ? `: ${describeStorage(storage, dir)}` : '');
     process.stderr.write(`evalctl run: the eval process exited (${how}) without finishing run ${runId}; see ${join(dir, FILES.stderr)}\n`);
     if (args.json && summary) process.stdout.write(JSON.stringify({ ...summary, status: 'ABORTED' }, null, 2) + '\n');
     return interrupted ? 130 : 1;

@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { EvalError, errorMessage } from '../errors.js';
 import type { BackendToEvalMessage } from '../scheduler/types.js';
 import { runBatch } from './run-batch.js';
+import { STORAGE_EXIT_CODES, STORAGE_CODES, storageCodeOf, type StorageCode } from '../store/storage-fault.js';
 import { watchParent } from './parent-watch.js';
 import { adoptHostSecretsFromEnv, rememberHostSecret } from '../runtime/host-secret.js';
 
@@ -37,6 +38,7 @@ async function main(): Promise<number> {
     return 2;
   }
   const runDir = resolve(runDirArg);
+  runDirOfThisProcess = runDir;
   const controller = new AbortController();
   const stop = (reason: Error) => {
     if (controller.signal.aborted) return;
@@ -81,8 +83,12 @@ async function main(): Promise<number> {
     onEpisode: (r, s) => out(`episode ${r.index} ${r.status} in ${r.durationMs} ms (${s.episodesDone}/${s.episodeCount})`),
   });
   out(`run ${summary.runId} ${summary.status}${summary.error ? `: ${summary.error.message}` : ''}`);
-  return summary.status === 'COMPLETED' || summary.status === 'CANCELLED' ? 0 : 1;
+  if (summary.status === 'COMPLETED' || summary.status === 'CANCELLED') return 0;
+  const code = summary.error?.code;
+  return STORAGE_CODES.includes(code as StorageCode) ? STORAGE_EXIT_CODES[code as StorageCode] : 1;
 }
+
+let runDirOfThisProcess: string | undefined;
 
 function isSharedHostMoved(m: unknown): m is BackendToEvalMessage {
   const x = m as Partial<BackendToEvalMessage> | null;
@@ -93,6 +99,8 @@ main().then(
   (code) => process.stdout.write('', () => process.exit(code)),
   (e: unknown) => {
     err(`eval process failed: ${errorMessage(e)}`);
-    process.exit(1);
+    // A storage fault says which in the exit code: the disk may refuse the log line and the summary.
+    const storage = storageCodeOf(e, runDirOfThisProcess);
+    process.exit(storage ? STORAGE_EXIT_CODES[storage] : 1);
   },
 );

@@ -18,6 +18,7 @@ import { readJson, writeJsonAtomic } from '../store/atomic.js';
 import { SpecInvalidError } from '../spec/spec-errors.js';
 import { FILES, readSharedUrls, readSpec, readSummary, touchDone, writeSummary } from '../store/run-dir.js';
 import type { EpisodeRecord, RunSpec, RunSummary, SharedUrls } from '../store/types.js';
+import { storageCodeOf } from '../store/storage-fault.js';
 import { BatchEvalRunner, type EnvPanelTarget, type StepListener } from './batch-eval-runner.js';
 import type { HostInfo } from './env-worker-pool.js';
 import { startRunHosts, type RunHosts } from './run-hosts.js';
@@ -150,7 +151,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       ({ status, error } = stoppedBy(opts.signal.reason));
     } else {
       status = 'FAILED';
-      error = { code: err instanceof EvalError ? err.code : 'INTERNAL_SERVER_ERROR', message: errorMessage(err) };
+      error = { code: err instanceof EvalError ? err.code : (storageCodeOf(err, runDir) ?? 'INTERNAL_SERVER_ERROR'), message: errorMessage(err) };
       log(`run failed: ${error.message}`);
     }
   } finally {

@@ -20,6 +20,8 @@ export interface SchedulerApi {
   activeJobs(): ActiveJob[];
   resources(): ResourceSnapshot;
   acquireInteractiveLock(holder: string): () => void;
+  /** A run's final summary that the disk refused (full, read-only, run dir deleted); the API answers from it. */
+  unrecordedSummary?(runId: string): RunSummary | undefined;
 }
 
 /** The run catalog as the API uses it. */

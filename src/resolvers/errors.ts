@@ -7,13 +7,13 @@ import { EvalError, GraphValidationError, QueueFullError } from '../errors.js';
 import { RunInputError, SpecInvalidError } from '../spec/spec-errors.js';
 
 /** The codes a client may see in `extensions.code`. */
-export const API_ERROR_CODES = ['BAD_USER_INPUT', 'NOT_FOUND', 'QUEUE_FULL', 'UNAUTHENTICATED', 'CONFLICT', 'INTERNAL_SERVER_ERROR'] as const;
+export const API_ERROR_CODES = ['BAD_USER_INPUT', 'NOT_FOUND', 'QUEUE_FULL', 'UNAUTHENTICATED', 'CONFLICT', 'STORAGE_FULL', 'STORAGE_READ_ONLY', 'INTERNAL_SERVER_ERROR'] as const;
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 
 export const MASKED_MESSAGE = 'Unexpected error.';
 
 /** Our codes that reach the client as they are; others are internal. */
-const PUBLIC_CODES = new Set<string>(['BAD_USER_INPUT', 'NOT_FOUND', 'QUEUE_FULL', 'UNAUTHENTICATED', 'CONFLICT']);
+const PUBLIC_CODES = new Set<string>(['BAD_USER_INPUT', 'NOT_FOUND', 'QUEUE_FULL', 'UNAUTHENTICATED', 'CONFLICT', 'STORAGE_FULL', 'STORAGE_READ_ONLY']);
 
 export function apiError(code: ApiErrorCode, message: string, extensions: Record<string, unknown> = {}): GraphQLError {
   return new GraphQLError(message, { extensions: { ...extensions, code } });

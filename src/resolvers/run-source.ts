@@ -39,7 +39,8 @@ export const sourceFromRow = (row: CatalogRun): RunSource => ({ row });
  * disk (so a summary.json caught corrupt never shows a run without the episodes it has); else null.
  */
 export async function readSummaryOrLastGood(runId: string, ctx: ApiContext): Promise<RunSummary | null> {
-  const good = (await ctx.runs.readSummary(runId)) ?? ctx.watcher.snapshot(runId);
+  // A final state the disk refused is newer than summary.json.
+  const good = ctx.scheduler.unrecordedSummary?.(runId) ?? (await ctx.runs.readSummary(runId)) ?? ctx.watcher.snapshot(runId);
   if (good) return good;
   const row = ctx.catalog.getRun(runId);
   if (!row) return null;

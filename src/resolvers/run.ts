@@ -64,7 +64,7 @@ const StatusCountRef = builder.objectRef<StatusCount>('StatusCount').implement({
 const RunErrorRef = builder.objectRef<{ code: string; message: string }>('RunError').implement({
   description: 'Why a run failed or was aborted.',
   fields: (t) => ({
-    code: t.exposeString('code', { description: 'Machine-readable cause, e.g. GRAPH_INVALID, OUT_OF_BUDGET, EXITED.' }),
+    code: t.exposeString('code', { description: 'Machine-readable cause, e.g. GRAPH_INVALID, OUT_OF_BUDGET, ABORTED, or a storage fault: STORAGE_FULL, STORAGE_READ_ONLY, RUN_DIR_MISSING.' }),
     message: t.exposeString('message', { description: 'What happened, in words.' }),
   }),
 });
@@ -283,7 +283,7 @@ const StartEvalPayloadRef = builder.objectRef<StartEvalResult>('StartEvalPayload
 builder.mutationFields((t) => ({
   startEval: t.field({
     type: StartEvalPayloadRef,
-    description: 'Queues a run and returns at once (status QUEUED). BAD_USER_INPUT for a bad graph, count or override; QUEUE_FULL past the queue\'s capacity.',
+    description: 'Queues a run and returns at once (status QUEUED). BAD_USER_INPUT for a bad graph, count or override; QUEUE_FULL past the queue\'s capacity; STORAGE_FULL or STORAGE_READ_ONLY when the outputs folder cannot be written (nothing is left behind).',
     args: { input: t.arg({ type: StartEvalInputRef, required: true, description: 'What to evaluate.' }) },
     resolve: async (_root, { input }, ctx) => {
       try {
@@ -340,6 +340,12 @@ builder.subscriptionFields((t) => ({
     subscribe: async (_root, args, ctx) => {
       const runId = String(args.id);
       await assertRunExists(runId, ctx);
+      // The disk refused this run's end (or its dir is gone): no file will ever say it, so say it here.
+      const final = ctx.scheduler.unrecordedSummary?.(runId);
+      if (final) return new Repeater<RunSummary>(async (push, stop) => {
+        await push(final);
+        stop();
+      });
       return runSummaries(ctx.watcher, runId);
     },
     resolve: (state: RunSummary, _args, ctx) => ({ ...sourceFromSummary(state, ctx), seq: state.seq }),

@@ -32,6 +32,10 @@ export class JobQueue implements Iterable<Job> {
     this.jobs.splice(lo, 0, job);
   }
 
+  has(runId: string): boolean {
+    return this.jobs.some((j) => j.runId === runId);
+  }
+
   /** Takes the job out of the queue; undefined when it is not queued. */
   remove(runId: string): Job | undefined {
     const i = this.jobs.findIndex((j) => j.runId === runId);

@@ -9,15 +9,16 @@ import { BadInputError, ConflictError, EvalError, NotFoundError, QueueFullError,
 import { isTerminalRunStatus } from '../statuses.js';
 import { catalogRunFromSummary, RunCatalog } from '../store/catalog.js';
 import { assertRunId, createRunDir, readSummary, runDirPath, writeSharedUrls, writeSpec, writeSummary } from '../store/run-dir.js';
+import { describeStorage, StorageError, storageCodeOf, type StorageCode } from '../store/storage-fault.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
 import { parseRunInput } from '../spec/parse-run-spec.js';
 import { runSpecOf, type RunInputFields } from '../spec/run-spec.js';
 import { lockedReason, planAdmission } from './admission.js';
 import { cancelQueuedJob, stopJob, waitForExits } from './cancel-job.js';
 import { estimateRun, nodesetCosts } from './estimate.js';
-import { finalizeJob } from './finalize-job.js';
+import { finalizeJob, retryUnrecorded } from './finalize-job.js';
 import { InteractiveLock } from './interactive-lock.js';
-import { createJob, type Job, type JobContext } from './job.js';
+import { createJob, type Job, type JobContext, type UnrecordedRun } from './job.js';
 import { JobQueue } from './job-queue.js';
 import { currentSummary, queuedSummary } from './job-summary.js';
 import { activeJob, admissionCandidate, queueEntry, runningReservation } from './job-views.js';
@@ -63,6 +64,7 @@ export class JobScheduler {
   private readonly queued = new JobQueue();
   private readonly running = new Map<string, Job>();
   private readonly finishing = new Map<string, Job>();
+  private readonly unrecorded = new Map<string, UnrecordedRun>();
   private readonly listeners = new Set<(e: SchedulerEvent) => void>();
   private nextOrder = 0;
   private submitting = 0;
@@ -101,6 +103,7 @@ export class JobScheduler {
       cancelGraceMs: this.settings.cancelGraceMs,
       emit: (e) => this.emit(e),
       requestTick: () => this.ticks.request(),
+      unrecorded: this.unrecorded,
     };
     this.rss = new RssMonitor({ source: this.settings.sampler, intervalMs: this.settings.rssSampleIntervalMs, ctx: this.ctx });
   }
@@ -174,14 +177,26 @@ export class JobScheduler {
         throw new BadInputError(`marginalVramMb ${input.marginalVramMb} is more than the ${Math.round(vramTotal)} MB of VRAM this machine has`);
       }
       this.assertOpen();
-      const { runId, dir } = createRunDir(this.outputsDir);
-      // EVAL_SUBPROCESS=0 in the backend's environment runs every run in-process.
-      const viaSubprocess = input.viaSubprocess && process.env.EVAL_SUBPROCESS !== '0';
-      const spec = runSpecOf({ ...input, viaSubprocess }, { runId, graph: graph.graph, activeWorkspaceDir: graphDirs.workspaceDir });
-      await writeSpec(dir, spec);
-      // The summary goes down before the (slow) host start, so a crash here still leaves a recoverable queued run.
-      const summary = queuedSummary(spec);
-      await writeSummary(dir, summary);
+      let made: { runId: string; dir: string } | null = null;
+      let spec: RunSpec;
+      let summary: RunSummary;
+      try {
+        made = createRunDir(this.outputsDir);
+        // EVAL_SUBPROCESS=0 in the backend's environment runs every run in-process.
+        const viaSubprocess = input.viaSubprocess && process.env.EVAL_SUBPROCESS !== '0';
+        spec = runSpecOf({ ...input, viaSubprocess }, { runId: made.runId, graph: graph.graph, activeWorkspaceDir: graphDirs.workspaceDir });
+        await writeSpec(made.dir, spec);
+        // The summary goes down before the (slow) host start, so a crash here still leaves a recoverable queued run.
+        summary = queuedSummary(spec);
+        await writeSummary(made.dir, summary);
+      } catch (err) {
+        // A refused write leaves no half-made run behind.
+        if (made) await rm(made.dir, { recursive: true, force: true }).catch(() => {});
+        const code = storageCodeOf(err);
+        if (code === null) throw err;
+        throw new StorageError(code, `cannot start a run: ${describeStorage(code, this.outputsDir)} (${errorMessage(err)})`, { cause: err });
+      }
+      const { runId, dir } = made;
       let urls: Record<string, string>;
       try {
         urls = await this.hosts.acquire(graph.shared, runId);
@@ -211,7 +226,15 @@ export class JobScheduler {
     assertRunId(runId);
     await this.start();
     const queued = this.queued.remove(runId);
-    if (queued) return cancelQueuedJob(queued, this.ctx);
+    if (queued) {
+      try {
+        return await cancelQueuedJob(queued, this.ctx);
+      } catch (err) {
+        const code = storageCodeOf(err, queued.runDir);
+        if (code === null) throw err;
+        return this.cancelUnrecorded(queued, code);
+      }
+    }
     const job = this.running.get(runId);
     if (job) {
       if (!job.cancelRequested) {
@@ -224,7 +247,11 @@ export class JobScheduler {
     const ending = this.finishing.get(runId);
     if (ending) return answerCancel(runId, await ending.finalized!);
     const dir = runDirPath(this.outputsDir, runId);
-    if (!existsSync(dir)) throw new NotFoundError(`run "${runId}"`);
+    const unrecorded = this.unrecorded.get(runId)?.summary;
+    // The end the disk refused is newer than summary.json.
+    if (unrecorded) return answerCancel(runId, unrecorded);
+    const known = this.catalog.getRun(runId)?.status;
+    if (!existsSync(dir) && known === undefined) throw new NotFoundError(`run "${runId}"`);
     let summary: RunSummary | null = null;
     try {
       summary = await readSummary(dir);
@@ -233,6 +260,11 @@ export class JobScheduler {
     }
     if (summary) return answerCancel(runId, summary);
     throw alreadyFinished(runId, this.catalog.getRun(runId)?.status ?? 'unknown');
+  }
+
+  /** A run's final summary that the disk has not taken yet (full, read-only, or its dir deleted). */
+  unrecordedSummary(runId: string): RunSummary | undefined {
+    return this.unrecorded.get(runId)?.summary;
   }
 
   queue(): QueueEntry[] {
@@ -331,11 +363,41 @@ export class JobScheduler {
   }
 
   private async runTick(): Promise<void> {
+    this.stopRunsWithoutDir();
     let changed = this.reap();
     changed = (await this.admit()) || changed;
     this.hosts.drainIdle();
     if (changed) this.emit({ type: 'queue' });
     this.rss.poke([...this.running.values()]);
+    await retryUnrecorded(this.ctx);
+    // Runs written by others (`evalctl run` into the same outputs) and dirs deleted by hand.
+    await this.catalog
+      .syncRunDirs((id) => this.running.has(id) || this.finishing.has(id) || this.queued.has(id) || this.unrecorded.has(id))
+      .catch((err: unknown) => this.log.warn(`catalog: scanning the run directories: ${errorMessage(err)}`));
+  }
+
+  /** A queued run cancelled while the disk refuses writes: CANCELLED in memory, written by a later tick. */
+  private cancelUnrecorded(job: Job, code: StorageCode): RunSummary {
+    const base = job.queuedSummary ?? queuedSummary(job.spec);
+    const summary: RunSummary = { ...base, seq: base.seq + 1, status: 'CANCELLED', finishedAt: new Date().toISOString(), error: null };
+    this.unrecorded.set(job.runId, { runDir: job.runDir, summary, summaryOnDisk: false });
+    this.log.warn(`run ${job.runId}: cancelled, but ${describeStorage(code, job.runDir)}; its end is kept in memory and written once the disk takes it`);
+    this.hosts.release(job.runId);
+    this.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: job.viaSubprocess }));
+    this.emit({ type: 'run', runId: job.runId, summary });
+    this.emit({ type: 'queue' });
+    this.ticks.request();
+    return summary;
+  }
+
+  /** A running run whose directory was deleted is stopped now, not at its next write (an episode may be long). */
+  private stopRunsWithoutDir(): void {
+    for (const job of this.running.values()) {
+      if (job.storageFault || job.exit || job.state !== 'running' || existsSync(job.runDir)) continue;
+      job.storageFault = 'RUN_DIR_MISSING';
+      this.log.warn(`run ${job.runId}: ${describeStorage('RUN_DIR_MISSING', job.runDir)} while it ran; stopping it`);
+      stopJob(job, this.ctx);
+    }
   }
 
   /** Moves every exited job out of the running set and starts its finalisation. */

@@ -3,6 +3,7 @@
  * that start, stop, sample and finalise a job need from the scheduler that owns it.
  */
 import type { RunCatalog } from '../store/catalog.js';
+import type { StorageCode } from '../store/storage-fault.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
 import type { SharedHostManager } from './shared-host-manager.js';
 import type { EvalChild, EvalExit } from './spawn-eval.js';
@@ -57,8 +58,12 @@ export interface Job {
   vramMb: number | null;
   peakVramMb: number;
   overBudget: { rssMb: number; budgetMb: number } | null;
+  /** Set when the scheduler stopped the run because its directory went away under it. */
+  storageFault: StorageCode | null;
   episodesDone: number;
   summaryMtimeMs: number;
+  /** The summary.json last read while it ran: what is known when its dir is deleted. */
+  lastSummary: RunSummary | null;
   /** Re-routes an in-process run's calls of a shared nodeset to a restarted host. */
   moveSharedHost: ((nodeset: string, url: string) => void) | null;
   /** The summary as this scheduler last wrote it, while the run is queued (nobody else writes it then). */
@@ -78,6 +83,18 @@ export interface JobContext {
   readonly cancelGraceMs: number;
   emit(e: SchedulerEvent): void;
   requestTick(): void;
+  /**
+   * Final summaries the disk refused (full, read-only, run dir deleted), by run id: the API
+   * answers from them, and each tick tries the write again until it lands or the dir is gone.
+   */
+  readonly unrecorded: Map<string, UnrecordedRun>;
+}
+
+export interface UnrecordedRun {
+  runDir: string;
+  summary: RunSummary;
+  /** Whether summary.json already holds `summary` (then only _DONE is missing). */
+  summaryOnDisk: boolean;
 }
 
 export function createJob(spec: RunSpec, runDir: string, estimate: ResourceEstimate, shared: string[], order: number): Job {
@@ -106,8 +123,10 @@ export function createJob(spec: RunSpec, runDir: string, estimate: ResourceEstim
     vramMb: null,
     peakVramMb: 0,
     overBudget: null,
+    storageFault: null,
     episodesDone: 0,
     summaryMtimeMs: 0,
+    lastSummary: null,
     queuedSummary: null,
     moveSharedHost: null,
     finalized: null,

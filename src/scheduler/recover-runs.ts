@@ -3,16 +3,19 @@
  * (with new shared hosts), a still-running eval process is adopted and watched until it exits,
  * and a run that cannot go on is finished ABORTED or FAILED, keeping its finished episodes.
  */
+import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
 import { SpecInvalidError } from '../spec/spec-errors.js';
 import { catalogRunFromSummary } from '../store/catalog.js';
-import { touchDone, writeSharedUrls, writeSummary } from '../store/run-dir.js';
+import { FILES, touchDone, writeSharedUrls, writeSummary } from '../store/run-dir.js';
+import { describeStorage, storageCodeInText, storageCodeOf, storageCodeOfExit } from '../store/storage-fault.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
 import { estimateRun, nodesetCosts } from './estimate.js';
 import type { Job, JobContext } from './job.js';
 import { queuedSummary } from './job-summary.js';
 import { isEvalProcessOf, scanUnfinishedRuns, type UnfinishedRun } from './recovery.js';
 import { inspectRunGraph, type GraphDirs } from './run-graph.js';
+import { lastLine } from './subprocess-job.js';
 import type { ResourceEstimate } from './types.js';
 
 export interface RecoverRunsOptions {
@@ -31,7 +34,9 @@ export async function recoverRuns(opts: RecoverRunsOptions): Promise<void> {
   const { ctx } = opts;
   const scan = await scanUnfinishedRuns(opts.outputsDir);
   for (const run of scan.finishedWithoutDone) {
-    await touchDone(run.runDir);
+    await touchDone(run.runDir).catch(() => {
+      ctx.unrecorded.set(run.runId, { runDir: run.runDir, summary: run.summary!, summaryOnDisk: true });
+    });
     ctx.catalog.upsertRun(catalogRunFromSummary(run.summary!, { viaSubprocess: run.spec!.viaSubprocess !== false }));
   }
   for (const run of scan.unreadable) {
@@ -72,17 +77,24 @@ async function recoverQueued(run: UnfinishedRun, opts: RecoverRunsOptions): Prom
     });
     // The hosts of the previous backend are gone: new ones, new URLs.
     await writeSharedUrls(run.runDir, await ctx.hosts.acquire(shared, run.runId));
+    let summary = run.summary!;
+    if (summary.status !== 'QUEUED') {
+      summary = { ...summary, seq: summary.seq + 1, status: 'QUEUED', startedAt: null };
+      await writeSummary(run.runDir, summary);
+      ctx.log.info(`run ${run.runId}: its eval process was never started; queued again`);
+    }
+    opts.enqueue(opts.newJob(spec, run.runDir, estimate, shared), summary);
   } catch (err) {
-    await finishUnstartable(run, 'FAILED', { code: 'GRAPH_INVALID', message: `could not be re-queued after a restart: ${errorMessage(err)}` }, ctx);
-    return;
+    const storage = storageCodeOf(err, run.runDir);
+    await finishUnstartable(
+      run,
+      'FAILED',
+      storage
+        ? { code: storage, message: `could not be re-queued after a restart: ${describeStorage(storage, run.runDir)}` }
+        : { code: 'GRAPH_INVALID', message: `could not be re-queued after a restart: ${errorMessage(err)}` },
+      ctx,
+    );
   }
-  let summary = run.summary!;
-  if (summary.status !== 'QUEUED') {
-    summary = { ...summary, seq: summary.seq + 1, status: 'QUEUED', startedAt: null };
-    await writeSummary(run.runDir, summary);
-    ctx.log.info(`run ${run.runId}: its eval process was never started; queued again`);
-  }
-  opts.enqueue(opts.newJob(spec, run.runDir, estimate, shared), summary);
 }
 
 async function recoverRunning(run: UnfinishedRun, opts: RecoverRunsOptions): Promise<void> {
@@ -121,6 +133,14 @@ async function recoverRunning(run: UnfinishedRun, opts: RecoverRunsOptions): Pro
       : pid === null
         ? 'the backend stopped before its eval process started'
         : `the backend restarted and its eval process (pid ${pid}) is gone`;
+  // An eval process that died of a storage fault said so in its exit code or its last log line.
+  const last = pid === null ? null : await lastLine(join(run.runDir, FILES.stderr));
+  const storage = storageCodeOfExit(run.process?.exitCode ?? null) ?? (last ? storageCodeInText(last) : null);
+  if (storage) {
+    const message = `${describeStorage(storage, run.runDir)}; its eval process (pid ${pid}) is gone${last ? ` (last stderr line: ${last})` : ''}`;
+    await finishUnstartable(run, 'FAILED', { code: storage, message }, ctx);
+    return;
+  }
   await finishUnstartable(run, 'ABORTED', { code: 'ABORTED', message: why }, ctx);
 }
 
@@ -132,10 +152,21 @@ async function finishUnstartable(
   ctx: JobContext,
 ): Promise<void> {
   const base = run.summary ?? queuedSummary(run.spec!);
-  const summary: RunSummary = { ...base, seq: base.seq + 1, status, error, finishedAt: new Date().toISOString() };
+  let summary: RunSummary = { ...base, seq: base.seq + 1, status, error, finishedAt: new Date().toISOString() };
   delete summary.pid;
-  await writeSummary(run.runDir, summary);
-  await touchDone(run.runDir);
+  let summaryOnDisk = false;
+  try {
+    await writeSummary(run.runDir, summary);
+    summaryOnDisk = true;
+    await touchDone(run.runDir);
+  } catch (err) {
+    // The disk still refuses: say so (that is why the run could not be finished), keep it in memory, retry each tick.
+    const storage = storageCodeOf(err, run.runDir);
+    if (storage && !summaryOnDisk && error.code !== storage) {
+      summary = { ...summary, status: 'FAILED', error: { code: storage, message: `${describeStorage(storage, run.runDir)}; ${error.message}` } };
+    }
+    ctx.unrecorded.set(run.runId, { runDir: run.runDir, summary, summaryOnDisk });
+  }
   ctx.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: run.spec?.viaSubprocess !== false }));
   ctx.log.warn(`run ${run.runId} marked ${status.toLowerCase()}: ${error.message}`);
 }

@@ -99,6 +99,7 @@ export class RssMonitor {
       if (st.mtimeMs === job.summaryMtimeMs) return;
       job.summaryMtimeMs = st.mtimeMs;
       const s = await readSummary(job.runDir);
+      job.lastSummary = s;
       if (s.episodesDone !== job.episodesDone) {
         job.episodesDone = s.episodesDone;
         this.opts.ctx.catalog.upsertRun({

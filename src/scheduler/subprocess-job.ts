@@ -4,11 +4,13 @@
  * line (CANCELLED, with no error, when a cancel was asked for); process.json gets the exit and peak RSS; a completed run's
  * peak RSS becomes a calibration sample for the next estimate of its graph.
  */
+import { existsSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeJsonAtomic } from '../store/atomic.js';
 import { readProcessRecord } from '../store/catalog.js';
 import { FILES } from '../store/run-dir.js';
+import { describeStorage, storageCodeInText, type StorageCode } from '../store/storage-fault.js';
 import type { RunSummary } from '../store/types.js';
 import type { Job, JobContext, JobExit } from './job.js';
 import { groupAlive, signalGroup, spawnEvalProcess, type EvalExit } from './spawn-eval.js';
@@ -40,10 +42,21 @@ export function killGroupLeftovers(job: Job): void {
   if (job.viaSubprocess && job.pid !== null && groupAlive(job.pid)) signalGroup(job.pid, 'SIGKILL');
 }
 
-/** The summary change for an eval process that exited before writing a terminal summary. */
-export async function earlyExitChange(job: Job, exit: EvalExit): Promise<(s: RunSummary) => void> {
-  const last = await lastLine(join(job.runDir, FILES.stderr));
+/**
+ * The summary change for an eval process that exited before writing a terminal summary. A
+ * storage fault (known from its exit code, the scheduler, or its last stderr line) is FAILED
+ * with that code, whoever asked for a stop: the disk, not the request, ended it.
+ */
+export async function earlyExitChange(job: Job, exit: EvalExit, storage: StorageCode | null = null): Promise<(s: RunSummary) => void> {
+  const last = existsSync(job.runDir) ? await lastLine(join(job.runDir, FILES.stderr)) : null;
   const why = describeExit(exit, job.adopted) + (last ? ` (last stderr line: ${last})` : '');
+  const fault = storage ?? (last ? storageCodeInText(last) : null);
+  if (fault) {
+    return (s) => {
+      s.status = 'FAILED';
+      s.error = { code: fault, message: `${describeStorage(fault, job.runDir)}; the eval process ${why}` };
+    };
+  }
   // A cancel reads the same whatever moment it caught the process at (even before it could
   // install its signal handlers): CANCELLED, no error. The exit stays in process.json and the log.
   return job.cancelRequested
@@ -82,7 +95,7 @@ function describeExit(e: EvalExit, adopted: boolean): string {
 }
 
 /** The last non-empty line of a log, from its final 4 KB. */
-async function lastLine(path: string): Promise<string | null> {
+export async function lastLine(path: string): Promise<string | null> {
   let fh;
   try {
     fh = await open(path, 'r');

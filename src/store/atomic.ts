@@ -3,12 +3,14 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { readFile, rename, writeFile, unlink } from 'node:fs/promises';
 import { renameSync, writeFileSync, unlinkSync } from 'node:fs';
+import { injectedFault } from './storage-fault.js';
 
 const tmpName = (path: string) => `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
 
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
   const tmp = tmpName(path);
   try {
+    injectedFault(tmp);
     await writeFile(tmp, data);
     await rename(tmp, path);
   } catch (err) {
@@ -20,6 +22,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
 export function writeFileAtomicSync(path: string, data: string | Uint8Array): void {
   const tmp = tmpName(path);
   try {
+    injectedFault(tmp);
     writeFileSync(tmp, data);
     renameSync(tmp, path);
   } catch (err) {

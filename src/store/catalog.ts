@@ -4,7 +4,7 @@
  * whenever db.json is missing or unreadable.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Low } from 'lowdb';
 import { JSONFile } from 'lowdb/node';
@@ -137,6 +137,10 @@ export class RunCatalog {
   private writing: Promise<void> | null = null;
   private dirty = false;
   private closed = false;
+  /** The last write of db.json failed (a full or read-only disk): the next sync tries again, and warns once. */
+  private writeFailed = false;
+  /** inode/size/mtime of the summary.json last indexed, for runs another process writes (each atomic write is a new inode). */
+  private readonly indexedStamp = new Map<string, string>();
 
   private constructor(outputsDir: string, db: Low<CatalogData>, logger?: CatalogLogger) {
     this.outputsDir = outputsDir;
@@ -178,9 +182,17 @@ export class RunCatalog {
       await catalog.flush();
     } else {
       const known = db.data.runs;
+      // Runs whose directory was deleted while no backend ran are gone.
+      let gone = 0;
+      for (const id of Object.keys(known)) {
+        if (existsSync(join(runsRoot(dir), id))) continue;
+        delete known[id];
+        gone++;
+      }
+      if (gone > 0) logger?.warn(`catalog: ${gone} run(s) whose directory is gone were removed`);
       // Dirs the catalog missed (a crash between the run dir write and the catalog's) and runs it still thinks are live.
       const n = await catalog.indexRunDirs((id) => !known[id] || !isTerminalRunStatus(known[id].status));
-      if (n > 0) {
+      if (n > 0 || gone > 0) {
         catalog.schedule();
         await catalog.flush();
       }
@@ -200,39 +212,89 @@ export class RunCatalog {
     let n = 0;
     for (const id of names) {
       if (!isValidRunId(id) || !want(id)) continue;
-      const runDir = join(root, id);
-      let summary: RunSummary;
-      try {
-        summary = await readJson<RunSummary>(join(runDir, FILES.summary));
-      } catch {
-        continue;
-      }
-      if (!RUN_STATUSES.includes(summary.status)) continue;
-      let viaSubprocess: boolean = RUN_DEFAULTS.viaSubprocess;
-      try {
-        viaSubprocess = (await readSpec(runDir)).viaSubprocess;
-      } catch {
-        // spec unreadable: keep the default
-      }
-      let proc: ProcessRecord | null = null;
-      try {
-        proc = await readJson<ProcessRecord>(join(runDir, FILES.process));
-      } catch {
-        proc = null;
-      }
-      this.db.data.runs[id] = catalogRunFromSummary(summary, { viaSubprocess, pid: proc?.pid ?? null });
-      if (proc?.peakRssMb !== undefined && summary.status === 'COMPLETED' && isDone(runDir)) {
-        this.pushCalibration({
-          graphName: summary.graphName,
-          workerCount: summary.workerCount,
-          peakRssMb: proc.peakRssMb,
-          ...(typeof proc.peakVramMb === 'number' && proc.peakVramMb > 0 ? { peakVramMb: proc.peakVramMb } : {}),
-          recordedAt: summary.finishedAt ?? summary.createdAt,
-        });
-      }
-      n++;
+      if (await this.indexRunDir(root, id)) n++;
     }
     return n;
+  }
+
+  /** Reads one run dir into the catalog; false when its summary is unreadable. */
+  private async indexRunDir(root: string, id: string): Promise<boolean> {
+    const runDir = join(root, id);
+    let summary: RunSummary;
+    try {
+      summary = await readJson<RunSummary>(join(runDir, FILES.summary));
+    } catch {
+      return false;
+    }
+    if (!RUN_STATUSES.includes(summary.status)) return false;
+    let viaSubprocess: boolean = RUN_DEFAULTS.viaSubprocess;
+    try {
+      viaSubprocess = (await readSpec(runDir)).viaSubprocess;
+    } catch {
+      // spec unreadable: keep the default
+    }
+    let proc: ProcessRecord | null = null;
+    try {
+      proc = await readJson<ProcessRecord>(join(runDir, FILES.process));
+    } catch {
+      proc = null;
+    }
+    this.db.data.runs[id] = catalogRunFromSummary(summary, { viaSubprocess, pid: proc?.pid ?? null });
+    if (proc?.peakRssMb !== undefined && summary.status === 'COMPLETED' && isDone(runDir)) {
+      this.pushCalibration({
+        graphName: summary.graphName,
+        workerCount: summary.workerCount,
+        peakRssMb: proc.peakRssMb,
+        ...(typeof proc.peakVramMb === 'number' && proc.peakVramMb > 0 ? { peakVramMb: proc.peakVramMb } : {}),
+        recordedAt: summary.finishedAt ?? summary.createdAt,
+      });
+    }
+    return true;
+  }
+
+  /**
+   * Brings the catalog in line with the run dirs while the backend runs: a new dir (a run
+   * `evalctl run` writes into these outputs) is added, a live run nobody here owns is re-read
+   * when its summary.json changes, and a run whose dir was deleted is removed. Runs `owned`
+   * by the scheduler are its to update. Returns whether anything changed.
+   */
+  async syncRunDirs(owned: (runId: string) => boolean = () => false): Promise<boolean> {
+    const root = runsRoot(this.outputsDir);
+    let names: string[];
+    try {
+      names = await readdir(root);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      names = [];
+    }
+    const present = new Set(names.filter(isValidRunId));
+    let changed = false;
+    for (const id of Object.keys(this.db.data.runs)) {
+      if (present.has(id) || owned(id)) continue;
+      delete this.db.data.runs[id];
+      this.indexedStamp.delete(id);
+      this.logger?.info(`catalog: run ${id} is gone from ${root}; removed`);
+      changed = true;
+    }
+    for (const id of present) {
+      const row = this.db.data.runs[id];
+      if (owned(id) || (row && isTerminalRunStatus(row.status))) continue;
+      let stamp: string;
+      try {
+        const st = await stat(join(root, id, FILES.summary));
+        stamp = `${st.ino}:${st.size}:${st.mtimeMs}`;
+      } catch {
+        continue; // no summary yet
+      }
+      if (row && this.indexedStamp.get(id) === stamp) continue;
+      if (owned(id)) continue; // the scheduler took it meanwhile
+      if (await this.indexRunDir(root, id)) {
+        this.indexedStamp.set(id, stamp);
+        changed = true;
+      }
+    }
+    if (changed || this.writeFailed) this.schedule();
+    return changed;
   }
 
   /** Inserts or replaces a run (fields given replace the stored ones). */
@@ -326,8 +388,12 @@ export class RunCatalog {
         this.dirty = false;
         try {
           await this.db.write();
+          if (this.writeFailed) this.logger?.info(`catalog: ${this.path} is written again`);
+          this.writeFailed = false;
         } catch (err) {
-          this.logger?.warn(`catalog: could not write ${this.path}: ${err instanceof Error ? err.message : String(err)}`);
+          // The index in memory stays right; the next sync writes it again.
+          if (!this.writeFailed) this.logger?.warn(`catalog: could not write ${this.path}: ${err instanceof Error ? err.message : String(err)}`);
+          this.writeFailed = true;
         }
       }
     } finally {

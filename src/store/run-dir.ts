@@ -10,6 +10,7 @@ import { parseRunSpec } from '../spec/parse-run-spec.js';
 import { SpecInvalidError } from '../spec/spec-errors.js';
 import { readJson, readJsonSync, writeJsonAtomic } from './atomic.js';
 import { parseSummaryText } from './summary-schema.js';
+import { injectedFault } from './storage-fault.js';
 import type { RunSpec, RunSummary, SharedUrls } from './types.js';
 
 export const RUN_ID_PATTERN = /^\d{8}_\d{6}(?:_\d{1,4})?$/;
@@ -61,6 +62,7 @@ export function createRunDir(outputsDir: string, now: Date = new Date()): { runI
     const runId = i === 0 ? base : `${base}_${i}`;
     const dir = join(root, runId);
     try {
+      injectedFault(dir);
       mkdirSync(dir);
       mkdirSync(join(dir, FILES.episodes));
       return { runId, dir };
@@ -76,6 +78,7 @@ export const episodeDir = (runDir: string, index: number): string => join(runDir
 
 export async function ensureEpisodeDir(runDir: string, index: number): Promise<string> {
   const dir = episodeDir(runDir, index);
+  injectedFault(dir);
   await mkdir(join(dir, 'assets'), { recursive: true });
   return dir;
 }
@@ -108,6 +111,7 @@ export const readSummarySync = (runDir: string): RunSummary => {
 };
 
 export async function touchDone(runDir: string): Promise<void> {
+  injectedFault(join(runDir, FILES.done));
   await writeFile(join(runDir, FILES.done), new Date().toISOString() + '\n');
 }
 export const isDone = (runDir: string): boolean => existsSync(join(runDir, FILES.done));

@@ -163,4 +163,34 @@ describe('RunCatalog', () => {
     await cat.close();
     await cat.close();
   });
+
+  it('follows the run dirs while open: a new run appears, a live one follows its summary, a deleted one goes, also on the next open', async () => {
+    const out = outputs();
+    const kept = await writeRun(out, new Date(2026, 10, 30, 9, 0, 0), 'COMPLETED');
+    const cat = await RunCatalog.open(out);
+    const live = await writeRun(out, new Date(2026, 10, 30, 10, 0, 0), 'RUNNING', { episodesDone: 1 });
+    expect(cat.getRun(live.runId)).toBeUndefined();
+    expect(await cat.syncRunDirs()).toBe(true);
+    expect(cat.getRun(live.runId)).toMatchObject({ status: 'RUNNING', episodesDone: 1 });
+    const dir = join(out, 'eval_runs', live.runId);
+    await writeSummary(dir, { ...live, seq: 9, status: 'COMPLETED', episodesDone: 4 });
+    await touchDone(dir);
+    await cat.syncRunDirs();
+    expect(cat.getRun(live.runId)).toMatchObject({ status: 'COMPLETED', episodesDone: 4 });
+    // A run the scheduler owns is its to update, even with its dir gone.
+    rmSync(dir, { recursive: true });
+    await cat.syncRunDirs((id) => id === live.runId);
+    expect(cat.getRun(live.runId)).toBeDefined();
+    await cat.syncRunDirs();
+    expect(cat.getRun(live.runId)).toBeUndefined();
+    expect(cat.listRuns().map((r) => r.id)).toEqual([kept.runId]);
+    await cat.close();
+    // A dir deleted while no server ran is gone on the next open.
+    rmSync(join(out, 'eval_runs', kept.runId), { recursive: true });
+    const log = new Log();
+    const again = await RunCatalog.open(out, log);
+    expect(again.listRuns()).toEqual([]);
+    expect(log.lines.join('\n')).toContain('1 run(s) whose directory is gone were removed');
+    await again.close();
+  });
 });
