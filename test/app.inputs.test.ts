@@ -114,11 +114,11 @@ describe('a run whose spec.json is not a valid spec', () => {
     const dir = runDirPath(join(s.dir, 'outputs'), id);
     await mkdir(dir, { recursive: true });
     const spec = { runId: id, graphName: 'gridnav_planner', episodeCount: 2, createdAt: '2020-01-02T00:00:00.000Z' };
-    await writeFile(join(dir, 'summary.json'), JSON.stringify({ ...initialSummary({ ...spec, workerCount: 1, seed: 0, priority: 0 }), seq: 1 }));
+    await writeFile(join(dir, 'summary.json'), JSON.stringify({ ...initialSummary({ ...spec, workerCount: 1, seed: 0, priority: 0 }), status: 'COMPLETED', seq: 1 }));
     await writeFile(join(dir, 'spec.json'), JSON.stringify({ ...spec, overrides: 'agent.epsilon=0.2' }));
     const ok = await s.gql(`query($id: ID!) { run(id: $id) { id status graphName } }`, { id });
     expect(ok.errors).toBeUndefined();
-    expect(ok.data!.run).toEqual({ id, status: 'QUEUED', graphName: 'gridnav_planner' });
+    expect(ok.data!.run).toEqual({ id, status: 'COMPLETED', graphName: 'gridnav_planner' });
     const r = await s.gql(`query($id: ID!) { run(id: $id) { id overrides } }`, { id });
     expect(codeOf(r), JSON.stringify(r.errors)).toBe('SPEC_INVALID');
     expect(r.errors![0]!.extensions).toMatchObject({ field: 'overrides' });

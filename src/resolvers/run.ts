@@ -10,7 +10,7 @@ import { assertRunId } from '../store/run-dir.js';
 import type { RunWatcher } from '../store/run-watcher.js';
 import type { MetricAggregate, RunSummary } from '../store/types.js';
 import type { SubmitInput } from '../scheduler/types.js';
-import { RUN_DEFAULTS as D, RUN_LIMITS as L } from '../spec/run-spec.js';
+import { PER_CALL_TIMEOUT_STEPS, RUN_DEFAULTS as D, RUN_LIMITS as L } from '../spec/run-spec.js';
 import { builder } from './builder.js';
 import { EPISODES_PAGE, RUNS_PAGE, checkPage } from './paging.js';
 import { EpisodeRef, EpisodeStatusRef, RunRef, RunStatusRef, type EpisodeSource } from './refs.js';
@@ -248,7 +248,7 @@ const StartEvalInputRef = builder.inputType('StartEvalInput', {
       description: `Wall-clock seconds allowed per step, above 0 and at most ${L.maxPerStepTimeoutSec}; an episode times out after budget × this. Default ${D.perStepTimeoutSec}.`,
     }),
     perCallTimeoutSec: t.float({
-      description: `Wall-clock seconds one host call may go unanswered (a frozen host) before its episode ends TIMEOUT, at most ${L.maxPerCallTimeoutSec}. Default ${D.perCallTimeoutSteps} × perStepTimeoutSec.`,
+      description: `Wall-clock seconds one host call may go unanswered (a frozen host) before its episode ends TIMEOUT, at most ${L.maxPerCallTimeoutSec}. Default ${PER_CALL_TIMEOUT_STEPS} × perStepTimeoutSec.`,
     }),
     priority: t.int({ defaultValue: D.priority, description: `Higher runs first, -${L.maxPriority}..${L.maxPriority}; FIFO within a priority.` }),
     exclusiveGpu: t.boolean({ defaultValue: D.exclusiveGpu, description: 'Run alone: starts only when nothing runs, and nothing starts beside it.' }),

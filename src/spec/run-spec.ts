@@ -30,13 +30,14 @@ export const RUN_DEFAULTS = {
   workerCount: 1,
   seed: 0,
   perStepTimeoutSec: 2,
-  /** Without perCallTimeoutSec, one host call may take this many per-step allowances: a slow step is not cut, a frozen host is. */
-  perCallTimeoutSteps: 10,
   priority: 0,
   exclusiveGpu: false,
   viaSubprocess: true,
   episodeOffset: 0,
 } as const;
+
+/** Without perCallTimeoutSec, one host call may take this many per-step allowances: a slow step is not cut, a frozen host is. */
+export const PER_CALL_TIMEOUT_STEPS = 10;
 
 const intIn = (min: number, max: number) => {
   const expected = { error: max === Number.MAX_SAFE_INTEGER ? `must be an integer ≥ ${min}` : `must be an integer in ${min}..${max}` };
@@ -160,7 +161,7 @@ export type PlayInput = z.output<typeof playInputSchema>;
 
 /** Seconds one host call of this run may go unanswered. */
 export function perCallTimeoutSecOf(spec: Pick<RunInput, 'perStepTimeoutSec' | 'perCallTimeoutSec'>): number {
-  return spec.perCallTimeoutSec ?? RUN_DEFAULTS.perCallTimeoutSteps * spec.perStepTimeoutSec;
+  return spec.perCallTimeoutSec ?? PER_CALL_TIMEOUT_STEPS * spec.perStepTimeoutSec;
 }
 
 /** The spec of a checked input: what the system adds at submit, the frozen graph among it. */
