@@ -158,11 +158,51 @@ describe('limits and the dashboard route', () => {
     expect(ok.errors).toBeUndefined();
     const deep = await server.gql(`{ runs { items { episodes { items { index } } } } }`);
     expect(codeOf(deep)).toBe('BAD_USER_INPUT');
-    expect(deep.errors![0]!.message).toMatch(/5 levels deep; the limit is 4/);
+    expect(deep.errors![0]!.message).toMatch(/5 levels of nesting; the limit is 4/);
     const viaFragments = await server.gql(`{ runs { ...R } } fragment R on RunPage { items { episodes { items { index } } } }`);
     expect(codeOf(viaFragments)).toBe('BAD_USER_INPUT');
+    expect(viaFragments.errors![0]!.message).toMatch(/5 levels of nesting/);
     const sub = await wsCollect(server.ws(), `subscription { queueChanged { queue { run { episodes { items { index } } } } } }`).catch((e: Error) => e.message);
-    expect(sub).toMatch(/levels deep/);
+    expect(sub).toMatch(/levels of nesting/);
+  });
+
+  it('refuses too many aliases or directives (BAD_USER_INPUT) and too many tokens (GRAPHQL_PARSE_FAILED)', async () => {
+    server = await startServer({ limits: { maxAliases: 3, maxDirectives: 2, maxTokens: 60 } });
+    const aliases = await server.gql(`{ a: graphs { name } b: graphs { name } c: graphs { name } d: graphs { name } }`);
+    expect(codeOf(aliases)).toBe('BAD_USER_INPUT');
+    expect(aliases.errors![0]!.message).toMatch(/4 aliases; the limit is 3/);
+    const directives = await server.gql(`{ graphs @include(if: true) { name @include(if: true) description @skip(if: false) } }`);
+    expect(codeOf(directives)).toBe('BAD_USER_INPUT');
+    expect(directives.errors![0]!.message).toMatch(/3 directives; the limit is 2/);
+    const tokens = await server.gql(`{ ${Array.from({ length: 40 }, () => 'graphs { name }').join(' ')} }`);
+    expect(codeOf(tokens)).toBe('GRAPHQL_PARSE_FAILED');
+    expect(tokens.errors![0]!.message).toMatch(/[Tt]oken limit of 60/);
+    expect((await server.gql(`{ a: graphs { name } b: graphs { name } }`)).errors).toBeUndefined();
+  });
+
+  it('refuses a 1 KB query of doubling fragments at once, while /healthz keeps answering', async () => {
+    server = await startServer();
+    // Each fragment spreads the next twice: 30 levels select 2^31 fields in 1.4 KB.
+    let query = '{ runs { ...F0 } }';
+    for (let i = 0; i < 30; i++) query += ` fragment F${i} on RunPage { total ...F${i + 1} ...F${i + 1} }`;
+    query += ' fragment F30 on RunPage { total }';
+    const url = server.url;
+    const timed = async <T>(f: () => Promise<T>) => {
+      const t0 = performance.now();
+      const value = await f();
+      return { ms: performance.now() - t0, value };
+    };
+    let best = { query: Infinity, healthz: Infinity };
+    // The fastest of a few tries: the machine's load is not this test's to control, the work done per query is.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const [q, h] = await Promise.all([timed(() => server!.gql(query)), timed(() => fetch(url + '/healthz').then((r) => r.status))]);
+      expect(codeOf(q.value)).toBe('BAD_USER_INPUT');
+      expect(q.value.errors![0]!.message).toMatch(/costs \d+ .*the limit is 50000/);
+      expect(h.value).toBe(200);
+      best = { query: Math.min(best.query, q.ms), healthz: Math.min(best.healthz, h.ms) };
+    }
+    expect(best.query).toBeLessThanOrEqual(50);
+    expect(best.healthz).toBeLessThanOrEqual(50);
   });
 
   it('serves the dashboard build with an index fallback, a plain page when it is missing, GraphiQL for browsers', async () => {
