@@ -1,6 +1,6 @@
 /**
  * `evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs ./outputs] [--cancel-running-on-exit]
- * [--allow-origin URL …]`: the GraphQL API and the dashboard on one port. Prints the URL.
+ * [--allow-origin URL …] [--allowed-hosts NAME,…]`: the GraphQL API and the dashboard on one port. Prints the URL.
  * SIGTERM or SIGINT stops it gracefully: it stops serving, waits for the running runs to
  * finish (starting no queued one), then exits; with --cancel-running-on-exit, or on a second
  * signal, the running runs are cancelled instead. Listening beyond loopback needs EVAL_API_TOKEN.
@@ -10,7 +10,7 @@ import { BadInputError } from '../errors.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
 
 const USAGE =
-  'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …]\n' +
+  'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …] [--allowed-hosts NAME,…]\n' +
   '  listening on a non-loopback host requires EVAL_API_TOKEN; clients send "Authorization: Bearer <token>"';
 
 export interface ServeArgs {
@@ -19,6 +19,8 @@ export interface ServeArgs {
   outputsDir: string;
   cancelRunningOnExit: boolean;
   allowedOrigins: string[];
+  /** Host names besides loopback ones the server may be addressed by (comma-separated, repeatable). */
+  allowedHosts: string[];
   help: boolean;
 }
 
@@ -35,6 +37,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
         outputs: { type: 'string' },
         'cancel-running-on-exit': { type: 'boolean' },
         'allow-origin': { type: 'string', multiple: true },
+        'allowed-hosts': { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -55,6 +58,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
     outputsDir: v.outputs ?? DEFAULT_OUTPUTS_DIR,
     cancelRunningOnExit: v['cancel-running-on-exit'] === true,
     allowedOrigins: v['allow-origin'] ?? [],
+    allowedHosts: (v['allowed-hosts'] ?? []).flatMap((list) => list.split(',')).map((h) => h.trim()).filter((h) => h !== ''),
     help: v.help === true,
   };
 }
@@ -67,7 +71,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   // Loaded after the flags are checked: a typo is answered without loading the server.
   const { buildApp } = await import('../app.js');
-  const app = buildApp({ outputsDir: args.outputsDir, host: args.host, allowedOrigins: args.allowedOrigins });
+  const app = buildApp({ outputsDir: args.outputsDir, host: args.host, allowedOrigins: args.allowedOrigins, allowedHosts: args.allowedHosts });
   const { url } = await app.start(args.port);
   process.stdout.write(`evalctl serve: ${url}  (dashboard at ${url}/, GraphQL at ${url}/graphql)\n`);
 
