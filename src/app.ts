@@ -22,6 +22,7 @@ import { createMaskError } from './resolvers/errors.js';
 import { buildSchema } from './resolvers/index.js';
 import { useQueryLimits, type QueryLimits } from './resolvers/limits.js';
 import { PlayRunner } from './resolvers/play-runner.js';
+import { useRequestErrorStatus } from './resolvers/request-error-status.js';
 import { createApiPubSub } from './resolvers/pubsub.js';
 import { GraphCatalog } from './runtime/graph-catalog.js';
 import { NodesetRegistry } from './runtime/registry.js';
@@ -191,7 +192,7 @@ export function buildApp(options: AppOptions): App {
       maskError: createMaskError((err) => log.error(`unexpected error in a resolver: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`)),
     },
     cors: allowedOrigins.size > 0 ? { origin: [...allowedOrigins], credentials: true } : false,
-    plugins: [useQueryLimits(options.limits)],
+    plugins: [useQueryLimits(options.limits), useRequestErrorStatus()],
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
