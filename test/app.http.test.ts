@@ -16,11 +16,12 @@ async function post(accept: string, query: string, variables: Record<string, unk
   return { status: res.status, type: res.headers.get('content-type'), body: (await res.json()) as { data?: unknown; errors?: Array<{ message: string; extensions?: { code?: string } }> } };
 }
 
-describe('variables of the wrong type', () => {
+describe('requests refused before they run (wrong variables, over a limit)', () => {
   const cases: Array<[string, string, Record<string, unknown>]> = [
     ['Int given "x"', 'query($n: Int) { runs(first: $n) { total } }', { n: 'x' }],
     ['ID given an object', 'query($id: ID!) { run(id: $id) { id } }', { id: { a: 1 } }],
     ['a required input field missing', START_EVAL, { input: { graphName: 'gridnav_planner' } }],
+    ['a page size over the cost limit', 'query($n: Int) { runs(first: 500) { items { episodes(first: $n) { items { index } } } } }', { n: 10000 }],
   ];
 
   it('answer 400 without data under application/graphql-response+json', async () => {

@@ -120,7 +120,8 @@ function costError(cost: number, maxCost: number): GraphQLError {
   // Beyond 2^53 the figure is meaningless; say so rather than print 1e+21.
   const shown = Number.isSafeInteger(cost) ? String(cost) : 'more than 2^53';
   return new GraphQLError(`the operation costs ${shown} (each field 1, times the page size of the lists above it); the limit is ${maxCost}: ask for smaller pages`, {
-    extensions: { code: 'BAD_USER_INPUT', cost: Number.isSafeInteger(cost) ? cost : null, maxCost },
+    // Set before execution stops, this result skips the other plugins: it carries its own HTTP status (400 under graphql-response+json).
+    extensions: { code: 'BAD_USER_INPUT', cost: Number.isSafeInteger(cost) ? cost : null, maxCost, http: { status: 400, spec: true } },
   });
 }
 
