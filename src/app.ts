@@ -6,7 +6,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { resolve } from 'node:path';
-import { GraphQLError, type ExecutionArgs } from 'graphql';
+import { GraphQLError, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult } from 'graphql';
 import { CloseCode } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { createYoga, type YogaLogger } from 'graphql-yoga';
@@ -97,6 +97,17 @@ const GRAPHIQL_DEFAULT_QUERY = `# The batch eval API: press the run button (or C
   }
 }
 `;
+
+function withoutHttpExtensions(result: ExecutionResult): FormattedExecutionResult | void {
+  if (!result.errors?.some((e) => e.extensions.http !== undefined)) return undefined;
+  return {
+    ...result,
+    errors: result.errors.map((e) => {
+      const { http: _http, ...extensions } = e.toJSON().extensions ?? {};
+      return { ...e.toJSON(), extensions };
+    }),
+  } as FormattedExecutionResult;
+}
 
 type EnvelopedArgs = ExecutionArgs & { yogaExecute: (args: ExecutionArgs) => unknown; yogaSubscribe: (args: ExecutionArgs) => unknown };
 
@@ -280,6 +291,9 @@ export function buildApp(options: AppOptions): App {
         ctx.extra.socket.close(CloseCode.Unauthorized, 'UNAUTHENTICATED: missing or wrong token in connection_init payload { token }');
         return false;
       },
+      // `extensions.http` tells yoga which HTTP status to answer with; a WebSocket has none to give.
+      onNext: (_ctx, _id, _payload, _args, result) => withoutHttpExtensions(result),
+      onError: (_ctx, _id, _payload, errors) => withoutHttpExtensions({ errors })?.errors,
       onSubscribe: async (ctx, _id, payload) => {
         const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
           req: ctx.extra.request,

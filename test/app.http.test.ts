@@ -1,7 +1,7 @@
 /** GraphQL over HTTP as the spec says: status codes per media type, checked also by graphql-http's audit. */
 import { serverAudits } from 'graphql-http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { START_EVAL, startServer, type TestServer } from './app.helpers.js';
+import { START_EVAL, startServer, wsCollect, type TestServer } from './app.helpers.js';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -40,6 +40,19 @@ describe('requests refused before they run (wrong variables, over a limit)', () 
       expect(r.status, what).toBe(200);
       expect(r.body.errors![0]!.extensions!.code, what).toBe('BAD_USER_INPUT');
     }
+  });
+});
+
+describe('over WebSocket', () => {
+  it('the same errors arrive without the HTTP status yoga keeps for itself', async () => {
+    const client = s.ws();
+    const coercion = await wsCollect(client, 'query($n: Int) { runs(first: $n) { total } }', { n: 'x' });
+    expect(coercion[0]!.errors![0]!.extensions).toEqual({ code: 'BAD_USER_INPUT' });
+    const cost = await wsCollect(client, 'query($n: Int) { runs(first: 500) { items { episodes(first: $n) { items { index } } } } }', { n: 10000 });
+    expect(cost[0]!.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', maxCost: 50000 });
+    expect(cost[0]!.errors![0]!.extensions!.http).toBeUndefined();
+    const invalid = await wsCollect(client, '{ nope }').catch((e: Error) => JSON.parse(e.message) as Array<{ extensions?: Record<string, unknown> }>);
+    expect((invalid as Array<{ extensions?: Record<string, unknown> }>)[0]!.extensions).toEqual({ code: 'GRAPHQL_VALIDATION_FAILED' });
   });
 });
 
