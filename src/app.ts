@@ -6,13 +6,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { resolve } from 'node:path';
-import { GraphQLError, type ExecutionArgs } from 'graphql';
+import { GraphQLError, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult } from 'graphql';
 import { CloseCode } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { createYoga, type YogaLogger } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
 import { BadInputError, EvalError, errorMessage } from './errors.js';
-import { bearerOf, isLoopbackHost, originAllowed, requestToken, sameToken } from './http/access.js';
+import { bearerOf, CSRF_HEADER, hostAllowed, isLoopbackHost, normaliseAllowedHost, originAllowed, postIsPreflighted, requestToken, sameToken } from './http/access.js';
 import { ASSET_ROUTE, serveAsset } from './http/assets.js';
 import { sendError, sendJson } from './http/respond.js';
 import { serveStatic } from './http/static-files.js';
@@ -23,6 +23,7 @@ import { buildSchema } from './resolvers/index.js';
 import { useQueryLimits, type QueryLimits } from './resolvers/limits.js';
 import { PlayRunner } from './resolvers/play-runner.js';
 import { createApiPubSub } from './resolvers/pubsub.js';
+import { useRequestErrorStatus } from './resolvers/request-error-status.js';
 import { GraphCatalog } from './runtime/graph-catalog.js';
 import { NodesetRegistry } from './runtime/registry.js';
 import { JobScheduler, type JobSchedulerOptions } from './scheduler/job-scheduler.js';
@@ -39,6 +40,12 @@ export interface AppOptions {
   token?: string;
   /** Browser origins allowed besides this server's own and loopback (e.g. a dev server). @default none */
   allowedOrigins?: string[];
+  /**
+   * Host names a request may address the server by, besides loopback ones (localhost, 127.x,
+   * [::1]); `.example.org` allows every name under example.org. Checked whenever the server
+   * listens on loopback, and beyond loopback once any is given (there the token guards it). @default none
+   */
+  allowedHosts?: string[];
   /** Passed to the JobScheduler (outputsDir and backendUrl are set by the app). */
   scheduler?: Partial<JobSchedulerOptions>;
   /** The dashboard's build. @default WEB_DIST_DIR */
@@ -76,6 +83,32 @@ function isClientError(err: unknown): boolean {
   return false;
 }
 
+/** What GraphiQL shows first: a query that answers on any server. */
+const GRAPHIQL_DEFAULT_QUERY = `# The batch eval API: press the run button (or Ctrl+Enter). The docs are in the book icon.
+{
+  graphs {
+    name
+    description
+  }
+  queue {
+    runId
+    position
+    waitingReason
+  }
+}
+`;
+
+function withoutHttpExtensions(result: ExecutionResult): FormattedExecutionResult | void {
+  if (!result.errors?.some((e) => e.extensions.http !== undefined)) return undefined;
+  return {
+    ...result,
+    errors: result.errors.map((e) => {
+      const { http: _http, ...extensions } = e.toJSON().extensions ?? {};
+      return { ...e.toJSON(), extensions };
+    }),
+  } as FormattedExecutionResult;
+}
+
 type EnvelopedArgs = ExecutionArgs & { yogaExecute: (args: ExecutionArgs) => unknown; yogaSubscribe: (args: ExecutionArgs) => unknown };
 
 export function buildApp(options: AppOptions): App {
@@ -93,6 +126,15 @@ export function buildApp(options: AppOptions): App {
   const outputsDir = resolve(options.outputsDir);
   const webDir = resolve(options.webDir ?? WEB_DIST_DIR);
   const allowedOrigins = new Set((options.allowedOrigins ?? []).map((o) => o.replace(/\/$/, '')));
+  const allowedHosts = new Set((options.allowedHosts ?? []).map(normaliseAllowedHost));
+  // Beyond loopback the address it listens on is a name clients use too.
+  if (allowedHosts.size > 0 && !isLoopbackHost(host) && host !== '0.0.0.0' && host !== '::') allowedHosts.add(normaliseAllowedHost(host));
+  // A rebinding page cannot present the token, so beyond loopback with no list any Host is taken.
+  const checkHost = isLoopbackHost(host) || allowedHosts.size > 0;
+  const hostRefusal = (req: IncomingMessage) =>
+    checkHost && !hostAllowed(req, allowedHosts)
+      ? `Host ${JSON.stringify(req.headers.host)} is not a name of this server: use 127.0.0.1 or localhost, or start it with --allowed-hosts ${String(req.headers.host).replace(/:\d+$/, '')}`
+      : undefined;
   let baseUrl = '';
 
   const scheduler = new JobScheduler({
@@ -169,19 +211,23 @@ export function buildApp(options: AppOptions): App {
     schema: buildSchema(),
     graphqlEndpoint: '/graphql',
     context: ({ request }) => ({ ...services, ...(request?.signal ? { signal: request.signal } : {}) }),
-    graphiql: { subscriptionsProtocol: 'WS', title: 'Batch eval API' },
+    graphiql: { subscriptionsProtocol: 'WS', title: 'Batch eval API', defaultQuery: GRAPHIQL_DEFAULT_QUERY },
+    // GraphiQL from the installed package, inlined in one page: nothing is fetched from a CDN, so it works offline. Loaded on first use (9 MB).
+    renderGraphiQL: async (opts) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(opts),
     landingPage: false,
     logging: yogaLogger,
     maskedErrors: {
       maskError: createMaskError((err) => log.error(`unexpected error in a resolver: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`)),
     },
     cors: allowedOrigins.size > 0 ? { origin: [...allowedOrigins], credentials: true } : false,
-    plugins: [useQueryLimits(options.limits)],
+    plugins: [useQueryLimits(options.limits), useRequestErrorStatus()],
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const { pathname } = url;
+    const badHost = hostRefusal(req);
+    if (badHost) return sendError(res, 403, 'UNAUTHENTICATED', badHost);
     if (pathname === '/healthz') return sendJson(res, 200, { ok: true });
     const isApi = pathname === '/graphql' || pathname.startsWith('/graphql/');
     const assetMatch = ASSET_ROUTE.exec(pathname);
@@ -194,6 +240,14 @@ export function buildApp(options: AppOptions): App {
         return sendError(res, 401, 'UNAUTHENTICATED', 'missing or wrong token: send "Authorization: Bearer <token>"');
       }
       if (assetMatch) return serveAsset(req, res, runs, assetMatch);
+      if (req.method === 'POST' && !postIsPreflighted(req)) {
+        return sendError(
+          res,
+          415,
+          'BAD_USER_INPUT',
+          `POST /graphql needs content-type application/json (or application/graphql), or a ${CSRF_HEADER} header: a form or text/plain body is what any web page can send unasked`,
+        );
+      }
       return void (await yoga.requestListener(req, res));
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, 'BAD_USER_INPUT', `${req.method} is not allowed here`);
@@ -220,6 +274,7 @@ export function buildApp(options: AppOptions): App {
       socket.write(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       socket.destroy();
     };
+    if (hostRefusal(req)) return refuse('403 Forbidden');
     if (pathname !== '/graphql') return refuse('404 Not Found');
     if (!originAllowed(req, allowedOrigins)) return refuse('403 Forbidden');
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
@@ -236,6 +291,9 @@ export function buildApp(options: AppOptions): App {
         ctx.extra.socket.close(CloseCode.Unauthorized, 'UNAUTHENTICATED: missing or wrong token in connection_init payload { token }');
         return false;
       },
+      // `extensions.http` tells yoga which HTTP status to answer with; a WebSocket has none to give.
+      onNext: (_ctx, _id, _payload, _args, result) => withoutHttpExtensions(result),
+      onError: (_ctx, _id, _payload, errors) => withoutHttpExtensions({ errors })?.errors,
       onSubscribe: async (ctx, _id, payload) => {
         const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
           req: ctx.extra.request,

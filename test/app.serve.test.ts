@@ -1,5 +1,6 @@
 /** `evalctl serve` as a user starts it: prints its URL, answers, stops on SIGTERM. */
 import { mkdtemp, rm } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
@@ -117,5 +118,34 @@ describe('evalctl serve', () => {
     const result = await execa('node', [MAIN, 'serve', '--port', 'eighty'], { reject: false });
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain('--port must be an integer');
+  });
+
+  it('takes the names given with --allowed-hosts (comma-separated) besides loopback ones, and refuses others', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'serve-'));
+    child = execa('node', [MAIN, 'serve', '--port', '0', '--outputs', join(dir, 'outputs'), '--allowed-hosts', 'evals.lab.example,.cluster.example'], {
+      reject: false,
+      forceKillAfterDelay: false,
+      env: { EVAL_API_TOKEN: '' },
+    });
+    const url = await urlFrom(child);
+    const statusWithHost = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port: new URL(url).port, path: '/healthz', headers: { host }, setHost: false }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    expect(await statusWithHost('evals.lab.example:4000')).toBe(200);
+    expect(await statusWithHost('n1.cluster.example')).toBe(200);
+    expect(await statusWithHost('localhost')).toBe(200);
+    expect(await statusWithHost('evil.example')).toBe(403);
+    child.kill('SIGTERM');
+    expect((await child).exitCode).toBe(0);
+
+    const bad = await execa('node', [MAIN, 'serve', '--port', '0', '--outputs', join(dir, 'outputs'), '--allowed-hosts', 'http://x/y'], { reject: false, env: { EVAL_API_TOKEN: '' } });
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toMatch(/not a host name/);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * `evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs ./outputs] [--cancel-running-on-exit]
- * [--allow-origin URL …] [--ram-mb MB] [--vram-mb MB]`: the GraphQL API and the dashboard on one port. Prints the URL.
+ * [--allow-origin URL …] [--allowed-hosts NAME,…] [--ram-mb MB] [--vram-mb MB]`: the GraphQL API and the dashboard on one port. Prints the URL.
  * SIGTERM or SIGINT stops it gracefully: it stops serving, waits for the running runs to
  * finish (starting no queued one), then exits; with --cancel-running-on-exit, or on a second
  * signal, the running runs are cancelled instead. Listening beyond loopback needs EVAL_API_TOKEN.
@@ -12,7 +12,7 @@ import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
 import { listeningLine } from './listen-urls.js';
 
 const USAGE =
-  'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …] [--ram-mb MB] [--vram-mb MB]\n' +
+  'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …] [--allowed-hosts NAME,…] [--ram-mb MB] [--vram-mb MB]\n' +
   '  listening on a non-loopback host requires EVAL_API_TOKEN; clients send "Authorization: Bearer <token>"';
 
 export interface ServeArgs {
@@ -23,6 +23,8 @@ export interface ServeArgs {
   allowedOrigins: string[];
   /** Admission's static ledger, used only for a resource that cannot be measured. */
   staticCapacity: { ramMb?: number; vramMb?: number };
+  /** Host names besides loopback ones the server may be addressed by (comma-separated, repeatable). */
+  allowedHosts: string[];
   help: boolean;
 }
 
@@ -41,6 +43,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
         'allow-origin': { type: 'string', multiple: true },
         'ram-mb': { type: 'string' },
         'vram-mb': { type: 'string' },
+        'allowed-hosts': { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -70,6 +73,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
     cancelRunningOnExit: v['cancel-running-on-exit'] === true,
     allowedOrigins: v['allow-origin'] ?? [],
     staticCapacity,
+    allowedHosts: (v['allowed-hosts'] ?? []).flatMap((list) => list.split(',')).map((h) => h.trim()).filter((h) => h !== ''),
     help: v.help === true,
   };
 }
@@ -86,11 +90,11 @@ export async function run(argv: string[]): Promise<number> {
     outputsDir: args.outputsDir,
     host: args.host,
     allowedOrigins: args.allowedOrigins,
+    allowedHosts: args.allowedHosts,
     scheduler: { staticCapacity: args.staticCapacity },
   });
   const { url, port } = await app.start(args.port);
-  process.stdout.write(`${listeningLine(args.host, port, url)}
-`);
+  process.stdout.write(`${listeningLine(args.host, port, url)}\n`);
 
   return new Promise<number>((resolveExit) => {
     let signals = 0;

@@ -1,9 +1,11 @@
 /**
- * Who may use the API: loopback binding, bearer tokens (compared in constant time) and the
- * browser origins allowed to call it.
+ * Who may use the API: loopback binding, bearer tokens (compared in constant time), the Host
+ * names a request may use (against DNS rebinding), the browser origins allowed to call it, and
+ * which POSTs a foreign page cannot send unasked (against CSRF).
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { BadInputError } from '../errors.js';
 
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
@@ -48,4 +50,64 @@ export function originAllowed(req: IncomingMessage, allowed: ReadonlySet<string>
     return false;
   }
   return parsed.host === req.headers.host || isLoopbackHost(parsed.hostname);
+}
+
+/**
+ * A name from `--allowed-hosts`, normalised: lower case, no port; a leading dot (`.example.org`)
+ * stands for the domain and every name under it.
+ */
+export function normaliseAllowedHost(entry: string): string {
+  const h = entry.trim().toLowerCase();
+  if (h === '' || /[\s/@?#]/.test(h)) throw new BadHostNameError(entry);
+  if (h.startsWith('.')) return h;
+  let parsed: URL;
+  try {
+    parsed = new URL(`http://${h}`);
+  } catch {
+    throw new BadHostNameError(entry);
+  }
+  return parsed.hostname;
+}
+
+export class BadHostNameError extends BadInputError {
+  constructor(entry: string) {
+    super(`allowed host ${JSON.stringify(entry)} is not a host name (e.g. "evals.lab.example" or ".lab.example" for every name under it)`);
+  }
+}
+
+/**
+ * True when the request's `Host` names this server as a loopback name (localhost, *.localhost,
+ * 127.x.y.z, [::1]) or one of `allowed`. A page that rebinds its own DNS name to 127.0.0.1 still
+ * sends its own name as Host, so this refuses it. A request without Host (HTTP/1.0) is not a browser's.
+ */
+export function hostAllowed(req: IncomingMessage, allowed: ReadonlySet<string>): boolean {
+  const header = req.headers.host;
+  if (header === undefined) return true;
+  let hostname: string;
+  try {
+    hostname = new URL(`http://${header}`).hostname;
+  } catch {
+    return false;
+  }
+  if (isLoopbackHost(hostname) || hostname.endsWith('.localhost')) return true;
+  if (allowed.has(hostname)) return true;
+  for (const entry of allowed) if (entry.startsWith('.') && (hostname === entry.slice(1) || hostname.endsWith(entry))) return true;
+  return false;
+}
+
+/** Header a client may send to say "not a form" when it cannot send a JSON content type (yoga's name for it). */
+export const CSRF_HEADER = 'x-graphql-yoga-csrf';
+
+/** Request bodies a browser page can POST anywhere without asking first (CORS "simple" requests) are none of these. */
+const GRAPHQL_CONTENT_TYPES = new Set(['application/json', 'application/graphql+json', 'application/graphql']);
+
+/**
+ * True when a POST cannot have come from a page on another site without the browser asking the
+ * server first (a CORS preflight): its content type is JSON or GraphQL, or it carries CSRF_HEADER.
+ * Forms (urlencoded, multipart) and text/plain are what a foreign page can send freely.
+ */
+export function postIsPreflighted(req: IncomingMessage): boolean {
+  if (req.headers[CSRF_HEADER] !== undefined) return true;
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  return GRAPHQL_CONTENT_TYPES.has(type);
 }

@@ -71,7 +71,8 @@ function rewrap(error: GraphQLError, message: string, extensions: Record<string,
     ...(error.source ? { source: error.source } : {}),
     ...(error.positions ? { positions: error.positions } : {}),
     ...(error.path ? { path: error.path } : {}),
-    extensions: { ...extensions, code: extensions.code ?? 'INTERNAL_SERVER_ERROR' },
+    // `http` is the status yoga answers with (e.g. 400 for a request error): it survives the rewrap.
+    extensions: { ...(error.extensions.http ? { http: error.extensions.http } : {}), ...extensions, code: extensions.code ?? 'INTERNAL_SERVER_ERROR' },
   });
 }
 

@@ -47,4 +47,16 @@ describe('createMaskError', () => {
     const syntax = mask(new GraphQLError('Syntax Error: Expected Name, found <EOF>.'), 'x') as GraphQLError;
     expect(syntax.extensions.code).toBe('BAD_USER_INPUT');
   });
+
+  it('keeps the HTTP status a request error carries when it fills in the code', () => {
+    const mask = createMaskError(() => {});
+    const inner = new GraphQLError('Int cannot represent non-integer value: "x"');
+    const coercion = new GraphQLError('Variable "$n" got invalid value "x"; Int cannot represent non-integer value: "x"', {
+      originalError: inner,
+      extensions: { http: { status: 400, spec: true } },
+    });
+    const masked = mask(coercion, 'x') as GraphQLError;
+    expect(masked.extensions).toMatchObject({ code: 'BAD_USER_INPUT', http: { status: 400, spec: true } });
+    expect(masked.message).toBe(coercion.message);
+  });
 });
