@@ -4,9 +4,9 @@
  * Run alone: `node --import tsx bench/executor.ts`.
  */
 import { pathToFileURL } from 'node:url';
-import { GraphExecutor } from '../src/runtime/executor.js';
-import { validateGraph } from '../src/runtime/graph.js';
-import type { FiringLogEntry, GraphSpec, NodeCallArgs, NodeOutputs, NodeTypeResolver, ResolvedNodeType } from '../src/runtime/types.js';
+import { GraphExecutor } from '../src/graph/executor.js';
+import { validateGraph } from '../src/graph/graph.js';
+import type { FiringLogEntry, GraphSpec, NodeCallArgs, NodeOutputs, NodeTypeResolver, ResolvedNodeType } from '../src/core/types.js';
 
 const CHAIN = 10;
 const STEPS = 2_000;

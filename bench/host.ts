@@ -8,12 +8,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BUILTIN_NODESETS_DIR, HOST_MAIN, PACKAGE_ROOT } from '../src/paths.js';
-import { HostClient } from '../src/runtime/host-client.js';
-import { spawnHost, type HostEntry, type HostProcess } from '../src/runtime/host-process.js';
-import { loadManifest } from '../src/runtime/manifest.js';
-import { loadNodesetModule } from '../src/runtime/nodeset-module.js';
-import { BatchedInferenceServer } from '../src/runtime/batched-inference-server.js';
-import type { BatchedNodeFunction, CallContext, NodeCallArgs, NodeOutputs, NodesetModule } from '../src/runtime/types.js';
+import { HostClient } from '../src/host/host-client.js';
+import { spawnHost, type HostEntry, type HostProcess } from '../src/host/host-process.js';
+import { loadManifest } from '../src/nodeset-registry/manifest.js';
+import { loadNodesetModule } from '../src/nodeset-registry/nodeset-module.js';
+import { BatchedInferenceServer } from '../src/host/batched-inference-server.js';
+import type { BatchedNodeFunction, CallContext, NodeCallArgs, NodeOutputs, NodesetModule } from '../src/core/types.js';
 
 const TARGET_REMOTE_P50_US = 250;
 const TARGET_BATCH_SPEEDUP = 3;

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PACKAGE_ROOT } from '../src/paths.js';
 import { JobScheduler } from '../src/scheduler/job-scheduler.js';
-import { ResourceSampler, type ResourceSample, type ResourceSource } from '../src/scheduler/resource-sampler.js';
+import { ResourceSampler, type ResourceSample, type ResourceSource } from '../src/scheduler/admission/resource-sampler.js';
 import type { SchedulerLogger } from '../src/scheduler/types.js';
 import type { ProcessRecord } from '../src/store/catalog.js';
 

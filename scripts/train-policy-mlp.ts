@@ -8,7 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createPrng } from '../src/runtime/prng.js';
+import { createPrng } from '../src/core/prng.js';
 import type { EpisodeAddress, SplitName } from '../src/nodesets/_lib/episode-address.js';
 import { DATASETS, episodeInitialState } from '../src/nodesets/env_cartpole/datasets.js';
 import { isFallen, MAX_STEPS, stepPhysics, type CartPoleAction } from '../src/nodesets/env_cartpole/physics.js';

@@ -12,5 +12,5 @@ export const BUILTIN_NODESETS_DIR = join(DIST_DIR, 'nodesets');
 export const BUILTIN_GRAPHS_DIR = join(PACKAGE_ROOT, 'graphs');
 export const WEB_DIST_DIR = join(PACKAGE_ROOT, 'web', 'dist');
 export const EVAL_PROCESS_MAIN = join(DIST_DIR, 'eval-process', 'main.js');
-export const HOST_MAIN = join(DIST_DIR, 'runtime', 'host-main.js');
+export const HOST_MAIN = join(DIST_DIR, 'host', 'host-main.js');
 export const DEFAULT_OUTPUTS_DIR = resolve(process.cwd(), 'outputs');

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { computeAggregates } from '../src/eval-process/aggregate.js';
+import { computeAggregates } from '../src/store/aggregate.js';
 import { PACKAGE_ROOT } from '../src/paths.js';
 import { episodeDir, runsRoot, writeSummary } from '../src/store/run-dir.js';
 import type { RunSummary } from '../src/store/types.js';

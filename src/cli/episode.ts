@@ -12,7 +12,7 @@ import { runBatch } from '../eval-process/run-batch.js';
 import { initialSummary } from '../eval-process/summary-writer.js';
 import { createRunDir, episodeDir, writeSpec, writeSummary } from '../store/run-dir.js';
 import type { EpisodeRecord } from '../store/types.js';
-import { parseSetFlags } from '../runtime/graph.js';
+import { parseSetFlags } from '../graph/graph.js';
 import { parseRunInput } from '../spec/parse-run-spec.js';
 import { parseCliArgs } from './args.js';
 import { FLAG_LABELS, numeric, specFromInput } from './run.js';

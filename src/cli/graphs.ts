@@ -1,6 +1,6 @@
 /** `evalctl graphs [--json]`: the saved graphs, workspace overlay first. */
 import { LIST_OPTIONS, parseCliArgs } from './args.js';
-import { GraphCatalog } from '../runtime/graph-catalog.js';
+import { GraphCatalog } from '../graph/graph-catalog.js';
 
 const USAGE = 'usage: evalctl graphs [--json]';
 

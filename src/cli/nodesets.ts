@@ -1,7 +1,7 @@
 /** `evalctl nodesets [--json]`: the nodesets found on disk (built-ins and the workspace overlay). */
 import { LIST_OPTIONS, parseCliArgs } from './args.js';
-import { NodesetRegistry, type NodesetEntry } from '../runtime/registry.js';
-import type { FunctionSpec } from '../runtime/types.js';
+import { NodesetRegistry, type NodesetEntry } from '../nodeset-registry/registry.js';
+import type { FunctionSpec } from '../core/types.js';
 
 const USAGE = 'usage: evalctl nodesets [--json]';
 

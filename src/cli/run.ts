@@ -13,7 +13,7 @@ import { execa } from 'execa';
 import { BadInputError } from '../errors.js';
 import { initialSummary } from '../eval-process/summary-writer.js';
 import { DEFAULT_OUTPUTS_DIR, EVAL_PROCESS_MAIN } from '../paths.js';
-import { parseSetFlags } from '../runtime/graph.js';
+import { parseSetFlags } from '../graph/graph.js';
 import { inspectRunGraph } from '../scheduler/run-graph.js';
 import { parseRunInput, type FieldLabels } from '../spec/parse-run-spec.js';
 import { runSpecOf, type RunInput } from '../spec/run-spec.js';

@@ -7,10 +7,10 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { LIST_OPTIONS, parseCliArgs } from './args.js';
 import { BadInputError, GraphValidationError, errorMessage } from '../errors.js';
-import { parseGraph, validateGraph } from '../runtime/graph.js';
-import { GRAPH_NAME_PATTERN, GraphCatalog } from '../runtime/graph-catalog.js';
-import { NodesetRegistry } from '../runtime/registry.js';
-import type { GraphSpec } from '../runtime/types.js';
+import { parseGraph, validateGraph } from '../graph/graph.js';
+import { GRAPH_NAME_PATTERN, GraphCatalog } from '../graph/graph-catalog.js';
+import { NodesetRegistry } from '../nodeset-registry/registry.js';
+import type { GraphSpec } from '../core/types.js';
 
 const USAGE = 'usage: evalctl validate <file.json | graph name> [--json]';
 

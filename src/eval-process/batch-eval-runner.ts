@@ -8,11 +8,11 @@
  */
 import { performance } from 'node:perf_hooks';
 import { BadInputError, EvalError, HostDiedError, HostError } from '../errors.js';
-import type { ValidatedGraph } from '../runtime/graph.js';
-import { HostClient } from '../runtime/host-client.js';
-import { LoopRunner, type LoopRunOptions } from '../runtime/loop-runner.js';
-import { deriveSeed } from '../runtime/prng.js';
-import type { ExecutorResult, PanelLoadResult, PanelSpec, PanelValues } from '../runtime/types.js';
+import type { ValidatedGraph } from '../graph/graph.js';
+import { HostClient } from '../host/host-client.js';
+import { LoopRunner, type LoopRunOptions } from '../graph/loop-runner.js';
+import { deriveSeed } from '../core/prng.js';
+import type { ExecutorResult, PanelLoadResult, PanelSpec, PanelValues } from '../core/types.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from '../store/types.js';
 import { outcomeOfException, outcomeOfResult, type AbortCause, type EpisodeOutcome } from './episode-outcome.js';
 import { EpisodeWriter } from './episode-writer.js';

@@ -5,9 +5,9 @@
  * before its next episode.
  */
 import { errorMessage } from '../errors.js';
-import { HostClient } from '../runtime/host-client.js';
-import { spawnHost, type HostProcess } from '../runtime/host-process.js';
-import type { NodesetEntry } from '../runtime/registry.js';
+import { HostClient } from '../host/host-client.js';
+import { spawnHost, type HostProcess } from '../host/host-process.js';
+import type { NodesetEntry } from '../nodeset-registry/registry.js';
 
 export interface EnvWorkerPoolOptions {
   /** Worker slots to build (≥ 1). */

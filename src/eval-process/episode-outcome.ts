@@ -3,7 +3,7 @@
  * first. Every branch yields a status; the record keeps the partial metrics either way.
  */
 import { errorMessage } from '../errors.js';
-import type { ExecutorResult, NodeErrorEntry } from '../runtime/types.js';
+import type { ExecutorResult, NodeErrorEntry } from '../core/types.js';
 import type { EpisodeStatus } from '../statuses.js';
 
 /** Which abort reached the episode first. */

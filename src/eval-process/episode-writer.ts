@@ -6,7 +6,7 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { FiringLogEntry } from '../runtime/types.js';
+import type { FiringLogEntry } from '../core/types.js';
 import { writeJsonAtomic } from '../store/atomic.js';
 import { ensureEpisodeDir } from '../store/run-dir.js';
 import type { EpisodeRecord } from '../store/types.js';

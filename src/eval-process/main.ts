@@ -9,11 +9,11 @@ import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { EvalError, errorMessage } from '../errors.js';
-import type { BackendToEvalMessage } from '../scheduler/types.js';
+import type { BackendToEvalMessage } from './messages.js';
 import { runBatch } from './run-batch.js';
 import { STORAGE_EXIT_CODES, STORAGE_CODES, storageCodeOf, type StorageCode } from '../store/storage-fault.js';
 import { watchParent } from './parent-watch.js';
-import { adoptHostSecretsFromEnv, rememberHostSecret } from '../runtime/host-secret.js';
+import { adoptHostSecretsFromEnv, rememberHostSecret } from '../host/host-secret.js';
 
 /** How long a cancelled run may take to wind down before the process exits regardless. */
 const CANCEL_GRACE_MS = 8000;

@@ -2,8 +2,8 @@
  * The hosts of one run: the shared nodesets it borrows by URL (never stopped) or starts itself
  * when nobody lends them (the CLI case), and the worker pool of replicated env hosts.
  */
-import { spawnHost, type HostProcess } from '../runtime/host-process.js';
-import type { NodesetEntry, NodesetRegistry } from '../runtime/registry.js';
+import { spawnHost, type HostProcess } from '../host/host-process.js';
+import type { NodesetEntry, NodesetRegistry } from '../nodeset-registry/registry.js';
 import type { SharedUrls } from '../store/types.js';
 import { EnvWorkerPool, type HostInfo } from './env-worker-pool.js';
 

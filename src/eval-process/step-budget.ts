@@ -1,6 +1,6 @@
 /** Step budget resolution: API override → the env's value for the episode → the graph's → the default. */
 import { BadInputError } from '../errors.js';
-import { DEFAULT_STEP_BUDGET } from '../runtime/types.js';
+import { DEFAULT_STEP_BUDGET } from '../core/types.js';
 
 export type StepBudgetSource = 'api' | 'env' | 'graph' | 'default';
 

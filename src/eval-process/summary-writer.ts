@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { RunStatus } from '../statuses.js';
 import { FILES, readSummary, writeSummary } from '../store/run-dir.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from '../store/types.js';
-import { computeAggregates } from './aggregate.js';
+import { computeAggregates } from '../store/aggregate.js';
 
 /** The spec fields a summary repeats. */
 export type SummarySpec = Pick<RunSpec, 'runId' | 'graphName' | 'episodeCount' | 'workerCount' | 'seed' | 'priority' | 'createdAt'>;

@@ -2,8 +2,8 @@
  * What every resolver can reach: the services of one running app. Each service is typed by the
  * part of it the API uses, so the schema can be built (and printed) without starting anything.
  */
-import type { GraphCatalog } from '../runtime/graph-catalog.js';
-import type { NodesetEntry } from '../runtime/registry.js';
+import type { GraphCatalog } from '../graph/graph-catalog.js';
+import type { NodesetEntry } from '../nodeset-registry/registry.js';
 import type { CatalogRun, ListRunsOptions } from '../store/catalog.js';
 import type { RunReader } from '../store/run-reader.js';
 import type { RunWatcher } from '../store/run-watcher.js';

@@ -3,7 +3,7 @@
  * subscription (each finished episode once, in the order the summary reveals them).
  */
 import { FixedBuffer, Repeater } from 'graphql-yoga';
-import type { AssetRef, NodeErrorEntry } from '../runtime/types.js';
+import type { AssetRef, NodeErrorEntry } from '../core/types.js';
 import { isTerminalRunStatus } from '../statuses.js';
 import { mimeOf } from '../store/run-reader.js';
 import type { RunWatcher } from '../store/run-watcher.js';

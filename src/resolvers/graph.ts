@@ -1,9 +1,9 @@
 /**
  * Saved graphs: `graphs` and `graph(name)`.
  */
-import type { GraphListing } from '../runtime/graph-catalog.js';
-import { splitNodeType } from '../runtime/registry.js';
-import type { GraphEdge, GraphNode, GraphSpec } from '../runtime/types.js';
+import type { GraphListing } from '../graph/graph-catalog.js';
+import { splitNodeType } from '../nodeset-registry/registry.js';
+import type { GraphEdge, GraphNode, GraphSpec } from '../core/types.js';
 import { builder } from './builder.js';
 import type { ApiContext } from './context.js';
 

@@ -1,9 +1,9 @@
 /**
  * Nodesets: `nodesets`, with their functions, ports, env panel and declared resources.
  */
-import type { NodesetEntry } from '../runtime/registry.js';
-import type { FunctionSpec, PanelFieldSpec, PanelSpec, PortSpec, ResourceSpec } from '../runtime/types.js';
-import { NODE_TYPE_SEPARATOR } from '../runtime/registry.js';
+import type { NodesetEntry } from '../nodeset-registry/registry.js';
+import type { FunctionSpec, PanelFieldSpec, PanelSpec, PortSpec, ResourceSpec } from '../core/types.js';
+import { NODE_TYPE_SEPARATOR } from '../nodeset-registry/registry.js';
 import { builder } from './builder.js';
 
 const ParallelismRef = builder.enumType('Parallelism', {

@@ -1,7 +1,7 @@
 /**
  * Machine resources as admission sees them: `resources`.
  */
-import type { GpuMemory } from '../scheduler/nvidia-smi.js';
+import type { GpuMemory } from '../scheduler/admission/nvidia-smi.js';
 import type { ResourceSnapshot } from '../scheduler/types.js';
 import { builder } from './builder.js';
 

@@ -3,7 +3,7 @@
  * truth), with the full summary and the spec loaded from the run dir only when a field needs them.
  */
 import { NotFoundError } from '../errors.js';
-import { computeAggregates } from '../eval-process/aggregate.js';
+import { computeAggregates } from '../store/aggregate.js';
 import { catalogRunFromSummary, type CatalogRun } from '../store/catalog.js';
 import { assertRunId } from '../store/run-dir.js';
 import type { RunSpec, RunSummary } from '../store/types.js';

@@ -10,32 +10,32 @@ import { isTerminalRunStatus } from '../statuses.js';
 import { catalogRunFromSummary, RunCatalog } from '../store/catalog.js';
 import { assertRunId, createRunDir, readSummary, runDirPath, writeSharedUrls, writeSpec, writeSummary } from '../store/run-dir.js';
 import { describeStorage, StorageError, storageCodeOf, type StorageCode } from '../store/storage-fault.js';
+import type { BackendToEvalMessage } from '../eval-process/messages.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
 import { parseRunInput } from '../spec/parse-run-spec.js';
 import { runSpecOf, type RunInputFields } from '../spec/run-spec.js';
-import { lockedReason, planAdmission } from './admission.js';
-import { cancelQueuedJob, stopJob, waitForExits } from './cancel-job.js';
-import { estimateRun, nodesetCosts } from './estimate.js';
-import { finalizeJob, retryUnrecorded } from './finalize-job.js';
-import { InteractiveLock } from './interactive-lock.js';
-import { createJob, type Job, type JobContext, type UnrecordedRun } from './job.js';
-import { JobQueue } from './job-queue.js';
-import { currentSummary, queuedSummary } from './job-summary.js';
-import { activeJob, admissionCandidate, queueEntry, runningReservation } from './job-views.js';
-import { launchJob } from './launch-job.js';
-import { recoverRuns } from './recover-runs.js';
-import { isPidAlive, type ResourceSample } from './resource-sampler.js';
-import { resourceSnapshot } from './resource-snapshot.js';
-import { RssMonitor } from './rss-monitor.js';
+import { lockedReason, planAdmission } from './admission/admission.js';
+import { cancelQueuedJob, stopJob, waitForExits } from './job/cancel-job.js';
+import { estimateRun, nodesetCosts } from './admission/estimate.js';
+import { finalizeJob, retryUnrecorded } from './job/finalize-job.js';
+import { InteractiveLock } from './admission/interactive-lock.js';
+import { createJob, type Job, type JobContext, type UnrecordedRun } from './job/job.js';
+import { JobQueue } from './admission/job-queue.js';
+import { currentSummary, queuedSummary } from './job/job-summary.js';
+import { activeJob, admissionCandidate, queueEntry, runningReservation } from './job/job-views.js';
+import { launchJob } from './job/launch-job.js';
+import { recoverRuns } from './recovery/recover-runs.js';
+import { isPidAlive, type ResourceSample } from './admission/resource-sampler.js';
+import { resourceSnapshot } from './admission/resource-snapshot.js';
+import { RssMonitor } from './admission/rss-monitor.js';
 import { inspectRunGraph } from './run-graph.js';
 import { resolveSchedulerOptions, type JobSchedulerOptions, type SchedulerSettings } from './scheduler-options.js';
-import { SharedHostManager } from './shared-host-manager.js';
-import { SharedHostStarter } from './shared-host-starter.js';
+import { SharedHostManager } from './shared-hosts/shared-host-manager.js';
+import { SharedHostStarter } from './shared-hosts/shared-host-starter.js';
 import { TickLoop } from './tick-loop.js';
-import { hostSecretFor } from '../runtime/host-secret.js';
+import { hostSecretFor } from '../host/host-secret.js';
 import type {
   ActiveJob,
-  BackendToEvalMessage,
   QueueEntry,
   ResourceEstimate,
   ResourceSnapshot,

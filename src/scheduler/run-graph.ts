@@ -4,10 +4,10 @@
  * replicated ones size the run's estimate).
  */
 import { BadInputError, EvalError, NotFoundError, errorMessage } from '../errors.js';
-import { applyOverrides, validateGraph } from '../runtime/graph.js';
-import { GraphCatalog } from '../runtime/graph-catalog.js';
-import { NodesetRegistry, type NodesetEntry } from '../runtime/registry.js';
-import type { GraphSpec } from '../runtime/types.js';
+import { applyOverrides, validateGraph } from '../graph/graph.js';
+import { GraphCatalog } from '../graph/graph-catalog.js';
+import { NodesetRegistry, type NodesetEntry } from '../nodeset-registry/registry.js';
+import type { GraphSpec } from '../core/types.js';
 
 /** Where graphs and nodesets are looked up. */
 export interface GraphDirs {

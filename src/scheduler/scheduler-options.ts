@@ -4,7 +4,7 @@
  */
 import { BadInputError } from '../errors.js';
 import { EVAL_PROCESS_MAIN } from '../paths.js';
-import { ResourceSampler, type ResourceSource } from './resource-sampler.js';
+import { ResourceSampler, type ResourceSource } from './admission/resource-sampler.js';
 import type { GraphDirs } from './run-graph.js';
 import type { SchedulerLogger } from './types.js';
 

@@ -2,7 +2,7 @@
  * The scheduler's public face, used by the GraphQL resolvers and the dashboard.
  */
 import type { RunSummary } from '../store/types.js';
-import type { GpuMemory } from './nvidia-smi.js';
+import type { GpuMemory } from './admission/nvidia-smi.js';
 
 /** What `startEval` accepts: the run-spec schema's input (spec/run-spec.ts). */
 export type { RunInputFields as SubmitInput } from '../spec/run-spec.js';
@@ -77,13 +77,6 @@ export interface SchedulerLogger {
   warn(message: string): void;
   error(message: string): void;
 }
-
-/**
- * Messages the backend sends a running eval process on its IPC channel. A shared host that
- * died was restarted on a new URL: calls of that nodeset should go there from now on.
- */
-/** `secret`: the restarted host's secret (docs/host-protocol.md); the IPC channel is private to the two processes. */
-export type BackendToEvalMessage = { type: 'sharedHostMoved'; nodeset: string; url: string; secret?: string };
 
 /** A shared nodeset host the backend keeps up for queued and running runs. */
 export interface SharedHostStatus {

@@ -4,8 +4,8 @@
  * written here and nowhere else; everything past the entry points takes the parsed types.
  */
 import { z } from 'zod';
-import { graphSchema } from '../runtime/graph.js';
-import type { GraphSpec } from '../runtime/types.js';
+import { graphSchema } from '../graph/graph.js';
+import type { GraphSpec } from '../core/types.js';
 
 /** The limits of a run spec. */
 export const RUN_LIMITS = {

@@ -15,7 +15,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { computeAggregates } from '../eval-process/aggregate.js';
+import { computeAggregates } from './aggregate.js';
 import { isTerminalRunStatus, type RunStatus } from '../statuses.js';
 import { FILES, runDirPath } from './run-dir.js';
 import { parseSummaryText, SummaryInvalidError } from './summary-schema.js';

@@ -3,7 +3,7 @@
  * episode boundary, and one record per episode.
  */
 import type { EpisodeStatus, RunStatus } from '../statuses.js';
-import type { AssetRef, MetricValue, NodeErrorEntry } from '../runtime/types.js';
+import type { AssetRef, MetricValue, NodeErrorEntry } from '../core/types.js';
 
 /** spec.json: its schema, fields, defaults and limits are in spec/run-spec.ts. */
 export type { RunSpec } from '../spec/run-spec.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { outcomeOfException, outcomeOfResult } from '../../src/eval-process/episode-outcome.js';
 import { resolveStepBudget } from '../../src/eval-process/step-budget.js';
-import { DEFAULT_STEP_BUDGET, type ExecutorResult } from '../../src/runtime/types.js';
+import { DEFAULT_STEP_BUDGET, type ExecutorResult } from '../../src/core/types.js';
 
 const result = (over: Partial<ExecutorResult>): ExecutorResult => ({ ending: 'completed', steps: 4, metrics: { success: true }, nodeErrors: [], assets: [], ...over });
 

@@ -11,12 +11,12 @@ import { execa, type ResultPromise } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runBatch } from '../../src/eval-process/run-batch.js';
 import { EVAL_PROCESS_MAIN, PACKAGE_ROOT } from '../../src/paths.js';
-import { NodesetRegistry } from '../../src/runtime/registry.js';
-import { spawnHost } from '../../src/runtime/host-process.js';
+import { NodesetRegistry } from '../../src/nodeset-registry/registry.js';
+import { spawnHost } from '../../src/host/host-process.js';
 import { FILES, isDone, readSummary, writeSharedUrls } from '../../src/store/run-dir.js';
 import type { RunSummary } from '../../src/store/types.js';
 import { gridnavGraph, hostPidsFromLog, isAlive, makeRun, resultBytes, waitFor, writeWorkspaceGraph } from './run-helpers.js';
-import { hostSecretFor, hostSecretsEnv } from '../../src/runtime/host-secret.js';
+import { hostSecretFor, hostSecretsEnv } from '../../src/host/host-secret.js';
 
 let tmp: string;
 let workspace: string;

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createRunDir, writeSpec } from '../../src/store/run-dir.js';
 import { runSpecSchema } from '../../src/spec/run-spec.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from '../../src/store/types.js';
-import type { GraphSpec } from '../../src/runtime/types.js';
+import type { GraphSpec } from '../../src/core/types.js';
 
 /** Creates a run dir under `outputs` with a spec (defaults: 1 worker, seed 0, no overrides). */
 export async function makeRun(outputs: string, spec: Partial<RunSpec> & Pick<RunSpec, 'graphName' | 'episodeCount'>, now?: Date): Promise<{ runId: string; dir: string; spec: RunSpec }> {

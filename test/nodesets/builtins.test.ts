@@ -3,9 +3,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseGraph, validateGraph } from '../../src/runtime/graph.js';
-import { parseManifest } from '../../src/runtime/manifest.js';
-import type { NodesetManifest, NodesetModule, NodeTypeResolver, ResolvedNodeType } from '../../src/runtime/types.js';
+import { parseGraph, validateGraph } from '../../src/graph/graph.js';
+import { parseManifest } from '../../src/nodeset-registry/manifest.js';
+import type { NodesetManifest, NodesetModule, NodeTypeResolver, ResolvedNodeType } from '../../src/core/types.js';
 
 const nodesetsDir = fileURLToPath(new URL('../../src/nodesets/', import.meta.url));
 const graphsDir = fileURLToPath(new URL('../../graphs/', import.meta.url));

@@ -1,6 +1,6 @@
 /** Runs one env + agent episode in-process the way the eval runner does: load, then env step → agent per iteration. */
-import { deriveSeed } from '../../src/runtime/prng.js';
-import type { CallContext, NodeOutputs, NodesetModule, PanelLoadResult, PanelValues } from '../../src/runtime/types.js';
+import { deriveSeed } from '../../src/core/prng.js';
+import type { CallContext, NodeOutputs, NodesetModule, PanelLoadResult, PanelValues } from '../../src/core/types.js';
 
 export interface DriveOptions {
   env: NodesetModule;

@@ -1,6 +1,6 @@
 /** Admission arithmetic on its own: what fits, what reserves, and the reason each job waits. */
 import { describe, expect, it } from 'vitest';
-import { formatMb, planAdmission, type AdmissionCandidate, type AdmissionInput, type RunningReservation } from '../../src/scheduler/admission.js';
+import { formatMb, planAdmission, type AdmissionCandidate, type AdmissionInput, type RunningReservation } from '../../src/scheduler/admission/admission.js';
 
 const job = (runId: string, ramMb: number, extra: Partial<AdmissionCandidate> = {}): AdmissionCandidate => ({
   runId,

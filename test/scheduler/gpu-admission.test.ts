@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readProcessRecord } from '../../src/store/catalog.js';
-import { ResourceSampler } from '../../src/scheduler/resource-sampler.js';
+import { ResourceSampler } from '../../src/scheduler/admission/resource-sampler.js';
 import { fakeNvidiaSmi, type FakeNvidiaSmi } from '../fixtures/fake-nvidia-smi.js';
 import { closeAll, makeScheduler, slow, waitFor, waitForStatus } from './harness.js';
 

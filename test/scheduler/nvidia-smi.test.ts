@@ -1,8 +1,8 @@
 /** Reading nvidia-smi: its CSV, a stand-in that hangs or fails, and GPU memory per process tree. */
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseComputeAppsCsv, parseGpuCsv, queryGpus } from '../../src/scheduler/nvidia-smi.js';
-import { processTreesVramMb, ResourceSampler } from '../../src/scheduler/resource-sampler.js';
+import { parseComputeAppsCsv, parseGpuCsv, queryGpus } from '../../src/scheduler/admission/nvidia-smi.js';
+import { processTreesVramMb, ResourceSampler } from '../../src/scheduler/admission/resource-sampler.js';
 import { fakeNvidiaSmi, type FakeNvidiaSmi } from '../fixtures/fake-nvidia-smi.js';
 
 describe('nvidia-smi CSV', () => {

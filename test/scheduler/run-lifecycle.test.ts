@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ResourceSampler } from '../../src/scheduler/resource-sampler.js';
+import { ResourceSampler } from '../../src/scheduler/admission/resource-sampler.js';
 import { BUILTIN_GRAPHS_DIR, PACKAGE_ROOT } from '../../src/paths.js';
 import { readSummary, readSpec } from '../../src/store/run-dir.js';
 import { FixedSampler } from '../fixtures/fixed-sampler.js';

@@ -5,8 +5,8 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isPidAlive } from '../../src/scheduler/resource-sampler.js';
-import { hostSecretFor } from '../../src/runtime/host-secret.js';
+import { isPidAlive } from '../../src/scheduler/admission/resource-sampler.js';
+import { hostSecretFor } from '../../src/host/host-secret.js';
 import { readSummary } from '../../src/store/run-dir.js';
 import { FixedSampler } from '../fixtures/fixed-sampler.js';
 import { closeAll, makeScheduler, slow, waitFor, waitForStatus } from './harness.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRunDir, runDirPath, writeSummary } from '../../src/store/run-dir.js';
 import { RunWatcher } from '../../src/store/run-watcher.js';
-import { computeAggregates } from '../../src/eval-process/aggregate.js';
+import { computeAggregates } from '../../src/store/aggregate.js';
 import { initialSummary } from '../../src/eval-process/summary-writer.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from '../../src/store/types.js';
 import type { RunStatus } from '../../src/statuses.js';

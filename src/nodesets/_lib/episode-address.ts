@@ -3,7 +3,7 @@
  * fixed episode count each, checked with errors that name the env and the bad value.
  */
 import { BadInputError } from '../../errors.js';
-import type { PanelValues } from '../../runtime/types.js';
+import type { PanelValues } from '../../core/types.js';
 
 export const SPLITS = ['train', 'val', 'test'] as const;
 export type SplitName = (typeof SPLITS)[number];

@@ -2,7 +2,7 @@
  * Cart-pole episode sets. An episode's initial state depends on (dataset, split, index)
  * only, never on the run seed.
  */
-import { createPrng } from '../../runtime/prng.js';
+import { createPrng } from '../../core/prng.js';
 import { SPLIT_IDS, type EpisodeAddress, type EpisodeCatalog, type SplitName } from '../_lib/episode-address.js';
 import { initialState, type CartPoleState } from './physics.js';
 

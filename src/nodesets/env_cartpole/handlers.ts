@@ -2,7 +2,7 @@
  * env_cartpole: the classic cart-pole (Gym CartPole-v1 physics). One `step` per graph
  * iteration: without an action (iteration 0) it observes, with one it acts.
  */
-import type { NodeCallArgs, NodeOutputs, NodesetModule } from '../../runtime/types.js';
+import type { NodeCallArgs, NodeOutputs, NodesetModule } from '../../core/types.js';
 import { numberConfig } from '../_lib/config.js';
 import { resolveEpisode } from '../_lib/episode-address.js';
 import { sleep } from '../_lib/sleep.js';

@@ -1,5 +1,5 @@
 /** The cart-pole episode picker: dataset → split → episode, and `load`, which creates the episode's state. */
-import type { EnvPanelHandler, PanelLoadResult, PanelValues } from '../../runtime/types.js';
+import type { EnvPanelHandler, PanelLoadResult, PanelValues } from '../../core/types.js';
 import { episodeId, fieldOptions, resolveEpisode } from '../_lib/episode-address.js';
 import { CATALOG } from './datasets.js';
 import { CARTPOLE_STEP_BUDGET, createEpisode, type CartPoleEpisode } from './episode.js';

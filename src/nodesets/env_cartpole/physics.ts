@@ -2,7 +2,7 @@
  * Cart-pole dynamics of Barto, Sutton & Anderson (1983) with the constants and the explicit
  * Euler update of Gym's CartPole-v1, in the same order of operations.
  */
-import type { Prng } from '../../runtime/prng.js';
+import type { Prng } from '../../core/prng.js';
 
 export const GRAVITY = 9.8;
 export const MASS_CART = 1.0;

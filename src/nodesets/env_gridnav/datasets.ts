@@ -3,7 +3,7 @@
  * seed of each episode, which depends on (dataset, split, index) only — never on the run seed,
  * so episode 7 of `standard/val` is the same maze in every run.
  */
-import { createPrng, type Prng } from '../../runtime/prng.js';
+import { createPrng, type Prng } from '../../core/prng.js';
 import { SPLIT_IDS, type EpisodeAddress, type EpisodeCatalog, type SplitName } from '../_lib/episode-address.js';
 import type { MazeSpec } from './maze.js';
 

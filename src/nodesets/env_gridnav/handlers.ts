@@ -2,7 +2,7 @@
  * env_gridnav: Habitat-style point-goal navigation in procedurally generated grid mazes.
  * One `step` per graph iteration: without an action (iteration 0) it observes, with one it acts.
  */
-import type { AssetValue, NodeCallArgs, NodeOutputs, NodesetModule } from '../../runtime/types.js';
+import type { AssetValue, NodeCallArgs, NodeOutputs, NodesetModule } from '../../core/types.js';
 import { booleanConfig, numberConfig, optionalStepConfig } from '../_lib/config.js';
 import { sleep } from '../_lib/sleep.js';
 import { parseAction } from './actions.js';

@@ -2,7 +2,7 @@
  * Procedural mazes: a recursive backtracker carves a perfect maze, then a fraction of the
  * remaining inner walls is knocked down so that some places have more than one route.
  */
-import type { Prng } from '../../runtime/prng.js';
+import type { Prng } from '../../core/prng.js';
 import { distanceMap, HEADING_DELTAS, type Cell, type Grid, type Heading, UNREACHABLE } from './grid.js';
 
 export interface MazeSpec {

@@ -1,5 +1,5 @@
 /** The gridnav episode picker: dataset → split → episode, and `load`, which creates the episode's state. */
-import type { EnvPanelHandler, PanelLoadResult, PanelValues } from '../../runtime/types.js';
+import type { EnvPanelHandler, PanelLoadResult, PanelValues } from '../../core/types.js';
 import { episodeId, fieldOptions, resolveEpisode } from '../_lib/episode-address.js';
 import { CATALOG, DATASETS } from './datasets.js';
 import { createEpisode, type GridNavEpisode } from './episode.js';

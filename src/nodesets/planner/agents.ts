@@ -4,8 +4,8 @@
  * step and the node — never on the batch a call shares or the worker that sent it.
  */
 import type { Action } from '../env_gridnav/actions.js';
-import { createPrng, type Prng } from '../../runtime/prng.js';
-import type { CallContext } from '../../runtime/types.js';
+import { createPrng, type Prng } from '../../core/prng.js';
+import type { CallContext } from '../../core/types.js';
 import { numberConfig } from '../_lib/config.js';
 import { nodeStreamId } from './node-stream.js';
 import { readObservation } from './observation.js';

@@ -1,5 +1,5 @@
 /** planner: gridnav agents served batched, row by row (each output depends only on its own row). */
-import type { NodeCallArgs, NodeOutputs, NodesetModule } from '../../runtime/types.js';
+import type { NodeCallArgs, NodeOutputs, NodesetModule } from '../../core/types.js';
 import { plannerAct, randomAct } from './agents.js';
 
 const act = ({ inputs, config, ctx }: NodeCallArgs): NodeOutputs => ({ action: plannerAct(inputs.observation, config, ctx) });

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { NodeCallArgs, NodeOutputs, NodesetModule } from '../../runtime/types.js';
+import type { NodeCallArgs, NodeOutputs, NodesetModule } from '../../core/types.js';
 import { numberConfig } from '../_lib/config.js';
 import { sleep } from '../_lib/sleep.js';
 import { argmax, checkWeights, forward, packWeights, type PackedMlp } from './mlp.js';

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import env from '../../../src/nodesets/env_gridnav/handlers.js';
 import { cellPixels } from '../../../src/nodesets/env_gridnav/render.js';
 import type { GridNavObservation } from '../../../src/nodesets/env_gridnav/observation.js';
-import { isAssetValue, type AssetValue, type NodeOutputs } from '../../../src/runtime/types.js';
+import { isAssetValue, type AssetValue, type NodeOutputs } from '../../../src/core/types.js';
 import { ctxFor, drive } from '../drive.js';
 
 const step = env.functions!.step!;

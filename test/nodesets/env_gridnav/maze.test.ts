@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createPrng } from '../../../src/runtime/prng.js';
+import { createPrng } from '../../../src/core/prng.js';
 import { CATALOG, DATASETS, episodePrng } from '../../../src/nodesets/env_gridnav/datasets.js';
 import {
   distanceMap,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import env from '../../../src/nodesets/env_gridnav/handlers.js';
 import planner from '../../../src/nodesets/planner/handlers.js';
 import type { GridNavObservation } from '../../../src/nodesets/env_gridnav/observation.js';
-import type { CallContext, NodeCallArgs } from '../../../src/runtime/types.js';
+import type { CallContext, NodeCallArgs } from '../../../src/core/types.js';
 import { ctxFor, drive } from '../drive.js';
 
 // Async wrappers turn a synchronous throw into a rejection.

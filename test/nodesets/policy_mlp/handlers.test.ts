@@ -6,7 +6,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import cartpole from '../../../src/nodesets/env_cartpole/handlers.js';
 import policy from '../../../src/nodesets/policy_mlp/handlers.js';
 import { checkWeights, forward, packWeights } from '../../../src/nodesets/policy_mlp/mlp.js';
-import type { NodeCallArgs, NodesetManifest } from '../../../src/runtime/types.js';
+import type { NodeCallArgs, NodesetManifest } from '../../../src/core/types.js';
 import { ctxFor, drive } from '../drive.js';
 
 const dir = fileURLToPath(new URL('../../../src/nodesets/policy_mlp/', import.meta.url));

@@ -1,0 +1,33 @@
+// Fails when a module imports from a higher layer. Layers, lowest first; a module may import its
+// own layer and any layer below. madge builds the import graph (the same one the cycle check uses).
+import madge from 'madge';
+
+const LAYERS = [
+  ['errors.ts', 'paths.ts', 'statuses.ts', 'core/'],
+  ['graph/', 'host/', 'nodeset-registry/', 'nodesets/'],
+  ['spec/'],
+  ['store/'],
+  ['eval-process/'],
+  ['scheduler/'],
+  ['resolvers/', 'http/'],
+  ['app.ts', 'app/'],
+  ['cli/'],
+  ['main.ts'],
+];
+
+const rank = (file) => {
+  const i = LAYERS.findIndex((layer) => layer.some((p) => (p.endsWith('/') ? file.startsWith(p) : file === p)));
+  if (i < 0) throw new Error(`${file} is in no layer: add its folder to scripts/check-layers.mjs`);
+  return i;
+};
+
+const graph = (await madge('src', { fileExtensions: ['ts'], tsConfig: 'tsconfig.json' })).obj();
+const wrong = [];
+for (const [from, deps] of Object.entries(graph)) {
+  for (const to of deps) if (rank(to) > rank(from)) wrong.push(`${from} -> ${to}`);
+}
+if (wrong.length) {
+  console.error(`Imports that run up a layer (see scripts/check-layers.mjs):\n  ${wrong.join('\n  ')}`);
+  process.exit(1);
+}
+console.log(`layers ok: ${Object.keys(graph).length} modules`);

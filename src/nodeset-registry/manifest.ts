@@ -1,0 +1,138 @@
+/**
+ * Nodeset manifests: the zod schema of `NodesetManifest` and `loadManifest(dir)`, which reads
+ * `<dir>/manifest.json` and names the file and the field of anything wrong.
+ */
+import { z } from 'zod';
+import { BadInputError } from '../errors.js';
+import { readManifestJson } from './read-manifest.js';
+import type { NodesetManifest } from '../core/types.js';
+
+export { MANIFEST_FILE } from './read-manifest.js';
+
+/** Nodeset names: no `__` (the separator of node types) and no `#` (the separator of host tags). */
+const NODESET_NAME = /^[A-Za-z][A-Za-z0-9-]*(?:_[A-Za-z0-9-]+)*$/;
+const FUNCTION_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
+
+const portSchema = z.looseObject({
+  name: z.string().min(1),
+  description: z.string().optional(),
+  optional: z.boolean().optional(),
+});
+
+const functionSchema = z.looseObject({
+  name: z.string().regex(FUNCTION_NAME, 'a function name is a letter followed by letters, digits or "_"'),
+  description: z.string().optional(),
+  inputs: z.array(portSchema),
+  outputs: z.array(portSchema),
+  batched: z.boolean().optional(),
+  config: z
+    .record(
+      z.string(),
+      z.looseObject({
+        default: z.unknown().optional(),
+        description: z.string().optional(),
+        type: z.enum(['number', 'integer', 'boolean', 'string', 'array', 'object']).optional(),
+        minimum: z.number().optional(),
+        maximum: z.number().optional(),
+      }),
+    )
+    .optional(),
+});
+
+const panelSchema = z.looseObject({
+  fields: z
+    .array(
+      z.looseObject({
+        name: z.string().min(1),
+        label: z.string().optional(),
+        dependsOn: z.array(z.string()).optional(),
+        default: z.union([z.string(), z.number()]).optional(),
+      }),
+    )
+    .min(1),
+  actions: z.array(z.string().min(1)),
+});
+
+const positiveInt = z.number().int().positive();
+
+export const manifestSchema = z
+  .looseObject({
+    name: z
+      .string()
+      .regex(NODESET_NAME, 'a nodeset name is letters, digits, "-" and single "_" (no "__", no "#")'),
+    version: z.string().optional(),
+    description: z.string().optional(),
+    parallelism: z.enum(['shared', 'replicated']),
+    functions: z.array(functionSchema).min(1),
+    panel: panelSchema.optional(),
+    resources: z
+      .looseObject({ ramMb: z.number().nonnegative().optional(), vramMb: z.number().nonnegative().optional() })
+      .optional(),
+    batching: z
+      .looseObject({
+        maxBatchSize: positiveInt.optional(),
+        flushTimeoutMs: z.number().nonnegative().optional(),
+        maxQueueDelayMs: z.number().nonnegative().optional(),
+      })
+      .optional(),
+    module: z.string().min(1).optional(),
+    command: z.array(z.string().min(1)).min(1).optional(),
+  })
+  .superRefine((m, ctx) => {
+    if ((m.module === undefined) === (m.command === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [m.module === undefined ? 'module' : 'command'],
+        message: 'exactly one of "module" (a JS module of handlers) or "command" (a host in any language) is required',
+      });
+    }
+    const seen = new Set<string>();
+    m.functions.forEach((fn, i) => {
+      if (seen.has(fn.name)) ctx.addIssue({ code: 'custom', path: ['functions', i, 'name'], message: `duplicate function "${fn.name}"` });
+      seen.add(fn.name);
+      for (const dir of ['inputs', 'outputs'] as const) {
+        const ports = new Set<string>();
+        fn[dir].forEach((p, j) => {
+          if (ports.has(p.name)) ctx.addIssue({ code: 'custom', path: ['functions', i, dir, j, 'name'], message: `duplicate port "${p.name}"` });
+          ports.add(p.name);
+        });
+      }
+    });
+    if (m.panel) {
+      const names = m.panel.fields.map((f) => f.name);
+      m.panel.fields.forEach((f, i) => {
+        f.dependsOn?.forEach((dep, j) => {
+          // A field may only depend on fields before it, so the cascade has an order and no cycle.
+          if (!names.slice(0, i).includes(dep)) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['panel', 'fields', i, 'dependsOn', j],
+              message: `"${dep}" is not a field declared before "${f.name}" (declared: ${names.join(', ')})`,
+            });
+          }
+        });
+      });
+    }
+  });
+
+function formatPath(path: ReadonlyArray<PropertyKey>): string {
+  let out = '';
+  for (const key of path) out += typeof key === 'number' ? `[${key}]` : out ? `.${String(key)}` : String(key);
+  return out || '(root)';
+}
+
+/** Validates a parsed manifest; `source` names where it came from in the error. */
+export function parseManifest(raw: unknown, source: string): NodesetManifest {
+  const result = manifestSchema.safeParse(raw);
+  if (!result.success) {
+    const problems = result.error.issues.map((i) => `${formatPath(i.path)}: ${i.message}`);
+    throw new BadInputError(`invalid nodeset manifest ${source}: ${problems.join('; ')}`);
+  }
+  return result.data as NodesetManifest;
+}
+
+/** Reads and validates `<dir>/manifest.json`. */
+export async function loadManifest(dir: string): Promise<NodesetManifest> {
+  const { file, raw } = await readManifestJson(dir);
+  return parseManifest(raw, file);
+}

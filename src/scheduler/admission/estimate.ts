@@ -1,0 +1,65 @@
+/**
+ * How much RAM and VRAM a run will take, for admission: the measured peak of earlier runs of
+ * the same graph at the same worker count, else the nodesets' declared figures, else the
+ * run's `marginalVramMb`, else a default. RAM and VRAM calibrate separately: VRAM only where
+ * nvidia-smi attributed GPU memory to an earlier run's processes.
+ */
+import type { NodesetEntry } from '../../nodeset-registry/registry.js';
+import type { Parallelism, ResourceSpec } from '../../core/types.js';
+import type { ResourceEstimate } from '../types.js';
+
+/** The eval process itself (Node, the runner, the executor) before any host. */
+export const EVAL_PROCESS_BASE_RAM_MB = 120;
+/** A host process of a nodeset that declares no RAM figure. */
+export const DEFAULT_HOST_RAM_MB = 80;
+
+/** What estimation needs to know about each nodeset a graph uses. */
+export interface NodesetCost {
+  name: string;
+  parallelism: Parallelism;
+  resources?: ResourceSpec;
+}
+
+export interface EstimateInput {
+  workerCount: number;
+  /** Nodesets the graph uses. Shared ones run in the backend's hosts and cost the run nothing extra. */
+  nodesets: NodesetCost[];
+  /** Largest process-tree RSS of earlier runs of this graph at this worker count. */
+  calibratedPeakMb: number | null;
+  /** Largest process-tree GPU memory of those runs, where it was measured. */
+  calibratedVramPeakMb?: number | null;
+  marginalVramMb?: number;
+}
+
+/** The part of each nodeset entry that estimation reads. */
+export function nodesetCosts(entries: readonly NodesetEntry[]): NodesetCost[] {
+  return entries.map((e) => ({ name: e.name, parallelism: e.manifest.parallelism, ...(e.manifest.resources ? { resources: e.manifest.resources } : {}) }));
+}
+
+export function estimateRun(input: EstimateInput): ResourceEstimate {
+  const replicated = input.nodesets.filter((n) => n.parallelism === 'replicated');
+  const declaresRam = replicated.some((n) => typeof n.resources?.ramMb === 'number');
+  const declaresVram = input.nodesets.some((n) => typeof n.resources?.vramMb === 'number');
+  const declaredRam =
+    EVAL_PROCESS_BASE_RAM_MB + replicated.reduce((s, n) => s + (n.resources?.ramMb ?? DEFAULT_HOST_RAM_MB) * input.workerCount, 0);
+  // Replicated hosts load their own copy of any model per worker; shared hosts are already resident.
+  const declaredVram = replicated.reduce((s, n) => s + (n.resources?.vramMb ?? 0) * input.workerCount, 0);
+  const marginal = input.marginalVramMb ?? 0;
+  const calibratedVram = input.calibratedVramPeakMb ?? null;
+  // A measured peak replaces the declarations, as the RSS peak does for RAM.
+  const vramMb = calibratedVram !== null && calibratedVram > 0 ? calibratedVram : declaredVram + marginal;
+  if (input.calibratedPeakMb !== null && input.calibratedPeakMb > 0) {
+    return { ramMb: round(input.calibratedPeakMb), vramMb: round(vramMb), source: 'calibrated' };
+  }
+  if (declaresRam || declaresVram) return { ramMb: round(declaredRam), vramMb: round(vramMb), source: 'declared' };
+  if (input.marginalVramMb !== undefined) return { ramMb: round(declaredRam), vramMb: round(vramMb), source: 'marginal' };
+  return { ramMb: round(declaredRam), vramMb: 0, source: 'default' };
+}
+
+const round = (mb: number): number => Math.ceil(mb);
+
+/** The nodeset part of a node type (`env_gridnav__step` → `env_gridnav`); null for built-ins such as graphOut. */
+export function nodesetOfType(type: string): string | null {
+  const i = type.indexOf('__');
+  return i > 0 ? type.slice(0, i) : null;
+}

@@ -1,0 +1,138 @@
+/**
+ * The scheduler's record of one run, its lifecycle inside the scheduler, and what the modules
+ * that start, stop, sample and finalise a job need from the scheduler that owns it.
+ */
+import type { RunCatalog } from '../../store/catalog.js';
+import type { StorageCode } from '../../store/storage-fault.js';
+import type { RunSpec, RunSummary } from '../../store/types.js';
+import type { SharedHostManager } from '../shared-hosts/shared-host-manager.js';
+import type { EvalChild, EvalExit } from './spawn-eval.js';
+import type { ResourceEstimate, SchedulerEvent, SchedulerLogger } from '../types.js';
+
+/** A job's lifecycle inside the scheduler (its run's status is in summary.json). */
+export const JOB_STATES = [
+  /** Waiting in the queue for admission. */
+  'queued',
+  /** Admitted: its summary says RUNNING and its eval process (or in-process runner) is being started. */
+  'starting',
+  /** Its eval process or in-process runner is executing; a tick notices when it exits. */
+  'running',
+  /** Exited and reaped: its final summary, _DONE and catalog row are being written. */
+  'finishing',
+] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+/** How a job's execution ended, as the reap sees it. */
+export type JobExit =
+  | { kind: 'process'; exit: EvalExit }
+  | { kind: 'inProcess'; summary: RunSummary }
+  | { kind: 'error'; error: unknown };
+
+export interface Job {
+  runId: string;
+  runDir: string;
+  spec: RunSpec;
+  estimate: ResourceEstimate;
+  sharedNodesets: string[];
+  /** Submission order, the tie-break between equal priorities. */
+  order: number;
+  state: JobState;
+  viaSubprocess: boolean;
+  // queued
+  skippedSinceMs: number | null;
+  waitingReason: string;
+  reserving: boolean;
+  // running
+  startedAt: string | null;
+  pid: number | null;
+  child: EvalChild | null;
+  abort: AbortController | null;
+  /** Adopted after a restart: not our child, so its exit is found by polling. */
+  adopted: boolean;
+  exit: JobExit | null;
+  cancelRequested: boolean;
+  killTimer: NodeJS.Timeout | null;
+  rssMb: number | null;
+  peakRssMb: number;
+  /** Latest GPU memory of the process tree, MB (null until nvidia-smi reports it). */
+  vramMb: number | null;
+  peakVramMb: number;
+  overBudget: { rssMb: number; budgetMb: number } | null;
+  /** Set when the scheduler stopped the run because its directory went away under it. */
+  storageFault: StorageCode | null;
+  episodesDone: number;
+  summaryMtimeMs: number;
+  /** The summary.json last read while it ran: what is known when its dir is deleted. */
+  lastSummary: RunSummary | null;
+  /** Re-routes an in-process run's calls of a shared nodeset to a restarted host. */
+  moveSharedHost: ((nodeset: string, url: string) => void) | null;
+  /** The summary as this scheduler last wrote it, while the run is queued (nobody else writes it then). */
+  queuedSummary: RunSummary | null;
+  finalized: Promise<RunSummary> | null;
+}
+
+/** What the job modules use of the scheduler that runs them. */
+export interface JobContext {
+  readonly catalog: RunCatalog;
+  readonly hosts: SharedHostManager;
+  readonly log: SchedulerLogger;
+  readonly evalProcessMain: string;
+  /** Read at spawn, so it may be set after the server listens. */
+  backendUrl(): string;
+  /** Between SIGTERM and SIGKILL when stopping a running job. */
+  readonly cancelGraceMs: number;
+  emit(e: SchedulerEvent): void;
+  requestTick(): void;
+  /**
+   * Final summaries the disk refused (full, read-only, run dir deleted), by run id: the API
+   * answers from them, and each tick tries the write again until it lands or the dir is gone.
+   */
+  readonly unrecorded: Map<string, UnrecordedRun>;
+}
+
+export interface UnrecordedRun {
+  runDir: string;
+  summary: RunSummary;
+  /** Whether summary.json already holds `summary` (then only _DONE is missing). */
+  summaryOnDisk: boolean;
+}
+
+export function createJob(spec: RunSpec, runDir: string, estimate: ResourceEstimate, shared: string[], order: number): Job {
+  return {
+    runId: spec.runId,
+    runDir,
+    spec,
+    estimate,
+    sharedNodesets: shared,
+    order,
+    state: 'queued',
+    viaSubprocess: spec.viaSubprocess !== false,
+    skippedSinceMs: null,
+    waitingReason: '',
+    reserving: false,
+    startedAt: null,
+    pid: null,
+    child: null,
+    abort: null,
+    adopted: false,
+    exit: null,
+    cancelRequested: false,
+    killTimer: null,
+    rssMb: null,
+    peakRssMb: 0,
+    vramMb: null,
+    peakVramMb: 0,
+    overBudget: null,
+    storageFault: null,
+    episodesDone: 0,
+    summaryMtimeMs: 0,
+    lastSummary: null,
+    queuedSummary: null,
+    moveSharedHost: null,
+    finalized: null,
+  };
+}
+
+/** Admission order: priority desc, then submission order. */
+export const runsBefore = (a: Job, b: Job): boolean =>
+  a.spec.priority > b.spec.priority || (a.spec.priority === b.spec.priority && a.order < b.order);

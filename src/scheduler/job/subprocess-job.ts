@@ -1,0 +1,114 @@
+/**
+ * A job in its own eval process: spawning it, and what its exit means once it is reaped: an
+ * exit before a terminal summary is ABORTED with the exit code or signal and the last stderr
+ * line (CANCELLED, with no error, when a cancel was asked for); process.json gets the exit and peak RSS; a completed run's
+ * peak RSS becomes a calibration sample for the next estimate of its graph.
+ */
+import { existsSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeJsonAtomic } from '../../store/atomic.js';
+import { readProcessRecord } from '../../store/catalog.js';
+import { FILES } from '../../store/run-dir.js';
+import { describeStorage, storageCodeInText, type StorageCode } from '../../store/storage-fault.js';
+import type { RunSummary } from '../../store/types.js';
+import type { Job, JobContext, JobExit } from './job.js';
+import { groupAlive, signalGroup, spawnEvalProcess, type EvalExit } from './spawn-eval.js';
+import { hostSecretsEnv } from '../../host/host-secret.js';
+
+/** Spawns the eval process; its exit sets `job.exit` and asks for a tick. */
+export async function startSubprocessJob(job: Job, ctx: JobContext): Promise<void> {
+  const child = await spawnEvalProcess({
+    evalProcessMain: ctx.evalProcessMain,
+    runDir: job.runDir,
+    backendUrl: ctx.backendUrl(),
+    ...(job.spec.activeWorkspaceDir ? { workspaceDir: job.spec.activeWorkspaceDir } : {}),
+    // The secrets of the shared hosts it borrows: in its environment, which it clears as it starts.
+    env: hostSecretsEnv(Object.values(ctx.hosts.urls(job.sharedNodesets))),
+  });
+  job.child = child;
+  job.pid = child.pid;
+  job.state = 'running';
+  ctx.catalog.upsertRun({ id: job.runId, pid: child.pid });
+  ctx.log.info(`run ${job.runId} started (pid ${child.pid}, ${job.spec.workerCount} worker(s), reserving ${job.estimate.ramMb} MB RAM)`);
+  void child.exited.then((exit) => {
+    job.exit = { kind: 'process', exit };
+    ctx.requestTick();
+  });
+}
+
+/** Anything the eval process left in its group goes too (its hosts have groups of their own and end on stdin EOF). */
+export function killGroupLeftovers(job: Job): void {
+  if (job.viaSubprocess && job.pid !== null && groupAlive(job.pid)) signalGroup(job.pid, 'SIGKILL');
+}
+
+/**
+ * The summary change for an eval process that exited before writing a terminal summary. A
+ * storage fault (known from its exit code, the scheduler, or its last stderr line) is FAILED
+ * with that code, whoever asked for a stop: the disk, not the request, ended it.
+ */
+export async function earlyExitChange(job: Job, exit: EvalExit, storage: StorageCode | null = null): Promise<(s: RunSummary) => void> {
+  const last = existsSync(job.runDir) ? await lastLine(join(job.runDir, FILES.stderr)) : null;
+  const why = describeExit(exit, job.adopted) + (last ? ` (last stderr line: ${last})` : '');
+  const fault = storage ?? (last ? storageCodeInText(last) : null);
+  if (fault) {
+    return (s) => {
+      s.status = 'FAILED';
+      s.error = { code: fault, message: `${describeStorage(fault, job.runDir)}; the eval process ${why}` };
+    };
+  }
+  // A cancel reads the same whatever moment it caught the process at (even before it could
+  // install its signal handlers): CANCELLED, no error. The exit stays in process.json and the log.
+  return job.cancelRequested
+    ? (s) => {
+        s.status = 'CANCELLED';
+        s.error = null;
+      }
+    : (s) => {
+        s.status = 'ABORTED';
+        s.error = { code: 'ABORTED', message: `the eval process ${why} before finishing` };
+      };
+}
+
+/** Adds the exit and peak RSS to process.json; a completed run's peak RSS calibrates its graph. */
+export async function recordProcessExit(job: Job, exit: JobExit, summary: RunSummary, ctx: JobContext): Promise<void> {
+  const rec = await readProcessRecord(job.runDir);
+  if (rec) {
+    await writeJsonAtomic(join(job.runDir, FILES.process), {
+      ...rec,
+      ...(job.peakRssMb > 0 ? { peakRssMb: Math.round(job.peakRssMb) } : {}),
+      ...(job.peakVramMb > 0 ? { peakVramMb: Math.round(job.peakVramMb) } : {}),
+      exitCode: exit.kind === 'process' ? exit.exit.exitCode : null,
+      signal: exit.kind === 'process' ? exit.exit.signal : null,
+      ...(exit.kind === 'process' && exit.exit.exitedAt ? { exitedAt: exit.exit.exitedAt } : {}),
+    }).catch(() => {});
+  }
+  if (summary.status === 'COMPLETED' && job.peakRssMb > 0) {
+    ctx.catalog.recordCalibration(job.spec.graphName, job.spec.workerCount, Math.round(job.peakRssMb), Math.round(job.peakVramMb));
+  }
+}
+
+function describeExit(e: EvalExit, adopted: boolean): string {
+  if (e.signal) return `was killed by ${e.signal}`;
+  if (e.exitCode !== null) return `exited with code ${e.exitCode}`;
+  return adopted ? 'exited while the backend was restarting' : 'exited';
+}
+
+/** The last non-empty line of a log, from its final 4 KB. */
+export async function lastLine(path: string): Promise<string | null> {
+  let fh;
+  try {
+    fh = await open(path, 'r');
+    const { size } = await fh.stat();
+    const len = Math.min(size, 4096);
+    const buf = Buffer.alloc(len);
+    await fh.read(buf, 0, len, size - len);
+    const lines = buf.toString('utf8').split('\n').map((l) => l.trim()).filter((l) => l.length > 0);
+    const line = lines[lines.length - 1];
+    return line ? line.slice(0, 300) : null;
+  } catch {
+    return null;
+  } finally {
+    await fh?.close();
+  }
+}

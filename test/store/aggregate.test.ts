@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_TASK, aggregateByTask, aggregateMetrics, computeAggregates, summarizeValues } from '../../src/store/aggregate.js';
+import type { EpisodeRecord } from '../../src/store/types.js';
+import type { EpisodeStatus } from '../../src/statuses.js';
+
+function rec(index: number, metrics: EpisodeRecord['metrics'], status: EpisodeStatus = 'COMPLETED', task?: string): EpisodeRecord {
+  return {
+    index,
+    episodeId: `e/${index}`,
+    status,
+    steps: 3,
+    metrics,
+    seed: index,
+    workerId: 0,
+    durationMs: 1,
+    startedAt: '',
+    finishedAt: '',
+    stepBudget: 10,
+    assets: [],
+    ...(task ? { task } : {}),
+  };
+}
+
+describe('aggregates', () => {
+  it('computes mean, count, sample stderr, min and max', () => {
+    const a = summarizeValues('x', [1, 2, 3, 4]);
+    expect(a.mean).toBe(2.5);
+    expect(a.count).toBe(4);
+    // sample std = sqrt(5/3); stderr = std / 2
+    expect(a.stderr).toBeCloseTo(Math.sqrt(5 / 3) / 2, 12);
+    expect(a.min).toBe(1);
+    expect(a.max).toBe(4);
+    expect(summarizeValues('x', [7]).stderr).toBe(0);
+  });
+
+  it('counts booleans as 0/1, skips strings, and leaves cancelled episodes out of the metrics', () => {
+    const records = [
+      rec(0, { success: true, spl: 0.5, label: 'a' }),
+      rec(1, { success: false, spl: 0 }),
+      rec(2, { success: true, spl: 0.25 }, 'CANCELLED'),
+      rec(3, { success: true }, 'TIMEOUT'),
+    ];
+    const agg = aggregateMetrics(records);
+    expect(agg.map((m) => m.name)).toEqual(['spl', 'success']);
+    expect(agg.find((m) => m.name === 'success')).toMatchObject({ count: 3, mean: 2 / 3, min: 0, max: 1 });
+    expect(agg.find((m) => m.name === 'spl')).toMatchObject({ count: 2, mean: 0.25 });
+    const all = computeAggregates(records);
+    expect(all.statusCounts).toEqual({ COMPLETED: 2, CANCELLED: 1, TIMEOUT: 1 });
+    expect(all.timedOut).toBe(true);
+  });
+
+  it('gives bit-identical floats whatever order the episodes completed in', () => {
+    const values = [0.1, 0.7, 1e-9, 0.3, 12345.678, 0.2, 1 / 3, 2 / 7];
+    const records = values.map((v, i) => rec(i, { v }));
+    const forward = JSON.stringify(computeAggregates(records));
+    for (let shift = 1; shift < values.length; shift++) {
+      const shuffled = [...records.slice(shift), ...records.slice(0, shift)].reverse();
+      expect(JSON.stringify(computeAggregates(shuffled))).toBe(forward);
+    }
+  });
+
+  it('groups by task, episodes without one under "default", so every episode counts in one group', () => {
+    const byTask = aggregateByTask([rec(0, { s: 1 }, 'COMPLETED', 'b'), rec(1, { s: 0 }, 'COMPLETED', 'a'), rec(2, { s: 1 }, 'COMPLETED', 'a'), rec(3, { s: 1 }), rec(4, { s: 0 })]);
+    expect(Object.keys(byTask)).toEqual(['a', 'b', DEFAULT_TASK]);
+    expect(byTask.a?.[0]).toMatchObject({ name: 's', count: 2, mean: 0.5 });
+    expect(byTask.b?.[0]).toMatchObject({ count: 1, mean: 1 });
+    expect(byTask[DEFAULT_TASK]?.[0]).toMatchObject({ name: 's', count: 2, mean: 0.5 });
+  });
+
+  it('has no task groups when no episode has a task (one group would repeat the run aggregates)', () => {
+    expect(aggregateByTask([rec(0, { s: 1 }), rec(1, { s: 0 })])).toEqual({});
+  });
+});
