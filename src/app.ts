@@ -11,7 +11,7 @@ import { CloseCode } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { createYoga, type YogaLogger } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
-import { BadInputError, EvalError, errorMessage } from './errors.js';
+import { BadInputError, EvalError, errorMessage, isClientFault } from './errors.js';
 import { bearerOf, CSRF_HEADER, hostAllowed, isLoopbackHost, normaliseAllowedHost, originAllowed, postIsPreflighted, requestToken, sameToken } from './http/access.js';
 import { ASSET_ROUTE, serveAsset } from './http/assets.js';
 import { sendError, sendJson } from './http/respond.js';
@@ -75,11 +75,9 @@ const defaultLogger: SchedulerLogger = {
   error: (m) => process.stderr.write(`[server] error: ${m}\n`),
 };
 
-const CLIENT_CODES = new Set(['BAD_USER_INPUT', 'NOT_FOUND', 'QUEUE_FULL', 'UNAUTHENTICATED', 'CONFLICT', 'GRAPH_INVALID']);
-
 function isClientError(err: unknown): boolean {
-  if (err instanceof EvalError) return CLIENT_CODES.has(err.code);
-  if (err instanceof GraphQLError) return CLIENT_CODES.has(String(err.extensions.code)) || isClientError(err.originalError);
+  if (err instanceof EvalError) return isClientFault(err.code);
+  if (err instanceof GraphQLError) return isClientFault(String(err.extensions.code)) || isClientError(err.originalError);
   return false;
 }
 

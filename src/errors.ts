@@ -2,25 +2,52 @@
  * Error classes with a machine-readable `code`. The GraphQL layer maps `code` to
  * `extensions.code`; the CLI prints `message` on one line.
  */
-export type ErrorCode =
-  | 'BAD_USER_INPUT'
-  | 'NOT_FOUND'
-  | 'QUEUE_FULL'
-  | 'UNAUTHENTICATED'
-  | 'CONFLICT'
-  | 'INTERNAL_SERVER_ERROR'
-  | 'GRAPH_INVALID'
-  | 'HOST_ERROR'
-  | 'HOST_DIED'
-  | 'NODE_ERROR'
-  | 'TIMEOUT'
-  | 'ABORTED'
-  | 'OUT_OF_BUDGET'
-  | 'SPEC_INVALID'
-  | 'SUMMARY_INVALID'
-  | 'STORAGE_FULL'
-  | 'STORAGE_READ_ONLY'
-  | 'RUN_DIR_MISSING';
+/**
+ * Every error code, once, with whose fault it is and whether a client sees it as it is:
+ * - `input`: the user's input (a flag, a field, a graph, a run id): the CLI exits 2, the server logs nothing;
+ * - `request`: the request cannot be served now (queue full, no token, already finished): logged as nothing;
+ * - `storage`: the disk holding the outputs refused (full, read-only, a deleted run dir);
+ * - `episode`: how a run or an episode went wrong while running;
+ * - `internal`: a fault of the server or of a file it wrote.
+ * `public`: reaches `extensions.code` as it is; any other code is masked, or said another way.
+ */
+export const ERROR_CODES = {
+  BAD_USER_INPUT: { kind: 'input', public: true },
+  /** Reaches clients as BAD_USER_INPUT with `reason: "GRAPH_INVALID"` and the problems. */
+  GRAPH_INVALID: { kind: 'input', public: false },
+  NOT_FOUND: { kind: 'input', public: true },
+  /** A run's spec.json that is not a valid spec (edited by hand, truncated). */
+  SPEC_INVALID: { kind: 'input', public: true },
+  QUEUE_FULL: { kind: 'request', public: true },
+  UNAUTHENTICATED: { kind: 'request', public: true },
+  CONFLICT: { kind: 'request', public: true },
+  STORAGE_FULL: { kind: 'storage', public: true },
+  STORAGE_READ_ONLY: { kind: 'storage', public: true },
+  RUN_DIR_MISSING: { kind: 'storage', public: false },
+  HOST_ERROR: { kind: 'episode', public: false },
+  HOST_DIED: { kind: 'episode', public: false },
+  NODE_ERROR: { kind: 'episode', public: false },
+  TIMEOUT: { kind: 'episode', public: false },
+  ABORTED: { kind: 'episode', public: false },
+  OUT_OF_BUDGET: { kind: 'episode', public: false },
+  SUMMARY_INVALID: { kind: 'internal', public: false },
+  INTERNAL_SERVER_ERROR: { kind: 'internal', public: true },
+} as const satisfies Record<string, { kind: 'input' | 'request' | 'storage' | 'episode' | 'internal'; public: boolean }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+/** The codes a client may see in `extensions.code` (besides GraphQL's own request codes). */
+export type PublicErrorCode = { [K in ErrorCode]: (typeof ERROR_CODES)[K]['public'] extends true ? K : never }[ErrorCode];
+
+const info = (code: string) => (Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code as ErrorCode] : undefined);
+/** The user's input was wrong: fix it and try again (CLI exit 2). */
+export const isInputFault = (code: string | undefined): boolean => code !== undefined && info(code)?.kind === 'input';
+/** A client's fault or the request's (input or request kinds): not the server's, nothing to log. */
+export const isClientFault = (code: string | undefined): boolean => {
+  const kind = code === undefined ? undefined : info(code)?.kind;
+  return kind === 'input' || kind === 'request';
+};
+/** Reaches `extensions.code` as it is. */
+export const isPublicCode = (code: string): code is PublicErrorCode => info(code)?.public === true;
 
 export class EvalError extends Error {
   readonly code: ErrorCode;

@@ -3,7 +3,7 @@
  * `evalctl`: serve, run, episode, graphs, nodesets, validate.
  * Each subcommand lives in src/cli/<name>.ts and exports `run(argv): Promise<number>` (the exit code).
  */
-import { errorMessage } from './errors.js';
+import { errorMessage, isInputFault } from './errors.js';
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run(argv: string[]): Promise<number> }> }> = {
   serve: { summary: 'start the server (GraphQL + dashboard)', load: () => import('./cli/serve.js') },
@@ -41,6 +41,6 @@ main(process.argv.slice(2)).then(
   (err: unknown) => {
     const code = (err as { code?: string }).code;
     process.stderr.write(`evalctl: ${errorMessage(err)}\n`);
-    process.exitCode = code === 'BAD_USER_INPUT' || code === 'GRAPH_INVALID' || code === 'NOT_FOUND' ? 2 : 1;
+    process.exitCode = isInputFault(code) ? 2 : 1;
   },
 );

@@ -10,7 +10,7 @@
 import { join } from 'node:path';
 import { parseCliArgs } from './args.js';
 import { execa } from 'execa';
-import { BadInputError } from '../errors.js';
+import { BadInputError, isInputFault } from '../errors.js';
 import { initialSummary } from '../eval-process/summary-writer.js';
 import { DEFAULT_OUTPUTS_DIR, EVAL_PROCESS_MAIN } from '../paths.js';
 import { parseSetFlags } from '../graph/graph.js';
@@ -26,8 +26,6 @@ const USAGE =
   '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC]';
 
 const POLL_MS = 200;
-/** A run refused for its input exits 2, like input refused before the run started. */
-const BAD_INPUT_CODES = new Set(['BAD_USER_INPUT', 'GRAPH_INVALID', 'NOT_FOUND']);
 /** After Ctrl-C the eval process gets this long to write its summary before it is killed. */
 const CANCEL_GRACE_MS = 10_000;
 
@@ -192,7 +190,8 @@ export async function run(argv: string[]): Promise<number> {
   if (summary.status === 'COMPLETED') return 0;
   if (summary.error) process.stderr.write(`evalctl run: run ${runId} ${summary.status}: ${summary.error.message}\n`);
   if (interrupted) return 130;
-  return summary.error && BAD_INPUT_CODES.has(summary.error.code) ? 2 : 1;
+  // A run refused for its input exits 2, like input refused before the run started.
+  return isInputFault(summary.error?.code) ? 2 : 1;
 }
 
 /** The run's eval process: its output appended to the run's logs, an IPC channel that tells it when this process is gone. */

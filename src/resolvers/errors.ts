@@ -3,17 +3,12 @@
  * `extensions.code`; anything unexpected is masked as INTERNAL_SERVER_ERROR.
  */
 import { GraphQLError } from 'graphql';
-import { EvalError, GraphValidationError, QueueFullError } from '../errors.js';
+import { EvalError, GraphValidationError, isPublicCode, type PublicErrorCode, QueueFullError } from '../errors.js';
 import { RunInputError, SpecInvalidError } from '../spec/spec-errors.js';
 
-/** The codes a client may see in `extensions.code`. */
-export const API_ERROR_CODES = ['BAD_USER_INPUT', 'NOT_FOUND', 'QUEUE_FULL', 'UNAUTHENTICATED', 'CONFLICT', 'STORAGE_FULL', 'STORAGE_READ_ONLY', 'INTERNAL_SERVER_ERROR'] as const;
-export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
+export type ApiErrorCode = PublicErrorCode;
 
 export const MASKED_MESSAGE = 'Unexpected error.';
-
-/** Our codes that reach the client as they are; others are internal. */
-const PUBLIC_CODES = new Set<string>(['BAD_USER_INPUT', 'NOT_FOUND', 'QUEUE_FULL', 'UNAUTHENTICATED', 'CONFLICT', 'STORAGE_FULL', 'STORAGE_READ_ONLY']);
 
 export function apiError(code: ApiErrorCode, message: string, extensions: Record<string, unknown> = {}): GraphQLError {
   return new GraphQLError(message, { extensions: { ...extensions, code } });
@@ -37,7 +32,7 @@ function extensionsOf(err: unknown): Record<string, unknown> | undefined {
   if (err instanceof RunInputError) return { code: err.code, field: err.field, ...(err.limit !== undefined ? { limit: err.limit } : {}) };
   // A run dir's spec.json that is not a valid spec: said as it is, naming the field, for that run only.
   if (err instanceof SpecInvalidError) return { code: err.code, field: err.field };
-  if (err instanceof EvalError && PUBLIC_CODES.has(err.code)) return { code: err.code };
+  if (err instanceof EvalError && err.code !== 'INTERNAL_SERVER_ERROR' && isPublicCode(err.code)) return { code: err.code };
   return undefined;
 }
 

@@ -7,7 +7,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BadInputError, ConflictError, NotFoundError, errorMessage } from '../errors.js';
+import { BadInputError, ConflictError, NotFoundError, errorMessage, isInputFault } from '../errors.js';
 import { applyOverrides } from '../graph/graph.js';
 import type { GraphCatalog } from '../graph/graph-catalog.js';
 import type { NodesetEntry } from '../nodeset-registry/registry.js';
@@ -119,7 +119,7 @@ export class PlayRunner {
       await chain;
       if (summary.status === 'FAILED') {
         const message = summary.error?.message ?? 'the episode could not start';
-        if (['BAD_USER_INPUT', 'GRAPH_INVALID', 'NOT_FOUND'].includes(summary.error?.code ?? '')) throw new BadInputError(message);
+        if (isInputFault(summary.error?.code)) throw new BadInputError(message);
         throw new Error(message);
       }
       record ??= summary.episodes[0];
