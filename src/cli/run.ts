@@ -120,7 +120,6 @@ export async function run(argv: string[]): Promise<number> {
   // Ctrl-C from here on cancels the run, also before its eval process exists or has set up its own handlers.
   let interrupted = false;
   let child: ReturnType<typeof startEval> | undefined;
-  let killTimer: NodeJS.Timeout | undefined;
   const onSigint = () => {
     if (interrupted) {
       child?.kill('SIGKILL');
@@ -128,9 +127,8 @@ export async function run(argv: string[]): Promise<number> {
     }
     interrupted = true;
     if (!args.json) process.stderr.write('\ncancelling (Ctrl-C again to kill)…\n');
-    if (!child) return;
-    child.kill('SIGTERM');
-    killTimer = setTimeout(() => child?.kill('SIGKILL'), CANCEL_GRACE_MS);
+    // execa sends SIGKILL if it is still running CANCEL_GRACE_MS later (forceKillAfterDelay).
+    child?.kill('SIGTERM');
   };
   process.on('SIGINT', onSigint);
   process.on('SIGTERM', onSigint);
@@ -165,7 +163,6 @@ export async function run(argv: string[]): Promise<number> {
 
   const result = await child;
   clearInterval(poll);
-  clearTimeout(killTimer);
   process.off('SIGINT', onSigint);
   process.off('SIGTERM', onSigint);
   if (live) process.stderr.write('\r\x1b[2K');
@@ -203,7 +200,7 @@ function startEval(dir: string) {
     stderr: { file: join(dir, FILES.stderr), append: true },
     reject: false,
     cleanup: true,
-    forceKillAfterDelay: false,
+    forceKillAfterDelay: CANCEL_GRACE_MS,
   });
 }
 

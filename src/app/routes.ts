@@ -1,0 +1,60 @@
+/**
+ * HTTP routing with the access checks in front: /healthz, /graphql (yoga, after the Host,
+ * Origin, token and simple-request checks), episode assets, and the dashboard's files.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { CSRF_HEADER, postIsPreflighted, requestToken, sameToken } from '../http/access.js';
+import { ASSET_ROUTE, serveAsset } from '../http/assets.js';
+import { sendError, sendJson } from '../http/respond.js';
+import { serveStatic } from '../http/static-files.js';
+import type { RunReader } from '../store/run-reader.js';
+import type { Access } from './access.js';
+import type { ApiYoga } from './yoga.js';
+
+export function createRequestHandler(opts: {
+  access: Access;
+  yoga: ApiYoga;
+  runs: RunReader;
+  webDir: string;
+}) {
+  const { access, yoga, runs, webDir } = opts;
+  const { token } = access;
+  return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const { pathname } = url;
+    const badHost = access.hostRefusal(req);
+    if (badHost) return sendError(res, 403, 'UNAUTHENTICATED', badHost);
+    if (pathname === '/healthz') return sendJson(res, 200, { ok: true });
+    const isApi = pathname === '/graphql' || pathname.startsWith('/graphql/');
+    const assetMatch = ASSET_ROUTE.exec(pathname);
+    if (isApi || assetMatch) {
+      if (!access.originAllowed(req))
+        return sendError(res, 403, 'UNAUTHENTICATED', `origin ${req.headers.origin} is not allowed`);
+      if (assetMatch && req.method !== 'GET' && req.method !== 'HEAD')
+        return sendError(res, 405, 'BAD_USER_INPUT', `${req.method} is not allowed on assets`);
+      // A CORS preflight never carries credentials; yoga answers it for allowed origins only.
+      if (token && req.method !== 'OPTIONS' && !sameToken(requestToken(req, url), token)) {
+        res.setHeader('www-authenticate', 'Bearer');
+        return sendError(
+          res,
+          401,
+          'UNAUTHENTICATED',
+          'missing or wrong token: send "Authorization: Bearer <token>"',
+        );
+      }
+      if (assetMatch) return serveAsset(req, res, runs, assetMatch);
+      if (req.method === 'POST' && !postIsPreflighted(req)) {
+        return sendError(
+          res,
+          415,
+          'BAD_USER_INPUT',
+          `POST /graphql needs content-type application/json (or application/graphql), or a ${CSRF_HEADER} header: a form or text/plain body is what any web page can send unasked`,
+        );
+      }
+      return void (await yoga.requestListener(req, res));
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return sendError(res, 405, 'BAD_USER_INPUT', `${req.method} is not allowed here`);
+    return serveStatic(req, res, webDir, pathname);
+  };
+}
