@@ -50,7 +50,11 @@ function alive(pid: number): boolean {
   }
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 60_000): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  timeoutMs = 60_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
@@ -85,7 +89,7 @@ function judge(summary: RunSummary): Pick<DrillResult, 'status' | 'error' | 'end
 async function waitForEpisodes(runDir: string, n: number): Promise<void> {
   await until(`${n} finished episode(s) in ${runDir}`, async () => {
     const s = await readSummary(runDir).catch(() => null);
-    return s !== null && (s.episodesDone >= n || s.status !== 'RUNNING' && s.status !== 'QUEUED');
+    return s !== null && (s.episodesDone >= n || (s.status !== 'RUNNING' && s.status !== 'QUEUED'));
   });
 }
 
@@ -101,10 +105,19 @@ export interface ApiDrillOptions {
 export async function apiCancelDrill(opts: ApiDrillOptions): Promise<DrillResult[]> {
   const dir = await mkdtemp(join(tmpdir(), 'cancel-drill-'));
   const quiet = { info: () => {}, warn: () => {}, error: (m: string) => process.stderr.write(`[server] ${m}\n`) };
-  const app = buildApp({ outputsDir: join(dir, 'outputs'), logger: quiet, webDir: join(dir, 'no-web'), scheduler: { tickIntervalMs: 200, cancelGraceMs: 5000 } });
+  const app = buildApp({
+    outputsDir: join(dir, 'outputs'),
+    logger: quiet,
+    webDir: join(dir, 'no-web'),
+    scheduler: { tickIntervalMs: 200, cancelGraceMs: 5000 },
+  });
   const { url } = await app.start(0);
   const gql = async (query: string, variables: Record<string, unknown>) => {
-    const res = await fetch(url + '/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+    const res = await fetch(url + '/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query, variables }),
+    });
     const body = (await res.json()) as { data?: any; errors?: Array<{ message: string }> };
     if (body.errors) throw new Error(body.errors.map((e) => e.message).join('; '));
     return body.data;
@@ -113,7 +126,12 @@ export async function apiCancelDrill(opts: ApiDrillOptions): Promise<DrillResult
   try {
     for (const { workers, moment } of opts.plan) {
       const started = await gql(`mutation($input: StartEvalInput!) { startEval(input: $input) { runId } }`, {
-        input: { graphName: 'gridnav_planner', episodeCount: 40, workerCount: workers, overrides: { env: { step_latency_ms: STEP_LATENCY_MS } } },
+        input: {
+          graphName: 'gridnav_planner',
+          episodeCount: 40,
+          workerCount: workers,
+          overrides: { env: { step_latency_ms: STEP_LATENCY_MS } },
+        },
       });
       const runId = started.startEval.runId as string;
       const runDir = app.scheduler.getRunDir(runId);
@@ -121,16 +139,23 @@ export async function apiCancelDrill(opts: ApiDrillOptions): Promise<DrillResult
       await sleep(moment.delayMs);
       await gql(`mutation($id: ID!) { cancelRun(id: $id) { id } }`, { id: runId });
       const run = await until('the run to end', async () => {
-        const r = (await gql(`query($id: ID!) { run(id: $id) { status } activeJobs { runId } }`, { id: runId })) as { run: { status: string }; activeJobs: unknown[] };
+        const r = (await gql(`query($id: ID!) { run(id: $id) { status } activeJobs { runId } }`, { id: runId })) as {
+          run: { status: string };
+          activeJobs: unknown[];
+        };
         return r.run.status !== 'RUNNING' && r.run.status !== 'QUEUED' && r.activeJobs.length === 0 ? r : null;
       });
       void run;
       const summary = await readSummary(runDir);
       const pids = runPids(runDir);
-      const leftovers = await until('the run\'s processes to go', async () => {
-        const left = pids.filter(alive);
-        return left.length === 0 ? [] : null;
-      }, 10_000).catch(() => pids.filter(alive));
+      const leftovers = await until(
+        "the run's processes to go",
+        async () => {
+          const left = pids.filter(alive);
+          return left.length === 0 ? [] : null;
+        },
+        10_000,
+      ).catch(() => pids.filter(alive));
       const r: DrillResult = { how: 'api', workers, moment, ...judge(summary), leftovers };
       results.push(r);
       opts.onResult?.(r);
@@ -159,7 +184,20 @@ export async function sigintDrill(opts: SigintDrillOptions): Promise<DrillResult
       const outputs = join(dir, 'out');
       const cli = spawn(
         process.execPath,
-        [join(DIST_DIR, 'main.js'), 'run', 'gridnav_planner', '--episodes', '40', '--workers', String(workers), '--set', `env.step_latency_ms=${STEP_LATENCY_MS}`, '--outputs', outputs, '--json'],
+        [
+          join(DIST_DIR, 'main.js'),
+          'run',
+          'gridnav_planner',
+          '--episodes',
+          '40',
+          '--workers',
+          String(workers),
+          '--set',
+          `env.step_latency_ms=${STEP_LATENCY_MS}`,
+          '--outputs',
+          outputs,
+          '--json',
+        ],
         { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ACTIVE_WORKSPACE_DIR: '' } },
       );
       let stdout = '';
@@ -181,7 +219,9 @@ export async function sigintDrill(opts: SigintDrillOptions): Promise<DrillResult
       const exitCode = await exited;
       const summary = stdout.trim() ? (JSON.parse(stdout) as RunSummary) : await readSummary(runDir);
       const pids = runPids(runDir);
-      const leftovers = await until('the run\'s processes to go', () => (pids.some(alive) ? null : []), 10_000).catch(() => pids.filter(alive));
+      const leftovers = await until("the run's processes to go", () => (pids.some(alive) ? null : []), 10_000).catch(() =>
+        pids.filter(alive),
+      );
       const r: DrillResult = { how: 'sigint', workers, moment, ...judge(summary), leftovers, exitCode };
       results.push(r);
       opts.onResult?.(r);
@@ -194,7 +234,11 @@ export async function sigintDrill(opts: SigintDrillOptions): Promise<DrillResult
 
 /** One line per drill, for logs. */
 export function describeDrill(r: DrillResult): string {
-  const endings = Object.entries(r.endings).map(([k, v]) => `${k} ${v}`).join(', ');
-  return `${r.how} w${r.workers} after ${r.moment.afterEpisodes} ep +${r.moment.delayMs} ms: ${r.status}${r.error ? ` (${r.error.code})` : ''}; ${endings || 'no episodes'}` +
-    `${r.aggregatesFinishedOnly ? '' : '; AGGREGATES COUNT CANCELLED EPISODES'}${r.leftovers.length ? `; leftovers ${r.leftovers.join(',')}` : ''}${r.exitCode !== undefined ? `; exit ${r.exitCode}` : ''}`;
+  const endings = Object.entries(r.endings)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+  return (
+    `${r.how} w${r.workers} after ${r.moment.afterEpisodes} ep +${r.moment.delayMs} ms: ${r.status}${r.error ? ` (${r.error.code})` : ''}; ${endings || 'no episodes'}` +
+    `${r.aggregatesFinishedOnly ? '' : '; AGGREGATES COUNT CANCELLED EPISODES'}${r.leftovers.length ? `; leftovers ${r.leftovers.join(',')}` : ''}${r.exitCode !== undefined ? `; exit ${r.exitCode}` : ''}`
+  );
 }

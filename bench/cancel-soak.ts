@@ -30,8 +30,11 @@ const totals = {
   leftoverProcesses: sum(all, (r) => r.leftovers.length),
   cliExitNot130: cli.filter((r) => r.exitCode !== 130).length,
 };
-console.log(`\napi: ${api.length} cancels, ${sum(api, (r) => r.crashed)} CRASHED episodes; sigint: ${cli.length} cancels, ${sum(cli, (r) => r.crashed)} CRASHED episodes`);
+console.log(
+  `\napi: ${api.length} cancels, ${sum(api, (r) => r.crashed)} CRASHED episodes; sigint: ${cli.length} cancels, ${sum(cli, (r) => r.crashed)} CRASHED episodes`,
+);
 console.log(JSON.stringify(totals));
 console.log(`took ${Math.round((Date.now() - t0) / 1000)} s`);
-const bad = totals.crashedEpisodes + totals.runsNotCancelled + totals.aggregatesWithCancelled + totals.leftoverProcesses + totals.cliExitNot130;
+const bad =
+  totals.crashedEpisodes + totals.runsNotCancelled + totals.aggregatesWithCancelled + totals.leftoverProcesses + totals.cliExitNot130;
 process.exit(bad === 0 ? 0 : 1);

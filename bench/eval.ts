@@ -75,11 +75,19 @@ async function timeRun(outputs: string, input: SpecInput, workers: number): Prom
   });
   const end = performance.now();
   const workerSpanMs = Math.max(...[...workerStart].map(([w, start]) => (workerEnd.get(w) ?? end) - start));
-  if (summary.status !== 'COMPLETED') throw new Error(`bench run ${summary.runId} ended ${summary.status}: ${summary.error?.message ?? ''}`);
+  if (summary.status !== 'COMPLETED')
+    throw new Error(`bench run ${summary.runId} ended ${summary.status}: ${summary.error?.message ?? ''}`);
   const steps = summary.episodes.map((e) => e.steps);
   const chunkSteps = partitionContiguous(steps, workers).map((c) => c.reduce((a, b) => a + b, 0));
   const total = steps.reduce((a, b) => a + b, 0);
-  return { workers, totalMs: end - t0, episodePhaseMs: end - firstStart, workerSpanMs, balanceBound: total / Math.max(...chunkSteps), steps: total };
+  return {
+    workers,
+    totalMs: end - t0,
+    episodePhaseMs: end - firstStart,
+    workerSpanMs,
+    balanceBound: total / Math.max(...chunkSteps),
+    steps: total,
+  };
 }
 
 function table(headers: string[], rows: string[][]): string {
@@ -107,7 +115,12 @@ async function speedupTable(outputs: string, title: string, input: SpecInput, ta
     target(t.workers),
   ]);
   console.log(`\n${title}: ${input.episodeCount} episodes, ${base.steps} steps in all`);
-  console.log(table(['workers', 'run s', 'episodes s', 'speedup', 'speedup (run)', 'worker span s', 'speedup (span)', 'balance bound', 'target'], rows));
+  console.log(
+    table(
+      ['workers', 'run s', 'episodes s', 'speedup', 'speedup (run)', 'worker span s', 'speedup (span)', 'balance bound', 'target'],
+      rows,
+    ),
+  );
   return timings;
 }
 
@@ -135,10 +148,13 @@ async function startupOnce(outputs: string): Promise<{ sinceProcessStartMs: numb
 const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
 
 export async function benchEval(): Promise<void> {
-  for (const f of [HOST_MAIN, EVAL_PROCESS_MAIN]) if (!existsSync(f)) throw new Error(`${f} is missing: build first (npm run build:server)`);
+  for (const f of [HOST_MAIN, EVAL_PROCESS_MAIN])
+    if (!existsSync(f)) throw new Error(`${f} is missing: build first (npm run build:server)`);
   const outputs = await mkdtemp(join(tmpdir(), 'bench-eval-'));
   try {
-    console.log(`Eval process on ${availableParallelism()} CPU(s); wall-clock figures on a shared machine vary, the ratios are what to read.`);
+    console.log(
+      `Eval process on ${availableParallelism()} CPU(s); wall-clock figures on a shared machine vary, the ratios are what to read.`,
+    );
     const latency = await speedupTable(
       outputs,
       'gridnav_planner with env.step_latency_ms=20 (mini mazes)',

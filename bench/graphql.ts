@@ -99,7 +99,10 @@ async function progressLatency(app: App, url: string, outputs: string, subscribe
   const ready = (seq: number) =>
     new Promise<void>((resolve, reject) => {
       if ((received.get(seq)?.length ?? 0) === subscribers) return resolve();
-      const t = setTimeout(() => reject(new Error(`seq ${seq}: ${received.get(seq)?.length ?? 0}/${subscribers} subscribers got it`)), 10_000);
+      const t = setTimeout(
+        () => reject(new Error(`seq ${seq}: ${received.get(seq)?.length ?? 0}/${subscribers} subscribers got it`)),
+        10_000,
+      );
       waiting = { seq, resolve: () => (clearTimeout(t), resolve()) };
     });
   try {
@@ -108,7 +111,10 @@ async function progressLatency(app: App, url: string, outputs: string, subscribe
       clients.push(client);
       // The server numbers states itself: a state is known here by its episodesDone (the file's seq).
       client.subscribe<{ runProgress: { seq: number; episodesDone: number } }>(
-        { query: 'subscription($id: ID!) { runProgress(id: $id) { seq status episodesDone aggregateMetrics { name mean stderr } } }', variables: { id: runId } },
+        {
+          query: 'subscription($id: ID!) { runProgress(id: $id) { seq status episodesDone aggregateMetrics { name mean stderr } } }',
+          variables: { id: runId },
+        },
         { next: (p) => onSeq(p.data!.runProgress.episodesDone), error: (e) => console.error('subscription error', e), complete: () => {} },
       );
     }
@@ -155,7 +161,9 @@ async function watcherLatency(outputs: string): Promise<number[]> {
 }
 
 async function queueThroughput(url: string, concurrency: number): Promise<{ qps: number; p50: number; p99: number; entries: number }> {
-  const query = JSON.stringify({ query: '{ queue { runId position priority graphName episodeCount waitingReason reserving estimate { ramMb vramMb source } } }' });
+  const query = JSON.stringify({
+    query: '{ queue { runId position priority graphName episodeCount waitingReason reserving estimate { ramMb vramMb source } } }',
+  });
   let entries = 0;
   const once = async () => {
     const res = await fetch(url + '/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: query });
@@ -183,7 +191,12 @@ async function queueThroughput(url: string, concurrency: number): Promise<{ qps:
 export async function benchGraphql(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-graphql-'));
   const outputs = join(dir, 'outputs');
-  const app = buildApp({ outputsDir: outputs, logger: quiet, webDir: join(dir, 'no-web'), scheduler: { queueCapacity: QUEUED_RUNS + 10, sharedHostIdleMs: 0 } });
+  const app = buildApp({
+    outputsDir: outputs,
+    logger: quiet,
+    webDir: join(dir, 'no-web'),
+    scheduler: { queueCapacity: QUEUED_RUNS + 10, sharedHostIdleMs: 0 },
+  });
   try {
     const { url } = await app.start(0);
 
@@ -203,7 +216,9 @@ export async function benchGraphql(): Promise<void> {
         p50 <= TARGET_P50_MS && p99 <= TARGET_P99_MS ? 'yes' : 'NO',
       ]);
     }
-    console.log(`runProgress over graphql-ws: summary.json rename → subscriber receipt (ms), ${UPDATES} updates, each a ~200-episode summary`);
+    console.log(
+      `runProgress over graphql-ws: summary.json rename → subscriber receipt (ms), ${UPDATES} updates, each a ~200-episode summary`,
+    );
     console.log(table(['subscribers', 'receipts', 'p50', 'p99', 'max', `p50 ≤ ${TARGET_P50_MS} & p99 ≤ ${TARGET_P99_MS}`], rows));
     console.log('(the seed design polls a status endpoint once a second: its expected latency is ~500 ms)');
 
@@ -216,7 +231,9 @@ export async function benchGraphql(): Promise<void> {
       const r = await queueThroughput(url, c);
       q.push([String(c), String(r.entries), fmt(r.qps, 0), fmt(r.p50), fmt(r.p99)]);
     }
-    console.log(`\nqueue query with ${QUEUED_RUNS} queued runs (each submitted in ${fmt(submitMs, 2)} ms on average), ${QUERY_SECONDS} s per row`);
+    console.log(
+      `\nqueue query with ${QUEUED_RUNS} queued runs (each submitted in ${fmt(submitMs, 2)} ms on average), ${QUERY_SECONDS} s per row`,
+    );
     console.log(table(['clients', 'entries', 'queries/s', 'p50 ms', 'p99 ms'], q));
     release();
   } finally {

@@ -70,7 +70,14 @@ export async function benchScheduler(): Promise<void> {
     // 1. Submit latency and one tick over 1,000 queued runs (nothing fits, so every run gets its reason).
     {
       const sampler = new OneAtATime();
-      const s = new JobScheduler({ outputsDir: outputs(), backendUrl: () => 'http://127.0.0.1:9', sampler, logger: quiet, tickIntervalMs: 60_000, queueCapacity: QUEUED + 1 });
+      const s = new JobScheduler({
+        outputsDir: outputs(),
+        backendUrl: () => 'http://127.0.0.1:9',
+        sampler,
+        logger: quiet,
+        tickIntervalMs: 60_000,
+        queueCapacity: QUEUED + 1,
+      });
       const release = s.acquireInteractiveLock('bench');
       await s.start();
       await s.submit({ graphName: 'gridnav_planner', episodeCount: 1 }); // starts the shared planner host once
@@ -82,7 +89,13 @@ export async function benchScheduler(): Promise<void> {
       sampler.ramFreeMb = 0;
       await s.tick();
       const ticks = stats(await timeIt(TICKS, () => s.tick()));
-      rows.push([`tick, ${QUEUED} queued, fixed readings`, fmt(ticks.p50), fmt(ticks.p99), `≤ ${TARGET_TICK_MS}`, ticks.p50 <= TARGET_TICK_MS ? 'yes' : 'NO']);
+      rows.push([
+        `tick, ${QUEUED} queued, fixed readings`,
+        fmt(ticks.p50),
+        fmt(ticks.p99),
+        `≤ ${TARGET_TICK_MS}`,
+        ticks.p50 <= TARGET_TICK_MS ? 'yes' : 'NO',
+      ]);
       if (s.queue().length !== QUEUED) throw new Error(`expected ${QUEUED} queued, got ${s.queue().length}`);
       await s.close({ cancelRunning: true });
     }
@@ -95,7 +108,13 @@ export async function benchScheduler(): Promise<void> {
       rows.push(['sampler.sample() (RAM; VRAM cached)', fmt(sample.p50), fmt(sample.p99), '', '']);
       const rss = stats(await timeIt(50, () => real.processTreeRssMb(process.pid)));
       rows.push(['processTreeRssMb (/proc walk)', fmt(rss.p50), fmt(rss.p99), '', '']);
-      rows.push([`  GPU present: ${(await real.hasNvidiaGpu()) ? 'yes (VRAM via nvidia-smi, async, every 2 s)' : 'no (VRAM from the static ledger)'}`, '', '', '', '']);
+      rows.push([
+        `  GPU present: ${(await real.hasNvidiaGpu()) ? 'yes (VRAM via nvidia-smi, async, every 2 s)' : 'no (VRAM from the static ledger)'}`,
+        '',
+        '',
+        '',
+        '',
+      ]);
     }
 
     // 3. Exit → spawn: a chain of runs where only one fits at a time.
@@ -132,7 +151,13 @@ export async function benchScheduler(): Promise<void> {
         if (seen) fromEvent.push(spawnedAt - Date.parse(seen));
       }
       const d = stats(fromChild);
-      rows.push([`exit → next spawn (${CHAIN} hand-overs)`, fmt(d.p50, 1), fmt(d.p99, 1), `≤ ${TARGET_EXIT_TO_SPAWN_MS}`, d.p50 <= TARGET_EXIT_TO_SPAWN_MS ? 'yes' : 'NO']);
+      rows.push([
+        `exit → next spawn (${CHAIN} hand-overs)`,
+        fmt(d.p50, 1),
+        fmt(d.p99, 1),
+        `≤ ${TARGET_EXIT_TO_SPAWN_MS}`,
+        d.p50 <= TARGET_EXIT_TO_SPAWN_MS ? 'yes' : 'NO',
+      ]);
       if (fromEvent.length > 0) {
         const e = stats(fromEvent);
         rows.push(['  of which exit event → spawn', fmt(e.p50, 1), fmt(e.p99, 1), '', '']);
@@ -140,7 +165,7 @@ export async function benchScheduler(): Promise<void> {
       await s.close({ cancelRunning: true });
     }
     console.log(table(['scheduler', 'p50 ms', 'p99 ms', 'target', 'met'], rows));
-    console.log('(exit → spawn: from the child writing its exit time to the next child\'s recorded start, wall clock, ms resolution)');
+    console.log("(exit → spawn: from the child writing its exit time to the next child's recorded start, wall clock, ms resolution)");
   } finally {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   }

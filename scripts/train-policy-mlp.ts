@@ -53,7 +53,10 @@ function successRate(weights: MlpWeights, split: SplitName, count: number): numb
 
 /** Pretty JSON with each list of numbers on one line. */
 function formatWeights(weights: MlpWeights): string {
-  const text = JSON.stringify(weights, null, 2).replace(/\[\s+(-?\d[^\][{}"]*?)\s+\]/g, (_, inner: string) => `[${inner.split(/,\s+/).join(', ')}]`);
+  const text = JSON.stringify(weights, null, 2).replace(
+    /\[\s+(-?\d[^\][{}"]*?)\s+\]/g,
+    (_, inner: string) => `[${inner.split(/,\s+/).join(', ')}]`,
+  );
   return `${text}\n`;
 }
 
@@ -68,7 +71,8 @@ function main(): void {
   const seed = Number(values.seed);
   const generations = Number(values.generations);
   if (!Number.isSafeInteger(seed)) throw new Error(`--seed must be an integer, got ${values.seed}`);
-  if (!Number.isInteger(generations) || generations < 1) throw new Error(`--generations must be a positive integer, got ${values.generations}`);
+  if (!Number.isInteger(generations) || generations < 1)
+    throw new Error(`--generations must be a positive integer, got ${values.generations}`);
 
   const prng = createPrng(seed, 0x74_7261_696e);
   const trainCount = DATASETS.classic!.splits.train;
@@ -107,7 +111,11 @@ function main(): void {
     mean = nextMean;
     std = nextStd;
     extra *= EXTRA_STD_DECAY;
-    const check = Array.from({ length: CHECK_EPISODES }, () => ({ dataset: 'classic', split: 'train' as const, index: prng.int(trainCount) }));
+    const check = Array.from({ length: CHECK_EPISODES }, () => ({
+      dataset: 'classic',
+      split: 'train' as const,
+      index: prng.int(trainCount),
+    }));
     const checkMean = meanLength(unflatten(LAYERS, INPUT_SCALE, mean), check);
     process.stderr.write(
       `generation ${generation}: elite mean length ${(elites.reduce((s, e) => s + e.fitness, 0) / ELITES).toFixed(1)}, ` +

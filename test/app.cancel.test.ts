@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { apiCancelDrill, describeDrill, sigintDrill, type DrillResult } from '../bench/cancel-drill.js';
 
 /** Moments: right after the start, and after 1–3 finished episodes, with a varying extra delay. */
-const plan = (n: number) => Array.from({ length: n }, (_, i) => ({ workers: i % 2 === 0 ? 2 : 4, moment: { afterEpisodes: i % 4, delayMs: (i * 37) % 150 } }));
+const plan = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({ workers: i % 2 === 0 ? 2 : 4, moment: { afterEpisodes: i % 4, delayMs: (i * 37) % 150 } }));
 
 function expectCleanCancel(r: DrillResult): void {
   const what = describeDrill(r);

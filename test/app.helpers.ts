@@ -75,7 +75,12 @@ export async function gql<T = Record<string, any>>(
 }
 
 /** Every payload of a subscription over graphql-ws, resolved when the server completes it. */
-export function wsCollect<T = Record<string, any>>(client: Client, query: string, variables?: Record<string, unknown>, onNext?: (p: GqlResult<T>) => void): Promise<Array<GqlResult<T>>> {
+export function wsCollect<T = Record<string, any>>(
+  client: Client,
+  query: string,
+  variables?: Record<string, unknown>,
+  onNext?: (p: GqlResult<T>) => void,
+): Promise<Array<GqlResult<T>>> {
   const out: Array<GqlResult<T>> = [];
   return new Promise((resolve, reject) => {
     client.subscribe<T>(
@@ -132,7 +137,12 @@ export async function sseCollect<T = Record<string, any>>(
   return { status: res.status, events };
 }
 
-export async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 15_000, everyMs = 50): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 15_000,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();

@@ -51,14 +51,20 @@ describe('startEval refuses bad input with BAD_USER_INPUT, naming the bad value'
     const r = await start({ overrides: { env: { step_latency_ms: 'x'.repeat(1024 * 1024) } } });
     expect(codeOf(r), JSON.stringify(r.errors)).toBe('BAD_USER_INPUT');
     expect(r.errors![0]!.extensions).toMatchObject({ field: 'overrides', limit: RUN_LIMITS.maxOverridesBytes });
-    expect(r.errors![0]!.message).toMatch(new RegExp(`^overrides must be at most ${RUN_LIMITS.maxOverridesBytes} bytes of JSON, got \\d+ bytes$`));
+    expect(r.errors![0]!.message).toMatch(
+      new RegExp(`^overrides must be at most ${RUN_LIMITS.maxOverridesBytes} bytes of JSON, got \\d+ bytes$`),
+    );
     expect(s.app.scheduler.queue()).toHaveLength(queued);
   });
 
   it.each([
     ['a string for a number', { agent: { epsilon: 'abc' } }, 'node "agent": config "epsilon" must be a number in 0..1, got "abc"'],
     ['a number out of its declared range', { agent: { epsilon: 1.5 } }, 'node "agent": config "epsilon" must be a number in 0..1, got 1.5'],
-    ['a string for a boolean', { env: { render_every_step: 'yes' } }, 'node "env": config "render_every_step" must be true or false, got "yes"'],
+    [
+      'a string for a boolean',
+      { env: { render_every_step: 'yes' } },
+      'node "env": config "render_every_step" must be true or false, got "yes"',
+    ],
     ['a fraction for an integer', { env: { fail_at_step: 2.5 } }, 'node "env": config "fail_at_step" must be an integer ≥ 0, got 2.5'],
   ])('a config value of the wrong type (%s) is refused at submit, naming node and key', async (_what, overrides, problem) => {
     const queued = s.app.scheduler.queue().length;
@@ -114,7 +120,10 @@ describe('a run whose spec.json is not a valid spec', () => {
     const dir = runDirPath(join(s.dir, 'outputs'), id);
     await mkdir(dir, { recursive: true });
     const spec = { runId: id, graphName: 'gridnav_planner', episodeCount: 2, createdAt: '2020-01-02T00:00:00.000Z' };
-    await writeFile(join(dir, 'summary.json'), JSON.stringify({ ...initialSummary({ ...spec, workerCount: 1, seed: 0, priority: 0 }), status: 'COMPLETED', seq: 1 }));
+    await writeFile(
+      join(dir, 'summary.json'),
+      JSON.stringify({ ...initialSummary({ ...spec, workerCount: 1, seed: 0, priority: 0 }), status: 'COMPLETED', seq: 1 }),
+    );
     await writeFile(join(dir, 'spec.json'), JSON.stringify({ ...spec, overrides: 'agent.epsilon=0.2' }));
     const ok = await s.gql(`query($id: ID!) { run(id: $id) { id status graphName } }`, { id });
     expect(ok.errors).toBeUndefined();
@@ -169,7 +178,9 @@ describe('the queue', () => {
     expect(codeOf(full)).toBe('QUEUE_FULL');
     expect(full.errors![0]!.extensions!.capacity).toBe(3);
 
-    const q = await s.gql(`{ queue { runId position priority waitingReason estimate { ramMb source } run { status } } activeJobs { runId } resources { interactiveLockHolder ramTotalMb } }`);
+    const q = await s.gql(
+      `{ queue { runId position priority waitingReason estimate { ramMb source } run { status } } activeJobs { runId } resources { interactiveLockHolder ramTotalMb } }`,
+    );
     expect(q.errors).toBeUndefined();
     expect(q.data!.queue.map((e: { runId: string }) => e.runId)).toEqual([...ids].reverse());
     expect(q.data!.queue[0].position).toBe(1);

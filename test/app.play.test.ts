@@ -30,7 +30,8 @@ interface PlayEvent {
   holder: string | null;
 }
 
-const lockHolder = async (s: TestServer) => (await s.gql(`{ resources { interactiveLockHolder } }`)).data!.resources.interactiveLockHolder as string | null;
+const lockHolder = async (s: TestServer) =>
+  (await s.gql(`{ resources { interactiveLockHolder } }`)).data!.resources.interactiveLockHolder as string | null;
 
 describe('playEpisode', () => {
   it('streams every step with its picture and ends with the record, holding the lock meanwhile', async () => {
@@ -42,7 +43,10 @@ describe('playEpisode', () => {
       if (p.data?.playEpisode.kind === 'STEP' && p.data.playEpisode.step === 0) checking = lockHolder(s).then((h) => holders.push(h));
     });
     await checking;
-    expect(events.every((e) => !e.errors), JSON.stringify(events.find((e) => e.errors))).toBe(true);
+    expect(
+      events.every((e) => !e.errors),
+      JSON.stringify(events.find((e) => e.errors)),
+    ).toBe(true);
     const kinds = events.map((e) => e.data!.playEpisode.kind);
     expect(kinds[0]).toBe('STARTED');
     expect(kinds.at(-1)).toBe('FINISHED');
@@ -74,7 +78,11 @@ describe('playEpisode', () => {
     let steps = 0;
     client.subscribe(
       { query: PLAY, variables: { graph: 'gridnav_planner', index: 1, overrides: { env: { step_latency_ms: 150 } } } },
-      { next: (p) => void ((p.data as { playEpisode: PlayEvent } | undefined)?.playEpisode.kind === 'STEP' && steps++), error: () => {}, complete: () => {} },
+      {
+        next: (p) => void ((p.data as { playEpisode: PlayEvent } | undefined)?.playEpisode.kind === 'STEP' && steps++),
+        error: () => {},
+        complete: () => {},
+      },
     );
     await waitFor('two steps', () => steps >= 2);
     expect(await lockHolder(s)).not.toBeNull();

@@ -22,7 +22,11 @@ afterEach(async () => {
 const TOKEN = 's3cret-token-for-tests';
 
 /** Resolves with the close code the server ends a WebSocket with (or 0 when it acknowledged). */
-function wsOutcome(url: string, params?: Record<string, unknown>, headers?: Record<string, string>): Promise<{ code: number; reason: string }> {
+function wsOutcome(
+  url: string,
+  params?: Record<string, unknown>,
+  headers?: Record<string, string>,
+): Promise<{ code: number; reason: string }> {
   return new Promise((resolve) => {
     class WithHeaders extends WebSocket {
       constructor(address: string, protocols?: string | string[]) {
@@ -67,7 +71,11 @@ describe('binding and tokens', () => {
     const url = server.url;
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
 
-    const none = await fetch(url + '/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ graphs { name } }' }) });
+    const none = await fetch(url + '/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ graphs { name } }' }),
+    });
     expect(none.status).toBe(401);
     expect(((await none.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]!.extensions.code).toBe('UNAUTHENTICATED');
     expect(codeOf(await gql(url, '{ graphs { name } }', {}, { authorization: 'Bearer wrong' }))).toBe('UNAUTHENTICATED');
@@ -91,7 +99,15 @@ describe('binding and tokens', () => {
     expect((await fetch(url + '/runs/20990101_000000/episodes/0/assets/a.png')).status).toBe(401);
     expect((await fetch(url + `/runs/20990101_000000/episodes/0/assets/a.png?access_token=${TOKEN}`)).status).toBe(404);
     expect((await fetch(url + '/runs/20990101_000000/episodes/0/assets/a.png', { method: 'OPTIONS' })).status).toBe(405);
-    expect((await fetch(url + '/graphql', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `bearer  ${TOKEN}` }, body: '{"query":"{ graphs { name } }"}' })).status).toBe(200);
+    expect(
+      (
+        await fetch(url + '/graphql', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `bearer  ${TOKEN}` },
+          body: '{"query":"{ graphs { name } }"}',
+        })
+      ).status,
+    ).toBe(200);
     expect((await fetch(url + '/healthz')).status).toBe(200);
   });
 });
@@ -101,7 +117,11 @@ describe('browser origins', () => {
     server = await startServer({ allowedOrigins: ['https://dash.example.org'] });
     const url = server.url;
     const post = (origin: string) =>
-      fetch(url + '/graphql', { method: 'POST', headers: { 'content-type': 'application/json', origin }, body: JSON.stringify({ query: '{ graphs { name } }' }) });
+      fetch(url + '/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin },
+        body: JSON.stringify({ query: '{ graphs { name } }' }),
+      });
     expect((await post('https://evil.example.com')).status).toBe(403);
     expect((await post('http://localhost:5173')).status).toBe(200);
     expect((await post('https://dash.example.org')).status).toBe(200);
@@ -111,11 +131,21 @@ describe('browser origins', () => {
 });
 
 /** A raw HTTP request with the given Host header (fetch does not let a caller set Host). */
-function rawRequest(url: string, opts: { method?: string; host: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; body: string }> {
+function rawRequest(
+  url: string,
+  opts: { method?: string; host: string; headers?: Record<string, string>; body?: string },
+): Promise<{ status: number; body: string }> {
   const { port } = new URL(url);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: '127.0.0.1', port, path: '/graphql', method: opts.method ?? 'POST', headers: { host: opts.host, ...opts.headers }, setHost: false },
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/graphql',
+        method: opts.method ?? 'POST',
+        headers: { host: opts.host, ...opts.headers },
+        setHost: false,
+      },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
@@ -142,10 +172,18 @@ describe('DNS rebinding', () => {
       const http = await rawRequest(url, { host: evil, headers, body: query });
       expect(http.status, `origin ${origin}`).toBe(403);
       expect(http.body).toMatch(/--allowed-hosts evil\.example/);
-      const sse = await rawRequest(url, { host: evil, headers: { ...headers, accept: 'text/event-stream' }, body: JSON.stringify({ query: 'subscription { queueChanged { queue { runId } } }' }) });
+      const sse = await rawRequest(url, {
+        host: evil,
+        headers: { ...headers, accept: 'text/event-stream' },
+        body: JSON.stringify({ query: 'subscription { queueChanged { queue { runId } } }' }),
+      });
       expect(sse.status).toBe(403);
       expect((await wsOutcome(url, undefined, { host: evil, ...(origin ? { origin } : {}) })).code).not.toBe(0);
-      const mutation = await rawRequest(url, { host: evil, headers, body: JSON.stringify({ query: 'mutation { cancelRun(id: "20990101_000000") { id } }' }) });
+      const mutation = await rawRequest(url, {
+        host: evil,
+        headers,
+        body: JSON.stringify({ query: 'mutation { cancelRun(id: "20990101_000000") { id } }' }),
+      });
       expect(mutation.status).toBe(403);
     }
     expect((await rawRequest(url, { host: evil, method: 'GET' })).status).toBe(403);
@@ -183,7 +221,7 @@ describe('DNS rebinding', () => {
 });
 
 describe('cross-site requests', () => {
-  it("refuses the POSTs a browser sends from any page unasked (form, multipart, text/plain), so they never run a mutation", async () => {
+  it('refuses the POSTs a browser sends from any page unasked (form, multipart, text/plain), so they never run a mutation', async () => {
     server = await startServer();
     const url = server.url;
     const mutation = 'mutation { startEval(input: { graphName: "gridnav_planner", episodeCount: 1 }) { runId } }';
@@ -200,16 +238,31 @@ describe('cross-site requests', () => {
     for (const [what, init] of attempts) {
       const res = await fetch(url + '/graphql', { method: 'POST', ...init });
       expect(res.status, what).toBe(415);
-      expect(((await res.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]!.extensions.code, what).toBe('BAD_USER_INPUT');
+      expect(((await res.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]!.extensions.code, what).toBe(
+        'BAD_USER_INPUT',
+      );
     }
     expect(server.app.scheduler.queue()).toEqual([]);
     expect((await server.app.scheduler.catalog.listRuns({})).length).toBe(0);
 
     // JSON, application/graphql, or the custom header (which a foreign page cannot send without a preflight) are taken.
     const q = '{ graphs { name } }';
-    expect((await fetch(url + '/graphql', { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify({ query: q }) })).status).toBe(200);
-    expect((await fetch(url + '/graphql', { method: 'POST', headers: { 'content-type': 'application/graphql' }, body: q })).status).toBe(200);
-    expect((await fetch(url + '/graphql', { method: 'POST', headers: { 'x-graphql-yoga-csrf': '1' }, body: new URLSearchParams({ query: q }) })).status).toBe(200);
+    expect(
+      (
+        await fetch(url + '/graphql', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json; charset=utf-8' },
+          body: JSON.stringify({ query: q }),
+        })
+      ).status,
+    ).toBe(200);
+    expect((await fetch(url + '/graphql', { method: 'POST', headers: { 'content-type': 'application/graphql' }, body: q })).status).toBe(
+      200,
+    );
+    expect(
+      (await fetch(url + '/graphql', { method: 'POST', headers: { 'x-graphql-yoga-csrf': '1' }, body: new URLSearchParams({ query: q }) }))
+        .status,
+    ).toBe(200);
     expect((await fetch(`${url}/graphql?query=${encodeURIComponent(q)}`)).status).toBe(200);
   });
 });
@@ -268,7 +321,9 @@ describe('limits and the dashboard route', () => {
     const viaFragments = await server.gql(`{ runs { ...R } } fragment R on RunPage { items { episodes { items { index } } } }`);
     expect(codeOf(viaFragments)).toBe('BAD_USER_INPUT');
     expect(viaFragments.errors![0]!.message).toMatch(/5 levels of nesting/);
-    const sub = await wsCollect(server.ws(), `subscription { queueChanged { queue { run { episodes { items { index } } } } } }`).catch((e: Error) => e.message);
+    const sub = await wsCollect(server.ws(), `subscription { queueChanged { queue { run { episodes { items { index } } } } } }`).catch(
+      (e: Error) => e.message,
+    );
     expect(sub).toMatch(/levels of nesting/);
   });
 

@@ -35,11 +35,21 @@ function urlFrom(proc: ResultPromise): Promise<string> {
 describe('evalctl serve', () => {
   it('prints its URL, serves GraphQL, and exits 0 on SIGTERM', async () => {
     dir = await mkdtemp(join(tmpdir(), 'serve-'));
-    child = execa('node', [MAIN, 'serve', '--port', '0', '--outputs', join(dir, 'outputs')], { reject: false, forceKillAfterDelay: false, env: { EVAL_API_TOKEN: '' } });
+    child = execa('node', [MAIN, 'serve', '--port', '0', '--outputs', join(dir, 'outputs')], {
+      reject: false,
+      forceKillAfterDelay: false,
+      env: { EVAL_API_TOKEN: '' },
+    });
     const url = await urlFrom(child);
     expect((await fetch(url + '/healthz')).status).toBe(200);
-    const res = await fetch(url + '/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ graphs { name } }' }) });
-    expect(((await res.json()) as { data: { graphs: Array<{ name: string }> } }).data.graphs.map((g) => g.name)).toContain('gridnav_planner');
+    const res = await fetch(url + '/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ graphs { name } }' }),
+    });
+    expect(((await res.json()) as { data: { graphs: Array<{ name: string }> } }).data.graphs.map((g) => g.name)).toContain(
+      'gridnav_planner',
+    );
     child.kill('SIGTERM');
     const result = await child;
     expect(result.exitCode).toBe(0);
@@ -75,11 +85,21 @@ describe('evalctl serve', () => {
   it('on SIGTERM lets the running run finish, starts no queued one, then exits 0', async () => {
     dir = await mkdtemp(join(tmpdir(), 'serve-'));
     const outputs = join(dir, 'outputs');
-    child = execa('node', [MAIN, 'serve', '--port', '0', '--outputs', outputs], { reject: false, forceKillAfterDelay: false, env: { EVAL_API_TOKEN: '' } });
+    child = execa('node', [MAIN, 'serve', '--port', '0', '--outputs', outputs], {
+      reject: false,
+      forceKillAfterDelay: false,
+      env: { EVAL_API_TOKEN: '' },
+    });
     const url = await urlFrom(child);
-    const a = await gql(url, START_EVAL, { input: { graphName: 'gridnav_planner', episodeCount: 4, exclusiveGpu: true, overrides: { env: { step_latency_ms: 10 } } } });
+    const a = await gql(url, START_EVAL, {
+      input: { graphName: 'gridnav_planner', episodeCount: 4, exclusiveGpu: true, overrides: { env: { step_latency_ms: 10 } } },
+    });
     const runA = a.data!.startEval.runId as string;
-    await waitFor('run A to start', async () => (await readSummary(runDirPath(outputs, runA)).catch(() => null))?.status === 'RUNNING', 20_000);
+    await waitFor(
+      'run A to start',
+      async () => (await readSummary(runDirPath(outputs, runA)).catch(() => null))?.status === 'RUNNING',
+      20_000,
+    );
     const b = await gql(url, START_EVAL, { input: { graphName: 'gridnav_planner', episodeCount: 2 } });
     const runB = b.data!.startEval.runId as string;
     child.kill('SIGTERM');
@@ -93,11 +113,21 @@ describe('evalctl serve', () => {
   it('with --cancel-running-on-exit cancels the running run and exits 0', async () => {
     dir = await mkdtemp(join(tmpdir(), 'serve-'));
     const outputs = join(dir, 'outputs');
-    child = execa('node', [MAIN, 'serve', '--port', '0', '--outputs', outputs, '--cancel-running-on-exit'], { reject: false, forceKillAfterDelay: false, env: { EVAL_API_TOKEN: '' } });
+    child = execa('node', [MAIN, 'serve', '--port', '0', '--outputs', outputs, '--cancel-running-on-exit'], {
+      reject: false,
+      forceKillAfterDelay: false,
+      env: { EVAL_API_TOKEN: '' },
+    });
     const url = await urlFrom(child);
-    const a = await gql(url, START_EVAL, { input: { graphName: 'gridnav_planner', episodeCount: 20, overrides: { env: { step_latency_ms: 50 } } } });
+    const a = await gql(url, START_EVAL, {
+      input: { graphName: 'gridnav_planner', episodeCount: 20, overrides: { env: { step_latency_ms: 50 } } },
+    });
     const runA = a.data!.startEval.runId as string;
-    await waitFor('run A to start', async () => (await readSummary(runDirPath(outputs, runA)).catch(() => null))?.status === 'RUNNING', 20_000);
+    await waitFor(
+      'run A to start',
+      async () => (await readSummary(runDirPath(outputs, runA)).catch(() => null))?.status === 'RUNNING',
+      20_000,
+    );
     child.kill('SIGTERM');
     const result = await child;
     expect(result.exitCode, String(result.stderr)).toBe(0);
@@ -122,18 +152,25 @@ describe('evalctl serve', () => {
 
   it('takes the names given with --allowed-hosts (comma-separated) besides loopback ones, and refuses others', async () => {
     dir = await mkdtemp(join(tmpdir(), 'serve-'));
-    child = execa('node', [MAIN, 'serve', '--port', '0', '--outputs', join(dir, 'outputs'), '--allowed-hosts', 'evals.lab.example,.cluster.example'], {
-      reject: false,
-      forceKillAfterDelay: false,
-      env: { EVAL_API_TOKEN: '' },
-    });
+    child = execa(
+      'node',
+      [MAIN, 'serve', '--port', '0', '--outputs', join(dir, 'outputs'), '--allowed-hosts', 'evals.lab.example,.cluster.example'],
+      {
+        reject: false,
+        forceKillAfterDelay: false,
+        env: { EVAL_API_TOKEN: '' },
+      },
+    );
     const url = await urlFrom(child);
     const statusWithHost = (host: string) =>
       new Promise<number>((resolve, reject) => {
-        const req = httpRequest({ host: '127.0.0.1', port: new URL(url).port, path: '/healthz', headers: { host }, setHost: false }, (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        });
+        const req = httpRequest(
+          { host: '127.0.0.1', port: new URL(url).port, path: '/healthz', headers: { host }, setHost: false },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
         req.on('error', reject);
         req.end();
       });
@@ -144,7 +181,10 @@ describe('evalctl serve', () => {
     child.kill('SIGTERM');
     expect((await child).exitCode).toBe(0);
 
-    const bad = await execa('node', [MAIN, 'serve', '--port', '0', '--outputs', join(dir, 'outputs'), '--allowed-hosts', 'http://x/y'], { reject: false, env: { EVAL_API_TOKEN: '' } });
+    const bad = await execa('node', [MAIN, 'serve', '--port', '0', '--outputs', join(dir, 'outputs'), '--allowed-hosts', 'http://x/y'], {
+      reject: false,
+      env: { EVAL_API_TOKEN: '' },
+    });
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toMatch(/not a host name/);
   });

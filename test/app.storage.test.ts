@@ -39,17 +39,26 @@ const outputsOf = (s: TestServer) => join(s.dir, 'outputs');
 
 /** A run long enough to be running when the fault comes: 40 gridnav episodes at 20 ms a step. */
 async function startLongRun(s: TestServer): Promise<string> {
-  const r = await s.gql(START_EVAL, { input: { graphName: 'gridnav_planner', episodeCount: 40, overrides: { env: { step_latency_ms: 20 } } } });
+  const r = await s.gql(START_EVAL, {
+    input: { graphName: 'gridnav_planner', episodeCount: 40, overrides: { env: { step_latency_ms: 20 } } },
+  });
   expect(r.errors).toBeUndefined();
   const runId = r.data!.startEval.runId as string;
-  await waitFor('the run to finish an episode', async () => {
-    const run = (await s.gql(RUN, { id: runId })).data?.run;
-    return run?.status === 'RUNNING' && run.episodesDone >= 1;
-  }, 60_000);
+  await waitFor(
+    'the run to finish an episode',
+    async () => {
+      const run = (await s.gql(RUN, { id: runId })).data?.run;
+      return run?.status === 'RUNNING' && run.episodesDone >= 1;
+    },
+    60_000,
+  );
   return runId;
 }
 
-async function runOf(s: TestServer, id: string): Promise<{ status: string; pid: number | null; episodesDone: number; error: { code: string; message: string } | null }> {
+async function runOf(
+  s: TestServer,
+  id: string,
+): Promise<{ status: string; pid: number | null; episodesDone: number; error: { code: string; message: string } | null }> {
   const r = await s.gql(RUN, { id });
   expect(r.errors).toBeUndefined();
   return r.data!.run;
@@ -68,10 +77,14 @@ describe('storage faults', () => {
 
     const t0 = Date.now();
     writeFileSync(control, `${errno} ${outputsOf(s)}`);
-    const ended = await waitFor('the run to end', async () => {
-      const run = await runOf(s, runId);
-      return run.status !== 'RUNNING' && run;
-    }, 30_000);
+    const ended = await waitFor(
+      'the run to end',
+      async () => {
+        const run = await runOf(s, runId);
+        return run.status !== 'RUNNING' && run;
+      },
+      30_000,
+    );
     const seconds = (Date.now() - t0) / 1000;
     expect(ended).toMatchObject({ status: 'FAILED', pid: null, error: { code } });
     expect(seconds).toBeLessThan(15);
@@ -111,10 +124,14 @@ describe('storage faults', () => {
 
     const t0 = Date.now();
     rmSync(runDirPath(outputsOf(s), runId), { recursive: true, force: true });
-    const ended = await waitFor('the run to end', async () => {
-      const run = await runOf(s, runId);
-      return run.status !== 'RUNNING' && run;
-    }, 30_000);
+    const ended = await waitFor(
+      'the run to end',
+      async () => {
+        const run = await runOf(s, runId);
+        return run.status !== 'RUNNING' && run;
+      },
+      30_000,
+    );
     expect(ended).toMatchObject({ status: 'FAILED', pid: null, error: { code: 'RUN_DIR_MISSING' } });
     expect((Date.now() - t0) / 1000).toBeLessThan(10);
     expect((await progress).at(-1)!.data!.runProgress).toMatchObject({ status: 'FAILED' });
@@ -122,7 +139,11 @@ describe('storage faults', () => {
 
     // After a restart on the same outputs, the deleted run is no more.
     await s.app.stop({ cancelRunning: true });
-    const again = buildApp({ outputsDir: outputsOf(s), logger: { info: () => {}, warn: () => {}, error: () => {} }, webDir: join(s.dir, 'no-web') });
+    const again = buildApp({
+      outputsDir: outputsOf(s),
+      logger: { info: () => {}, warn: () => {}, error: () => {} },
+      webDir: join(s.dir, 'no-web'),
+    });
     extraApps.push(again);
     const { url } = await again.start(0);
     const runs = (await gql(url, RUNS)).data!.runs;
@@ -135,12 +156,21 @@ describe('storage faults', () => {
     const s = server;
     const r = await s.gql(START_EVAL, { input: { graphName: 'gridnav_planner', episodeCount: 1 } });
     const runId = r.data!.startEval.runId as string;
-    await waitFor('the run to complete', async () => (await s.gql(RUNS)).data!.runs.items.some((x: { id: string; status: string }) => x.id === runId && x.status === 'COMPLETED'), 60_000);
+    await waitFor(
+      'the run to complete',
+      async () =>
+        (await s.gql(RUNS)).data!.runs.items.some((x: { id: string; status: string }) => x.id === runId && x.status === 'COMPLETED'),
+      60_000,
+    );
     rmSync(runDirPath(outputsOf(s), runId), { recursive: true, force: true });
-    await waitFor('the run to leave the list', async () => {
-      const runs = (await s.gql(RUNS)).data!.runs;
-      return runs.total === 0 && runs.items.length === 0;
-    }, 5000);
+    await waitFor(
+      'the run to leave the list',
+      async () => {
+        const runs = (await s.gql(RUNS)).data!.runs;
+        return runs.total === 0 && runs.items.length === 0;
+      },
+      5000,
+    );
     expect(codeOf(await s.gql(RUN, { id: runId }))).toBe('NOT_FOUND');
   });
 
@@ -152,7 +182,11 @@ describe('storage faults', () => {
     await waitFor('the run to end', async () => (await runOf(s, runId)).status !== 'RUNNING', 30_000);
     await s.app.stop({ cancelRunning: true });
 
-    const again = buildApp({ outputsDir: outputsOf(s), logger: { info: () => {}, warn: () => {}, error: () => {} }, webDir: join(s.dir, 'no-web') });
+    const again = buildApp({
+      outputsDir: outputsOf(s),
+      logger: { info: () => {}, warn: () => {}, error: () => {} },
+      webDir: join(s.dir, 'no-web'),
+    });
     extraApps.push(again);
     const { url } = await again.start(0);
     const run = (await gql(url, RUN, { id: runId })).data!.run;
@@ -162,22 +196,40 @@ describe('storage faults', () => {
 });
 
 describe('runs written by another process', () => {
-  it('a run `evalctl run` writes into the server\'s outputs appears in `runs` within 2 s', async () => {
+  it("a run `evalctl run` writes into the server's outputs appears in `runs` within 2 s", async () => {
     server = await startServer();
     const s = server;
-    const cli = execa(process.execPath, [join(DIST_DIR, 'main.js'), 'run', 'gridnav_planner', '--episodes', '2', '--outputs', outputsOf(s), '--json'], {
-      reject: false,
-      env: { ACTIVE_WORKSPACE_DIR: '' },
-    });
+    const cli = execa(
+      process.execPath,
+      [join(DIST_DIR, 'main.js'), 'run', 'gridnav_planner', '--episodes', '2', '--outputs', outputsOf(s), '--json'],
+      {
+        reject: false,
+        env: { ACTIVE_WORKSPACE_DIR: '' },
+      },
+    );
     try {
       const root = runsRoot(outputsOf(s));
-      const runId = await waitFor('evalctl run to make its run dir', () => existsSync(root) && readdirSync(root).find((n) => existsSync(join(root, n, 'summary.json'))), 30_000);
+      const runId = await waitFor(
+        'evalctl run to make its run dir',
+        () => existsSync(root) && readdirSync(root).find((n) => existsSync(join(root, n, 'summary.json'))),
+        30_000,
+      );
       const t0 = Date.now();
-      await waitFor('the run in `runs`', async () => (await s.gql(RUNS)).data!.runs.items.some((r: { id: string }) => r.id === runId), 5000, 20);
+      await waitFor(
+        'the run in `runs`',
+        async () => (await s.gql(RUNS)).data!.runs.items.some((r: { id: string }) => r.id === runId),
+        5000,
+        20,
+      );
       expect(Date.now() - t0).toBeLessThan(2000);
       const done = await cli;
       expect(done.exitCode).toBe(0);
-      await waitFor('its final state in `runs`', async () => (await s.gql(RUNS)).data!.runs.items.find((r: { id: string; status: string }) => r.id === runId && r.status === 'COMPLETED'), 5000);
+      await waitFor(
+        'its final state in `runs`',
+        async () =>
+          (await s.gql(RUNS)).data!.runs.items.find((r: { id: string; status: string }) => r.id === runId && r.status === 'COMPLETED'),
+        5000,
+      );
     } finally {
       cli.kill('SIGKILL');
       await cli.catch(() => {});

@@ -29,7 +29,14 @@ interface State {
 /** The first `done` episodes of a finished synthetic run, as its summary read while it was running. */
 function runningAfter(full: RunSummary, done: number, status: RunSummary['status'] = 'RUNNING'): RunSummary {
   const episodes = full.episodes.slice(0, done);
-  return { ...full, ...computeAggregates(episodes), status, finishedAt: status === 'RUNNING' ? null : full.finishedAt, episodes, episodesDone: done };
+  return {
+    ...full,
+    ...computeAggregates(episodes),
+    status,
+    finishedAt: status === 'RUNNING' ? null : full.finishedAt,
+    episodes,
+    episodesDone: done,
+  };
 }
 
 describe('a summary.json that is not a valid summary', () => {
@@ -53,9 +60,15 @@ describe('a summary.json that is not a valid summary', () => {
     await waitFor('the first state', () => states.length === 1);
 
     const query = `query($id: ID!) { run(id: $id) { status seq episodesDone episodes(first: 100) { total } } }`;
-    for (const garbage of ['{"seq": 99, "status": "RUNNING"}', '{"seq": 100, "status": "RUN', JSON.stringify({ ...runningAfter(full, 5), episodesDone: null })]) {
+    for (const garbage of [
+      '{"seq": 99, "status": "RUNNING"}',
+      '{"seq": 100, "status": "RUN',
+      JSON.stringify({ ...runningAfter(full, 5), episodesDone: null }),
+    ]) {
       await writeFile(join(dir, 'summary.json'), garbage);
-      const r = await s.gql<{ run: { status: string; seq: number; episodesDone: number; episodes: { total: number } } }>(query, { id: runId });
+      const r = await s.gql<{ run: { status: string; seq: number; episodesDone: number; episodes: { total: number } } }>(query, {
+        id: runId,
+      });
       expect(r.errors, garbage).toBeUndefined();
       expect(r.data!.run).toMatchObject({ status: 'RUNNING', episodesDone: 4, episodes: { total: 4 } });
       expect(r.data!.run.seq).toBe(states[0]!.data!.runProgress.seq);
@@ -86,10 +99,16 @@ describe('a summary.json that is not a valid summary', () => {
       }
       server = await startServer({ outputsDir: outputs });
       await writeFile(join(dir, 'summary.json'), JSON.stringify({ seq: 7, status: 'COMPLETED', runId, episodesDone: 'all' }));
-      const r = await server.gql<{ run: { status: string; episodesDone: number; episodes: { total: number }; aggregateMetrics: Array<{ name: string; count: number }> } }>(
-        `query($id: ID!) { run(id: $id) { status episodesDone episodes(first: 100) { total } aggregateMetrics { name count } } }`,
-        { id: runId },
-      );
+      const r = await server.gql<{
+        run: {
+          status: string;
+          episodesDone: number;
+          episodes: { total: number };
+          aggregateMetrics: Array<{ name: string; count: number }>;
+        };
+      }>(`query($id: ID!) { run(id: $id) { status episodesDone episodes(first: 100) { total } aggregateMetrics { name count } } }`, {
+        id: runId,
+      });
       expect(r.errors).toBeUndefined();
       expect(r.data!.run).toMatchObject({ status: 'COMPLETED', episodesDone: 5, episodes: { total: 5 } });
       expect(r.data!.run.aggregateMetrics.find((m) => m.name === 'success')?.count).toBe(5);
@@ -128,17 +147,33 @@ describe('episode boundaries written faster than the server reads them', () => {
     let sseFirst = false;
     const viaWs = wsCollect<P>(s.ws(), PROGRESS, { id: runId }, () => (wsFirst = true));
     const viaSse = sseCollect<P>(s.url, PROGRESS, { id: runId }, {}, () => (sseFirst = true));
-    const python = execa('python3', ['-u', 'examples/notebook_feed.py', '--url', `${s.url}/graphql`, '--run', runId], { cwd: PACKAGE_ROOT, reject: false });
+    const python = execa('python3', ['-u', 'examples/notebook_feed.py', '--url', `${s.url}/graphql`, '--run', runId], {
+      cwd: PACKAGE_ROOT,
+      reject: false,
+    });
     let pyOut = '';
     python.stdout!.on('data', (d: Buffer) => (pyOut += d.toString()));
-    await waitFor('every client\'s first state', () => wsFirst && sseFirst && pyOut.includes(`0/${n} episodes`));
+    await waitFor("every client's first state", () => wsFirst && sseFirst && pyOut.includes(`0/${n} episodes`));
 
     // Every boundary back to back, without yielding: the server cannot read in between.
-    const finishOrder = [...full.episodes].sort((a, b) => (a.finishedAt < b.finishedAt ? -1 : a.finishedAt > b.finishedAt ? 1 : a.index - b.index));
+    const finishOrder = [...full.episodes].sort((a, b) =>
+      a.finishedAt < b.finishedAt ? -1 : a.finishedAt > b.finishedAt ? 1 : a.index - b.index,
+    );
     for (let k = 1; k <= n; k++) {
       const episodes = finishOrder.slice(0, k).sort((a, b) => a.index - b.index);
       const tmp = join(dir, `summary.json.${k}.tmp`);
-      writeFileSync(tmp, JSON.stringify({ ...full, ...computeAggregates(episodes), status: 'RUNNING', finishedAt: null, episodes, episodesDone: k, seq: k + 1 }));
+      writeFileSync(
+        tmp,
+        JSON.stringify({
+          ...full,
+          ...computeAggregates(episodes),
+          status: 'RUNNING',
+          finishedAt: null,
+          episodes,
+          episodesDone: k,
+          seq: k + 1,
+        }),
+      );
       renameSync(tmp, join(dir, 'summary.json'));
     }
     const tmp = join(dir, 'summary.json.end.tmp');

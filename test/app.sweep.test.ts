@@ -15,7 +15,23 @@ describe('examples/sweep.ts', () => {
     server = await startServer();
     const result = await execa(
       'node',
-      ['--import', 'tsx', 'examples/sweep.ts', '--url', `${server.url}/graphql`, '--graph', 'gridnav_planner', '--grid', 'agent.epsilon=0,0.5', '--seeds', '0,1', '--episodes', '2', '--metrics', 'success,spl'],
+      [
+        '--import',
+        'tsx',
+        'examples/sweep.ts',
+        '--url',
+        `${server.url}/graphql`,
+        '--graph',
+        'gridnav_planner',
+        '--grid',
+        'agent.epsilon=0,0.5',
+        '--seeds',
+        '0,1',
+        '--episodes',
+        '2',
+        '--metrics',
+        'success,spl',
+      ],
       { cwd: PACKAGE_ROOT, reject: false },
     );
     expect(result.exitCode, result.stderr).toBe(0);
@@ -28,11 +44,16 @@ describe('examples/sweep.ts', () => {
 
     const runs = await server.gql(`{ runs { total items { status overrides seed } } }`);
     expect(runs.data!.runs.total).toBe(4);
-    expect(runs.data!.runs.items.map((r: { overrides: { agent: { epsilon: number } } }) => r.overrides.agent.epsilon).sort()).toEqual([0, 0, 0.5, 0.5]);
+    expect(runs.data!.runs.items.map((r: { overrides: { agent: { epsilon: number } } }) => r.overrides.agent.epsilon).sort()).toEqual([
+      0, 0, 0.5, 0.5,
+    ]);
   });
 
   it('says what is wrong with a bad grid axis', async () => {
-    const result = await execa('node', ['--import', 'tsx', 'examples/sweep.ts', '--graph', 'g', '--grid', 'epsilon'], { cwd: PACKAGE_ROOT, reject: false });
+    const result = await execa('node', ['--import', 'tsx', 'examples/sweep.ts', '--graph', 'g', '--grid', 'epsilon'], {
+      cwd: PACKAGE_ROOT,
+      reject: false,
+    });
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain('expected node.key=v1,v2');
   });

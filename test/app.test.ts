@@ -5,7 +5,17 @@
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../src/paths.js';
-import { alive, PROGRESS, sseCollect, START_EVAL, startServer, waitFor, wsCollect, type GqlResult, type TestServer } from './app.helpers.js';
+import {
+  alive,
+  PROGRESS,
+  sseCollect,
+  START_EVAL,
+  startServer,
+  waitFor,
+  wsCollect,
+  type GqlResult,
+  type TestServer,
+} from './app.helpers.js';
 
 interface Progress {
   runProgress: { id: string; status: string; seq: number; episodesDone: number; episodeCount: number; pid: number | null };
@@ -51,7 +61,10 @@ describe('live progress of a real run', () => {
       `subscription($id: ID!) { episodeCompleted(runId: $id) { index status } }`,
       { id: runId },
     );
-    const python = execa('python3', ['examples/notebook_feed.py', '--url', `${s.url}/graphql`, '--run', runId], { cwd: PACKAGE_ROOT, reject: false });
+    const python = execa('python3', ['examples/notebook_feed.py', '--url', `${s.url}/graphql`, '--run', runId], {
+      cwd: PACKAGE_ROOT,
+      reject: false,
+    });
 
     const [ws, sse, eps, py] = await Promise.all([viaWs, viaSse, episodes, python]);
     expectFullProgress(ws, 12);
@@ -83,8 +96,13 @@ describe('live progress of a real run', () => {
     expect(run.errors).toBeUndefined();
     const r = run.data!.run;
     expect(r.status).toBe('COMPLETED');
-    expect(r.statusCounts.find((c: { status: string }) => c.status === 'COMPLETED').count + r.statusCounts.find((c: { status: string }) => c.status === 'BUDGET_EXHAUSTED').count).toBe(12);
-    expect(r.aggregateMetrics.map((m: { name: string }) => m.name)).toEqual(expect.arrayContaining(['success', 'spl', 'distance_to_goal', 'steps']));
+    expect(
+      r.statusCounts.find((c: { status: string }) => c.status === 'COMPLETED').count +
+        r.statusCounts.find((c: { status: string }) => c.status === 'BUDGET_EXHAUSTED').count,
+    ).toBe(12);
+    expect(r.aggregateMetrics.map((m: { name: string }) => m.name)).toEqual(
+      expect.arrayContaining(['success', 'spl', 'distance_to_goal', 'steps']),
+    );
     expect(r.episodes.total).toBe(12);
     expect(r.episodes.items.map((e: { index: number }) => e.index)).toEqual([2, 3, 4]);
     expect(r.episode.index).toBe(11);
@@ -129,7 +147,10 @@ describe('live progress of a real run', () => {
     };
     await waitFor('the eval process and its group to be gone', () => !alive(pid!) && groupGone(), 10_000);
     await waitFor('the scheduler to finish the run', async () => (await s.gql(`{ activeJobs { runId } }`)).data!.activeJobs.length === 0);
-    const after = await s.gql(`query($id: ID!) { run(id: $id) { status error { code } pid episodesDone episodes { total items { status } } } }`, { id: runId });
+    const after = await s.gql(
+      `query($id: ID!) { run(id: $id) { status error { code } pid episodesDone episodes { total items { status } } } }`,
+      { id: runId },
+    );
     expect(after.data!.run.status).toBe('CANCELLED');
     expect(after.data!.run.error).toBeNull();
     expect(after.data!.run.pid).toBeNull();

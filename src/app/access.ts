@@ -28,8 +28,7 @@ export function accessOf(options: AppOptions): Access {
   const allowedOrigins = new Set((options.allowedOrigins ?? []).map((o) => o.replace(/\/$/, '')));
   const allowedHosts = new Set((options.allowedHosts ?? []).map(normaliseAllowedHost));
   // Beyond loopback the address it listens on is a name clients use too.
-  if (allowedHosts.size > 0 && !isLoopbackHost(host) && host !== '0.0.0.0' && host !== '::')
-    allowedHosts.add(normaliseAllowedHost(host));
+  if (allowedHosts.size > 0 && !isLoopbackHost(host) && host !== '0.0.0.0' && host !== '::') allowedHosts.add(normaliseAllowedHost(host));
   // A rebinding page cannot present the token, so beyond loopback with no list any Host is taken.
   const checkHost = isLoopbackHost(host) || allowedHosts.size > 0;
   return {

@@ -23,9 +23,7 @@ export function runDrainer(scheduler: JobScheduler, log: SchedulerLogger) {
       const running = () => scheduler.activeJobs().length;
       if (running() === 0) return;
       const release = scheduler.acquireInteractiveLock('the server is stopping');
-      log.info(
-        `waiting for ${running()} running run(s) to finish before stopping (stop again with cancelRunning to cancel them)`,
-      );
+      log.info(`waiting for ${running()} running run(s) to finish before stopping (stop again with cancelRunning to cancel them)`);
       try {
         await new Promise<void>((done) => {
           const timer = setInterval(check, 250);

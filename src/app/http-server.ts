@@ -11,15 +11,10 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-export function createHttpServer(
-  handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
-  log: SchedulerLogger,
-): HttpServer {
+export function createHttpServer(handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>, log: SchedulerLogger): HttpServer {
   const server: Server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
-      log.error(
-        `${req.method} ${req.url}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
-      );
+      log.error(`${req.method} ${req.url}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       if (!res.headersSent) sendError(res, 500, 'INTERNAL_SERVER_ERROR', 'Unexpected error.');
       else res.destroy();
     });
@@ -42,8 +37,7 @@ export function createHttpServer(
       const addr = server.address();
       const actualPort = typeof addr === 'object' && addr ? addr.port : port;
       // The URL the server uses for itself: bound to every interface, loopback reaches it.
-      const urlHost =
-        host.includes(':') && !host.startsWith('[') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+      const urlHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
       return { url: `http://${urlHost}:${actualPort}`, port: actualPort };
     },
     close: () =>

@@ -11,12 +11,7 @@ import type { RunReader } from '../store/run-reader.js';
 import type { Access } from './access.js';
 import type { ApiYoga } from './yoga.js';
 
-export function createRequestHandler(opts: {
-  access: Access;
-  yoga: ApiYoga;
-  runs: RunReader;
-  webDir: string;
-}) {
+export function createRequestHandler(opts: { access: Access; yoga: ApiYoga; runs: RunReader; webDir: string }) {
   const { access, yoga, runs, webDir } = opts;
   const { token } = access;
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -28,19 +23,13 @@ export function createRequestHandler(opts: {
     const isApi = pathname === '/graphql' || pathname.startsWith('/graphql/');
     const assetMatch = ASSET_ROUTE.exec(pathname);
     if (isApi || assetMatch) {
-      if (!access.originAllowed(req))
-        return sendError(res, 403, 'UNAUTHENTICATED', `origin ${req.headers.origin} is not allowed`);
+      if (!access.originAllowed(req)) return sendError(res, 403, 'UNAUTHENTICATED', `origin ${req.headers.origin} is not allowed`);
       if (assetMatch && req.method !== 'GET' && req.method !== 'HEAD')
         return sendError(res, 405, 'BAD_USER_INPUT', `${req.method} is not allowed on assets`);
       // A CORS preflight never carries credentials; yoga answers it for allowed origins only.
       if (token && req.method !== 'OPTIONS' && !sameToken(requestToken(req, url), token)) {
         res.setHeader('www-authenticate', 'Bearer');
-        return sendError(
-          res,
-          401,
-          'UNAUTHENTICATED',
-          'missing or wrong token: send "Authorization: Bearer <token>"',
-        );
+        return sendError(res, 401, 'UNAUTHENTICATED', 'missing or wrong token: send "Authorization: Bearer <token>"');
       }
       if (assetMatch) return serveAsset(req, res, runs, assetMatch);
       if (req.method === 'POST' && !postIsPreflighted(req)) {
@@ -53,8 +42,7 @@ export function createRequestHandler(opts: {
       }
       return void (await yoga.requestListener(req, res));
     }
-    if (req.method !== 'GET' && req.method !== 'HEAD')
-      return sendError(res, 405, 'BAD_USER_INPUT', `${req.method} is not allowed here`);
+    if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, 'BAD_USER_INPUT', `${req.method} is not allowed here`);
     return serveStatic(req, res, webDir, pathname);
   };
 }

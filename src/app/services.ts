@@ -42,9 +42,7 @@ export function buildServices(options: AppOptions, log: SchedulerLogger, backend
     list: async () =>
       (
         await NodesetRegistry.scan({
-          ...(options.scheduler?.builtinNodesetsDir
-            ? { builtinDir: options.scheduler.builtinNodesetsDir }
-            : {}),
+          ...(options.scheduler?.builtinNodesetsDir ? { builtinDir: options.scheduler.builtinNodesetsDir } : {}),
           ...(workspaceDir ? { workspaceDir } : {}),
         })
       ).list(),

@@ -28,11 +28,7 @@ type EnvelopedArgs = ExecutionArgs & {
 };
 
 /** Serves graphql-ws on `server`; the answer's dispose() closes every socket. */
-export function attachWebSocket(
-  server: Server,
-  yoga: ApiYoga,
-  access: Access,
-): { dispose(): Promise<void> | void } {
+export function attachWebSocket(server: Server, yoga: ApiYoga, access: Access): { dispose(): Promise<void> | void } {
   const { token } = access;
   const wss = new WebSocketServer({ noServer: true });
   server.on('upgrade', (req, socket, head) => {
@@ -54,14 +50,9 @@ export function attachWebSocket(
       onConnect: (ctx) => {
         if (!token) return true;
         const given =
-          typeof ctx.connectionParams?.token === 'string'
-            ? ctx.connectionParams.token
-            : bearerOf(ctx.extra.request.headers.authorization);
+          typeof ctx.connectionParams?.token === 'string' ? ctx.connectionParams.token : bearerOf(ctx.extra.request.headers.authorization);
         if (sameToken(given, token)) return true;
-        ctx.extra.socket.close(
-          CloseCode.Unauthorized,
-          'UNAUTHENTICATED: missing or wrong token in connection_init payload { token }',
-        );
+        ctx.extra.socket.close(CloseCode.Unauthorized, 'UNAUTHENTICATED: missing or wrong token in connection_init payload { token }');
         return false;
       },
       // `extensions.http` tells yoga which HTTP status to answer with; a WebSocket has none to give.

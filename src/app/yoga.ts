@@ -16,8 +16,7 @@ export type ApiYoga = YogaServerInstance<Record<string, unknown>, ApiContext>;
 
 function isClientError(err: unknown): boolean {
   if (err instanceof EvalError) return isClientFault(err.code);
-  if (err instanceof GraphQLError)
-    return isClientFault(String(err.extensions.code)) || isClientError(err.originalError);
+  if (err instanceof GraphQLError) return isClientFault(String(err.extensions.code)) || isClientError(err.originalError);
   return false;
 }
 
@@ -64,9 +63,7 @@ export function createApiYoga(opts: {
     logging: yogaLogger,
     maskedErrors: {
       maskError: createMaskError((err) =>
-        log.error(
-          `unexpected error in a resolver: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
-        ),
+        log.error(`unexpected error in a resolver: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`),
       ),
     },
     cors: allowedOrigins.size > 0 ? { origin: [...allowedOrigins], credentials: true } : false,

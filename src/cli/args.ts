@@ -16,7 +16,8 @@ export function parseCliArgs<T extends ParseArgsConfig>(config: T, usage?: strin
 export function intFlag(flag: string, raw: string | undefined, min: number): number | undefined {
   if (raw === undefined) return undefined;
   const v = Number(raw);
-  if (raw.trim() === '' || !Number.isSafeInteger(v) || v < min) throw new BadInputError(`--${flag} must be an integer ≥ ${min}, got "${raw}"`);
+  if (raw.trim() === '' || !Number.isSafeInteger(v) || v < min)
+    throw new BadInputError(`--${flag} must be an integer ≥ ${min}, got "${raw}"`);
   return v;
 }
 

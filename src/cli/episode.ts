@@ -43,7 +43,11 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length !== 1) {
-    throw new BadInputError(positionals.length === 0 ? `missing the graph name; ${USAGE}` : `expected one graph name, got ${positionals.map((p) => `"${p}"`).join(' ')}`);
+    throw new BadInputError(
+      positionals.length === 0
+        ? `missing the graph name; ${USAGE}`
+        : `expected one graph name, got ${positionals.map((p) => `"${p}"`).join(' ')}`,
+    );
   }
   if (values.index === undefined) throw new BadInputError('--index I is required');
   // One episode of a run: the env episode asked for is the run's episode offset.
@@ -76,7 +80,8 @@ export async function run(argv: string[]): Promise<number> {
     await writeSpec(dir, spec);
     await writeSummary(dir, initialSummary(spec));
     const summary = await runBatch({ runDir: dir, signal: controller.signal });
-    if (summary.status === 'FAILED') throw Object.assign(new Error(summary.error?.message ?? 'the episode could not run'), { code: summary.error?.code });
+    if (summary.status === 'FAILED')
+      throw Object.assign(new Error(summary.error?.message ?? 'the episode could not run'), { code: summary.error?.code });
     const raw = summary.episodes[0];
     if (!raw) {
       process.stderr.write('evalctl episode: interrupted before the episode ended\n');
@@ -95,7 +100,9 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 function renderRecord(r: EpisodeRecord, dir: string | undefined): string {
-  const lines = [`episode ${r.index} (${r.episodeId}): ${r.status} after ${r.steps} of ${r.stepBudget} steps, ${r.durationMs} ms, seed ${r.seed}`];
+  const lines = [
+    `episode ${r.index} (${r.episodeId}): ${r.status} after ${r.steps} of ${r.stepBudget} steps, ${r.durationMs} ms, seed ${r.seed}`,
+  ];
   if (r.instruction) lines.push(`  instruction: ${r.instruction}`);
   if (r.error) lines.push(`  error: ${r.error}`);
   const names = Object.keys(r.metrics);

@@ -58,6 +58,15 @@ export async function run(argv: string[]): Promise<number> {
     });
   }
   const widths = [0, 1, 2].map((c) => Math.max(...rows.map((r) => r[c]!.length)));
-  process.stdout.write(rows.map((r) => r.map((cell, c) => (c < 3 ? cell.padEnd(widths[c]!) : cell)).join('  ').trimEnd()).join('\n') + '\n');
+  process.stdout.write(
+    rows
+      .map((r) =>
+        r
+          .map((cell, c) => (c < 3 ? cell.padEnd(widths[c]!) : cell))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n',
+  );
   return 0;
 }

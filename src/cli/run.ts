@@ -82,7 +82,11 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
   });
   if (values.help === true) return { help: true };
   if (positionals.length !== 1) {
-    throw new BadInputError(positionals.length === 0 ? `missing the graph name; ${USAGE}` : `expected one graph name, got ${positionals.map((p) => `"${p}"`).join(' ')}`);
+    throw new BadInputError(
+      positionals.length === 0
+        ? `missing the graph name; ${USAGE}`
+        : `expected one graph name, got ${positionals.map((p) => `"${p}"`).join(' ')}`,
+    );
   }
   const input = parseRunInput(
     {
@@ -138,7 +142,8 @@ export async function run(argv: string[]): Promise<number> {
   await writeSummary(dir, { ...initialSummary(spec), seq: 1 });
 
   const live = !args.json && process.stderr.isTTY === true;
-  if (!args.json) process.stderr.write(`run ${runId}: ${spec.graphName}, ${spec.episodeCount} episodes on ${spec.workerCount} worker(s) → ${dir}\n`);
+  if (!args.json)
+    process.stderr.write(`run ${runId}: ${spec.graphName}, ${spec.episodeCount} episodes on ${spec.workerCount} worker(s) → ${dir}\n`);
 
   if (interrupted) {
     process.off('SIGINT', onSigint);
@@ -177,7 +182,8 @@ export async function run(argv: string[]): Promise<number> {
   if (interrupted && !isDone(dir) && summary) summary = await finishCancelled(dir, summary);
   if (!isDone(dir) || !summary) {
     const storage = storageCodeOfExit(typeof result.exitCode === 'number' ? result.exitCode : null);
-    const how = (result.signal ? `signal ${result.signal}` : `code ${result.exitCode}`) + (storage ? `: ${describeStorage(storage, dir)}` : '');
+    const how =
+      (result.signal ? `signal ${result.signal}` : `code ${result.exitCode}`) + (storage ? `: ${describeStorage(storage, dir)}` : '');
     process.stderr.write(`evalctl run: the eval process exited (${how}) without finishing run ${runId}; see ${join(dir, FILES.stderr)}\n`);
     if (args.json && summary) process.stdout.write(JSON.stringify({ ...summary, status: 'ABORTED' }, null, 2) + '\n');
     return interrupted ? 130 : 1;
@@ -244,9 +250,14 @@ export function progressLine(s: RunSummary, elapsedMs: number): string {
 /** The end-of-run table: aggregates per metric, counts per ending, where the run lives. */
 export function renderSummary(s: RunSummary, dir: string): string {
   const lines: string[] = [];
-  lines.push(`run ${s.runId} ${s.status}: ${s.episodesDone}/${s.episodeCount} episodes of ${s.graphName} (seed ${s.seed}, ${s.workerCount} worker(s))`);
+  lines.push(
+    `run ${s.runId} ${s.status}: ${s.episodesDone}/${s.episodeCount} episodes of ${s.graphName} (seed ${s.seed}, ${s.workerCount} worker(s))`,
+  );
   if (s.aggregateMetrics.length > 0) {
-    const rows = [['metric', 'mean', '± stderr', 'min', 'max', 'n'], ...s.aggregateMetrics.map((m) => [m.name, fmt(m.mean), fmt(m.stderr), fmt(m.min), fmt(m.max), String(m.count)])];
+    const rows = [
+      ['metric', 'mean', '± stderr', 'min', 'max', 'n'],
+      ...s.aggregateMetrics.map((m) => [m.name, fmt(m.mean), fmt(m.stderr), fmt(m.min), fmt(m.max), String(m.count)]),
+    ];
     const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
     for (const [i, r] of rows.entries()) {
       lines.push('  ' + r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));

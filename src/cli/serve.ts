@@ -59,11 +59,15 @@ export function parseServeArgs(argv: string[]): ServeArgs {
   const host = v.host ?? '127.0.0.1';
   if (host.trim() === '') throw new BadInputError('--host must not be empty');
   const staticCapacity: ServeArgs['staticCapacity'] = {};
-  for (const [flag, key] of [['ram-mb', 'ramMb'], ['vram-mb', 'vramMb']] as const) {
+  for (const [flag, key] of [
+    ['ram-mb', 'ramMb'],
+    ['vram-mb', 'vramMb'],
+  ] as const) {
     const raw = v[flag];
     if (raw === undefined) continue;
     const mb = Number(raw);
-    if (raw.trim() === '' || !Number.isInteger(mb) || mb < 0) throw new BadInputError(`--${flag} must be a whole number of MB (0 or more), got "${raw}"`);
+    if (raw.trim() === '' || !Number.isInteger(mb) || mb < 0)
+      throw new BadInputError(`--${flag} must be a whole number of MB (0 or more), got "${raw}"`);
     staticCapacity[key] = mb;
   }
   return {
@@ -73,7 +77,10 @@ export function parseServeArgs(argv: string[]): ServeArgs {
     cancelRunningOnExit: v['cancel-running-on-exit'] === true,
     allowedOrigins: v['allow-origin'] ?? [],
     staticCapacity,
-    allowedHosts: (v['allowed-hosts'] ?? []).flatMap((list) => list.split(',')).map((h) => h.trim()).filter((h) => h !== ''),
+    allowedHosts: (v['allowed-hosts'] ?? [])
+      .flatMap((list) => list.split(','))
+      .map((h) => h.trim())
+      .filter((h) => h !== ''),
     help: v.help === true,
   };
 }

@@ -21,7 +21,9 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length !== 1) {
-    throw new BadInputError(positionals.length === 0 ? `missing the graph file; ${USAGE}` : `expected one graph file, got ${positionals.length}; ${USAGE}`);
+    throw new BadInputError(
+      positionals.length === 0 ? `missing the graph file; ${USAGE}` : `expected one graph file, got ${positionals.length}; ${USAGE}`,
+    );
   }
   const target = positionals[0]!;
 

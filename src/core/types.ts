@@ -180,7 +180,7 @@ export interface NodesetModule {
 
 /** A node output value of this shape is written to the episode's assets/ and replaced by a reference. */
 export interface AssetValue {
-  $asset: { name: string; mime: string; /** base64 */ data: string };
+  $asset: { name: string; mime: string /** base64 */; data: string };
 }
 export interface AssetRef {
   name: string;

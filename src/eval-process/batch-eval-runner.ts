@@ -99,7 +99,10 @@ export class BatchEvalRunner {
         const first = spec.episodeOffset;
         const last = spec.episodeOffset + spec.episodeCount - 1;
         if (!offered(first) || !offered(last)) {
-          const where = values.filter(([f]) => f !== field).map(([, v]) => v).join('/');
+          const where = values
+            .filter(([f]) => f !== field)
+            .map(([, v]) => v)
+            .join('/');
           throw new BadInputError(
             `episodes ${first}..${last} are not all offered by ${target.nodeset}${where ? ` (${where})` : ''}: it has ${field} ${options[0]}..${options[options.length - 1]}`,
           );
@@ -153,7 +156,9 @@ export class BatchEvalRunner {
 
   /** Tells the shared batchers not to wait for this caller until it calls again. */
   async #releaseCaller(callerId: string): Promise<void> {
-    await Promise.allSettled([...this.#sharedClients.values()].map((c) => c.releaseCaller(callerId, AbortSignal.timeout(EVICT_TIMEOUT_MS))));
+    await Promise.allSettled(
+      [...this.#sharedClients.values()].map((c) => c.releaseCaller(callerId, AbortSignal.timeout(EVICT_TIMEOUT_MS))),
+    );
   }
 
   #stopped(): boolean {
@@ -261,7 +266,12 @@ export class BatchEvalRunner {
   }
 
   /** Panel cascade on this worker's env host, then play and load. */
-  async #loadEpisode(slot: WorkerSlot, episodeIndex: number, episodeKey: string, signal: AbortSignal): Promise<PanelLoadResult | undefined> {
+  async #loadEpisode(
+    slot: WorkerSlot,
+    episodeIndex: number,
+    episodeKey: string,
+    signal: AbortSignal,
+  ): Promise<PanelLoadResult | undefined> {
     const target = this.#o.envPanel;
     if (!target) return undefined;
     const client = slot.clients.get(target.nodeset);
@@ -294,7 +304,11 @@ async function answers(slot: WorkerSlot): Promise<boolean> {
 }
 
 /** The panel values to push, in cascade order: dataset/split from the spec when given, the episode field last. */
-export function panelValues(panel: PanelSpec, spec: Pick<RunSpec, 'dataset' | 'split'>, episodeIndex: number): Array<[string, string | number]> {
+export function panelValues(
+  panel: PanelSpec,
+  spec: Pick<RunSpec, 'dataset' | 'split'>,
+  episodeIndex: number,
+): Array<[string, string | number]> {
   const fields = panel.fields;
   const episodeField = fields.find((f) => f.name === 'episode') ?? fields[fields.length - 1];
   const fromSpec: Record<string, string | undefined> = { dataset: spec.dataset, split: spec.split };
@@ -348,8 +362,23 @@ function buildRecord(p: RecordParts): EpisodeRecord {
 }
 
 const RECORD_KEY_ORDER: (keyof EpisodeRecord)[] = [
-  'index', 'episodeId', 'status', 'steps', 'metrics', 'seed', 'workerId', 'durationMs', 'startedAt', 'finishedAt',
-  'task', 'scene', 'instruction', 'stepBudget', 'error', 'nodeErrors', 'assets',
+  'index',
+  'episodeId',
+  'status',
+  'steps',
+  'metrics',
+  'seed',
+  'workerId',
+  'durationMs',
+  'startedAt',
+  'finishedAt',
+  'task',
+  'scene',
+  'instruction',
+  'stepBudget',
+  'error',
+  'nodeErrors',
+  'assets',
 ];
 
 function orderKeys(r: EpisodeRecord): EpisodeRecord {
@@ -357,4 +386,3 @@ function orderKeys(r: EpisodeRecord): EpisodeRecord {
   for (const k of RECORD_KEY_ORDER) if (r[k] !== undefined) out[k] = r[k];
   return out as unknown as EpisodeRecord;
 }
-

@@ -73,7 +73,8 @@ export class EnvWorkerPool {
    * slot 0 cannot start, whatever started is stopped and the error is thrown.
    */
   static async open(opts: EnvWorkerPoolOptions): Promise<EnvWorkerPool> {
-    if (!Number.isInteger(opts.workerCount) || opts.workerCount < 1) throw new RangeError(`worker count must be an integer ≥ 1, got ${opts.workerCount}`);
+    if (!Number.isInteger(opts.workerCount) || opts.workerCount < 1)
+      throw new RangeError(`worker count must be an integer ≥ 1, got ${opts.workerCount}`);
     const slots: SlotState[] = Array.from({ length: opts.workerCount }, (_, workerId) => ({
       workerId,
       urlOverrides: {},

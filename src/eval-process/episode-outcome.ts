@@ -29,7 +29,8 @@ function abortedOutcome(cause: AbortCause | undefined, timeoutMs: number, fallba
 
 export function outcomeOfResult(result: ExecutorResult, cause: AbortCause | undefined, timeoutMs: number): EpisodeOutcome {
   // Once the run is being cancelled, a host that goes away is part of the stop, not a crash.
-  if (cause === 'cancel' && result.ending !== 'completed' && result.ending !== 'budget_exhausted') return abortedOutcome(cause, timeoutMs, '');
+  if (cause === 'cancel' && result.ending !== 'completed' && result.ending !== 'budget_exhausted')
+    return abortedOutcome(cause, timeoutMs, '');
   switch (result.ending) {
     case 'completed':
       return Object.keys(result.metrics).length > 0

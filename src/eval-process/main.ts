@@ -75,7 +75,8 @@ async function main(): Promise<number> {
       for (const [nodeset, url] of moved) fn(nodeset, url);
     },
     onHostStarted: (h) => out(`host ${h.nodeset}${h.tag !== null ? `#${h.tag}` : ''} up at ${h.url} (pid ${h.pid})`),
-    onHostsReady: (hosts) => out(`hosts: ${hosts.map((h) => `${h.nodeset}${h.tag !== null ? `#${h.tag}` : ''}=${h.url} (pid ${h.pid})`).join(', ')}`),
+    onHostsReady: (hosts) =>
+      out(`hosts: ${hosts.map((h) => `${h.nodeset}${h.tag !== null ? `#${h.tag}` : ''}=${h.url} (pid ${h.pid})`).join(', ')}`),
     onEpisodeStart: ({ index, workerId }) => {
       if (first) out(`first episode started (episode ${index}, worker ${workerId})`);
       first = false;

@@ -151,7 +151,10 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       ({ status, error } = stoppedBy(opts.signal.reason));
     } else {
       status = 'FAILED';
-      error = { code: err instanceof EvalError ? err.code : (storageCodeOf(err, runDir) ?? 'INTERNAL_SERVER_ERROR'), message: errorMessage(err) };
+      error = {
+        code: err instanceof EvalError ? err.code : (storageCodeOf(err, runDir) ?? 'INTERNAL_SERVER_ERROR'),
+        message: errorMessage(err),
+      };
       log(`run failed: ${error.message}`);
     }
   } finally {
@@ -189,7 +192,8 @@ async function failOnSpec(runDir: string, err: SpecInvalidError, opts: RunBatchO
 
 /** A stop on request is CANCELLED; one whose reason is an ABORTED error (the parent died) is ABORTED, saying why. */
 function stoppedBy(reason: unknown): { status: RunStatus; error: { code: string; message: string } | null } {
-  if (reason instanceof EvalError && reason.code === 'ABORTED') return { status: 'ABORTED', error: { code: 'ABORTED', message: reason.message } };
+  if (reason instanceof EvalError && reason.code === 'ABORTED')
+    return { status: 'ABORTED', error: { code: 'ABORTED', message: reason.message } };
   return { status: 'CANCELLED', error: null };
 }
 
@@ -199,7 +203,12 @@ function stoppedBy(reason: unknown): { status: RunStatus; error: { code: string;
  * submit has none: then a graph.json already in the run dir is the frozen graph, else the
  * graph is loaded now and written there.
  */
-async function freezeGraph(runDir: string, spec: RunSpec, workspaceDir: string | undefined, builtinDir: string | undefined): Promise<GraphSpec> {
+async function freezeGraph(
+  runDir: string,
+  spec: RunSpec,
+  workspaceDir: string | undefined,
+  builtinDir: string | undefined,
+): Promise<GraphSpec> {
   const path = join(runDir, FILES.graph);
   if (spec.graph) {
     if (!existsSync(path)) await writeJsonAtomic(path, spec.graph);
@@ -225,4 +234,3 @@ function envPanelOf(replicated: readonly NodesetEntry[]): EnvPanelTarget | undef
   const env = replicated.find((e) => e.manifest.panel);
   return env?.manifest.panel ? { nodeset: env.name, panel: env.manifest.panel } : undefined;
 }
-

@@ -69,7 +69,13 @@ export async function startRunHosts(o: StartRunHostsOptions): Promise<RunHosts> 
     ...(o.onHostStarted ? { onHostStarted: o.onHostStarted } : {}),
   });
   // Every start settles before any failure is thrown, so no host is left behind unstopped.
-  const [shared, pool] = await Promise.all([Promise.allSettled(sharedStarts), poolStart.then((p) => ({ p }), (err: unknown) => ({ err }))]);
+  const [shared, pool] = await Promise.all([
+    Promise.allSettled(sharedStarts),
+    poolStart.then(
+      (p) => ({ p }),
+      (err: unknown) => ({ err }),
+    ),
+  ]);
   const failed = shared.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if ('err' in pool || failed) {
     await Promise.allSettled([...('p' in pool ? [pool.p.close()] : []), ...owned.map((h) => h.stop())]);

@@ -6,7 +6,11 @@
 
 /** The last path segment, letters, digits, `.`, `_`, `-` only, no leading dot, never empty: names come from handlers, possibly remote. */
 export function safeAssetName(name: string): string {
-  const cleaned = name.replace(/^.*[/\\]/, '').replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '').slice(0, 120);
+  const cleaned = name
+    .replace(/^.*[/\\]/, '')
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .replace(/^\.+/, '')
+    .slice(0, 120);
   return cleaned || 'asset';
 }
 

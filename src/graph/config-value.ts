@@ -49,7 +49,8 @@ export function configValueProblem(decl: ConfigKeySpec, value: unknown): string 
   const numeric = type === 'number' || type === 'integer';
   const min = numeric ? decl.minimum : undefined;
   const max = numeric ? decl.maximum : undefined;
-  const range = min !== undefined && max !== undefined ? ` in ${min}..${max}` : min !== undefined ? ` ≥ ${min}` : max !== undefined ? ` ≤ ${max}` : '';
+  const range =
+    min !== undefined && max !== undefined ? ` in ${min}..${max}` : min !== undefined ? ` ≥ ${min}` : max !== undefined ? ` ≤ ${max}` : '';
   const ok = isType[type](value) && (min === undefined || (value as number) >= min) && (max === undefined || (value as number) <= max);
   return ok ? undefined : `must be ${ARTICLE[type]}${range}, got ${show(value)}`;
 }

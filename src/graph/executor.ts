@@ -162,7 +162,10 @@ export class GraphExecutor {
       const node = position.get(id)!;
       this.sinks.set(node, new Map());
       // Spec edge order, so metric keys come out in the same order on every run.
-      this.sinkPorts.set(node, [...v.incoming, ...v.loopIncoming].sort((a, b) => a.index - b.index).map((e) => e.to.port));
+      this.sinkPorts.set(
+        node,
+        [...v.incoming, ...v.loopIncoming].sort((a, b) => a.index - b.index).map((e) => e.to.port),
+      );
     }
   }
 
@@ -309,7 +312,8 @@ export class GraphExecutor {
       const fail = (i: number, inputs: Record<string, unknown>, t0: number, message: string): void => {
         const p = plans[i]!;
         stepErrors[i] = { nodeId: p.id, step, message };
-        if (logEntries) logEntries[i] = { step, nodeId: p.id, type: p.type, ms: elapsed(t0), inputs: summarizePorts(inputs), error: message };
+        if (logEntries)
+          logEntries[i] = { step, nodeId: p.id, type: p.type, ms: elapsed(t0), inputs: summarizePorts(inputs), error: message };
         resolveNode(i, false);
       };
 
@@ -325,7 +329,14 @@ export class GraphExecutor {
           }
         }
         if (logEntries) {
-          logEntries[i] = { step, nodeId: p.id, type: p.type, ms: elapsed(t0), inputs: summarizePorts(inputs), outputs: summarizePorts(out) };
+          logEntries[i] = {
+            step,
+            nodeId: p.id,
+            type: p.type,
+            ms: elapsed(t0),
+            inputs: summarizePorts(inputs),
+            outputs: summarizePorts(out),
+          };
         }
         resolveNode(i, true);
       };
@@ -346,7 +357,10 @@ export class GraphExecutor {
         const t0 = logEntries ? performance.now() : 0;
         let call: Promise<NodeOutputs>;
         try {
-          call = p.resolved.invoke({ inputs, config: p.config, ctx: { ...this.o.context, step, nodeId: p.id }, signal: this.signal }, p.url);
+          call = p.resolved.invoke(
+            { inputs, config: p.config, ctx: { ...this.o.context, step, nodeId: p.id }, signal: this.signal },
+            p.url,
+          );
         } catch (err) {
           call = Promise.reject(err);
         }
@@ -363,7 +377,12 @@ export class GraphExecutor {
           (out) => {
             if (settled) return;
             if (!isOutputsObject(out)) {
-              fail(i, inputs, t0, `returned ${out === null ? 'null' : Array.isArray(out) ? 'an array' : typeof out} instead of an object of outputs`);
+              fail(
+                i,
+                inputs,
+                t0,
+                `returned ${out === null ? 'null' : Array.isArray(out) ? 'an array' : typeof out} instead of an object of outputs`,
+              );
               return;
             }
             if (!p.hasErrorPort && typeof out.error === 'string') {
@@ -388,7 +407,8 @@ export class GraphExecutor {
             if (settled) return;
             const message = boundMessage(errorMessage(err));
             if ((err as { code?: unknown } | null)?.code === 'HOST_DIED') {
-              if (logEntries) logEntries[i] = { step, nodeId: p.id, type: p.type, ms: elapsed(t0), inputs: summarizePorts(inputs), error: message };
+              if (logEntries)
+                logEntries[i] = { step, nodeId: p.id, type: p.type, ms: elapsed(t0), inputs: summarizePorts(inputs), error: message };
               finish({ kind: 'crashed', error: `node "${p.id}" (${p.type}): ${message}` });
               // Calls still in flight in this iteration have nowhere to report.
               this.internal.abort(err);

@@ -269,9 +269,7 @@ export function validateGraph(spec: GraphSpec, resolver: NodeTypeResolver): Vali
   const order = topologicalOrder(nodes);
   if (order.length < nodes.size) {
     for (const cycle of findCycles(nodes, new Set(order))) {
-      problems.push(
-        `cycle without a loop edge: ${[...cycle, cycle[0]].join(' -> ')} (mark one of its edges "loop": true)`,
-      );
+      problems.push(`cycle without a loop edge: ${[...cycle, cycle[0]].join(' -> ')} (mark one of its edges "loop": true)`);
     }
   }
 

@@ -244,7 +244,8 @@ export class BatchedInferenceServer {
     try {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(
-          () => reject(new HostError(`batched function "${q.fn}" did not answer a batch of ${rows.length} within ${this.handlerTimeoutMs} ms`)),
+          () =>
+            reject(new HostError(`batched function "${q.fn}" did not answer a batch of ${rows.length} within ${this.handlerTimeoutMs} ms`)),
           this.handlerTimeoutMs,
         );
       });
@@ -255,7 +256,8 @@ export class BatchedInferenceServer {
       }
       rows.forEach((r, i) => r.resolve(outputs[i] as NodeOutputs));
     } catch (err) {
-      const failure = err instanceof HostError ? err : new HostError(`batched function "${q.fn}" failed: ${errorMessage(err)}`, { cause: err });
+      const failure =
+        err instanceof HostError ? err : new HostError(`batched function "${q.fn}" failed: ${errorMessage(err)}`, { cause: err });
       for (const r of rows) r.reject(failure);
     } finally {
       clearTimeout(timer);

@@ -129,7 +129,10 @@ export async function spawnHost(options: SpawnHostOptions): Promise<HostProcess>
   try {
     port = await new Promise<number>((resolve, reject) => {
       let ready = false;
-      const timer = setTimeout(() => reject(new HostError(`host ${label} did not report ready within ${readyTimeoutMs} ms${tail()}`)), readyTimeoutMs);
+      const timer = setTimeout(
+        () => reject(new HostError(`host ${label} did not report ready within ${readyTimeoutMs} ms${tail()}`)),
+        readyTimeoutMs,
+      );
       const onAbort = (): void => reject(signal!.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
       const done = (): void => {
@@ -157,7 +160,10 @@ export async function spawnHost(options: SpawnHostOptions): Promise<HostProcess>
       void exited.then((e) => {
         done();
         // stderr may still be draining; give it a moment so the error carries the host's last words.
-        setTimeout(() => reject(new HostError(`host ${label} exited before it was ready (code ${e.code}, signal ${e.signal})${tail()}`)), 20);
+        setTimeout(
+          () => reject(new HostError(`host ${label} exited before it was ready (code ${e.code}, signal ${e.signal})${tail()}`)),
+          20,
+        );
       });
     });
   } catch (err) {

@@ -79,7 +79,9 @@ function resolveCallables(manifest: NodesetManifest, mod: NodesetModule): Map<st
     else missing.push(spec.name);
   }
   if (missing.length > 0) {
-    throw new HostError(`nodeset "${manifest.name}": the module exports no handler for ${missing.map((m) => `"${m}"`).join(', ')} (declared in its manifest)`);
+    throw new HostError(
+      `nodeset "${manifest.name}": the module exports no handler for ${missing.map((m) => `"${m}"`).join(', ')} (declared in its manifest)`,
+    );
   }
   return out;
 }
@@ -108,7 +110,8 @@ class PanelModel {
 
   setField(name: unknown, value: unknown): PanelState {
     const field = this.fields.find((f) => f.name === name);
-    if (!field) throw new RouteError(400, `unknown panel field ${JSON.stringify(name)}; fields: ${this.fields.map((f) => f.name).join(', ')}`);
+    if (!field)
+      throw new RouteError(400, `unknown panel field ${JSON.stringify(name)}; fields: ${this.fields.map((f) => f.name).join(', ')}`);
     if (typeof value !== 'string' && typeof value !== 'number') {
       throw new RouteError(400, `panel field "${field.name}" needs a string or number value, got ${JSON.stringify(value)}`);
     }
@@ -149,7 +152,7 @@ class PanelModel {
   private resetField(field: PanelFieldSpec): void {
     const allowed = this.optionsBefore(field);
     const def = field.default;
-    const value = def !== undefined ? allowed.find((o) => sameValue(o, def)) ?? allowed[0] : allowed[0];
+    const value = def !== undefined ? (allowed.find((o) => sameValue(o, def)) ?? allowed[0]) : allowed[0];
     if (value === undefined) delete this.values[field.name];
     else this.values[field.name] = value;
   }
@@ -179,7 +182,8 @@ function field(body: unknown, name: string): unknown {
 
 function requireString(body: unknown, name: string): string {
   const v = field(body, name);
-  if (typeof v !== 'string' || v.length === 0) throw new RouteError(400, `"${name}" must be a non-empty string, got ${JSON.stringify(v) ?? 'nothing'}`);
+  if (typeof v !== 'string' || v.length === 0)
+    throw new RouteError(400, `"${name}" must be a non-empty string, got ${JSON.stringify(v) ?? 'nothing'}`);
   return v;
 }
 
@@ -191,7 +195,8 @@ export function createHost(options: CreateHostOptions): Host {
   const batcher = [...callables.values()].some((c) => c.call.kind === 'batched')
     ? new BatchedInferenceServer(manifest.batching ?? {})
     : undefined;
-  if (manifest.panel && !mod.panel) throw new HostError(`nodeset "${manifest.name}" declares a panel but its module exports no panel handler`);
+  if (manifest.panel && !mod.panel)
+    throw new HostError(`nodeset "${manifest.name}" declares a panel but its module exports no panel handler`);
   const panel = manifest.panel && mod.panel ? new PanelModel(manifest.panel.fields, manifest.panel.actions, mod.panel) : undefined;
   const health: HostHealth = { ok: true, nodeset: manifest.name, tag, pid: process.pid };
   let calls = 0;
@@ -210,7 +215,8 @@ export function createHost(options: CreateHostOptions): Host {
       throw new RouteError(404, `unknown function "${name}" in nodeset "${manifest.name}"; functions: ${[...callables.keys()].join(', ')}`);
     }
     const ctx = req.ctx;
-    if (typeof ctx !== 'object' || ctx === null) throw new RouteError(400, `"ctx" must be an object (the call context), got ${JSON.stringify(ctx) ?? 'nothing'}`);
+    if (typeof ctx !== 'object' || ctx === null)
+      throw new RouteError(400, `"ctx" must be an object (the call context), got ${JSON.stringify(ctx) ?? 'nothing'}`);
     const inputs = req.inputs ?? {};
     const config = req.config ?? {};
     if (typeof inputs !== 'object' || typeof config !== 'object') throw new RouteError(400, '"inputs" and "config" must be objects');
@@ -235,7 +241,9 @@ export function createHost(options: CreateHostOptions): Host {
           ? await batcher!.submit(name, config, args, entry.call.fn, (abandon) => http.onHangUp(abandon))
           : await entry.call.fn(args);
       if (typeof outputs !== 'object' || outputs === null || Array.isArray(outputs)) {
-        return { error: `${manifest.name}__${name} returned ${Array.isArray(outputs) ? 'an array' : typeof outputs}, not an object of outputs` };
+        return {
+          error: `${manifest.name}__${name} returned ${Array.isArray(outputs) ? 'an array' : typeof outputs}, not an object of outputs`,
+        };
       }
       return { outputs };
     } catch (err) {
@@ -245,7 +253,8 @@ export function createHost(options: CreateHostOptions): Host {
 
   const manifestJson = JSON.stringify(manifest);
   const healthJson = JSON.stringify(health);
-  const routes = 'GET /manifest, GET /health, GET /stats, POST /call, GET /panel, POST /panel/field, POST /panel/action, POST /panel/load, POST /evict, POST /callers/release';
+  const routes =
+    'GET /manifest, GET /health, GET /stats, POST /call, GET /panel, POST /panel/field, POST /panel/action, POST /panel/load, POST /evict, POST /callers/release';
 
   async function route(req: JsonHttpRequest): Promise<JsonHttpAnswer> {
     const key = `${req.method} ${req.path}`;
@@ -274,7 +283,10 @@ export function createHost(options: CreateHostOptions): Host {
         const episodeKey = requireString(readBody(req), 'episodeKey');
         const loaded = await mod.panel!.load({ ...p.values }, episodeKey);
         if (typeof loaded !== 'object' || loaded === null || typeof loaded.episodeId !== 'string') {
-          throw new RouteError(500, `nodeset "${manifest.name}": panel load returned ${JSON.stringify(loaded)}, which has no string "episodeId"`);
+          throw new RouteError(
+            500,
+            `nodeset "${manifest.name}": panel load returned ${JSON.stringify(loaded)}, which has no string "episodeId"`,
+          );
         }
         return ok(loaded);
       }

@@ -36,5 +36,7 @@ export async function serveAsset(req: IncomingMessage, res: ServerResponse, runs
     'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox",
   });
   if (req.method === 'HEAD') return void res.end();
-  createReadStream(path).on('error', () => res.destroy()).pipe(res);
+  createReadStream(path)
+    .on('error', () => res.destroy())
+    .pipe(res);
 }

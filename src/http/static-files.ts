@@ -36,7 +36,12 @@ export async function serveStatic(req: IncomingMessage, res: ServerResponse, web
     const type = STATIC_TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream';
     // Hashed build files never change; index.html must be re-read to pick up a new build.
     const cache = file === index ? 'no-cache' : 'public, max-age=31536000, immutable';
-    res.writeHead(status, { 'content-type': type, 'content-length': String(body.length), 'cache-control': cache, 'x-content-type-options': 'nosniff' });
+    res.writeHead(status, {
+      'content-type': type,
+      'content-length': String(body.length),
+      'cache-control': cache,
+      'x-content-type-options': 'nosniff',
+    });
     res.end(req.method === 'HEAD' ? undefined : body);
   };
   let decoded: string;

@@ -57,17 +57,13 @@ const positiveInt = z.number().int().positive();
 
 export const manifestSchema = z
   .looseObject({
-    name: z
-      .string()
-      .regex(NODESET_NAME, 'a nodeset name is letters, digits, "-" and single "_" (no "__", no "#")'),
+    name: z.string().regex(NODESET_NAME, 'a nodeset name is letters, digits, "-" and single "_" (no "__", no "#")'),
     version: z.string().optional(),
     description: z.string().optional(),
     parallelism: z.enum(['shared', 'replicated']),
     functions: z.array(functionSchema).min(1),
     panel: panelSchema.optional(),
-    resources: z
-      .looseObject({ ramMb: z.number().nonnegative().optional(), vramMb: z.number().nonnegative().optional() })
-      .optional(),
+    resources: z.looseObject({ ramMb: z.number().nonnegative().optional(), vramMb: z.number().nonnegative().optional() }).optional(),
     batching: z
       .looseObject({
         maxBatchSize: positiveInt.optional(),
@@ -93,7 +89,8 @@ export const manifestSchema = z
       for (const dir of ['inputs', 'outputs'] as const) {
         const ports = new Set<string>();
         fn[dir].forEach((p, j) => {
-          if (ports.has(p.name)) ctx.addIssue({ code: 'custom', path: ['functions', i, dir, j, 'name'], message: `duplicate port "${p.name}"` });
+          if (ports.has(p.name))
+            ctx.addIssue({ code: 'custom', path: ['functions', i, dir, j, 'name'], message: `duplicate port "${p.name}"` });
           ports.add(p.name);
         });
       }

@@ -17,7 +17,9 @@ export async function loadNodesetModule(dir: string, manifest: NodesetManifest):
   }
   const mod = ns.default;
   if (typeof mod !== 'object' || mod === null) {
-    throw new HostError(`nodeset "${manifest.name}": module ${file} has no default export of handlers (functions, batched, panel, evict, init)`);
+    throw new HostError(
+      `nodeset "${manifest.name}": module ${file} has no default export of handlers (functions, batched, panel, evict, init)`,
+    );
   }
   return mod as NodesetModule;
 }

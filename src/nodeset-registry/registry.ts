@@ -173,7 +173,9 @@ export class NodesetRegistry implements NodeTypeResolver {
         const mod = this.locals.get(nodeset);
         if (mod) return invokeLocal(mod, nodeset, fn.name, args);
         return Promise.reject(
-          new HostError(`nodeset "${nodeset}" is not hosted: no host URL is registered for it and its module is not loaded in this process (node type ${type})`),
+          new HostError(
+            `nodeset "${nodeset}" is not hosted: no host URL is registered for it and its module is not loaded in this process (node type ${type})`,
+          ),
         );
       },
     };
@@ -204,7 +206,8 @@ async function invokeLocal(mod: NodesetModule, nodeset: string, fn: string, args
   const batched = mod.batched?.[fn];
   if (batched) {
     const out = await batched([args]);
-    if (!Array.isArray(out) || out.length !== 1) throw new HostError(`batched function ${nodeset}__${fn} returned ${Array.isArray(out) ? out.length : 'no'} rows for 1`);
+    if (!Array.isArray(out) || out.length !== 1)
+      throw new HostError(`batched function ${nodeset}__${fn} returned ${Array.isArray(out) ? out.length : 'no'} rows for 1`);
     return out[0] as NodeOutputs;
   }
   throw new HostError(`nodeset "${nodeset}": its module exports no handler for "${fn}"`);

@@ -17,7 +17,7 @@ export const builder = new SchemaBuilder<{
 
 builder.queryType({ description: 'Read the graphs, nodesets, queue, runs, episodes and machine resources.' });
 builder.mutationType({ description: 'Start and cancel evaluation runs.' });
-builder.subscriptionType({ description: 'Live updates: a run\'s progress, its episodes as they complete, the queue, a played episode.' });
+builder.subscriptionType({ description: "Live updates: a run's progress, its episodes as they complete, the queue, a played episode." });
 
 // JSON and DateTime come from graphql-scalars: any JSON value, and an RFC 3339 date-time (a Date out as an ISO string).
 builder.addScalarType('JSON', JSONResolver);

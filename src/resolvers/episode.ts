@@ -16,7 +16,7 @@ import { assertRunExists } from './run.js';
 const NodeErrorRef = builder.objectRef<NodeErrorEntry>('NodeError').implement({
   description: 'A node that returned or threw an error during the episode.',
   fields: (t) => ({
-    nodeId: t.exposeString('nodeId', { description: 'The node\'s id in the graph.' }),
+    nodeId: t.exposeString('nodeId', { description: "The node's id in the graph." }),
     step: t.exposeInt('step', { description: 'The iteration it failed in (0-based).' }),
     message: t.exposeString('message', { description: 'The error message.' }),
   }),
@@ -31,7 +31,7 @@ interface AssetSource {
 const AssetRef_ = builder.objectRef<AssetSource>('Asset').implement({
   description: 'A file an episode produced (e.g. the gridnav trajectory PNG), served over HTTP.',
   fields: (t) => ({
-    name: t.string({ description: 'File name inside the episode\'s assets folder.', resolve: (a) => a.ref.name }),
+    name: t.string({ description: "File name inside the episode's assets folder.", resolve: (a) => a.ref.name }),
     mime: t.string({ description: 'Media type, e.g. image/png.', resolve: (a) => a.ref.mime || mimeOf(a.ref.name) }),
     bytes: t.int({ description: 'Size in bytes.', resolve: (a) => a.ref.bytes }),
     nodeId: t.string({ nullable: true, description: 'The node that produced it.', resolve: (a) => a.ref.nodeId ?? null }),
@@ -52,22 +52,32 @@ const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFi
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 const LogLineRef = builder.objectRef<LogLineSource>('LogLine').implement({
-  description: 'One node firing from the episode\'s log.jsonl.',
+  description: "One node firing from the episode's log.jsonl.",
   fields: (t) => ({
     line: t.exposeInt('line', { description: 'Line number in the log, 0-based.' }),
     step: t.int({ nullable: true, description: 'Iteration (0-based).', resolve: (l) => num(l.entry.step) }),
     nodeId: t.string({ nullable: true, description: 'The node that fired.', resolve: (l) => str(l.entry.nodeId) }),
     type: t.string({ nullable: true, description: 'Its node type.', resolve: (l) => str(l.entry.type) }),
     ms: t.float({ nullable: true, description: 'How long the firing took, in ms.', resolve: (l) => num(l.entry.ms) }),
-    inputs: t.field({ type: 'JSON', nullable: true, description: 'Its inputs (assets replaced by references, long arrays elided).', resolve: (l) => l.entry.inputs ?? null }),
-    outputs: t.field({ type: 'JSON', nullable: true, description: 'Its outputs (assets replaced by references, long arrays elided).', resolve: (l) => l.entry.outputs ?? null }),
+    inputs: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: 'Its inputs (assets replaced by references, long arrays elided).',
+      resolve: (l) => l.entry.inputs ?? null,
+    }),
+    outputs: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: 'Its outputs (assets replaced by references, long arrays elided).',
+      resolve: (l) => l.entry.outputs ?? null,
+    }),
     error: t.string({ nullable: true, description: 'The error, when it failed.', resolve: (l) => str(l.entry.error) }),
     entry: t.field({ type: 'JSON', description: 'The whole line as written.', resolve: (l) => l.entry }),
   }),
 });
 
 const LogPageRef = builder.objectRef<{ lines: LogLineSource[]; total: number }>('LogPage').implement({
-  description: 'A page of an episode\'s firing log.',
+  description: "A page of an episode's firing log.",
   fields: (t) => ({
     lines: t.field({ type: [LogLineRef], description: 'The lines on this page, in order.', resolve: (p) => p.lines }),
     total: t.exposeInt('total', { description: 'Lines in the whole log.' }),
@@ -81,20 +91,34 @@ EpisodeRef.implement({
   fields: (t) => ({
     runId: t.id({ description: 'The run it belongs to.', resolve: (e) => e.runId }),
     index: t.int({ description: 'Its index in the run (0-based).', resolve: (e) => e.record.index }),
-    episodeId: t.string({ description: 'The env\'s id for it, e.g. `gridnav/val/3`.', resolve: (e) => e.record.episodeId }),
+    episodeId: t.string({ description: "The env's id for it, e.g. `gridnav/val/3`.", resolve: (e) => e.record.episodeId }),
     status: t.field({ type: EpisodeStatusRef, description: 'How it ended.', resolve: (e) => e.record.status }),
     steps: t.int({ description: 'Iterations run (also for partial endings).', resolve: (e) => e.record.steps }),
-    stepBudget: t.int({ description: 'The budget it ran under (API override → env → graph → default).', resolve: (e) => e.record.stepBudget }),
+    stepBudget: t.int({
+      description: 'The budget it ran under (API override → env → graph → default).',
+      resolve: (e) => e.record.stepBudget,
+    }),
     metrics: t.field({ type: 'JSON', description: 'Metric name → value (partial when it ended early).', resolve: (e) => e.record.metrics }),
-    seed: t.float({ description: 'Its seed, derived from the run seed and its index (an unsigned 32-bit integer).', resolve: (e) => e.record.seed }),
+    seed: t.float({
+      description: 'Its seed, derived from the run seed and its index (an unsigned 32-bit integer).',
+      resolve: (e) => e.record.seed,
+    }),
     workerId: t.int({ description: 'The worker that ran it (placement only; never affects results).', resolve: (e) => e.record.workerId }),
     durationMs: t.float({ description: 'Wall-clock duration in ms.', resolve: (e) => e.record.durationMs }),
     startedAt: t.field({ type: 'DateTime', description: 'When it started.', resolve: (e) => e.record.startedAt }),
     finishedAt: t.field({ type: 'DateTime', description: 'When it ended.', resolve: (e) => e.record.finishedAt }),
-    task: t.string({ nullable: true, description: 'The env\'s task name, if it has tasks.', resolve: (e) => opt(e.record.task) }),
-    scene: t.string({ nullable: true, description: 'The env\'s scene, if any.', resolve: (e) => opt(e.record.scene) }),
-    instruction: t.string({ nullable: true, description: 'The instruction given to the agent, if any.', resolve: (e) => opt(e.record.instruction) }),
-    error: t.string({ nullable: true, description: 'Why it ended early, for TIMEOUT, ERROR, CRASHED and CANCELLED.', resolve: (e) => opt(e.record.error) }),
+    task: t.string({ nullable: true, description: "The env's task name, if it has tasks.", resolve: (e) => opt(e.record.task) }),
+    scene: t.string({ nullable: true, description: "The env's scene, if any.", resolve: (e) => opt(e.record.scene) }),
+    instruction: t.string({
+      nullable: true,
+      description: 'The instruction given to the agent, if any.',
+      resolve: (e) => opt(e.record.instruction),
+    }),
+    error: t.string({
+      nullable: true,
+      description: 'Why it ended early, for TIMEOUT, ERROR, CRASHED and CANCELLED.',
+      resolve: (e) => opt(e.record.error),
+    }),
     nodeErrors: t.field({ type: [NodeErrorRef], description: 'Nodes that failed, for ERROR.', resolve: (e) => e.record.nodeErrors ?? [] }),
     assets: t.field({
       type: [AssetRef_],

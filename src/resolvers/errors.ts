@@ -67,7 +67,11 @@ function rewrap(error: GraphQLError, message: string, extensions: Record<string,
     ...(error.positions ? { positions: error.positions } : {}),
     ...(error.path ? { path: error.path } : {}),
     // `http` is the status yoga answers with (e.g. 400 for a request error): it survives the rewrap.
-    extensions: { ...(error.extensions.http ? { http: error.extensions.http } : {}), ...extensions, code: extensions.code ?? 'INTERNAL_SERVER_ERROR' },
+    extensions: {
+      ...(error.extensions.http ? { http: error.extensions.http } : {}),
+      ...extensions,
+      code: extensions.code ?? 'INTERNAL_SERVER_ERROR',
+    },
   });
 }
 

@@ -19,14 +19,20 @@ const GraphNodeRef = builder.objectRef<GraphNode>('GraphNode').implement({
   description: 'A node of a graph.',
   fields: (t) => ({
     id: t.exposeString('id', { description: 'Unique within the graph; edges address ports as `id.port`.' }),
-    type: t.exposeString('type', { description: '`<nodeset>__<function>` (e.g. `env_gridnav__step`) or a built-in type such as `graphOut`.' }),
-    nodeset: t.string({ nullable: true, description: 'The nodeset that serves it (null for built-in types).', resolve: (n) => splitNodeType(n.type)?.nodeset ?? null }),
-    config: t.field({ type: 'JSON', description: 'Its configuration; a run\'s overrides patch it.', resolve: (n) => n.config ?? {} }),
+    type: t.exposeString('type', {
+      description: '`<nodeset>__<function>` (e.g. `env_gridnav__step`) or a built-in type such as `graphOut`.',
+    }),
+    nodeset: t.string({
+      nullable: true,
+      description: 'The nodeset that serves it (null for built-in types).',
+      resolve: (n) => splitNodeType(n.type)?.nodeset ?? null,
+    }),
+    config: t.field({ type: 'JSON', description: "Its configuration; a run's overrides patch it.", resolve: (n) => n.config ?? {} }),
   }),
 });
 
 const GraphEdgeRef = builder.objectRef<GraphEdge>('GraphEdge').implement({
-  description: 'A connection from one node\'s output port to another\'s input port.',
+  description: "A connection from one node's output port to another's input port.",
   fields: (t) => ({
     from: t.exposeString('from', { description: '`nodeId.outputPort`.' }),
     to: t.exposeString('to', { description: '`nodeId.inputPort`.' }),
@@ -48,7 +54,11 @@ const GraphRef = builder.objectRef<GraphSource>('Graph').implement({
       description: '`builtin`, or `workspace` when the active workspace overlays it.',
       resolve: (g) => g.listing?.source ?? null,
     }),
-    stepBudget: t.int({ nullable: true, description: 'Iterations per episode when neither the API nor the env says otherwise.', resolve: (g, _a, ctx) => specOf(g, ctx).step_budget ?? null }),
+    stepBudget: t.int({
+      nullable: true,
+      description: 'Iterations per episode when neither the API nor the env says otherwise.',
+      resolve: (g, _a, ctx) => specOf(g, ctx).step_budget ?? null,
+    }),
     nodes: t.field({ type: [GraphNodeRef], description: 'Its nodes.', resolve: (g, _a, ctx) => specOf(g, ctx).nodes }),
     edges: t.field({ type: [GraphEdgeRef], description: 'Its edges.', resolve: (g, _a, ctx) => specOf(g, ctx).edges }),
     nodesets: t.stringList({
@@ -69,7 +79,7 @@ builder.queryFields((t) => ({
     type: GraphRef,
     nullable: true,
     description: 'One graph by name. NOT_FOUND when there is none; BAD_USER_INPUT for a malformed name.',
-    args: { name: t.arg.string({ required: true, description: 'The graph\'s name.' }) },
+    args: { name: t.arg.string({ required: true, description: "The graph's name." }) },
     resolve: (_root, args, ctx) => {
       const spec = ctx.graphs.load(args.name);
       const listing = ctx.graphs.list().find((l) => l.name === args.name);

@@ -64,7 +64,12 @@ export function operationCost(
   variables: Record<string, unknown> | null | undefined,
 ): number {
   const fragments = fragmentsOf(document);
-  const root = op.operation === 'query' ? schema.getQueryType() : op.operation === 'mutation' ? schema.getMutationType() : schema.getSubscriptionType();
+  const root =
+    op.operation === 'query'
+      ? schema.getQueryType()
+      : op.operation === 'mutation'
+        ? schema.getMutationType()
+        : schema.getSubscriptionType();
   if (!root) return 0;
   const fragmentCost = new Map<string, number>();
   const visiting = new Set<string>();
@@ -119,10 +124,13 @@ function selectedOperation(document: DocumentNode, operationName: string | null 
 function costError(cost: number, maxCost: number): GraphQLError {
   // Beyond 2^53 the figure is meaningless; say so rather than print 1e+21.
   const shown = Number.isSafeInteger(cost) ? String(cost) : 'more than 2^53';
-  return new GraphQLError(`the operation costs ${shown} (each field 1, times the page size of the lists above it); the limit is ${maxCost}: ask for smaller pages`, {
-    // Set before execution stops, this result skips the other plugins: it carries its own HTTP status (400 under graphql-response+json).
-    extensions: { code: 'BAD_USER_INPUT', cost: Number.isSafeInteger(cost) ? cost : null, maxCost, http: { status: 400, spec: true } },
-  });
+  return new GraphQLError(
+    `the operation costs ${shown} (each field 1, times the page size of the lists above it); the limit is ${maxCost}: ask for smaller pages`,
+    {
+      // Set before execution stops, this result skips the other plugins: it carries its own HTTP status (400 under graphql-response+json).
+      extensions: { code: 'BAD_USER_INPUT', cost: Number.isSafeInteger(cost) ? cost : null, maxCost, http: { status: 400, spec: true } },
+    },
+  );
 }
 
 /**
@@ -132,8 +140,12 @@ function costError(cost: number, maxCost: number): GraphQLError {
 function report(what: string, limit: number): GraphQLArmorRejectCallback {
   return (context, error) => {
     const found = /found (\d+)/.exec(error.message)?.[1];
-    const message = found ? `the operation has ${found} ${what}; the limit is ${limit}` : `the operation has more ${what} than the limit of ${limit}`;
-    context?.reportError(new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT', ...(found ? { found: Number(found) } : {}), limit } }));
+    const message = found
+      ? `the operation has ${found} ${what}; the limit is ${limit}`
+      : `the operation has more ${what} than the limit of ${limit}`;
+    context?.reportError(
+      new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT', ...(found ? { found: Number(found) } : {}), limit } }),
+    );
   };
 }
 
@@ -154,7 +166,12 @@ export function useQueryLimits(limits: QueryLimits = {}): Plugin {
     maxAliases: { n: maxAliases, propagateOnRejection: false, onReject: [report('aliases', maxAliases)] },
     maxDirectives: { n: maxDirectives, propagateOnRejection: false, onReject: [report('directives', maxDirectives)] },
   }) as Plugin;
-  const check = (args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null; variableValues?: Record<string, unknown> | null }) => {
+  const check = (args: {
+    schema: GraphQLSchema;
+    document: DocumentNode;
+    operationName?: string | null;
+    variableValues?: Record<string, unknown> | null;
+  }) => {
     const op = selectedOperation(args.document, args.operationName);
     if (!op) return undefined;
     const cost = operationCost(args.schema, args.document, op, args.variableValues);

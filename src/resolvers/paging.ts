@@ -6,7 +6,12 @@ export interface Page {
   first: number;
 }
 
-export function checkPage(what: string, offset: number | null | undefined, first: number | null | undefined, defaults: { first: number; max: number }): Page {
+export function checkPage(
+  what: string,
+  offset: number | null | undefined,
+  first: number | null | undefined,
+  defaults: { first: number; max: number },
+): Page {
   const o = offset ?? 0;
   const f = first ?? defaults.first;
   if (!Number.isInteger(o) || o < 0) throw new BadInputError(`${what}: offset must be an integer ≥ 0, got ${String(offset)}`);

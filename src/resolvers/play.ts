@@ -31,34 +31,57 @@ const PlayEventRef = builder.objectRef<PlayEvent>('PlayEvent').implement({
   fields: (t) => ({
     kind: t.field({ type: PlayEventKindRef, description: 'What this event reports.', resolve: (e) => e.kind }),
     step: t.int({ nullable: true, description: 'STEP: the iteration (0-based).', resolve: (e) => (e.kind === 'STEP' ? e.step : null) }),
-    observation: t.field({ type: 'JSON', nullable: true, description: 'STEP: the env\'s `observation` output.', resolve: (e) => get(e, 'observation') ?? null }),
-    action: t.field({ type: 'JSON', nullable: true, description: 'STEP: the agent\'s `action` output.', resolve: (e) => get(e, 'action') ?? null }),
+    observation: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: "STEP: the env's `observation` output.",
+      resolve: (e) => get(e, 'observation') ?? null,
+    }),
+    action: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: "STEP: the agent's `action` output.",
+      resolve: (e) => get(e, 'action') ?? null,
+    }),
     metrics: t.field({
       type: 'JSON',
       nullable: true,
-      description: 'STEP: the `metrics` output so far; FINISHED: the episode\'s metrics.',
+      description: "STEP: the `metrics` output so far; FINISHED: the episode's metrics.",
       resolve: (e) => (e.kind === 'FINISHED' ? e.record.metrics : (get(e, 'metrics') ?? null)),
     }),
-    done: t.boolean({ description: 'True once a node has said `done` (and on FINISHED).', resolve: (e) => (e.kind === 'STEP' ? e.done : e.kind === 'FINISHED') }),
+    done: t.boolean({
+      description: 'True once a node has said `done` (and on FINISHED).',
+      resolve: (e) => (e.kind === 'STEP' ? e.done : e.kind === 'FINISHED'),
+    }),
     image: t.string({
       nullable: true,
-      description: 'The env\'s picture (e.g. the trajectory so far) as a data URL, when it rendered one this step; FINISHED: the final picture.',
+      description:
+        "The env's picture (e.g. the trajectory so far) as a data URL, when it rendered one this step; FINISHED: the final picture.",
       resolve: (e) => (e.kind === 'STARTED' ? null : e.image),
     }),
     outputs: t.field({
       type: 'JSON',
       nullable: true,
-      description: 'STEP: every node\'s outputs this iteration (node id → port → value; pictures as `{ $assetRef }`).',
+      description: "STEP: every node's outputs this iteration (node id → port → value; pictures as `{ $assetRef }`).",
       resolve: (e) => (e.kind === 'STEP' ? e.outputs : null),
     }),
-    status: t.field({ type: EpisodeStatusRef, nullable: true, description: 'FINISHED: how the episode ended.', resolve: (e) => (e.kind === 'FINISHED' ? e.status : null) }),
+    status: t.field({
+      type: EpisodeStatusRef,
+      nullable: true,
+      description: 'FINISHED: how the episode ended.',
+      resolve: (e) => (e.kind === 'FINISHED' ? e.status : null),
+    }),
     record: t.field({
       type: 'JSON',
       nullable: true,
       description: 'FINISHED: the episode record (status, steps, metrics, seed, instruction …).',
       resolve: (e) => (e.kind === 'FINISHED' ? e.record : null),
     }),
-    holder: t.string({ nullable: true, description: 'STARTED: the name the interactive lock is held under.', resolve: (e) => (e.kind === 'STARTED' ? e.holder : null) }),
+    holder: t.string({
+      nullable: true,
+      description: 'STARTED: the name the interactive lock is held under.',
+      resolve: (e) => (e.kind === 'STARTED' ? e.holder : null),
+    }),
   }),
 });
 
@@ -70,8 +93,11 @@ builder.subscriptionFields((t) => ({
     args: {
       graphName: t.arg.string({ required: true, description: 'The graph to play.' }),
       index: t.arg.int({ required: true, description: 'The env episode to play (index in the dataset split).' }),
-      seed: t.arg.int({ defaultValue: RUN_DEFAULTS.seed, description: 'Run seed; the episode\'s seed derives from it and the index.' }),
-      overrides: t.arg({ type: 'JSON', description: `Config patches: node id → patch, at most ${RUN_LIMITS.maxOverridesBytes} bytes of JSON; each value must have the type its nodeset declares.` }),
+      seed: t.arg.int({ defaultValue: RUN_DEFAULTS.seed, description: "Run seed; the episode's seed derives from it and the index." }),
+      overrides: t.arg({
+        type: 'JSON',
+        description: `Config patches: node id → patch, at most ${RUN_LIMITS.maxOverridesBytes} bytes of JSON; each value must have the type its nodeset declares.`,
+      }),
       dataset: t.arg.string({ description: 'Env panel dataset.' }),
       split: t.arg.string({ description: 'Env panel split.' }),
       stepBudget: t.arg.int({ description: 'Step budget override.' }),

@@ -13,7 +13,7 @@ const EstimateSourceRef = builder.enumType('EstimateSource', {
   description: 'Where a memory estimate comes from.',
   values: {
     CALIBRATED: { value: 'calibrated', description: 'The peak RSS of earlier runs of the same graph at the same worker count.' },
-    DECLARED: { value: 'declared', description: 'The figures the graph\'s nodesets declare in their manifests.' },
+    DECLARED: { value: 'declared', description: "The figures the graph's nodesets declare in their manifests." },
     MARGINAL: { value: 'marginal', description: 'The marginalVramMb given at start.' },
     DEFAULT: { value: 'default', description: 'A built-in default (nothing better was known).' },
   } as const,
@@ -65,11 +65,16 @@ const ActiveJobRef = builder.objectRef<ActiveJob>('ActiveJob').implement({
     workerCount: t.exposeInt('workerCount', { description: 'Its workers.' }),
     viaSubprocess: t.exposeBoolean('viaSubprocess', { description: 'Whether it runs in its own eval process.' }),
     exclusiveGpu: t.exposeBoolean('exclusiveGpu', { description: 'Whether it runs alone.' }),
-    reservation: t.field({ type: ResourceEstimateRef, description: 'The memory held for it while it runs.', resolve: (j) => j.reservation }),
+    reservation: t.field({
+      type: ResourceEstimateRef,
+      description: 'The memory held for it while it runs.',
+      resolve: (j) => j.reservation,
+    }),
     rssMb: t.exposeFloat('rssMb', { nullable: true, description: 'Latest resident memory of its process tree, MB.' }),
     vramMb: t.exposeFloat('vramMb', {
       nullable: true,
-      description: 'Latest GPU memory of its process tree as nvidia-smi attributes it, MB (null where per-process GPU memory is not measured).',
+      description:
+        'Latest GPU memory of its process tree as nvidia-smi attributes it, MB (null where per-process GPU memory is not measured).',
     }),
     run: t.field({ type: RunRef, nullable: true, description: 'The run itself.', resolve: (j, _a, ctx) => runOf(j.runId, ctx) }),
   }),

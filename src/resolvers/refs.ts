@@ -9,16 +9,18 @@ import type { RunSource } from './run-source.js';
 
 export const RunStatusRef = builder.enumType('RunStatus', {
   description: 'Where a run is in its lifecycle.',
-  values: Object.fromEntries(
-    RUN_STATUSES.map((s) => [s, { value: s, description: runStatusMeaning(s) }]),
-  ) as Record<(typeof RUN_STATUSES)[number], { value: (typeof RUN_STATUSES)[number]; description: string }>,
+  values: Object.fromEntries(RUN_STATUSES.map((s) => [s, { value: s, description: runStatusMeaning(s) }])) as Record<
+    (typeof RUN_STATUSES)[number],
+    { value: (typeof RUN_STATUSES)[number]; description: string }
+  >,
 });
 
 export const EpisodeStatusRef = builder.enumType('EpisodeStatus', {
   description: 'How an episode ended. Every ending comes with the metrics and steps measured up to it.',
-  values: Object.fromEntries(
-    EPISODE_STATUSES.map((s) => [s, { value: s, description: episodeStatusMeaning(s) }]),
-  ) as Record<(typeof EPISODE_STATUSES)[number], { value: (typeof EPISODE_STATUSES)[number]; description: string }>,
+  values: Object.fromEntries(EPISODE_STATUSES.map((s) => [s, { value: s, description: episodeStatusMeaning(s) }])) as Record<
+    (typeof EPISODE_STATUSES)[number],
+    { value: (typeof EPISODE_STATUSES)[number]; description: string }
+  >,
 });
 
 /** An episode record together with the run it belongs to. */

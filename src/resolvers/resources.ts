@@ -22,7 +22,10 @@ const ResourcesRef = builder.objectRef<ResourceSnapshot>('Resources').implement(
   fields: (t) => ({
     ramTotalMb: t.exposeFloat('ramTotalMb', { description: 'Total RAM, MB.' }),
     ramFreeMb: t.exposeFloat('ramFreeMb', { description: 'Available RAM as measured, MB.' }),
-    vramTotalMb: t.exposeFloat('vramTotalMb', { nullable: true, description: 'Total GPU memory, MB (null when no GPU could be measured).' }),
+    vramTotalMb: t.exposeFloat('vramTotalMb', {
+      nullable: true,
+      description: 'Total GPU memory, MB (null when no GPU could be measured).',
+    }),
     vramFreeMb: t.exposeFloat('vramFreeMb', { nullable: true, description: 'Free GPU memory, MB (null when no GPU could be measured).' }),
     reservedRamMb: t.exposeFloat('reservedRamMb', { description: 'RAM reserved by running jobs, MB.' }),
     reservedVramMb: t.exposeFloat('reservedVramMb', { description: 'GPU memory reserved by running jobs, MB.' }),

@@ -18,9 +18,9 @@ import { loadRun, loadSpec, loadSummary, sourceFromRow, sourceFromSummary, type 
 import { withoutNulls } from './without-nulls.js';
 
 export const MetricAggregateRef = builder.objectRef<MetricAggregate>('MetricAggregate').implement({
-  description: 'One metric over a run\'s episodes (those that reported it), folded in episode-index order.',
+  description: "One metric over a run's episodes (those that reported it), folded in episode-index order.",
   fields: (t) => ({
-    name: t.exposeString('name', { description: 'The metric\'s name, e.g. `success`, `spl`, `return`.' }),
+    name: t.exposeString('name', { description: "The metric's name, e.g. `success`, `spl`, `return`." }),
     mean: t.float({ description: 'Mean over the episodes that reported it.', resolve: (m) => finite(m.mean) ?? 0 }),
     count: t.exposeInt('count', { description: 'How many episodes reported it.' }),
     stderr: t.float({
@@ -41,10 +41,11 @@ interface TaskAggregate {
 }
 
 const TaskAggregateRef = builder.objectRef<TaskAggregate>('TaskAggregate').implement({
-  description: 'The aggregates of the episodes of one task. When some episodes of a run have a task and others none, those without are grouped under the task "default"; a run with no task at all has no groups.',
+  description:
+    'The aggregates of the episodes of one task. When some episodes of a run have a task and others none, those without are grouped under the task "default"; a run with no task at all has no groups.',
   fields: (t) => ({
     task: t.exposeString('task', { description: 'The task name the env reported.' }),
-    metrics: t.field({ type: [MetricAggregateRef], description: 'Each metric over this task\'s episodes.', resolve: (a) => a.metrics }),
+    metrics: t.field({ type: [MetricAggregateRef], description: "Each metric over this task's episodes.", resolve: (a) => a.metrics }),
   }),
 });
 
@@ -54,7 +55,7 @@ interface StatusCount {
 }
 
 const StatusCountRef = builder.objectRef<StatusCount>('StatusCount').implement({
-  description: 'How many of a run\'s finished episodes ended one way.',
+  description: "How many of a run's finished episodes ended one way.",
   fields: (t) => ({
     status: t.field({ type: EpisodeStatusRef, description: 'The ending.', resolve: (c) => c.status }),
     count: t.exposeInt('count', { description: 'Episodes that ended so (0 included, so every ending is listed).' }),
@@ -64,7 +65,10 @@ const StatusCountRef = builder.objectRef<StatusCount>('StatusCount').implement({
 const RunErrorRef = builder.objectRef<{ code: string; message: string }>('RunError').implement({
   description: 'Why a run failed or was aborted.',
   fields: (t) => ({
-    code: t.exposeString('code', { description: 'Machine-readable cause, e.g. GRAPH_INVALID, OUT_OF_BUDGET, ABORTED, or a storage fault: STORAGE_FULL, STORAGE_READ_ONLY, RUN_DIR_MISSING.' }),
+    code: t.exposeString('code', {
+      description:
+        'Machine-readable cause, e.g. GRAPH_INVALID, OUT_OF_BUDGET, ABORTED, or a storage fault: STORAGE_FULL, STORAGE_READ_ONLY, RUN_DIR_MISSING.',
+    }),
     message: t.exposeString('message', { description: 'What happened, in words.' }),
   }),
 });
@@ -75,7 +79,7 @@ interface EpisodePage {
 }
 
 export const EpisodePageRef = builder.objectRef<EpisodePage>('EpisodePage').implement({
-  description: 'A page of a run\'s finished episodes in index order.',
+  description: "A page of a run's finished episodes in index order.",
   fields: (t) => ({
     items: t.field({ type: [EpisodeRef], description: 'The episodes on this page.', resolve: (p) => p.items }),
     total: t.exposeInt('total', { description: 'Finished episodes matching the filter, on all pages.' }),
@@ -97,12 +101,22 @@ RunRef.implement({
     }),
     priority: t.int({ description: 'Admission priority; higher runs first.', resolve: (r) => r.row.priority }),
     seed: t.int({
-      description: 'The run seed; each episode\'s seed derives from it and the episode index.',
+      description: "The run seed; each episode's seed derives from it and the episode index.",
       resolve: async (r, _a, ctx) => (await loadSummary(r, ctx))?.seed ?? (await loadSpec(r, ctx))?.seed ?? D.seed,
     }),
     createdAt: t.field({ type: 'DateTime', description: 'When the run was submitted.', resolve: (r) => r.row.createdAt }),
-    startedAt: t.field({ type: 'DateTime', nullable: true, description: 'When its first episode could start.', resolve: (r) => r.row.startedAt }),
-    finishedAt: t.field({ type: 'DateTime', nullable: true, description: 'When it reached its terminal state.', resolve: (r) => r.row.finishedAt }),
+    startedAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When its first episode could start.',
+      resolve: (r) => r.row.startedAt,
+    }),
+    finishedAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it reached its terminal state.',
+      resolve: (r) => r.row.finishedAt,
+    }),
     error: t.field({ type: RunErrorRef, nullable: true, description: 'Why it failed or was aborted.', resolve: (r) => r.row.error }),
     aggregateMetrics: t.field({
       type: [MetricAggregateRef],
@@ -135,15 +149,19 @@ RunRef.implement({
         return spec?.viaSubprocess ?? r.row.viaSubprocess;
       },
     }),
-    pid: t.int({ nullable: true, description: 'The eval process id while it runs.', resolve: (r) => (r.row.status === 'RUNNING' ? r.row.pid : null) }),
+    pid: t.int({
+      nullable: true,
+      description: 'The eval process id while it runs.',
+      resolve: (r) => (r.row.status === 'RUNNING' ? r.row.pid : null),
+    }),
     seq: t.int({
       description:
-        'The server\'s number for this state of the run: each state runProgress delivers has a higher one than the last, so of two states the higher seq is the newer. A query answers the seq of the newest state delivered (0 before any). Kept by the server, not the run directory: it starts over when the server restarts.',
+        "The server's number for this state of the run: each state runProgress delivers has a higher one than the last, so of two states the higher seq is the newer. A query answers the seq of the newest state delivered (0 before any). Kept by the server, not the run directory: it starts over when the server restarts.",
       resolve: (r, _a, ctx) => r.seq ?? ctx.watcher.seqOf(r.row.id),
     }),
     stepBudget: t.int({
       nullable: true,
-      description: 'The step budget override given at start, if any (else the env\'s or the graph\'s applies per episode).',
+      description: "The step budget override given at start, if any (else the env's or the graph's applies per episode).",
       resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.stepBudget ?? null,
     }),
     overrides: t.field({
@@ -151,10 +169,18 @@ RunRef.implement({
       description: 'Config patches given at start: node id → patch.',
       resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.overrides ?? {},
     }),
-    dataset: t.string({ nullable: true, description: 'Env panel dataset, if given.', resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.dataset ?? null }),
-    split: t.string({ nullable: true, description: 'Env panel split, if given.', resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.split ?? null }),
+    dataset: t.string({
+      nullable: true,
+      description: 'Env panel dataset, if given.',
+      resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.dataset ?? null,
+    }),
+    split: t.string({
+      nullable: true,
+      description: 'Env panel split, if given.',
+      resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.split ?? null,
+    }),
     episodeOffset: t.int({
-      description: 'Index of the env episode the run\'s first episode plays.',
+      description: "Index of the env episode the run's first episode plays.",
       resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.episodeOffset ?? D.episodeOffset,
     }),
     exclusiveGpu: t.boolean({
@@ -237,31 +263,47 @@ builder.queryFields((t) => ({
 }));
 
 const StartEvalInputRef = builder.inputType('StartEvalInput', {
-  description: 'What to evaluate. Only graphName and episodeCount are required. Defaults and limits are those of the run spec (docs/graphql.md).',
+  description:
+    'What to evaluate. Only graphName and episodeCount are required. Defaults and limits are those of the run spec (docs/graphql.md).',
   fields: (t) => ({
     graphName: t.string({ required: true, description: `A saved graph (see \`graphs\`), at most ${L.maxNameChars} characters.` }),
     episodeCount: t.int({ required: true, description: `Episodes to run, 1..${L.maxEpisodes}.` }),
-    workerCount: t.int({ defaultValue: D.workerCount, description: `Parallel workers (each with its own env host), 1..${L.maxWorkers}; a speed dial, never a result dial.` }),
-    seed: t.int({ defaultValue: D.seed, description: 'Run seed; each episode\'s seed derives from it and the episode index.' }),
-    stepBudget: t.int({ description: 'Steps per episode, overriding the env\'s and the graph\'s budget. At least 1.' }),
+    workerCount: t.int({
+      defaultValue: D.workerCount,
+      description: `Parallel workers (each with its own env host), 1..${L.maxWorkers}; a speed dial, never a result dial.`,
+    }),
+    seed: t.int({ defaultValue: D.seed, description: "Run seed; each episode's seed derives from it and the episode index." }),
+    stepBudget: t.int({ description: "Steps per episode, overriding the env's and the graph's budget. At least 1." }),
     perStepTimeoutSec: t.float({
       description: `Wall-clock seconds allowed per step, above 0 and at most ${L.maxPerStepTimeoutSec}; an episode times out after budget × this. Default ${D.perStepTimeoutSec}.`,
     }),
     perCallTimeoutSec: t.float({
       description: `Wall-clock seconds one host call may go unanswered (a frozen host) before its episode ends TIMEOUT, at most ${L.maxPerCallTimeoutSec}. Default ${PER_CALL_TIMEOUT_STEPS} × perStepTimeoutSec.`,
     }),
-    priority: t.int({ defaultValue: D.priority, description: `Higher runs first, -${L.maxPriority}..${L.maxPriority}; FIFO within a priority.` }),
-    exclusiveGpu: t.boolean({ defaultValue: D.exclusiveGpu, description: 'Run alone: starts only when nothing runs, and nothing starts beside it.' }),
+    priority: t.int({
+      defaultValue: D.priority,
+      description: `Higher runs first, -${L.maxPriority}..${L.maxPriority}; FIFO within a priority.`,
+    }),
+    exclusiveGpu: t.boolean({
+      defaultValue: D.exclusiveGpu,
+      description: 'Run alone: starts only when nothing runs, and nothing starts beside it.',
+    }),
     marginalVramMb: t.int({ description: 'Declared extra VRAM (MB, ≥ 0), used by admission until calibration exists.' }),
     memoryBudgetMb: t.int({ description: 'Stop the run (FAILED, OUT_OF_BUDGET) when its process tree exceeds this RSS (MB, > 0).' }),
-    viaSubprocess: t.boolean({ defaultValue: D.viaSubprocess, description: 'false runs the batch inside the backend (same classes, same results).' }),
+    viaSubprocess: t.boolean({
+      defaultValue: D.viaSubprocess,
+      description: 'false runs the batch inside the backend (same classes, same results).',
+    }),
     overrides: t.field({
       type: 'JSON',
       description: `Config patches: node id → patch, e.g. {"agent": {"epsilon": 0.2}}; at most ${L.maxOverridesBytes} bytes of JSON, and each value must have the type its nodeset declares.`,
     }),
     dataset: t.string({ description: `Env panel dataset, at most ${L.maxNameChars} characters.` }),
     split: t.string({ description: `Env panel split, at most ${L.maxNameChars} characters.` }),
-    episodeOffset: t.int({ defaultValue: D.episodeOffset, description: 'Env episode index of the first episode; episode i plays env episode episodeOffset + i.' }),
+    episodeOffset: t.int({
+      defaultValue: D.episodeOffset,
+      description: 'Env episode index of the first episode; episode i plays env episode episodeOffset + i.',
+    }),
   }),
 });
 
@@ -273,7 +315,7 @@ interface StartEvalResult {
 const StartEvalPayloadRef = builder.objectRef<StartEvalResult>('StartEvalPayload').implement({
   description: 'The accepted run. It is only queued: the scheduler admits it when there is room.',
   fields: (t) => ({
-    runId: t.id({ description: 'The new run\'s id.', resolve: (p) => p.summary.runId }),
+    runId: t.id({ description: "The new run's id.", resolve: (p) => p.summary.runId }),
     status: t.field({ type: RunStatusRef, description: 'QUEUED on acceptance.', resolve: (p) => p.summary.status }),
     viaSubprocess: t.exposeBoolean('viaSubprocess', { description: 'Whether it will run in its own eval process.' }),
     run: t.field({ type: RunRef, description: 'The run as it stands.', resolve: (p, _a, ctx) => sourceFromSummary(p.summary, ctx) }),
@@ -283,7 +325,8 @@ const StartEvalPayloadRef = builder.objectRef<StartEvalResult>('StartEvalPayload
 builder.mutationFields((t) => ({
   startEval: t.field({
     type: StartEvalPayloadRef,
-    description: 'Queues a run and returns at once (status QUEUED). BAD_USER_INPUT for a bad graph, count or override; QUEUE_FULL past the queue\'s capacity; STORAGE_FULL or STORAGE_READ_ONLY when the outputs folder cannot be written (nothing is left behind).',
+    description:
+      "Queues a run and returns at once (status QUEUED). BAD_USER_INPUT for a bad graph, count or override; QUEUE_FULL past the queue's capacity; STORAGE_FULL or STORAGE_READ_ONLY when the outputs folder cannot be written (nothing is left behind).",
     args: { input: t.arg({ type: StartEvalInputRef, required: true, description: 'What to evaluate.' }) },
     resolve: async (_root, { input }, ctx) => {
       try {
@@ -299,7 +342,8 @@ builder.mutationFields((t) => ({
   }),
   cancelRun: t.field({
     type: RunRef,
-    description: 'Cancels a run: a queued one at once, a running one by stopping its process (finished episodes are kept). Idempotent: a run being cancelled or already CANCELLED is answered as it stands; CONFLICT for a run that finished otherwise; NOT_FOUND for an unknown run.',
+    description:
+      'Cancels a run: a queued one at once, a running one by stopping its process (finished episodes are kept). Idempotent: a run being cancelled or already CANCELLED is answered as it stands; CONFLICT for a run that finished otherwise; NOT_FOUND for an unknown run.',
     args: { id: t.arg.id({ required: true, description: 'The run id.' }) },
     resolve: async (_root, args, ctx) => {
       const runId = String(args.id);
@@ -326,7 +370,10 @@ export function runSummaries(watcher: RunWatcher, runId: string): Repeater<RunSu
 }
 
 /** NOT_FOUND unless the run's directory exists (or the catalog knows it). */
-export async function assertRunExists(runId: string, ctx: { runs: { exists(id: string): Promise<boolean> }; catalog: { getRun(id: string): unknown } }): Promise<void> {
+export async function assertRunExists(
+  runId: string,
+  ctx: { runs: { exists(id: string): Promise<boolean> }; catalog: { getRun(id: string): unknown } },
+): Promise<void> {
   assertRunId(runId);
   if (!(await ctx.runs.exists(runId)) && !ctx.catalog.getRun(runId)) throw new NotFoundError(`run "${runId}"`);
 }
@@ -335,17 +382,18 @@ builder.subscriptionFields((t) => ({
   runProgress: t.field({
     type: RunRef,
     description:
-      'The run\'s state now, then one state at every episode boundary (episodesDone takes every value, even when episodes finish faster than summary.json is read; their order is episodeCompleted\'s) and at every other change, ending after the terminal state. Each state\'s seq is one higher than the last. A client that connects late (or reconnects) gets the current (or final) state first, then the rest.',
+      "The run's state now, then one state at every episode boundary (episodesDone takes every value, even when episodes finish faster than summary.json is read; their order is episodeCompleted's) and at every other change, ending after the terminal state. Each state's seq is one higher than the last. A client that connects late (or reconnects) gets the current (or final) state first, then the rest.",
     args: { id: t.arg.id({ required: true, description: 'The run id.' }) },
     subscribe: async (_root, args, ctx) => {
       const runId = String(args.id);
       await assertRunExists(runId, ctx);
       // The disk refused this run's end (or its dir is gone): no file will ever say it, so say it here.
       const final = ctx.scheduler.unrecordedSummary?.(runId);
-      if (final) return new Repeater<RunSummary>(async (push, stop) => {
-        await push(final);
-        stop();
-      });
+      if (final)
+        return new Repeater<RunSummary>(async (push, stop) => {
+          await push(final);
+          stop();
+        });
       return runSummaries(ctx.watcher, runId);
     },
     resolve: (state: RunSummary, _args, ctx) => ({ ...sourceFromSummary(state, ctx), seq: state.seq }),

@@ -174,7 +174,9 @@ export class JobScheduler {
       });
       const vramTotal = this.lastSample.vramTotalMb ?? staticCapacity.vramMb;
       if (input.marginalVramMb !== undefined && vramTotal !== undefined && input.marginalVramMb > vramTotal) {
-        throw new BadInputError(`marginalVramMb ${input.marginalVramMb} is more than the ${Math.round(vramTotal)} MB of VRAM this machine has`);
+        throw new BadInputError(
+          `marginalVramMb ${input.marginalVramMb} is more than the ${Math.round(vramTotal)} MB of VRAM this machine has`,
+        );
       }
       this.assertOpen();
       let made: { runId: string; dir: string } | null = null;
@@ -184,7 +186,10 @@ export class JobScheduler {
         made = createRunDir(this.outputsDir);
         // EVAL_SUBPROCESS=0 in the backend's environment runs every run in-process.
         const viaSubprocess = input.viaSubprocess && process.env.EVAL_SUBPROCESS !== '0';
-        spec = runSpecOf({ ...input, viaSubprocess }, { runId: made.runId, graph: graph.graph, activeWorkspaceDir: graphDirs.workspaceDir });
+        spec = runSpecOf(
+          { ...input, viaSubprocess },
+          { runId: made.runId, graph: graph.graph, activeWorkspaceDir: graphDirs.workspaceDir },
+        );
         await writeSpec(made.dir, spec);
         // The summary goes down before the (slow) host start, so a crash here still leaves a recoverable queued run.
         summary = queuedSummary(spec);
@@ -194,7 +199,9 @@ export class JobScheduler {
         if (made) await rm(made.dir, { recursive: true, force: true }).catch(() => {});
         const code = storageCodeOf(err);
         if (code === null) throw err;
-        throw new StorageError(code, `cannot start a run: ${describeStorage(code, this.outputsDir)} (${errorMessage(err)})`, { cause: err });
+        throw new StorageError(code, `cannot start a run: ${describeStorage(code, this.outputsDir)} (${errorMessage(err)})`, {
+          cause: err,
+        });
       }
       const { runId, dir } = made;
       let urls: Record<string, string>;
@@ -202,7 +209,9 @@ export class JobScheduler {
         urls = await this.hosts.acquire(graph.shared, runId);
       } catch (err) {
         await rm(dir, { recursive: true, force: true });
-        throw new EvalError('HOST_ERROR', `could not start the shared hosts of graph "${input.graphName}": ${errorMessage(err)}`, { cause: err });
+        throw new EvalError('HOST_ERROR', `could not start the shared hosts of graph "${input.graphName}": ${errorMessage(err)}`, {
+          cause: err,
+        });
       }
       await writeSharedUrls(dir, urls);
       this.enqueue(this.newJob(spec, dir, estimate, graph.shared), summary);
@@ -381,7 +390,9 @@ export class JobScheduler {
     const base = job.queuedSummary ?? queuedSummary(job.spec);
     const summary: RunSummary = { ...base, seq: base.seq + 1, status: 'CANCELLED', finishedAt: new Date().toISOString(), error: null };
     this.unrecorded.set(job.runId, { runDir: job.runDir, summary, summaryOnDisk: false });
-    this.log.warn(`run ${job.runId}: cancelled, but ${describeStorage(code, job.runDir)}; its end is kept in memory and written once the disk takes it`);
+    this.log.warn(
+      `run ${job.runId}: cancelled, but ${describeStorage(code, job.runDir)}; its end is kept in memory and written once the disk takes it`,
+    );
     this.hosts.release(job.runId);
     this.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: job.viaSubprocess }));
     this.emit({ type: 'run', runId: job.runId, summary });

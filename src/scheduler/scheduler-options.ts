@@ -70,11 +70,14 @@ export function resolveSchedulerOptions(options: JobSchedulerOptions): Scheduler
   if (!options || typeof options.outputsDir !== 'string' || options.outputsDir === '') {
     throw new BadInputError(`JobScheduler: outputsDir must be a folder path, got ${JSON.stringify(options?.outputsDir)}`);
   }
-  if (typeof options.backendUrl !== 'function') throw new BadInputError('JobScheduler: backendUrl must be a function returning the backend URL');
+  if (typeof options.backendUrl !== 'function')
+    throw new BadInputError('JobScheduler: backendUrl must be a function returning the backend URL');
   const positive = (name: string, v: number | undefined, def: number, allowZero = true): number => {
     const x = v ?? def;
     if (typeof x !== 'number' || !Number.isFinite(x) || x < 0 || (!allowZero && x === 0)) {
-      throw new BadInputError(`JobScheduler: ${name} must be a ${allowZero ? 'non-negative' : 'positive'} number, got ${JSON.stringify(v)}`);
+      throw new BadInputError(
+        `JobScheduler: ${name} must be a ${allowZero ? 'non-negative' : 'positive'} number, got ${JSON.stringify(v)}`,
+      );
     }
     return x;
   };

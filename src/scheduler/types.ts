@@ -67,9 +67,7 @@ export interface ResourceSnapshot {
   sampledAt: string;
 }
 
-export type SchedulerEvent =
-  | { type: 'queue' }
-  | { type: 'run'; runId: string; summary: RunSummary };
+export type SchedulerEvent = { type: 'queue' } | { type: 'run'; runId: string; summary: RunSummary };
 
 /** Where the scheduler writes what it does (console-compatible). */
 export interface SchedulerLogger {

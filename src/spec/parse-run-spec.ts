@@ -58,7 +58,8 @@ function problemsOf(error: z.ZodError, labels: FieldLabels): Problem[] {
 }
 
 function parseInput<S extends z.ZodType>(schema: S, raw: unknown, labels: FieldLabels): z.output<S> {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new RunInputError(`the run input must be an object, got ${show(raw)}`, '');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new RunInputError(`the run input must be an object, got ${show(raw)}`, '');
   const result = schema.safeParse(raw, { reportInput: true });
   if (result.success) return result.data;
   const problems = problemsOf(result.error, labels);

@@ -108,7 +108,11 @@ const inputFields = {
   /** Run alone: starts only when nothing runs, and nothing starts beside it. */
   exclusiveGpu: bool().default(RUN_DEFAULTS.exclusiveGpu),
   /** Declared extra VRAM (MB), used by admission until calibration exists. */
-  marginalVramMb: z.number({ error: 'must be a non-negative number' }).nonnegative({ error: 'must be a non-negative number' }).max(Number.MAX_VALUE).optional(),
+  marginalVramMb: z
+    .number({ error: 'must be a non-negative number' })
+    .nonnegative({ error: 'must be a non-negative number' })
+    .max(Number.MAX_VALUE)
+    .optional(),
   /** Stop the run (FAILED, OUT_OF_BUDGET) when its process tree exceeds this RSS (MB). */
   memoryBudgetMb: positiveNumber().optional(),
   /** false runs the batch inside the backend (same classes, same results). */
@@ -165,7 +169,10 @@ export function perCallTimeoutSecOf(spec: Pick<RunInput, 'perStepTimeoutSec' | '
 }
 
 /** The spec of a checked input: what the system adds at submit, the frozen graph among it. */
-export function runSpecOf(input: RunInput, added: { runId: string; graph: GraphSpec; activeWorkspaceDir?: string | undefined; createdAt?: string }): RunSpec {
+export function runSpecOf(
+  input: RunInput,
+  added: { runId: string; graph: GraphSpec; activeWorkspaceDir?: string | undefined; createdAt?: string },
+): RunSpec {
   return {
     ...input,
     runId: added.runId,

@@ -38,8 +38,7 @@ export function writeFileAtomicSync(path: string, data: string | Uint8Array): vo
 export const writeJsonAtomic = (path: string, value: unknown): Promise<void> =>
   writeFileAtomic(path, JSON.stringify(value, null, 2) + '\n');
 
-export const writeJsonAtomicSync = (path: string, value: unknown): void =>
-  writeFileAtomicSync(path, JSON.stringify(value, null, 2) + '\n');
+export const writeJsonAtomicSync = (path: string, value: unknown): void => writeFileAtomicSync(path, JSON.stringify(value, null, 2) + '\n');
 
 export async function readJson<T>(path: string): Promise<T> {
   return JSON.parse(await readFile(path, 'utf8')) as T;

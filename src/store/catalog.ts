@@ -90,9 +90,12 @@ function isCatalogData(v: unknown): v is CatalogData {
   const d = v as Partial<CatalogData>;
   return (
     d.version === 1 &&
-    typeof d.runs === 'object' && d.runs !== null && !Array.isArray(d.runs) &&
+    typeof d.runs === 'object' &&
+    d.runs !== null &&
+    !Array.isArray(d.runs) &&
     Array.isArray(d.calibration) &&
-    typeof d.settings === 'object' && d.settings !== null
+    typeof d.settings === 'object' &&
+    d.settings !== null
   );
 }
 
@@ -355,7 +358,8 @@ export class RunCatalog {
   calibratedVramPeak(graphName: string, workerCount: number): number | null {
     let peak: number | null = null;
     for (const s of this.db.data.calibration) {
-      if (s.graphName === graphName && s.workerCount === workerCount && typeof s.peakVramMb === 'number') peak = Math.max(peak ?? 0, s.peakVramMb);
+      if (s.graphName === graphName && s.workerCount === workerCount && typeof s.peakVramMb === 'number')
+        peak = Math.max(peak ?? 0, s.peakVramMb);
     }
     return peak;
   }
@@ -392,7 +396,8 @@ export class RunCatalog {
           this.writeFailed = false;
         } catch (err) {
           // The index in memory stays right; the next sync writes it again.
-          if (!this.writeFailed) this.logger?.warn(`catalog: could not write ${this.path}: ${err instanceof Error ? err.message : String(err)}`);
+          if (!this.writeFailed)
+            this.logger?.warn(`catalog: could not write ${this.path}: ${err instanceof Error ? err.message : String(err)}`);
           this.writeFailed = true;
         }
       }

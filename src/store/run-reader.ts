@@ -170,7 +170,10 @@ export class RunReader {
         let entry: Record<string, unknown>;
         try {
           const parsed: unknown = JSON.parse(text);
-          entry = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : { value: parsed };
+          entry =
+            typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+              ? (parsed as Record<string, unknown>)
+              : { value: parsed };
         } catch {
           entry = { raw: text };
         }

@@ -151,9 +151,10 @@ export class RunWatcher {
       w.idle = undefined;
     }
     const current = w.last;
-    if (current) queueMicrotask(() => {
-      if (w.listeners.has(listener) && w.last === current) this.#call(listener, current, [], runId);
-    });
+    if (current)
+      queueMicrotask(() => {
+        if (w.listeners.has(listener) && w.last === current) this.#call(listener, current, [], runId);
+      });
     let subscribed = true;
     return () => {
       if (!subscribed) return;

@@ -90,7 +90,9 @@ export function injectedFault(path: string): void {
   if (errno !== 'ENOSPC' && errno !== 'EROFS') return;
   const target = resolve(path);
   if (under && target !== resolve(under) && !target.startsWith(resolve(under) + sep)) return;
-  const err = new Error(`${errno}: ${errno === 'ENOSPC' ? 'no space left on device' : 'read-only file system'}, write '${target}'`) as NodeJS.ErrnoException;
+  const err = new Error(
+    `${errno}: ${errno === 'ENOSPC' ? 'no space left on device' : 'read-only file system'}, write '${target}'`,
+  ) as NodeJS.ErrnoException;
   err.code = errno;
   err.errno = errno === 'ENOSPC' ? -28 : -30;
   err.syscall = 'write';

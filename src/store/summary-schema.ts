@@ -111,7 +111,11 @@ export function parseSummary(json: unknown, { source, runId, known }: SummarySou
       record = have;
     } else {
       const parsed = episodeRecordSchema.safeParse(raw);
-      if (!parsed.success) throw new SummaryInvalidError(source, formatIssues(parsed.error).map((p) => `episodes.${i}.${p}`));
+      if (!parsed.success)
+        throw new SummaryInvalidError(
+          source,
+          formatIssues(parsed.error).map((p) => `episodes.${i}.${p}`),
+        );
       // null metrics and aggregates are NaN or ±Infinity as JSON wrote them; readers treat them as missing.
       record = parsed.data as EpisodeRecord;
     }

@@ -20,7 +20,10 @@ const evalctl = (args: string[]) => execa(process.execPath, [CLI, ...args], { re
 
 describe('evalctl episode', () => {
   it('gridnav_planner --index 3 --json twice gives byte-identical metrics, the same as episode 3 of a run', async () => {
-    const [a, b] = await Promise.all([evalctl(['episode', 'gridnav_planner', '--index', '3', '--json']), evalctl(['episode', 'gridnav_planner', '--index', '3', '--json'])]);
+    const [a, b] = await Promise.all([
+      evalctl(['episode', 'gridnav_planner', '--index', '3', '--json']),
+      evalctl(['episode', 'gridnav_planner', '--index', '3', '--json']),
+    ]);
     expect(a.exitCode).toBe(0);
     expect(b.exitCode).toBe(0);
     const ra = JSON.parse(a.stdout) as EpisodeRecord;

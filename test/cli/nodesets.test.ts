@@ -18,7 +18,8 @@ describe('evalctl nodesets', () => {
     await rm(ws, { recursive: true, force: true });
   });
 
-  const evalctl = (...args: string[]) => execa(process.execPath, [MAIN, 'nodesets', ...args], { env: { ACTIVE_WORKSPACE_DIR: ws }, reject: false });
+  const evalctl = (...args: string[]) =>
+    execa(process.execPath, [MAIN, 'nodesets', ...args], { env: { ACTIVE_WORKSPACE_DIR: ws }, reject: false });
 
   it('--json lists each nodeset with parallelism, source and functions with their ports', async () => {
     const r = await evalctl('--json');
@@ -30,7 +31,12 @@ describe('evalctl nodesets', () => {
       parallelism: 'replicated',
       host: { command: ['python3', 'host.py'] },
       functions: [
-        { name: 'step', type: 'env_corridor__step', inputs: [{ name: 'action', optional: true }], outputs: [{ name: 'observation' }, { name: 'metrics' }, { name: 'done' }] },
+        {
+          name: 'step',
+          type: 'env_corridor__step',
+          inputs: [{ name: 'action', optional: true }],
+          outputs: [{ name: 'observation' }, { name: 'metrics' }, { name: 'done' }],
+        },
         { name: 'greedy', type: 'env_corridor__greedy', inputs: [{ name: 'observation' }], outputs: [{ name: 'action' }] },
       ],
     });

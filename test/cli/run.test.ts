@@ -25,17 +25,48 @@ const evalctl = (args: string[]) => execa(process.execPath, [CLI, ...args], { re
 describe('evalctl run', () => {
   it('--json runs the batch through an eval process and prints the final summary; exit 0', async () => {
     const outputs = join(tmp, 'out');
-    const r = await evalctl(['run', 'gridnav_planner', '--episodes', '4', '--workers', '2', '--seed', '3', '--dataset', 'mini', '--set', 'agent.epsilon=0', '--outputs', outputs, '--json']);
+    const r = await evalctl([
+      'run',
+      'gridnav_planner',
+      '--episodes',
+      '4',
+      '--workers',
+      '2',
+      '--seed',
+      '3',
+      '--dataset',
+      'mini',
+      '--set',
+      'agent.epsilon=0',
+      '--outputs',
+      outputs,
+      '--json',
+    ]);
     expect(r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
     const summary = JSON.parse(r.stdout) as RunSummary;
-    expect(summary).toMatchObject({ status: 'COMPLETED', graphName: 'gridnav_planner', episodeCount: 4, workerCount: 2, seed: 3, episodesDone: 4 });
+    expect(summary).toMatchObject({
+      status: 'COMPLETED',
+      graphName: 'gridnav_planner',
+      episodeCount: 4,
+      workerCount: 2,
+      seed: 3,
+      episodesDone: 4,
+    });
     expect(summary.episodes.map((e) => e.index)).toEqual([0, 1, 2, 3]);
     expect(summary.episodes.map((e) => e.episodeId)).toEqual(['mini/val/0', 'mini/val/1', 'mini/val/2', 'mini/val/3']);
     // epsilon 0: the planner is optimal, so every SPL is 1.
     expect(summary.aggregateMetrics.find((m) => m.name === 'spl')).toMatchObject({ mean: 1, count: 4 });
     const runDir = join(outputs, 'eval_runs', summary.runId);
-    expect((await readdir(runDir)).sort()).toEqual(['_DONE', 'episodes', 'graph.json', 'spec.json', 'stderr.log', 'stdout.log', 'summary.json']);
+    expect((await readdir(runDir)).sort()).toEqual([
+      '_DONE',
+      'episodes',
+      'graph.json',
+      'spec.json',
+      'stderr.log',
+      'stdout.log',
+      'summary.json',
+    ]);
   });
 
   it('prints a table of aggregates without --json', async () => {
@@ -53,7 +84,10 @@ describe('evalctl run', () => {
     [['run', 'gridnav_planner', '--episodes', '0'], /--episodes must be an integer in 1\.\.100000, got 0/],
     [['run', 'gridnav_planner', '--episodes', '2', '--workers', 'many'], /--workers must be an integer in 1\.\.64, got "many"/],
     [['run', 'gridnav_planner', '--episodes', '2', '--workers', '65'], /--workers must be an integer in 1\.\.64, got 65/],
-    [['run', 'gridnav_planner', '--episodes', '2', '--set', 'agent.epsilon="abc"'], /node "agent": config "epsilon" must be a number in 0\.\.1, got "abc"/],
+    [
+      ['run', 'gridnav_planner', '--episodes', '2', '--set', 'agent.epsilon="abc"'],
+      /node "agent": config "epsilon" must be a number in 0\.\.1, got "abc"/,
+    ],
     [['run', 'gridnav_planner', '--episodes', '2', '--set', 'epsilon'], /malformed --set "epsilon"/],
     [['run', 'gridnav_planner', '--episodes', '2', '--set', 'nobody.x=1'], /unknown node "nobody"/],
     [['run', 'gridnav_planner', '--episodes', '2', '--frobnicate'], /frobnicate/],
@@ -69,20 +103,30 @@ describe('evalctl run', () => {
 
   it.each([
     [['--dataset', 'nowhere'], 'dataset "nowhere" is not offered by env_gridnav; choices: mini, standard, large'],
-    [['--dataset', 'mini', '--split', 'test', '--episode-offset', '199'], 'episodes 199..200 are not all offered by env_gridnav (mini/test): it has episode 0..199'],
-  ])('an episode selection the env does not offer (%j) fails the run before any episode: exit 2, the reason on stderr', async (flags, reason) => {
-    const r = await evalctl(['run', 'gridnav_planner', '--episodes', '2', ...flags, '--outputs', join(tmp, 'out'), '--json']);
-    expect(r.exitCode).toBe(2);
-    const summary = JSON.parse(r.stdout) as RunSummary;
-    expect(summary.status).toBe('FAILED');
-    expect(summary.episodes).toEqual([]);
-    expect(summary.error).toEqual({ code: 'BAD_USER_INPUT', message: reason });
-    expect(r.stderr).toContain(reason);
-  });
+    [
+      ['--dataset', 'mini', '--split', 'test', '--episode-offset', '199'],
+      'episodes 199..200 are not all offered by env_gridnav (mini/test): it has episode 0..199',
+    ],
+  ])(
+    'an episode selection the env does not offer (%j) fails the run before any episode: exit 2, the reason on stderr',
+    async (flags, reason) => {
+      const r = await evalctl(['run', 'gridnav_planner', '--episodes', '2', ...flags, '--outputs', join(tmp, 'out'), '--json']);
+      expect(r.exitCode).toBe(2);
+      const summary = JSON.parse(r.stdout) as RunSummary;
+      expect(summary.status).toBe('FAILED');
+      expect(summary.episodes).toEqual([]);
+      expect(summary.error).toEqual({ code: 'BAD_USER_INPUT', message: reason });
+      expect(r.stderr).toContain(reason);
+    },
+  );
 
   it('Ctrl-C cancels the run: the eval process writes a CANCELLED summary and the CLI exits 130', async () => {
     const outputs = join(tmp, 'out');
-    const cli = execa(process.execPath, [CLI, 'run', 'gridnav_planner', '--episodes', '30', '--set', 'env.step_latency_ms=20', '--outputs', outputs, '--json'], { reject: false });
+    const cli = execa(
+      process.execPath,
+      [CLI, 'run', 'gridnav_planner', '--episodes', '30', '--set', 'env.step_latency_ms=20', '--outputs', outputs, '--json'],
+      { reject: false },
+    );
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline) {
       const runs = existsSync(join(outputs, 'eval_runs')) ? await readdir(join(outputs, 'eval_runs')) : [];
@@ -100,9 +144,44 @@ describe('evalctl run', () => {
 
 describe('evalctl run argument parsing and rendering', () => {
   it('reads every flag', () => {
-    const a = parseRunArgs(['g', '--episodes', '5', '--workers', '3', '--seed=-4', '--step-budget', '9', '--set', 'a.b=1', '--set', 'a.c="x"', '--dataset', 'd', '--split', 's', '--episode-offset', '2', '--per-step-timeout', '0.5', '--json', '--outputs', '/o']);
+    const a = parseRunArgs([
+      'g',
+      '--episodes',
+      '5',
+      '--workers',
+      '3',
+      '--seed=-4',
+      '--step-budget',
+      '9',
+      '--set',
+      'a.b=1',
+      '--set',
+      'a.c="x"',
+      '--dataset',
+      'd',
+      '--split',
+      's',
+      '--episode-offset',
+      '2',
+      '--per-step-timeout',
+      '0.5',
+      '--json',
+      '--outputs',
+      '/o',
+    ]);
     expect(a).toMatchObject({
-      input: { graphName: 'g', episodeCount: 5, workerCount: 3, seed: -4, stepBudget: 9, overrides: { a: { b: 1, c: 'x' } }, dataset: 'd', split: 's', episodeOffset: 2, perStepTimeoutSec: 0.5 },
+      input: {
+        graphName: 'g',
+        episodeCount: 5,
+        workerCount: 3,
+        seed: -4,
+        stepBudget: 9,
+        overrides: { a: { b: 1, c: 'x' } },
+        dataset: 'd',
+        split: 's',
+        episodeOffset: 2,
+        perStepTimeoutSec: 0.5,
+      },
       json: true,
       outputsDir: '/o',
     });
@@ -110,7 +189,10 @@ describe('evalctl run argument parsing and rendering', () => {
 
   it('draws a progress line with done/total, ETA and running means, and an end table', () => {
     const s: RunSummary = {
-      ...initialSummary({ runId: '20260101_000000', graphName: 'g', episodeCount: 10, workerCount: 2, seed: 0, priority: 0, createdAt: '' }, 'RUNNING'),
+      ...initialSummary(
+        { runId: '20260101_000000', graphName: 'g', episodeCount: 10, workerCount: 2, seed: 0, priority: 0, createdAt: '' },
+        'RUNNING',
+      ),
       episodesDone: 4,
       aggregateMetrics: [
         { name: 'spl', mean: 0.5, count: 4, stderr: 0.1, min: 0, max: 1 },

@@ -48,13 +48,20 @@ describe('evalctl serve --ram-mb/--vram-mb', () => {
     const res = await gql(url, '{ resources { vramMeasured vramTotalMb vramFreeMb gpus { name } } }');
     expect(res.data!.resources).toEqual({ vramMeasured: false, vramTotalMb: 1000, vramFreeMb: 1000, gpus: [] });
     const tooBig = await gql(url, START_EVAL, { input: { graphName: 'gridnav_planner', episodeCount: 1, marginalVramMb: 1500 } });
-    expect(tooBig.errors?.[0]).toMatchObject({ message: expect.stringContaining('1000 MB of VRAM'), extensions: { code: 'BAD_USER_INPUT' } });
+    expect(tooBig.errors?.[0]).toMatchObject({
+      message: expect.stringContaining('1000 MB of VRAM'),
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
     child.kill('SIGTERM');
     expect((await child).exitCode).toBe(0);
   });
 
   it('rejects a capacity that is not a whole number of MB, naming the flag', async () => {
-    for (const [flag, value] of [['--vram-mb', 'lots'], ['--ram-mb', '-5'], ['--vram-mb', '1.5']]) {
+    for (const [flag, value] of [
+      ['--vram-mb', 'lots'],
+      ['--ram-mb', '-5'],
+      ['--vram-mb', '1.5'],
+    ]) {
       const result = await execa('node', [MAIN, 'serve', `${flag}=${value}`], { reject: false });
       expect(result.exitCode).toBe(2);
       expect(result.stderr).toContain(`${flag} must be a whole number of MB`);

@@ -36,7 +36,9 @@ describe('evalctl validate and graphs', () => {
         name: 'toy_env',
         parallelism: 'replicated',
         module: 'index.js',
-        functions: [{ name: 'step', inputs: [{ name: 'action', optional: true }], outputs: [{ name: 'observation' }, { name: 'metrics' }] }],
+        functions: [
+          { name: 'step', inputs: [{ name: 'action', optional: true }], outputs: [{ name: 'observation' }, { name: 'metrics' }] },
+        ],
       }),
     );
     writeFileSync(join(nodeset, 'index.js'), 'export default { functions: { step: () => ({}) } };\n');

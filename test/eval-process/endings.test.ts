@@ -26,7 +26,11 @@ afterEach(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
-async function runGraph(graph: ReturnType<typeof gridnavGraph>, spec: Partial<RunSpec> & { episodeCount: number }, extra: Partial<RunBatchOptions> = {}) {
+async function runGraph(
+  graph: ReturnType<typeof gridnavGraph>,
+  spec: Partial<RunSpec> & { episodeCount: number },
+  extra: Partial<RunBatchOptions> = {},
+) {
   await writeWorkspaceGraph(workspace, graph);
   const { dir } = await makeRun(outputs, { graphName: graph.name, activeWorkspaceDir: workspace, ...spec });
   const summary = await runBatch({
@@ -50,7 +54,10 @@ describe('episode endings', () => {
     expect(ep.steps).toBeGreaterThan(0);
     const epDir = join(dir, 'episodes', 'ep0000');
     expect(JSON.parse(await readFile(join(epDir, 'episode.json'), 'utf8'))).toEqual(ep);
-    const log = (await readFile(join(epDir, 'log.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { step: number; nodeId: string });
+    const log = (await readFile(join(epDir, 'log.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { step: number; nodeId: string });
     // One firing per node per iteration, nothing from any other episode.
     for (const node of ['env', 'agent']) expect(log.filter((l) => l.nodeId === node).length).toBe(ep.steps);
     expect(Math.max(...log.map((l) => l.step))).toBe(ep.steps - 1);
@@ -68,7 +75,11 @@ describe('episode endings', () => {
   });
 
   it('TIMEOUT: the wall-clock limit (budget × per-step seconds) passed, partial metrics kept, the summary flags it', async () => {
-    const { summary } = await runGraph(gridnavGraph('g_timeout', { envConfig: { step_latency_ms: 40 } }), { episodeCount: 1, stepBudget: 20, perStepTimeoutSec: 0.02 });
+    const { summary } = await runGraph(gridnavGraph('g_timeout', { envConfig: { step_latency_ms: 40 } }), {
+      episodeCount: 1,
+      stepBudget: 20,
+      perStepTimeoutSec: 0.02,
+    });
     const ep = summary.episodes[0]!;
     expect(ep.status).toBe('TIMEOUT');
     expect(ep.error).toContain('400 ms');

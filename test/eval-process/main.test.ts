@@ -63,11 +63,19 @@ const slowGraph = () => gridnavGraph('slow', { envConfig: { step_latency_ms: 15 
 describe('eval process', () => {
   it('SIGTERM cancels: in-flight episodes end CANCELLED, finished ones are kept, status CANCELLED, exit 0, no process left', async () => {
     await writeWorkspaceGraph(workspace, slowGraph());
-    const { dir } = await makeRun(outputs, { graphName: 'slow', episodeCount: 20, workerCount: 2, dataset: 'mini', activeWorkspaceDir: workspace });
+    const { dir } = await makeRun(outputs, {
+      graphName: 'slow',
+      episodeCount: 20,
+      workerCount: 2,
+      dataset: 'mini',
+      activeWorkspaceDir: workspace,
+    });
     const child = startEvalProcess(dir);
     const hosts = await hostPids(dir);
     expect(hosts.length).toBe(3);
-    expect(await waitFor(async () => existsSync(join(dir, FILES.summary)) && (await readSummary(dir)).episodesDone >= 2, 30_000)).toBe(true);
+    expect(await waitFor(async () => existsSync(join(dir, FILES.summary)) && (await readSummary(dir)).episodesDone >= 2, 30_000)).toBe(
+      true,
+    );
     await new Promise((r) => setTimeout(r, 150));
     const t0 = Date.now();
     child.kill('SIGTERM');
@@ -104,9 +112,15 @@ describe('eval process', () => {
   it('dies with its parent, even when the parent is SIGKILLed, and takes its hosts along', async () => {
     await writeWorkspaceGraph(workspace, slowGraph());
     const { dir } = await makeRun(outputs, { graphName: 'slow', episodeCount: 20, workerCount: 2, activeWorkspaceDir: workspace });
-    const parent = execa(process.execPath, [join(PACKAGE_ROOT, 'test/fixtures/eval-parent.mjs'), EVAL_PROCESS_MAIN, dir, join(dir, FILES.stdout)], { reject: false, buffer: false });
+    const parent = execa(
+      process.execPath,
+      [join(PACKAGE_ROOT, 'test/fixtures/eval-parent.mjs'), EVAL_PROCESS_MAIN, dir, join(dir, FILES.stdout)],
+      { reject: false, buffer: false },
+    );
     children.push(parent);
-    const evalPid = await new Promise<number>((resolve) => parent.stdout!.on('data', (d: Buffer) => resolve(Number(/EVAL_PID (\d+)/.exec(String(d))?.[1]))));
+    const evalPid = await new Promise<number>((resolve) =>
+      parent.stdout!.on('data', (d: Buffer) => resolve(Number(/EVAL_PID (\d+)/.exec(String(d))?.[1]))),
+    );
     pids.push(evalPid);
     const hosts = await hostPids(dir);
     parent.kill('SIGKILL');
@@ -138,7 +152,9 @@ describe('eval process', () => {
     // Our planner is the run's: the eval process starts no planner of its own.
     const hosts = await hostPids(dir);
     expect(hosts.length).toBe(1);
-    expect(await waitFor(async () => existsSync(join(dir, FILES.summary)) && (await readSummary(dir)).episodesDone >= 1, 30_000)).toBe(true);
+    expect(await waitFor(async () => existsSync(join(dir, FILES.summary)) && (await readSummary(dir)).episodesDone >= 1, 30_000)).toBe(
+      true,
+    );
 
     // The backend restarts a dead shared host on a new URL and tells the running eval process.
     const moved = await spawnHost({ entry: registry.get('planner') });
@@ -159,7 +175,13 @@ describe('eval process', () => {
 
   it('a SIGKILLed env host crashes only its episode; the worker respawns it and the run completes the rest', async () => {
     await writeWorkspaceGraph(workspace, slowGraph());
-    const { dir } = await makeRun(outputs, { graphName: 'slow', episodeCount: 6, workerCount: 2, dataset: 'mini', activeWorkspaceDir: workspace });
+    const { dir } = await makeRun(outputs, {
+      graphName: 'slow',
+      episodeCount: 6,
+      workerCount: 2,
+      dataset: 'mini',
+      activeWorkspaceDir: workspace,
+    });
     let victim = 0;
     let killed = false;
     const summary = await runBatch({
@@ -188,7 +210,13 @@ describe('eval process', () => {
   it('freezes the graph at start: editing the source graph mid-run changes nothing', async () => {
     const source = slowGraph();
     const path = await writeWorkspaceGraph(workspace, source);
-    const { dir } = await makeRun(outputs, { graphName: 'slow', episodeCount: 4, dataset: 'mini', activeWorkspaceDir: workspace, overrides: { agent: { epsilon: 0 } } });
+    const { dir } = await makeRun(outputs, {
+      graphName: 'slow',
+      episodeCount: 4,
+      dataset: 'mini',
+      activeWorkspaceDir: workspace,
+      overrides: { agent: { epsilon: 0 } },
+    });
     let edited = false;
     const summary = await runBatch({
       runDir: dir,

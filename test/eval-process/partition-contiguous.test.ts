@@ -13,7 +13,13 @@ describe('partitionContiguous', () => {
   it('keeps chunks contiguous and covers every item once', () => {
     const items = Array.from({ length: 13 }, (_, i) => i);
     const chunks = partitionContiguous(items, 5);
-    expect(chunks).toEqual([[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10], [11, 12]]);
+    expect(chunks).toEqual([
+      [0, 1, 2],
+      [3, 4, 5],
+      [6, 7, 8],
+      [9, 10],
+      [11, 12],
+    ]);
     expect(chunks.flat()).toEqual(items);
   });
 

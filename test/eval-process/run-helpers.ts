@@ -8,7 +8,11 @@ import type { EpisodeRecord, RunSpec, RunSummary } from '../../src/store/types.j
 import type { GraphSpec } from '../../src/core/types.js';
 
 /** Creates a run dir under `outputs` with a spec (defaults: 1 worker, seed 0, no overrides). */
-export async function makeRun(outputs: string, spec: Partial<RunSpec> & Pick<RunSpec, 'graphName' | 'episodeCount'>, now?: Date): Promise<{ runId: string; dir: string; spec: RunSpec }> {
+export async function makeRun(
+  outputs: string,
+  spec: Partial<RunSpec> & Pick<RunSpec, 'graphName' | 'episodeCount'>,
+  now?: Date,
+): Promise<{ runId: string; dir: string; spec: RunSpec }> {
   const { runId, dir } = createRunDir(outputs, now);
   const full = runSpecSchema.parse({ runId, createdAt: new Date().toISOString(), ...spec });
   await writeSpec(dir, full);
@@ -24,7 +28,10 @@ export async function writeWorkspaceGraph(workspace: string, graph: GraphSpec): 
 }
 
 /** env_gridnav driven by the shortest-path planner, metrics from the env; `extra` edges/nodes appended. */
-export function gridnavGraph(name: string, opts: { envConfig?: Record<string, unknown>; stepBudget?: number; sink?: 'metrics' | 'image' } = {}): GraphSpec {
+export function gridnavGraph(
+  name: string,
+  opts: { envConfig?: Record<string, unknown>; stepBudget?: number; sink?: 'metrics' | 'image' } = {},
+): GraphSpec {
   return {
     name,
     ...(opts.stepBudget !== undefined ? { step_budget: opts.stepBudget } : {}),

@@ -23,7 +23,15 @@ afterEach(async () => {
 /** A queued run dir, as submit leaves it, whose spec.json holds `specText`. */
 async function queuedRun(specText: (runId: string) => string): Promise<string> {
   const { runId, dir } = createRunDir(tmp);
-  const spec = { runId, graphName: 'gridnav_planner', episodeCount: 2, workerCount: 1, seed: 0, priority: 0, createdAt: new Date().toISOString() };
+  const spec = {
+    runId,
+    graphName: 'gridnav_planner',
+    episodeCount: 2,
+    workerCount: 1,
+    seed: 0,
+    priority: 0,
+    createdAt: new Date().toISOString(),
+  };
   await writeSummary(dir, { ...initialSummary(spec), seq: 1 });
   await writeFile(join(dir, FILES.spec), specText(runId));
   return dir;
@@ -31,8 +39,16 @@ async function queuedRun(specText: (runId: string) => string): Promise<string> {
 
 describe('a spec.json that is not a valid spec', () => {
   it.each([
-    ['a field of the wrong type', (runId: string) => JSON.stringify({ runId, graphName: 'gridnav_planner', episodeCount: 2, createdAt: 'now', dataset: 5 }), /dataset must be a non-empty dataset name/],
-    ['an unknown field', (runId: string) => JSON.stringify({ runId, graphName: 'gridnav_planner', episodeCount: 2, createdAt: 'now', wokerCount: 4 }), /unknown field "wokerCount"/],
+    [
+      'a field of the wrong type',
+      (runId: string) => JSON.stringify({ runId, graphName: 'gridnav_planner', episodeCount: 2, createdAt: 'now', dataset: 5 }),
+      /dataset must be a non-empty dataset name/,
+    ],
+    [
+      'an unknown field',
+      (runId: string) => JSON.stringify({ runId, graphName: 'gridnav_planner', episodeCount: 2, createdAt: 'now', wokerCount: 4 }),
+      /unknown field "wokerCount"/,
+    ],
     ['text that is not JSON', () => '{"runId": "x", "graphNa', /is not JSON/],
   ])('(%s) ends the run FAILED with SPEC_INVALID naming what is wrong; exit 1', async (_what, specText, message) => {
     const dir = await queuedRun(specText);

@@ -16,7 +16,8 @@ afterEach(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
-const spec = (runId: string): RunSpec => runSpecSchema.parse({ runId, graphName: 'g', episodeCount: 4, workerCount: 2, createdAt: new Date(0).toISOString() });
+const spec = (runId: string): RunSpec =>
+  runSpecSchema.parse({ runId, graphName: 'g', episodeCount: 4, workerCount: 2, createdAt: new Date(0).toISOString() });
 
 const record = (index: number, success: boolean): EpisodeRecord => ({
   index,
@@ -41,7 +42,12 @@ describe('SummaryWriter', () => {
     const seqs: number[] = [];
     seqs.push((await writer.start(123)).seq);
     // Completion order 3, 0, 2, 1: the summary still lists episodes by index.
-    const writes = [writer.addEpisode(record(3, true)), writer.addEpisode(record(0, false)), writer.addEpisode(record(2, true)), writer.addEpisode(record(1, true))];
+    const writes = [
+      writer.addEpisode(record(3, true)),
+      writer.addEpisode(record(0, false)),
+      writer.addEpisode(record(2, true)),
+      writer.addEpisode(record(1, true)),
+    ];
     for (const s of await Promise.all(writes)) seqs.push(s.seq);
     seqs.push((await writer.finish('COMPLETED')).seq);
     expect(seqs).toEqual([8, 9, 10, 11, 12, 13]);

@@ -40,7 +40,10 @@ describe('examples/notebook_feed.py', { timeout: 30_000 }, () => {
       await rm(dir, { recursive: true, force: true });
     };
 
-    const py = await execa('python3', ['examples/notebook_feed.py', '--url', `${url}/graphql`, '--run', runId], { cwd: PACKAGE_ROOT, reject: false });
+    const py = await execa('python3', ['examples/notebook_feed.py', '--url', `${url}/graphql`, '--run', runId], {
+      cwd: PACKAGE_ROOT,
+      reject: false,
+    });
     expect(py.exitCode, py.stderr).toBe(0);
     const lines = py.stdout.split('\n');
     const final = lines.slice(lines.indexOf('final: COMPLETED') + 1).filter(Boolean);

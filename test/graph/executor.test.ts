@@ -225,7 +225,14 @@ describe('GraphExecutor', () => {
   });
 
   it('names a node that returns something other than an object of outputs', async () => {
-    const spec: GraphSpec = { name: 'n', nodes: [{ id: 'a', type: 'n__f' }, { id: 'out', type: 'graphOut' }], edges: [] };
+    const spec: GraphSpec = {
+      name: 'n',
+      nodes: [
+        { id: 'a', type: 'n__f' },
+        { id: 'out', type: 'graphOut' },
+      ],
+      edges: [],
+    };
     const { exec } = executor(spec, { n: { f: { run: () => 42 as never } } });
     const r = await exec.run();
     expect(r.nodeErrors).toEqual([{ nodeId: 'a', step: 0, message: 'returned number instead of an object of outputs' }]);
@@ -266,18 +273,26 @@ describe('GraphExecutor', () => {
   });
 
   it('ends aborted with zero steps when the signal is already aborted', async () => {
-    const { exec } = executor(baseGraph(), { env: { step: counterEnv() }, agent: { act: agentDoubling } }, {
-      signal: AbortSignal.abort(new Error('cancelled')),
-    });
+    const { exec } = executor(
+      baseGraph(),
+      { env: { step: counterEnv() }, agent: { act: agentDoubling } },
+      {
+        signal: AbortSignal.abort(new Error('cancelled')),
+      },
+    );
     expect(await exec.run()).toMatchObject({ ending: 'aborted', steps: 0, metrics: {}, error: 'cancelled' });
   });
 
   it('lets a wall-clock limit interrupt a graph of only in-process nodes', async () => {
-    const { exec } = executor(baseGraph(), { env: { step: counterEnv() }, agent: { act: agentDoubling } }, {
-      stepBudget: 1_000_000_000,
-      signal: AbortSignal.timeout(100),
-      onFiring: undefined,
-    });
+    const { exec } = executor(
+      baseGraph(),
+      { env: { step: counterEnv() }, agent: { act: agentDoubling } },
+      {
+        stepBudget: 1_000_000_000,
+        signal: AbortSignal.timeout(100),
+        onFiring: undefined,
+      },
+    );
     const r = await exec.run();
     expect(r.ending).toBe('aborted');
     expect(r.steps).toBeGreaterThan(10);
@@ -342,20 +357,24 @@ describe('GraphExecutor', () => {
         { from: 'src.count', to: 'b.metrics' },
       ],
     };
-    const { exec } = executor(spec, {
-      n: {
-        src: {
-          outputs: ['metrics', 'success', 'blob', 'label', 'count'],
-          run: () => ({
-            metrics: { spl: 0.5, name: 'x', ok: true, nested: { a: 1 }, list: [1], nan: Number.NaN, nil: null },
-            success: 1,
-            blob: { not: 'a scalar' },
-            label: 'maze-3',
-            count: 4,
-          }),
+    const { exec } = executor(
+      spec,
+      {
+        n: {
+          src: {
+            outputs: ['metrics', 'success', 'blob', 'label', 'count'],
+            run: () => ({
+              metrics: { spl: 0.5, name: 'x', ok: true, nested: { a: 1 }, list: [1], nan: Number.NaN, nil: null },
+              success: 1,
+              blob: { not: 'a scalar' },
+              label: 'maze-3',
+              count: 4,
+            }),
+          },
         },
       },
-    }, { stepBudget: 1 });
+      { stepBudget: 1 },
+    );
     const r = await exec.run();
     expect(r.metrics).toEqual({ spl: 0.5, name: 'x', ok: true, success: 1, label: 'maze-3', metrics: 4 });
     expect(Object.keys(r.metrics)).toEqual(['spl', 'name', 'ok', 'success', 'label', 'metrics']);
@@ -410,7 +429,14 @@ describe('GraphExecutor', () => {
   });
 
   it('ends with error when an asset cannot be stored, naming the node', async () => {
-    const spec: GraphSpec = { name: 'a', nodes: [{ id: 'env', type: 'n__r' }, { id: 'out', type: 'graphOut' }], edges: [] };
+    const spec: GraphSpec = {
+      name: 'a',
+      nodes: [
+        { id: 'env', type: 'n__r' },
+        { id: 'out', type: 'graphOut' },
+      ],
+      edges: [],
+    };
     const { exec } = executor(
       spec,
       { n: { r: { outputs: ['img'], run: () => ({ img: { $asset: { name: 'x.png', mime: 'image/png', data: 'AA==' } } }) } } },
@@ -426,7 +452,13 @@ describe('GraphExecutor', () => {
     const { exec, firings } = executor(
       spec,
       {
-        env: { step: { ...counterEnv(), outputs: [...counterEnv().outputs!, 'frame'], run: (a) => ({ ...(counterEnv().run!(a) as object), frame: new Array(5000).fill(7) }) } },
+        env: {
+          step: {
+            ...counterEnv(),
+            outputs: [...counterEnv().outputs!, 'frame'],
+            run: (a) => ({ ...(counterEnv().run!(a) as object), frame: new Array(5000).fill(7) }),
+          },
+        },
         agent: { act: agentDoubling },
       },
       { stepBudget: 2 },
@@ -506,10 +538,14 @@ describe('GraphExecutor', () => {
 
   it('routes each call to the URL override of its nodeset (Map or record)', async () => {
     for (const urlOverrides of [new Map([['env', 'http://127.0.0.1:5001']]), { env: 'http://127.0.0.1:5001' }]) {
-      const { exec, resolver } = executor(baseGraph(), { env: { step: counterEnv() }, agent: { act: agentDoubling } }, {
-        stepBudget: 2,
-        urlOverrides,
-      });
+      const { exec, resolver } = executor(
+        baseGraph(),
+        { env: { step: counterEnv() }, agent: { act: agentDoubling } },
+        {
+          stepBudget: 2,
+          urlOverrides,
+        },
+      );
       await exec.run();
       expect(resolver.urls).toEqual(['env__step@http://127.0.0.1:5001', 'env__step@http://127.0.0.1:5001']);
     }
@@ -517,10 +553,14 @@ describe('GraphExecutor', () => {
 
   it('reports each iteration to onStep with every node output', async () => {
     const events: StepEvent[] = [];
-    const { exec } = executor(baseGraph(), { env: { step: counterEnv() }, agent: { act: agentDoubling } }, {
-      stepBudget: 2,
-      onStep: (e) => events.push(e),
-    });
+    const { exec } = executor(
+      baseGraph(),
+      { env: { step: counterEnv() }, agent: { act: agentDoubling } },
+      {
+        stepBudget: 2,
+        onStep: (e) => events.push(e),
+      },
+    );
     await exec.run();
     expect(events).toEqual([
       { step: 0, outputs: { env: { position: 1, done: false, metrics: { position: 1, step: 0, reached: false } }, agent: { action: 2 } } },

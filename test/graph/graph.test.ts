@@ -150,9 +150,7 @@ describe('validateGraph', () => {
   it('names the nodes of a cycle made of non-loop edges', () => {
     const spec = good();
     spec.edges[1] = { from: 'agent.action', to: 'env.action' };
-    expect(problemsOf(spec)).toEqual([
-      `cycle without a loop edge: env -> agent -> env (mark one of its edges "loop": true)`,
-    ]);
+    expect(problemsOf(spec)).toEqual([`cycle without a loop edge: env -> agent -> env (mark one of its edges "loop": true)`]);
   });
 
   it('names a self-loop without the loop flag', () => {

@@ -71,14 +71,18 @@ describe('loadManifest', () => {
 
   it('refuses duplicate functions and ports', async () => {
     const fn = base.functions[0]!;
-    await expect(loadManifest(await write({ ...base, functions: [fn, fn] }))).rejects.toThrow(/functions\[1\]\.name: duplicate function "step"/);
+    await expect(loadManifest(await write({ ...base, functions: [fn, fn] }))).rejects.toThrow(
+      /functions\[1\]\.name: duplicate function "step"/,
+    );
     const dupPorts = { ...fn, outputs: [{ name: 'a' }, { name: 'a' }] };
     await expect(loadManifest(await write({ ...base, functions: [dupPorts] }))).rejects.toThrow(/duplicate port "a"/);
   });
 
   it('refuses a panel field that depends on a later or unknown field', async () => {
     const panel = { fields: [{ name: 'split', dependsOn: ['dataset'] }, { name: 'dataset' }], actions: ['play'] };
-    await expect(loadManifest(await write({ ...base, panel }))).rejects.toThrow(/panel\.fields\[0\]\.dependsOn\[0\]: "dataset" is not a field declared before "split"/);
+    await expect(loadManifest(await write({ ...base, panel }))).rejects.toThrow(
+      /panel\.fields\[0\]\.dependsOn\[0\]: "dataset" is not a field declared before "split"/,
+    );
   });
 
   it('reports invalid JSON and a missing file with the path', async () => {

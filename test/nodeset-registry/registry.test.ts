@@ -24,7 +24,12 @@ describe('NodesetRegistry', () => {
     workspaceDir = join(tmp, 'workspace');
     await cp(ECHO_DIR, join(builtinDir, 'echo'), { recursive: true });
     await mkdir(join(builtinDir, 'not_a_nodeset'), { recursive: true });
-    const other = { name: 'other', parallelism: 'shared', module: 'x.js', functions: [{ name: 'f', inputs: [], outputs: [{ name: 'y' }] }] };
+    const other = {
+      name: 'other',
+      parallelism: 'shared',
+      module: 'x.js',
+      functions: [{ name: 'f', inputs: [], outputs: [{ name: 'y' }] }],
+    };
     await mkdir(join(builtinDir, 'other'));
     await writeFile(join(builtinDir, 'other', 'manifest.json'), JSON.stringify(other));
   });
@@ -48,7 +53,15 @@ describe('NodesetRegistry', () => {
     ]);
     expect(r.get('echo').dir).toBe(join(builtinDir, 'echo'));
     expect(() => r.get('missing')).toThrow('nodeset "missing" (known: echo, other) not found');
-    expect(r.knownTypes()).toEqual(['echo__count', 'echo__double', 'echo__echo', 'echo__fail', 'echo__lastAbort', 'echo__sleep', 'other__f']);
+    expect(r.knownTypes()).toEqual([
+      'echo__count',
+      'echo__double',
+      'echo__echo',
+      'echo__fail',
+      'echo__lastAbort',
+      'echo__sleep',
+      'other__f',
+    ]);
   });
 
   it('the workspace overlay (graph_nodes/) wins over a built-in of the same name', async () => {
@@ -70,7 +83,10 @@ describe('NodesetRegistry', () => {
   it('uses ACTIVE_WORKSPACE_DIR when no workspace is given', async () => {
     const wsOnly = join(workspaceDir, 'graph_nodes', 'wsonly');
     await mkdir(wsOnly, { recursive: true });
-    await writeFile(join(wsOnly, 'manifest.json'), JSON.stringify({ name: 'wsonly', parallelism: 'shared', module: 'm.js', functions: [{ name: 'f', inputs: [], outputs: [] }] }));
+    await writeFile(
+      join(wsOnly, 'manifest.json'),
+      JSON.stringify({ name: 'wsonly', parallelism: 'shared', module: 'm.js', functions: [{ name: 'f', inputs: [], outputs: [] }] }),
+    );
     const saved = process.env.ACTIVE_WORKSPACE_DIR;
     process.env.ACTIVE_WORKSPACE_DIR = workspaceDir;
     try {
@@ -132,7 +148,10 @@ describe('NodesetRegistry', () => {
     expect((await echo.invoke(args('b'), w1.url)).tag).toBe('1');
     expect((await echo.invoke(args('c'), w0.url)).tag).toBe('0');
     expect((await echo.invoke(args('d'))).tag).toBe('shared');
-    await expect(r.resolve('echo__fail')!.invoke({ ...args(0), inputs: { why: 'remote' } })).rejects.toMatchObject({ code: 'HOST_ERROR', message: 'boom: remote' });
+    await expect(r.resolve('echo__fail')!.invoke({ ...args(0), inputs: { why: 'remote' } })).rejects.toMatchObject({
+      code: 'HOST_ERROR',
+      message: 'boom: remote',
+    });
 
     await expect(r.registerRemote('other', shared.url)).rejects.toThrow(`the host at ${shared.url} serves nodeset "echo", not "other"`);
   });

@@ -45,7 +45,8 @@ describe('built-in nodesets', () => {
       }
       expect(Boolean(mod.panel), m.name).toBe(Boolean(m.panel));
       if (m.parallelism === 'replicated') expect(typeof mod.evict, m.name).toBe('function');
-      for (const field of m.panel?.fields ?? []) expect(mod.panel!.options(field.name, {}), `${m.name} ${field.name}`).toContain(field.default);
+      for (const field of m.panel?.fields ?? [])
+        expect(mod.panel!.options(field.name, {}), `${m.name} ${field.name}`).toContain(field.default);
     }
   });
 });

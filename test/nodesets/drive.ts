@@ -33,7 +33,14 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
   let action: unknown;
   try {
     for (let step = 0; step < budget; step++) {
-      const ctx: CallContext = { runSeed, episodeIndex, seed: deriveSeed(runSeed, episodeIndex), step, episodeKey: o.episodeKey, nodeId: 'env' };
+      const ctx: CallContext = {
+        runSeed,
+        episodeIndex,
+        seed: deriveSeed(runSeed, episodeIndex),
+        step,
+        episodeKey: o.episodeKey,
+        nodeId: 'env',
+      };
       const out = await o.env.functions!.step!({ inputs: action === undefined ? {} : { action }, config: o.envConfig ?? {}, ctx });
       steps.push(out);
       if (out.done === true) break;

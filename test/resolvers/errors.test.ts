@@ -22,10 +22,21 @@ describe('createMaskError', () => {
       expect(masked.message).toBe(err.message);
       expect(masked.path).toEqual(['run']);
     }
-    const graph = mask(fromResolver(new GraphValidationError('g', ['node "x": unknown type "nope__act"'])), 'Unexpected error.') as GraphQLError;
-    expect(graph.extensions).toMatchObject({ code: 'BAD_USER_INPUT', reason: 'GRAPH_INVALID', problems: ['node "x": unknown type "nope__act"'] });
+    const graph = mask(
+      fromResolver(new GraphValidationError('g', ['node "x": unknown type "nope__act"'])),
+      'Unexpected error.',
+    ) as GraphQLError;
+    expect(graph.extensions).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      reason: 'GRAPH_INVALID',
+      problems: ['node "x": unknown type "nope__act"'],
+    });
     const wrapped = new BadInputError('graphName "g": graph "g" is invalid', { cause: new GraphValidationError('g', ['a', 'b']) });
-    expect((mask(fromResolver(wrapped), '') as GraphQLError).extensions).toMatchObject({ code: 'BAD_USER_INPUT', reason: 'GRAPH_INVALID', problems: ['a', 'b'] });
+    expect((mask(fromResolver(wrapped), '') as GraphQLError).extensions).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      reason: 'GRAPH_INVALID',
+      problems: ['a', 'b'],
+    });
     expect((mask(fromResolver(new QueueFullError(5)), '') as GraphQLError).extensions.capacity).toBe(5);
     expect(unexpected).toEqual([]);
   });

@@ -39,7 +39,9 @@ describe('operationCost of nested fragments', () => {
     q += ` fragment F${n} on RunPage { total }`;
     // 2^41 − 1 fields: counting them one by one would never end.
     expect(cost(q)).toBe(1 + (2 ** (n + 1) - 1));
-    expect(cost('{ runs(first: 3) { ...A ...A } } fragment A on RunPage { total ...B } fragment B on RunPage { items { id } }')).toBe(1 + 3 * 2 * (1 + 2));
+    expect(cost('{ runs(first: 3) { ...A ...A } } fragment A on RunPage { total ...B } fragment B on RunPage { items { id } }')).toBe(
+      1 + 3 * 2 * (1 + 2),
+    );
   });
 
   it('survives fragment cycles (reported by the standard rules)', () => {

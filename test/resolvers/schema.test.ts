@@ -18,26 +18,94 @@ describe('schema/schema.graphql', () => {
       if (!isObjectType(t) && !isInputObjectType(t)) throw new Error(`${type} is not an object type`);
       return Object.keys(t.getFields());
     };
-    expect(fields('Query')).toEqual(expect.arrayContaining(['graphs', 'graph', 'nodesets', 'queue', 'activeJobs', 'runs', 'run', 'resources']));
+    expect(fields('Query')).toEqual(
+      expect.arrayContaining(['graphs', 'graph', 'nodesets', 'queue', 'activeJobs', 'runs', 'run', 'resources']),
+    );
     expect(fields('Mutation')).toEqual(expect.arrayContaining(['startEval', 'cancelRun']));
     expect(fields('Subscription')).toEqual(expect.arrayContaining(['runProgress', 'episodeCompleted', 'queueChanged', 'playEpisode']));
     expect(fields('StartEvalInput')).toEqual(
-      expect.arrayContaining(['graphName', 'episodeCount', 'workerCount', 'seed', 'stepBudget', 'priority', 'exclusiveGpu', 'marginalVramMb', 'viaSubprocess', 'overrides', 'dataset', 'split', 'episodeOffset', 'memoryBudgetMb', 'perStepTimeoutSec']),
+      expect.arrayContaining([
+        'graphName',
+        'episodeCount',
+        'workerCount',
+        'seed',
+        'stepBudget',
+        'priority',
+        'exclusiveGpu',
+        'marginalVramMb',
+        'viaSubprocess',
+        'overrides',
+        'dataset',
+        'split',
+        'episodeOffset',
+        'memoryBudgetMb',
+        'perStepTimeoutSec',
+      ]),
     );
     expect(fields('StartEvalPayload')).toEqual(expect.arrayContaining(['runId', 'status', 'viaSubprocess']));
     expect(fields('Run')).toEqual(
-      expect.arrayContaining(['id', 'status', 'graphName', 'episodeCount', 'workerCount', 'episodesDone', 'priority', 'createdAt', 'startedAt', 'finishedAt', 'error', 'aggregateMetrics', 'aggregateByTask', 'statusCounts', 'episodes', 'episode', 'seed', 'timedOut', 'viaSubprocess', 'pid']),
+      expect.arrayContaining([
+        'id',
+        'status',
+        'graphName',
+        'episodeCount',
+        'workerCount',
+        'episodesDone',
+        'priority',
+        'createdAt',
+        'startedAt',
+        'finishedAt',
+        'error',
+        'aggregateMetrics',
+        'aggregateByTask',
+        'statusCounts',
+        'episodes',
+        'episode',
+        'seed',
+        'timedOut',
+        'viaSubprocess',
+        'pid',
+      ]),
     );
     expect(fields('MetricAggregate')).toEqual(expect.arrayContaining(['name', 'mean', 'count', 'stderr', 'min', 'max']));
     expect(fields('Episode')).toEqual(
-      expect.arrayContaining(['index', 'episodeId', 'status', 'steps', 'metrics', 'seed', 'workerId', 'durationMs', 'task', 'scene', 'instruction', 'error', 'assets', 'startedAt', 'finishedAt', 'stepBudget', 'nodeErrors', 'log']),
+      expect.arrayContaining([
+        'index',
+        'episodeId',
+        'status',
+        'steps',
+        'metrics',
+        'seed',
+        'workerId',
+        'durationMs',
+        'task',
+        'scene',
+        'instruction',
+        'error',
+        'assets',
+        'startedAt',
+        'finishedAt',
+        'stepBudget',
+        'nodeErrors',
+        'log',
+      ]),
     );
     expect(fields('Asset')).toEqual(expect.arrayContaining(['name', 'mime', 'bytes', 'url']));
     const runStatus = schema.getType('RunStatus');
     const episodeStatus = schema.getType('EpisodeStatus');
     if (!isEnumType(runStatus) || !isEnumType(episodeStatus)) throw new Error('status enums missing');
-    expect(runStatus.getValues().map((v) => v.name).sort()).toEqual([...RUN_STATUSES].sort());
-    expect(episodeStatus.getValues().map((v) => v.name).sort()).toEqual([...EPISODE_STATUSES].sort());
+    expect(
+      runStatus
+        .getValues()
+        .map((v) => v.name)
+        .sort(),
+    ).toEqual([...RUN_STATUSES].sort());
+    expect(
+      episodeStatus
+        .getValues()
+        .map((v) => v.name)
+        .sort(),
+    ).toEqual([...EPISODE_STATUSES].sort());
 
     const undocumented: string[] = [];
     for (const type of Object.values(schema.getTypeMap())) {

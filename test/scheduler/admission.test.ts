@@ -1,6 +1,12 @@
 /** Admission arithmetic on its own: what fits, what reserves, and the reason each job waits. */
 import { describe, expect, it } from 'vitest';
-import { formatMb, planAdmission, type AdmissionCandidate, type AdmissionInput, type RunningReservation } from '../../src/scheduler/admission/admission.js';
+import {
+  formatMb,
+  planAdmission,
+  type AdmissionCandidate,
+  type AdmissionInput,
+  type RunningReservation,
+} from '../../src/scheduler/admission/admission.js';
 
 const job = (runId: string, ramMb: number, extra: Partial<AdmissionCandidate> = {}): AdmissionCandidate => ({
   runId,
@@ -47,7 +53,11 @@ describe('planAdmission', () => {
   it('uses the static ledger where a resource is not measured', () => {
     const capacity = { ramFreeMb: null, vramFreeMb: null, ramTotalMb: null, vramTotalMb: null, staticRamMb: 2048, staticVramMb: 1000 };
     const vjob = (id: string) => ({ ...job(id, 10), estimate: { ramMb: 10, vramMb: 600, source: 'marginal' as const } });
-    const r = plan({ capacity, queue: [vjob('a')], running: [{ ...running('x', 1500), reservation: { ramMb: 1500, vramMb: 600, source: 'declared' } }] });
+    const r = plan({
+      capacity,
+      queue: [vjob('a')],
+      running: [{ ...running('x', 1500), reservation: { ramMb: 1500, vramMb: 600, source: 'declared' } }],
+    });
     expect(r.waiting.get('a')?.waitingReason).toBe('needs 600 MB VRAM, 400 MB free in the static ledger');
     expect(plan({ capacity, queue: [job('b', 600)], running: [running('x', 1500)] }).waiting.get('b')?.waitingReason).toBe(
       'needs 600 MB RAM, 548 MB free in the static ledger',
@@ -68,7 +78,9 @@ describe('planAdmission', () => {
       'behind 1 higher-priority job holding their reservation (needs 200 MB RAM, 0 MB free after reservations)',
     );
     // Before starvationMs it does not reserve: the small job goes first.
-    expect(plan({ queue: [job('big', 900, { skippedSinceMs: 90_000 }), job('small', 200)], running: [running('x', 300)] }).admit).toEqual(['small']);
+    expect(plan({ queue: [job('big', 900, { skippedSinceMs: 90_000 }), job('small', 200)], running: [running('x', 300)] }).admit).toEqual([
+      'small',
+    ]);
   });
 
   it('never lets a job larger than the machine reserve', () => {
@@ -91,9 +103,13 @@ describe('planAdmission', () => {
     expect(d.waiting.get('c')?.waitingReason).toBe('behind exclusive GPU run ex, which has waited long enough to hold the GPU');
   });
 
-  it("counts only the part of a running VRAM reservation its processes do not hold yet, where nvidia-smi attributes it", () => {
+  it('counts only the part of a running VRAM reservation its processes do not hold yet, where nvidia-smi attributes it', () => {
     const vjob = { ...job('a', 10), estimate: { ramMb: 10, vramMb: 40_000, source: 'marginal' as const } };
-    const gpuRun = (vramMb: number | null) => ({ ...running('x', 10), reservation: { ramMb: 10, vramMb: 60_000, source: 'marginal' as const }, vramMb });
+    const gpuRun = (vramMb: number | null) => ({
+      ...running('x', 10),
+      reservation: { ramMb: 10, vramMb: 60_000, source: 'marginal' as const },
+      vramMb,
+    });
     const capacity = { ramFreeMb: 1000, ramTotalMb: 8000, vramFreeMb: 80_000, vramTotalMb: 143_771 };
     // Nothing attributed yet: the whole 60 GB is still to come out of the 80 GB measured free.
     const before = plan({ capacity, queue: [vjob], running: [gpuRun(null)] });
@@ -106,7 +122,10 @@ describe('planAdmission', () => {
   it('admits nothing while the interactive lock is held', () => {
     const r = plan({ queue: [job('a', 10), job('b', 10)], lockHolder: 'play' });
     expect(r.admit).toEqual([]);
-    expect([...r.waiting.values()].map((v) => v.waitingReason)).toEqual(["interactive session 'play' holds the lock", "interactive session 'play' holds the lock"]);
+    expect([...r.waiting.values()].map((v) => v.waitingReason)).toEqual([
+      "interactive session 'play' holds the lock",
+      "interactive session 'play' holds the lock",
+    ]);
   });
 
   it('formats sizes for people', () => {

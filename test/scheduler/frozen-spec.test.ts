@@ -62,7 +62,9 @@ describe('a queued run is frozen at submit', () => {
     const outputs = tempDir('frozen-out-');
     const { submitted, edited } = graphs();
     await writeWorkspaceGraph(workspace, submitted);
-    const first = await makeScheduler({ sampler: new FixedSampler(), workspaceDir: workspace }, outputs, (s) => s.acquireInteractiveLock('test: hold'));
+    const first = await makeScheduler({ sampler: new FixedSampler(), workspaceDir: workspace }, outputs, (s) =>
+      s.acquireInteractiveLock('test: hold'),
+    );
     const queued = await first.scheduler.submit({ graphName: 'frozen_nav', episodeCount: 1, overrides });
     await first.scheduler.close();
 

@@ -67,7 +67,11 @@ export async function closeAll(): Promise<void> {
   for (const x of all) rmSync(x.dir, { recursive: true, force: true });
 }
 
-export async function waitFor<T>(what: string, probe: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
@@ -79,10 +83,14 @@ export async function waitFor<T>(what: string, probe: () => T | undefined | null
 
 export function waitForStatus(h: Harness, runId: string, status: RunStatus | RunStatus[], timeoutMs = 30_000): Promise<RunSummary> {
   const want = Array.isArray(status) ? status : [status];
-  return waitFor(`run ${runId} to be ${want.join('/')}`, () => {
-    const s = h.last.get(runId);
-    return s && want.includes(s.status) ? s : undefined;
-  }, timeoutMs);
+  return waitFor(
+    `run ${runId} to be ${want.join('/')}`,
+    () => {
+      const s = h.last.get(runId);
+      return s && want.includes(s.status) ? s : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /** A gridnav run whose steps each take `latencyMs`, so it is still running when the test looks. */

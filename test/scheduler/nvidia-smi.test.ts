@@ -8,7 +8,12 @@ import { fakeNvidiaSmi, type FakeNvidiaSmi } from '../fixtures/fake-nvidia-smi.j
 describe('nvidia-smi CSV', () => {
   it('reads each GPU, keeps a name with a comma whole, and leaves out a GPU whose memory is [N/A]', () => {
     const gpus = parseGpuCsv(
-      ['0, GPU-a, NVIDIA H200, 143771, 100000, 43771', '1, GPU-b, NVIDIA A100-SXM4-80GB, rev 2, 81920, 0, 81920', '2, GPU-c, NVIDIA T4, [N/A], [N/A], [N/A]', ''].join('\n'),
+      [
+        '0, GPU-a, NVIDIA H200, 143771, 100000, 43771',
+        '1, GPU-b, NVIDIA A100-SXM4-80GB, rev 2, 81920, 0, 81920',
+        '2, GPU-c, NVIDIA T4, [N/A], [N/A], [N/A]',
+        '',
+      ].join('\n'),
     );
     expect(gpus).toEqual([
       { index: 0, uuid: 'GPU-a', name: 'NVIDIA H200', totalMb: 143771, usedMb: 100000, freeMb: 43771 },
@@ -72,10 +77,13 @@ describe('nvidia-smi on PATH', () => {
 describe('GPU memory of a process tree', () => {
   it("adds up what nvidia-smi lists for a root's descendants, and nothing of other processes", async () => {
     // A child that starts a grandchild and prints its pid; its own process group, so cleanup takes both.
-    const script = "const g = require('node:child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' }); console.log(g.pid); setInterval(() => {}, 1000)";
+    const script =
+      "const g = require('node:child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' }); console.log(g.pid); setInterval(() => {}, 1000)";
     const child = execa(process.execPath, ['-e', script], { reject: false, detached: true, buffer: false });
     try {
-      const grandchild = await new Promise<number>((resolve) => child.stdout!.once('data', (b: Buffer) => resolve(Number(b.toString().trim()))));
+      const grandchild = await new Promise<number>((resolve) =>
+        child.stdout!.once('data', (b: Buffer) => resolve(Number(b.toString().trim()))),
+      );
       const used = new Map([
         [child.pid!, 100],
         [grandchild, 250],

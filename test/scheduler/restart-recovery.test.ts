@@ -59,10 +59,14 @@ describe('restart recovery', () => {
     for (const id of ready.queued) expect((await readSummary(h.scheduler.getRunDir(id))).status).toBe('QUEUED');
 
     // The run that was running ends (its eval process saw the backend go) and is not left RUNNING.
-    await waitFor('the old running run to be finalised', () => {
-      const r = h.scheduler.catalog.getRun(ready.running);
-      return r && isTerminalRunStatus(r.status) && h.scheduler.activeJobs().length === 0;
-    }, 20_000);
+    await waitFor(
+      'the old running run to be finalised',
+      () => {
+        const r = h.scheduler.catalog.getRun(ready.running);
+        return r && isTerminalRunStatus(r.status) && h.scheduler.activeJobs().length === 0;
+      },
+      20_000,
+    );
     expect(h.scheduler.catalog.listRuns({ status: 'RUNNING' })).toEqual([]);
     const old = await readSummary(h.scheduler.getRunDir(ready.running));
     // CANCELLED when it saw the backend go, FAILED when it never reached the dead backend's shared host, ABORTED when it died.
@@ -78,21 +82,46 @@ describe('restart recovery', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sched-restart-'));
     dirs.push(dir);
     const { runId, dir: runDir } = createRunDir(dir);
-    const spec: RunSpec = runSpecSchema.parse({ runId, graphName: 'gridnav_planner', episodeCount: 2, createdAt: new Date().toISOString() });
+    const spec: RunSpec = runSpecSchema.parse({
+      runId,
+      graphName: 'gridnav_planner',
+      episodeCount: 2,
+      createdAt: new Date().toISOString(),
+    });
     await writeSpec(runDir, spec);
     const dead = spawn(process.execPath, ['-e', '']);
     await new Promise((r) => dead.once('exit', r));
     const summary: RunSummary = {
-      seq: 4, runId, status: 'RUNNING', graphName: spec.graphName, episodeCount: 2, workerCount: 1, seed: 0, priority: 0,
-      episodesDone: 0, createdAt: spec.createdAt, startedAt: spec.createdAt, finishedAt: null, error: null,
-      aggregateMetrics: [], aggregateByTask: {}, statusCounts: {}, timedOut: false, episodes: [], pid: dead.pid!,
+      seq: 4,
+      runId,
+      status: 'RUNNING',
+      graphName: spec.graphName,
+      episodeCount: 2,
+      workerCount: 1,
+      seed: 0,
+      priority: 0,
+      episodesDone: 0,
+      createdAt: spec.createdAt,
+      startedAt: spec.createdAt,
+      finishedAt: null,
+      error: null,
+      aggregateMetrics: [],
+      aggregateByTask: {},
+      statusCounts: {},
+      timedOut: false,
+      episodes: [],
+      pid: dead.pid!,
     };
     await writeSummary(runDir, summary);
     writeFileSync(join(runDir, 'process.json'), JSON.stringify({ pid: dead.pid, startedAt: spec.createdAt, command: [] }));
 
     const h = await makeScheduler({ sampler: new FixedSampler() }, dir);
     const after = await readSummary(runDir);
-    expect(after).toMatchObject({ status: 'ABORTED', seq: 5, error: { code: 'ABORTED', message: expect.stringContaining(`pid ${dead.pid}`) } });
+    expect(after).toMatchObject({
+      status: 'ABORTED',
+      seq: 5,
+      error: { code: 'ABORTED', message: expect.stringContaining(`pid ${dead.pid}`) },
+    });
     expect(after.finishedAt).not.toBeNull();
     expect(h.scheduler.catalog.getRun(runId)?.status).toBe('ABORTED');
     expect(h.scheduler.activeJobs()).toEqual([]);
@@ -102,12 +131,32 @@ describe('restart recovery', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sched-restart-'));
     dirs.push(dir);
     const { runId, dir: runDir } = createRunDir(dir);
-    const spec: RunSpec = runSpecSchema.parse({ runId, graphName: 'gridnav_planner', episodeCount: 1, createdAt: new Date().toISOString() });
+    const spec: RunSpec = runSpecSchema.parse({
+      runId,
+      graphName: 'gridnav_planner',
+      episodeCount: 1,
+      createdAt: new Date().toISOString(),
+    });
     await writeSpec(runDir, spec);
     await writeSummary(runDir, {
-      seq: 2, runId, status: 'RUNNING', graphName: spec.graphName, episodeCount: 1, workerCount: 1, seed: 0, priority: 0,
-      episodesDone: 0, createdAt: spec.createdAt, startedAt: spec.createdAt, finishedAt: null, error: null,
-      aggregateMetrics: [], aggregateByTask: {}, statusCounts: {}, timedOut: false, episodes: [],
+      seq: 2,
+      runId,
+      status: 'RUNNING',
+      graphName: spec.graphName,
+      episodeCount: 1,
+      workerCount: 1,
+      seed: 0,
+      priority: 0,
+      episodesDone: 0,
+      createdAt: spec.createdAt,
+      startedAt: spec.createdAt,
+      finishedAt: null,
+      error: null,
+      aggregateMetrics: [],
+      aggregateByTask: {},
+      statusCounts: {},
+      timedOut: false,
+      episodes: [],
     });
     const h = await makeScheduler({ sampler: new FixedSampler() }, dir, (s) => s.acquireInteractiveLock('inspect'));
     expect(h.scheduler.queue().map((e) => e.runId)).toEqual([runId]);
@@ -116,7 +165,11 @@ describe('restart recovery', () => {
 
   it('adopts an eval process that is still running and finalises it when it exits', async () => {
     const first = await makeScheduler({ sampler: new FixedSampler() });
-    const run = await first.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 3, overrides: { env: { step_latency_ms: 10 } } });
+    const run = await first.scheduler.submit({
+      graphName: 'gridnav_planner',
+      episodeCount: 3,
+      overrides: { env: { step_latency_ms: 10 } },
+    });
     await waitForStatus(first, run.runId, 'RUNNING');
     const pid = await waitFor('the pid', () => first.scheduler.activeJobs()[0]?.pid);
     await waitFor('an episode', () => first.scheduler.activeJobs()[0]?.episodesDone);

@@ -82,7 +82,11 @@ describe('one cancel, one story', () => {
     // Just spawned: the eval process has a pid but may not have set up its signal handlers yet.
     const spawned = await h.scheduler.submit(input);
     ids.push(spawned.runId);
-    await waitFor('the eval process to be spawned', () => h.scheduler.activeJobs().find((j) => j.runId === spawned.runId && j.pid !== null), 30_000);
+    await waitFor(
+      'the eval process to be spawned',
+      () => h.scheduler.activeJobs().find((j) => j.runId === spawned.runId && j.pid !== null),
+      30_000,
+    );
     await h.scheduler.cancel(spawned.runId);
     // Running: after its first episode.
     const running = await h.scheduler.submit(input);
@@ -114,7 +118,10 @@ describe('one cancel, one story', () => {
     expect(h.scheduler.activeJobs().map((j) => j.runId)).toEqual([run.runId]);
     await expect(h.scheduler.cancel(run.runId)).resolves.toMatchObject({ status: 'CANCELLED' });
     process.kill(job.pid!, 'SIGUSR2');
-    await waitFor('the scheduler to finish the run', () => h.scheduler.activeJobs().length === 0 && h.scheduler.catalog.getRun(run.runId)?.status === 'CANCELLED');
+    await waitFor(
+      'the scheduler to finish the run',
+      () => h.scheduler.activeJobs().length === 0 && h.scheduler.catalog.getRun(run.runId)?.status === 'CANCELLED',
+    );
     await expect(h.scheduler.cancel(run.runId)).resolves.toMatchObject({ status: 'CANCELLED' });
   });
 });
@@ -148,7 +155,10 @@ describe('reap', () => {
     await waitForEpisodes(dir, 1);
     sampler.rssMb = 1500;
     const final = await waitForStatus(h, run.runId, 'FAILED');
-    expect(final.error).toMatchObject({ code: 'OUT_OF_BUDGET', message: expect.stringMatching(/1500 MB, over its memory budget of 1000 MB/) });
+    expect(final.error).toMatchObject({
+      code: 'OUT_OF_BUDGET',
+      message: expect.stringMatching(/1500 MB, over its memory budget of 1000 MB/),
+    });
     expect(final.episodes.length).toBeGreaterThanOrEqual(1);
   });
 
@@ -175,7 +185,9 @@ describe('in-process runs', () => {
     const h = await makeScheduler({ sampler: new FixedSampler() });
     const sub = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 3, seed: 7 });
     const inproc = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 3, seed: 7, viaSubprocess: false });
-    await waitFor('the in-process run to be active', () => h.scheduler.activeJobs().find((j) => j.runId === inproc.runId && !j.viaSubprocess && j.pid === null));
+    await waitFor('the in-process run to be active', () =>
+      h.scheduler.activeJobs().find((j) => j.runId === inproc.runId && !j.viaSubprocess && j.pid === null),
+    );
     const [a, b] = await Promise.all([waitForStatus(h, sub.runId, 'COMPLETED'), waitForStatus(h, inproc.runId, 'COMPLETED')]);
     expect(b.aggregateMetrics).toEqual(a.aggregateMetrics);
     expect(b.episodes.map((e) => e.metrics)).toEqual(a.episodes.map((e) => e.metrics));

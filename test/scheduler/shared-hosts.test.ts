@@ -55,10 +55,14 @@ describe('shared hosts', () => {
     });
     expect(second).toMatchObject({ restarts: 1, holders: [a.runId] });
     expect(second.url).not.toBe(first.url);
-    await waitFor('shared_urls.json to name the new host', () => {
-      const urls = JSON.parse(readFileSync(join(h.scheduler.getRunDir(a.runId), 'shared_urls.json'), 'utf8')) as Record<string, string>;
-      return urls.planner === second.url;
-    }, 5000);
+    await waitFor(
+      'shared_urls.json to name the new host',
+      () => {
+        const urls = JSON.parse(readFileSync(join(h.scheduler.getRunDir(a.runId), 'shared_urls.json'), 'utf8')) as Record<string, string>;
+        return urls.planner === second.url;
+      },
+      5000,
+    );
 
     release();
     const done = await waitForStatus(h, a.runId, 'COMPLETED');
@@ -117,7 +121,10 @@ describe('shared hosts', () => {
     // Who shared a batch never changes a result.
     expect(both.done.map((s) => s.aggregateMetrics)).toEqual([a.done[0]!.aggregateMetrics, b.done[0]!.aggregateMetrics]);
     const ratio = both.ms / (a.ms + b.ms);
-    expect(ratio, `together ${Math.round(both.ms)} ms, one after the other ${Math.round(a.ms)} + ${Math.round(b.ms)} ms`).toBeLessThanOrEqual(1.3);
+    expect(
+      ratio,
+      `together ${Math.round(both.ms)} ms, one after the other ${Math.round(a.ms)} + ${Math.round(b.ms)} ms`,
+    ).toBeLessThanOrEqual(1.3);
   }, 240_000);
 
   it('a shared host answers only its callers: the eval process presents its secret, which reaches no file, log or API answer', async () => {

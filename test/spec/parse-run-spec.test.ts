@@ -30,7 +30,11 @@ describe('parseRunInput', () => {
     ['overrides', { overrides: [1] }, /^overrides must be an object of node id → config patch/],
     ['overrides.agent', { overrides: { agent: 3 } }, /^overrides\.agent must be an object of config keys/],
     ['dataset', { dataset: '' }, /dataset must be a non-empty dataset name/],
-    ['split', { split: 'x'.repeat(RUN_LIMITS.maxNameChars + 1) }, /split must be a non-empty split name of at most 200 characters, got "x{50,}…$/],
+    [
+      'split',
+      { split: 'x'.repeat(RUN_LIMITS.maxNameChars + 1) },
+      /split must be a non-empty split name of at most 200 characters, got "x{50,}…$/,
+    ],
     ['graphName', { graphName: '  ' }, /graphName must be a non-empty graph name/],
     ['episodeOffset', { episodeOffset: -1 }, /episodeOffset must be an integer ≥ 0/],
     ['frobnicate', { frobnicate: 1 }, /^unknown field "frobnicate"$/],
@@ -50,7 +54,9 @@ describe('parseRunInput', () => {
   });
 
   it('names the field as the caller calls it', () => {
-    expect(() => parseRunInput({ ...base, workerCount: 'many' }, { workerCount: '--workers' })).toThrow(/^--workers must be an integer in 1\.\.64, got "many"$/);
+    expect(() => parseRunInput({ ...base, workerCount: 'many' }, { workerCount: '--workers' })).toThrow(
+      /^--workers must be an integer in 1\.\.64, got "many"$/,
+    );
   });
 
   it('refuses overrides over the size limit, naming the limit and not echoing the value', () => {
@@ -62,7 +68,9 @@ describe('parseRunInput', () => {
       err = e as typeof err;
     }
     expect(err).toMatchObject({ code: 'BAD_USER_INPUT', field: 'overrides', limit: RUN_LIMITS.maxOverridesBytes });
-    expect(err!.message).toBe(`overrides must be at most ${RUN_LIMITS.maxOverridesBytes} bytes of JSON, got ${JSON.stringify(big).length} bytes`);
+    expect(err!.message).toBe(
+      `overrides must be at most ${RUN_LIMITS.maxOverridesBytes} bytes of JSON, got ${JSON.stringify(big).length} bytes`,
+    );
     // Just under the limit passes.
     const fits = { agent: { note: 'x'.repeat(RUN_LIMITS.maxOverridesBytes - 100) } };
     expect(parseRunInput({ ...base, overrides: fits }).overrides).toEqual(fits);
@@ -98,10 +106,20 @@ describe('spec.json', () => {
   });
 
   it.each([
-    ['a field of the wrong type', { runId: 'r', createdAt: 'now', ...base, workerCount: 'four' }, 'workerCount', /workerCount must be an integer in 1\.\.64, got "four"/],
+    [
+      'a field of the wrong type',
+      { runId: 'r', createdAt: 'now', ...base, workerCount: 'four' },
+      'workerCount',
+      /workerCount must be an integer in 1\.\.64, got "four"/,
+    ],
     ['a field out of range', { runId: 'r', createdAt: 'now', ...base, dataset: 5 }, 'dataset', /dataset must be a non-empty dataset name/],
     ['a missing field', { createdAt: 'now', ...base }, 'runId', /runId is required/],
-    ['a frozen graph that is not a graph', { runId: 'r', createdAt: 'now', ...base, graph: { name: 'g' } }, 'graph.nodes', /graph\.nodes is required/],
+    [
+      'a frozen graph that is not a graph',
+      { runId: 'r', createdAt: 'now', ...base, graph: { name: 'g' } },
+      'graph.nodes',
+      /graph\.nodes is required/,
+    ],
   ])('is SPEC_INVALID naming the field for %s', async (_what, json, field, message) => {
     await writeFile(join(dir, 'spec.json'), JSON.stringify(json));
     const err = await readSpec(dir).catch((e: unknown) => e);

@@ -60,7 +60,13 @@ describe('aggregates', () => {
   });
 
   it('groups by task, episodes without one under "default", so every episode counts in one group', () => {
-    const byTask = aggregateByTask([rec(0, { s: 1 }, 'COMPLETED', 'b'), rec(1, { s: 0 }, 'COMPLETED', 'a'), rec(2, { s: 1 }, 'COMPLETED', 'a'), rec(3, { s: 1 }), rec(4, { s: 0 })]);
+    const byTask = aggregateByTask([
+      rec(0, { s: 1 }, 'COMPLETED', 'b'),
+      rec(1, { s: 0 }, 'COMPLETED', 'a'),
+      rec(2, { s: 1 }, 'COMPLETED', 'a'),
+      rec(3, { s: 1 }),
+      rec(4, { s: 0 }),
+    ]);
     expect(Object.keys(byTask)).toEqual(['a', 'b', DEFAULT_TASK]);
     expect(byTask.a?.[0]).toMatchObject({ name: 's', count: 2, mean: 0.5 });
     expect(byTask.b?.[0]).toMatchObject({ count: 1, mean: 1 });

@@ -30,21 +30,47 @@ class Log {
 }
 
 /** Writes a run dir the way the scheduler and eval process leave it. */
-async function writeRun(out: string, at: Date, status: RunStatus, extra: Partial<RunSummary> = {}, peakRssMb?: number): Promise<RunSummary> {
+async function writeRun(
+  out: string,
+  at: Date,
+  status: RunStatus,
+  extra: Partial<RunSummary> = {},
+  peakRssMb?: number,
+): Promise<RunSummary> {
   const { runId, dir } = createRunDir(out, at);
   const spec: RunSpec = runSpecSchema.parse({
-    runId, graphName: extra.graphName ?? 'gridnav_planner', episodeCount: 4, workerCount: extra.workerCount ?? 2, createdAt: at.toISOString(),
+    runId,
+    graphName: extra.graphName ?? 'gridnav_planner',
+    episodeCount: 4,
+    workerCount: extra.workerCount ?? 2,
+    createdAt: at.toISOString(),
   });
   await writeSpec(dir, spec);
   const summary: RunSummary = {
-    seq: 3, runId, status, graphName: spec.graphName, episodeCount: 4, workerCount: spec.workerCount, seed: 0, priority: 0,
-    episodesDone: status === 'QUEUED' ? 0 : 4, createdAt: spec.createdAt, startedAt: null, finishedAt: null, error: null,
-    aggregateMetrics: [{ name: 'success', mean: 0.5, count: 4, stderr: 0.25, min: 0, max: 1 }], aggregateByTask: {},
-    statusCounts: status === 'QUEUED' ? {} : { COMPLETED: 4 }, timedOut: false, episodes: [], ...extra,
+    seq: 3,
+    runId,
+    status,
+    graphName: spec.graphName,
+    episodeCount: 4,
+    workerCount: spec.workerCount,
+    seed: 0,
+    priority: 0,
+    episodesDone: status === 'QUEUED' ? 0 : 4,
+    createdAt: spec.createdAt,
+    startedAt: null,
+    finishedAt: null,
+    error: null,
+    aggregateMetrics: [{ name: 'success', mean: 0.5, count: 4, stderr: 0.25, min: 0, max: 1 }],
+    aggregateByTask: {},
+    statusCounts: status === 'QUEUED' ? {} : { COMPLETED: 4 },
+    timedOut: false,
+    episodes: [],
+    ...extra,
   };
   await writeSummary(dir, summary);
   if (status !== 'QUEUED' && status !== 'RUNNING') await touchDone(dir);
-  if (peakRssMb !== undefined) writeFileSync(join(dir, 'process.json'), JSON.stringify({ pid: 1, startedAt: spec.createdAt, command: [], peakRssMb }));
+  if (peakRssMb !== undefined)
+    writeFileSync(join(dir, 'process.json'), JSON.stringify({ pid: 1, startedAt: spec.createdAt, command: [], peakRssMb }));
   return summary;
 }
 
@@ -63,7 +89,12 @@ describe('RunCatalog', () => {
     const cat = await RunCatalog.open(out, log);
     expect(log.lines.join('\n')).toMatch(/db\.json is missing; rebuilt from the run directories \(3 runs\)/);
     expect(cat.listRuns().map((r) => r.id)).toEqual([c.runId, b.runId, a.runId]);
-    expect(cat.getRun(a.runId)).toMatchObject({ status: 'COMPLETED', episodesDone: 4, statusCounts: { COMPLETED: 4 }, viaSubprocess: true });
+    expect(cat.getRun(a.runId)).toMatchObject({
+      status: 'COMPLETED',
+      episodesDone: 4,
+      statusCounts: { COMPLETED: 4 },
+      viaSubprocess: true,
+    });
     expect(cat.calibratedPeak('gridnav_planner', 2)).toBe(420);
     expect(JSON.parse(readFileSync(join(out, 'db.json'), 'utf8')).runs[b.runId].status).toBe('CANCELLED');
     await cat.close();
@@ -105,7 +136,20 @@ describe('RunCatalog', () => {
   it('lists newest first, filtered by status and graph, paged', async () => {
     const out = outputs();
     const cat = await RunCatalog.open(out);
-    const base: Omit<CatalogRun, 'id' | 'status' | 'createdAt'> = { graphName: 'g', priority: 0, startedAt: null, finishedAt: null, episodeCount: 1, episodesDone: 0, workerCount: 1, statusCounts: {}, aggregateMetrics: [], error: null, pid: null, viaSubprocess: true };
+    const base: Omit<CatalogRun, 'id' | 'status' | 'createdAt'> = {
+      graphName: 'g',
+      priority: 0,
+      startedAt: null,
+      finishedAt: null,
+      episodeCount: 1,
+      episodesDone: 0,
+      workerCount: 1,
+      statusCounts: {},
+      aggregateMetrics: [],
+      error: null,
+      pid: null,
+      viaSubprocess: true,
+    };
     cat.upsertRun({ ...base, id: '20261130_100000', status: 'COMPLETED', createdAt: '2026-11-30T10:00:00.000Z' });
     cat.upsertRun({ ...base, id: '20261130_100000_2', status: 'QUEUED', createdAt: '2026-11-30T10:00:00.500Z' });
     cat.upsertRun({ ...base, id: '20261130_100000_10', status: 'QUEUED', createdAt: '2026-11-30T10:00:00.500Z' });

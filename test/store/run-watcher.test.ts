@@ -27,7 +27,15 @@ afterEach(async () => {
 });
 
 function summary(runId: string, seq: number, status: RunStatus = 'RUNNING', episodesDone = seq): RunSummary {
-  const spec = { runId, graphName: 'g', episodeCount: 10, workerCount: 1, seed: 0, priority: 0, createdAt: '2026-01-01T00:00:00.000Z' } as RunSpec;
+  const spec = {
+    runId,
+    graphName: 'g',
+    episodeCount: 10,
+    workerCount: 1,
+    seed: 0,
+    priority: 0,
+    createdAt: '2026-01-01T00:00:00.000Z',
+  } as RunSpec;
   return { ...initialSummary(spec, status), seq, episodesDone };
 }
 
@@ -35,9 +43,18 @@ function summary(runId: string, seq: number, status: RunStatus = 'RUNNING', epis
 function record(index: number, finishedSec = index): EpisodeRecord {
   const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
   return {
-    index, episodeId: `g/${index}`, status: index % 3 === 2 ? 'BUDGET_EXHAUSTED' : 'COMPLETED', steps: 10 + index,
-    metrics: { success: index % 3 !== 2, steps: 10 + index }, seed: index, workerId: 0, durationMs: 1000,
-    startedAt: at(finishedSec), finishedAt: at(finishedSec + 1), stepBudget: 100, assets: [],
+    index,
+    episodeId: `g/${index}`,
+    status: index % 3 === 2 ? 'BUDGET_EXHAUSTED' : 'COMPLETED',
+    steps: 10 + index,
+    metrics: { success: index % 3 !== 2, steps: 10 + index },
+    seed: index,
+    workerId: 0,
+    durationMs: 1000,
+    startedAt: at(finishedSec),
+    finishedAt: at(finishedSec + 1),
+    stepBudget: 100,
+    assets: [],
   };
 }
 
@@ -60,10 +77,11 @@ function collect(w: RunWatcher, runId: string) {
   const waiters: Array<{ pred: (s: RunSummary[]) => boolean; resolve: () => void }> = [];
   const unsubscribe = w.subscribe(runId, (s) => {
     got.push(s);
-    for (const x of [...waiters]) if (x.pred(got)) {
-      waiters.splice(waiters.indexOf(x), 1);
-      x.resolve();
-    }
+    for (const x of [...waiters])
+      if (x.pred(got)) {
+        waiters.splice(waiters.indexOf(x), 1);
+        x.resolve();
+      }
   });
   const until = (pred: (s: RunSummary[]) => boolean, timeoutMs = 5000) =>
     pred(got)
@@ -112,7 +130,7 @@ describe('RunWatcher', () => {
     expect(seqs(late.got)).toEqual([6]);
   });
 
-  it('keeps the last good state while summary.json is half-written, garbage, incomplete or another run\'s, and says so once', async () => {
+  it("keeps the last good state while summary.json is half-written, garbage, incomplete or another run's, and says so once", async () => {
     const { runId, dir } = createRunDir(outputs);
     const other = createRunDir(outputs, new Date(2020, 0, 1));
     await writeSummary(dir, withEpisodes(runId, 5, [record(0)]));

@@ -29,7 +29,9 @@ export function resolveEpisode(catalog: EpisodeCatalog, values: PanelValues, fal
   const dataset = String(values.dataset ?? catalog.defaultDataset);
   const spec = catalog.datasets[dataset];
   if (!spec) {
-    throw new BadInputError(`unknown ${catalog.env} dataset ${JSON.stringify(dataset)}; known: ${Object.keys(catalog.datasets).join(', ')}`);
+    throw new BadInputError(
+      `unknown ${catalog.env} dataset ${JSON.stringify(dataset)}; known: ${Object.keys(catalog.datasets).join(', ')}`,
+    );
   }
   const split = String(values.split ?? catalog.defaultSplit);
   if (!(SPLITS as readonly string[]).includes(split)) {

@@ -32,7 +32,9 @@ export function isDone(ep: CartPoleEpisode): boolean {
 /** Applies one action; returns its reward. */
 export function applyAction(ep: CartPoleEpisode, action: CartPoleAction): number {
   if (isDone(ep)) {
-    throw new Error(`cart-pole episode ${ep.address.dataset}/${ep.address.split}/${ep.address.index} already ended after ${ep.steps} steps`);
+    throw new Error(
+      `cart-pole episode ${ep.address.dataset}/${ep.address.split}/${ep.address.index} already ended after ${ep.steps} steps`,
+    );
   }
   ep.state = stepPhysics(ep.state, action);
   ep.steps++;

@@ -33,8 +33,7 @@ export function stepPhysics(state: readonly number[], action: CartPoleAction): C
   const costheta = Math.cos(theta);
   const sintheta = Math.sin(theta);
   const temp = (force + POLE_MASS_LENGTH * (thetaDot * thetaDot) * sintheta) / TOTAL_MASS;
-  const thetaacc =
-    (GRAVITY * sintheta - costheta * temp) / (LENGTH * (4.0 / 3.0 - (MASS_POLE * (costheta * costheta)) / TOTAL_MASS));
+  const thetaacc = (GRAVITY * sintheta - costheta * temp) / (LENGTH * (4.0 / 3.0 - (MASS_POLE * (costheta * costheta)) / TOTAL_MASS));
   const xacc = temp - (POLE_MASS_LENGTH * thetaacc * costheta) / TOTAL_MASS;
   x = x + TAU * xDot;
   xDot = xDot + TAU * xacc;

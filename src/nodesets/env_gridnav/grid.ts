@@ -64,7 +64,8 @@ export function gridFromRows(rows: ReadonlyArray<string | ReadonlyArray<number>>
     for (let c = 0; c < cols; c++) {
       const v = row[c];
       if (v === WALL_CHAR || v === 1) walls[r * cols + c] = 1;
-      else if (v !== FREE_CHAR && v !== 0) throw new Error(`grid row ${r} column ${c} holds ${JSON.stringify(v)}, expected "#", ".", 0 or 1`);
+      else if (v !== FREE_CHAR && v !== 0)
+        throw new Error(`grid row ${r} column ${c} holds ${JSON.stringify(v)}, expected "#", ".", 0 or 1`);
     }
   });
   return { rows: rows.length, cols, walls };

@@ -47,7 +47,8 @@ export function renderTrajectoryPng(d: TrajectoryDrawing): Buffer {
     }
   }
   const inset = Math.floor(px / 10);
-  const markCell = ([r, c]: Cell, color: Rgb): void => fill(c * px + inset, r * px + inset, (c + 1) * px - inset, (r + 1) * px - inset, color);
+  const markCell = ([r, c]: Cell, color: Rgb): void =>
+    fill(c * px + inset, r * px + inset, (c + 1) * px - inset, (r + 1) * px - inset, color);
   markCell(d.start, START);
   markCell(d.goal, GOAL);
   // Segments between consecutive cell centres; moves are axis-aligned so each is a thin rectangle.
@@ -69,7 +70,13 @@ export function renderTrajectoryPng(d: TrajectoryDrawing): Buffer {
   // A short nose in the heading direction.
   const nx = centre(ac) + hc * size * 2;
   const ny = centre(ar) + hr * size * 2;
-  fill(Math.min(nx, centre(ac)) - half, Math.min(ny, centre(ar)) - half, Math.max(nx, centre(ac)) + half + 1, Math.max(ny, centre(ar)) + half + 1, AGENT);
+  fill(
+    Math.min(nx, centre(ac)) - half,
+    Math.min(ny, centre(ar)) - half,
+    Math.max(nx, centre(ac)) + half + 1,
+    Math.max(ny, centre(ar)) + half + 1,
+    AGENT,
+  );
   // The "up" filter alone turns a maze's repeated rows into zeros; a fast general deflate then makes them a few KB.
   return PNG.sync.write(png, { filterType: 2, deflateStrategy: 0, deflateLevel: 3 });
 }

@@ -18,7 +18,8 @@ function cell(v: unknown, name: string): Cell {
 }
 
 export function readObservation(obs: unknown): AgentView {
-  if (typeof obs !== 'object' || obs === null) throw new Error(`observation must be a gridnav observation object, got ${JSON.stringify(obs)}`);
+  if (typeof obs !== 'object' || obs === null)
+    throw new Error(`observation must be a gridnav observation object, got ${JSON.stringify(obs)}`);
   const o = obs as Record<string, unknown>;
   if (!Array.isArray(o.grid)) throw new Error('observation.grid must be an array of rows');
   const heading = o.heading;

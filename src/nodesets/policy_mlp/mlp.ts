@@ -102,7 +102,8 @@ export function forward(net: PackedMlp, input: readonly number[]): Float64Array 
   let x = new Float64Array(width0);
   for (let i = 0; i < width0; i++) {
     const v = input[i]!;
-    if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`policy input ${i} is ${JSON.stringify(v)}, expected a finite number`);
+    if (typeof v !== 'number' || !Number.isFinite(v))
+      throw new Error(`policy input ${i} is ${JSON.stringify(v)}, expected a finite number`);
     x[i] = v * net.inputScale[i]!;
   }
   const last = net.layers.length - 1;

@@ -162,7 +162,10 @@ export function planAdmission(input: AdmissionInput): AdmissionResult {
       const withoutHeld = shortfall(job.estimate, ram, vram, 0, 0);
       if (!withoutHeld && holders.length > 0) {
         const higher = holders.every((h) => h.priority > job.priority);
-        wait(`behind ${plural(holders.length, higher ? 'higher-priority job' : 'earlier job')} holding their reservation (${lacking})`, true);
+        wait(
+          `behind ${plural(holders.length, higher ? 'higher-priority job' : 'earlier job')} holding their reservation (${lacking})`,
+          true,
+        );
       } else {
         wait(lacking, true);
       }

@@ -33,7 +33,11 @@ export interface EstimateInput {
 
 /** The part of each nodeset entry that estimation reads. */
 export function nodesetCosts(entries: readonly NodesetEntry[]): NodesetCost[] {
-  return entries.map((e) => ({ name: e.name, parallelism: e.manifest.parallelism, ...(e.manifest.resources ? { resources: e.manifest.resources } : {}) }));
+  return entries.map((e) => ({
+    name: e.name,
+    parallelism: e.manifest.parallelism,
+    ...(e.manifest.resources ? { resources: e.manifest.resources } : {}),
+  }));
 }
 
 export function estimateRun(input: EstimateInput): ResourceEstimate {

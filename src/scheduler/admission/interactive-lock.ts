@@ -19,7 +19,8 @@ export class InteractiveLock {
 
   /** Takes the lock for `holder`. Returns the release function (idempotent); `onRelease` runs on its first call. */
   acquire(holder: string, onRelease: () => void): () => void {
-    if (typeof holder !== 'string' || holder === '') throw new BadInputError(`interactive lock holder must be a non-empty string, got ${JSON.stringify(holder)}`);
+    if (typeof holder !== 'string' || holder === '')
+      throw new BadInputError(`interactive lock holder must be a non-empty string, got ${JSON.stringify(holder)}`);
     const token = Symbol(holder);
     this.holders.set(token, holder);
     return () => {

@@ -185,7 +185,11 @@ export async function processTreesVramMb(roots: number[], usedMb: ReadonlyMap<nu
   if (roots.length === 0) return out;
   // Nothing on the GPU: every tree holds 0, no need to walk the process table.
   const table = usedMb.size > 0 ? await processTable() : { parent: new Map<number, number>(), rssKb: async () => 0 };
-  for (const [root, members] of treeMembers(table, roots)) out.set(root, members.reduce((s, p) => s + (usedMb.get(p) ?? 0), 0));
+  for (const [root, members] of treeMembers(table, roots))
+    out.set(
+      root,
+      members.reduce((s, p) => s + (usedMb.get(p) ?? 0), 0),
+    );
   return out;
 }
 

@@ -23,19 +23,29 @@ export async function finalizeJob(job: Job, ctx: JobContext): Promise<RunSummary
   const storage: StorageCode | null = !existsSync(job.runDir)
     ? 'RUN_DIR_MISSING'
     : (job.storageFault ??
-      (exit.kind === 'error' ? storageCodeOf(exit.error, job.runDir) : exit.kind === 'process' ? storageCodeOfExit(exit.exit.exitCode) : null));
+      (exit.kind === 'error'
+        ? storageCodeOf(exit.error, job.runDir)
+        : exit.kind === 'process'
+          ? storageCodeOfExit(exit.exit.exitCode)
+          : null));
   let change: ((s: RunSummary) => void) | null = null;
   const now = new Date().toISOString();
   if (job.overBudget) {
     const { rssMb, budgetMb } = job.overBudget;
     change = (s) => {
       s.status = 'FAILED';
-      s.error = { code: 'OUT_OF_BUDGET', message: `the run's processes used ${Math.round(rssMb)} MB, over its memory budget of ${budgetMb} MB; stopped` };
+      s.error = {
+        code: 'OUT_OF_BUDGET',
+        message: `the run's processes used ${Math.round(rssMb)} MB, over its memory budget of ${budgetMb} MB; stopped`,
+      };
     };
   } else if (exit.kind === 'error') {
     change = (s) => {
       s.status = 'FAILED';
-      s.error = { code: exit.error instanceof EvalError ? exit.error.code : (storage ?? 'INTERNAL_SERVER_ERROR'), message: errorMessage(exit.error) };
+      s.error = {
+        code: exit.error instanceof EvalError ? exit.error.code : (storage ?? 'INTERNAL_SERVER_ERROR'),
+        message: errorMessage(exit.error),
+      };
     };
   } else if (exit.kind === 'process' && (storage === 'RUN_DIR_MISSING' || !isTerminalRunStatus(summary.status))) {
     // A terminal summary without _DONE is kept: the process ended between the two writes.
@@ -69,16 +79,24 @@ export async function finalizeJob(job: Job, ctx: JobContext): Promise<RunSummary
   if (writeFault !== null && !isStorageCode(summary.error?.code) && summary.status !== 'COMPLETED' && summary.status !== 'CANCELLED') {
     // The disk refused the run's end too: that is why its process stopped.
     const before = summary.error?.message;
-    summary = { ...summary, status: 'FAILED', error: { code: writeFault, message: `${describeStorage(writeFault, job.runDir)}${before ? `; ${before}` : ''}` } };
+    summary = {
+      ...summary,
+      status: 'FAILED',
+      error: { code: writeFault, message: `${describeStorage(writeFault, job.runDir)}${before ? `; ${before}` : ''}` },
+    };
   }
   if (!summaryOnDisk || !doneOnDisk) {
     ctx.unrecorded.set(job.runId, { runDir: job.runDir, summary, summaryOnDisk });
-    ctx.log.warn(`run ${job.runId}: ${writeFault ? describeStorage(writeFault, job.runDir) : 'its final state could not be written'}; its end is kept in memory and written once the disk takes it`);
+    ctx.log.warn(
+      `run ${job.runId}: ${writeFault ? describeStorage(writeFault, job.runDir) : 'its final state could not be written'}; its end is kept in memory and written once the disk takes it`,
+    );
   }
   if (job.viaSubprocess && job.pid !== null && existsSync(job.runDir)) await recordProcessExit(job, exit, summary, ctx);
   ctx.hosts.release(job.runId);
   ctx.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: job.viaSubprocess, pid: job.pid }));
-  ctx.log.info(`run ${job.runId} ${summary.status.toLowerCase()} (${summary.episodesDone}/${summary.episodeCount} episodes)${summary.error && storage ? `: ${summary.error.message}` : ''}`);
+  ctx.log.info(
+    `run ${job.runId} ${summary.status.toLowerCase()} (${summary.episodesDone}/${summary.episodeCount} episodes)${summary.error && storage ? `: ${summary.error.message}` : ''}`,
+  );
   ctx.emit({ type: 'run', runId: job.runId, summary });
   ctx.emit({ type: 'queue' });
   return summary;

@@ -42,7 +42,13 @@ export function activeJob(j: Job): ActiveJob {
 }
 
 export function admissionCandidate(j: Job): AdmissionCandidate {
-  return { runId: j.runId, priority: j.spec.priority, estimate: j.estimate, exclusiveGpu: j.spec.exclusiveGpu, skippedSinceMs: j.skippedSinceMs };
+  return {
+    runId: j.runId,
+    priority: j.spec.priority,
+    estimate: j.estimate,
+    exclusiveGpu: j.spec.exclusiveGpu,
+    skippedSinceMs: j.skippedSinceMs,
+  };
 }
 
 export function runningReservation(j: Job): RunningReservation {

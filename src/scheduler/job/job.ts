@@ -23,10 +23,7 @@ export const JOB_STATES = [
 export type JobState = (typeof JOB_STATES)[number];
 
 /** How a job's execution ended, as the reap sees it. */
-export type JobExit =
-  | { kind: 'process'; exit: EvalExit }
-  | { kind: 'inProcess'; summary: RunSummary }
-  | { kind: 'error'; error: unknown };
+export type JobExit = { kind: 'process'; exit: EvalExit } | { kind: 'inProcess'; summary: RunSummary } | { kind: 'error'; error: unknown };
 
 export interface Job {
   runId: string;

@@ -103,7 +103,11 @@ export async function lastLine(path: string): Promise<string | null> {
     const len = Math.min(size, 4096);
     const buf = Buffer.alloc(len);
     await fh.read(buf, 0, len, size - len);
-    const lines = buf.toString('utf8').split('\n').map((l) => l.trim()).filter((l) => l.length > 0);
+    const lines = buf
+      .toString('utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l.length > 0);
     const line = lines[lines.length - 1];
     return line ? line.slice(0, 300) : null;
   } catch {

@@ -163,7 +163,11 @@ async function finishUnstartable(
     // The disk still refuses: say so (that is why the run could not be finished), keep it in memory, retry each tick.
     const storage = storageCodeOf(err, run.runDir);
     if (storage && !summaryOnDisk && error.code !== storage) {
-      summary = { ...summary, status: 'FAILED', error: { code: storage, message: `${describeStorage(storage, run.runDir)}; ${error.message}` } };
+      summary = {
+        ...summary,
+        status: 'FAILED',
+        error: { code: storage, message: `${describeStorage(storage, run.runDir)}; ${error.message}` },
+      };
     }
     ctx.unrecorded.set(run.runId, { runDir: run.runDir, summary, summaryOnDisk });
   }

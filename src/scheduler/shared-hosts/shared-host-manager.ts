@@ -131,7 +131,9 @@ export class SharedHostManager {
       if (slot.host) {
         slot.stopping = true;
         stopped.push(slot.nodeset);
-        this.opts.logger?.info(`shared host ${slot.nodeset} (pid ${slot.host.pid}) unloaded after ${Math.round((now - slot.idleSinceMs) / 1000)} s idle`);
+        this.opts.logger?.info(
+          `shared host ${slot.nodeset} (pid ${slot.host.pid}) unloaded after ${Math.round((now - slot.idleSinceMs) / 1000)} s idle`,
+        );
         const stopping = slot.host.stop(this.opts.stopGraceMs ?? 2000).catch(() => {});
         this.stopping.add(stopping);
         void stopping.finally(() => this.stopping.delete(stopping));

@@ -64,9 +64,9 @@ describe('env_cartpole', () => {
     await panel.load({ dataset: 'classic', split: 'val', episode: 2 }, 'loaded');
     const loaded = await step({ inputs: {}, config: {}, ctx: ctxFor(0, { episodeKey: 'loaded' }) });
     expect(out.observation).toEqual(loaded.observation);
-    await expect(
-      (async () => step({ inputs: { action: 'up' }, config: {}, ctx: ctxFor(1, { episodeKey: 'lazy' }) }))(),
-    ).rejects.toThrow(/unknown cart-pole action "up"/);
+    await expect((async () => step({ inputs: { action: 'up' }, config: {}, ctx: ctxFor(1, { episodeKey: 'lazy' }) }))()).rejects.toThrow(
+      /unknown cart-pole action "up"/,
+    );
     env.evict!('lazy');
     env.evict!('loaded');
   });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { isFallen, MAX_STEPS, parseCartPoleAction, stepPhysics, THETA_THRESHOLD_RADIANS } from '../../../src/nodesets/env_cartpole/physics.js';
+import {
+  isFallen,
+  MAX_STEPS,
+  parseCartPoleAction,
+  stepPhysics,
+  THETA_THRESHOLD_RADIANS,
+} from '../../../src/nodesets/env_cartpole/physics.js';
 
 describe('cart-pole physics (Gym CartPole-v1)', () => {
   it('matches a hand-computed step from rest', () => {

@@ -157,7 +157,9 @@ describe('env_gridnav step', () => {
   it('throws at fail_at_step and only there', async () => {
     await panel.load({ dataset: 'mini', split: 'val', episode: 0 }, 'fail');
     const call = (s: number) =>
-      Promise.resolve(step({ inputs: s ? { action: 'turn_left' } : {}, config: { fail_at_step: 2 }, ctx: ctxFor(s, { episodeKey: 'fail' }) }));
+      Promise.resolve(
+        step({ inputs: s ? { action: 'turn_left' } : {}, config: { fail_at_step: 2 }, ctx: ctxFor(s, { episodeKey: 'fail' }) }),
+      );
     await expect(call(0)).resolves.toBeDefined();
     await expect(call(1)).resolves.toBeDefined();
     await expect(call(2)).rejects.toThrow(/failed on purpose at step 2/);
@@ -174,7 +176,9 @@ describe('env_gridnav step', () => {
     expect(performance.now() - t0).toBeGreaterThanOrEqual(55);
     const ac = new AbortController();
     const t1 = performance.now();
-    const pending = Promise.resolve(step({ inputs: {}, config: { step_latency_ms: 10_000 }, ctx: ctxFor(0, { episodeKey: 'slow' }), signal: ac.signal }));
+    const pending = Promise.resolve(
+      step({ inputs: {}, config: { step_latency_ms: 10_000 }, ctx: ctxFor(0, { episodeKey: 'slow' }), signal: ac.signal }),
+    );
     setTimeout(() => ac.abort(new Error('cancelled by test')), 20);
     await expect(pending).rejects.toThrow(/cancelled by test/);
     expect(performance.now() - t1).toBeLessThan(2000);
@@ -198,9 +202,9 @@ describe('env_gridnav step', () => {
     expect(busy).toEqual(plain);
     // Six steps of 15 ms of CPU each, measured in CPU time: at least 90 ms of it, however busy the machine.
     expect((cpu.user + cpu.system) / 1000).toBeGreaterThanOrEqual(90);
-    await expect(Promise.resolve(step({ inputs: {}, config: { step_compute_ms: -1 }, ctx: ctxFor(0, { episodeKey: 'neg' }) }))).rejects.toThrow(
-      /step_compute_ms must be ≥ 0, got -1/,
-    );
+    await expect(
+      Promise.resolve(step({ inputs: {}, config: { step_compute_ms: -1 }, ctx: ctxFor(0, { episodeKey: 'neg' }) })),
+    ).rejects.toThrow(/step_compute_ms must be ≥ 0, got -1/);
     env.evict!('neg');
   });
 

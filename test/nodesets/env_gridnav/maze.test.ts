@@ -62,15 +62,7 @@ describe('maze generation', () => {
 });
 
 describe('breadth-first search', () => {
-  const grid = gridFromRows([
-    '#######',
-    '#.....#',
-    '#.###.#',
-    '#...#.#',
-    '###.#.#',
-    '#.....#',
-    '#######',
-  ]);
+  const grid = gridFromRows(['#######', '#.....#', '#.###.#', '#...#.#', '###.#.#', '#.....#', '#######']);
 
   it('measures geodesic distance around walls', () => {
     const dist = distanceMap(grid, [1, 1]);

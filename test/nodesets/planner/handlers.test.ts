@@ -23,7 +23,11 @@ function agent(fn: 'act' | 'random', config: Record<string, unknown>) {
 
 describe('planner act', () => {
   it('with epsilon 0 reaches the goal and stops on it in each of 20 episodes, within the env budget', async () => {
-    for (const [dataset, count] of [['mini', 8], ['standard', 8], ['large', 4]] as const) {
+    for (const [dataset, count] of [
+      ['mini', 8],
+      ['standard', 8],
+      ['large', 4],
+    ] as const) {
       for (let episode = 0; episode < count; episode++) {
         const run = await drive({
           env,

@@ -80,7 +80,9 @@ describe('policy_mlp', () => {
 
   it('names a bad observation', async () => {
     await expect(act([{ inputs: { observation: 'up' }, config: {}, ctx: ctxFor(0) }])).rejects.toThrow(/observation as an array/);
-    await expect(act([{ inputs: { observation: [1, 2, 3] }, config: {}, ctx: ctxFor(0) }])).rejects.toThrow(/has 3 values, the network takes 4/);
+    await expect(act([{ inputs: { observation: [1, 2, 3] }, config: {}, ctx: ctxFor(0) }])).rejects.toThrow(
+      /has 3 values, the network takes 4/,
+    );
     await expect(act([{ inputs: { observation: [1, 2, 3, null] }, config: {}, ctx: ctxFor(0) }])).rejects.toThrow(/input 3 is null/);
   });
 
@@ -100,7 +102,10 @@ describe('policy_mlp', () => {
       layers: [2, 2, 1],
       activation: 'tanh',
       inputScale: [1, 0.5],
-      weights: [[1, 0, 0, 1], [1, -1]],
+      weights: [
+        [1, 0, 0, 1],
+        [1, -1],
+      ],
       biases: [[0, 0.25], [0.5]],
     });
     // hidden = tanh([x0, x1/2 + 0.25]); out = 0.5 + h0 − h1, summed bias first, inputs in order.
