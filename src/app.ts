@@ -66,7 +66,7 @@ export function buildApp(options: AppOptions): App {
     stop(opts = {}) {
       if (opts.cancelRunning) drainer.hurry();
       stopping ??= (async () => {
-        const steps: Array<[string, () => Promise<unknown> | void]> = [
+        const steps: Array<[string, () => unknown]> = [
           ['websocket server', () => wsServer.dispose()],
           ['watcher', () => services.watcher.close()],
           ['http server', () => http.close()],

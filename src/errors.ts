@@ -49,7 +49,7 @@ export const isClientFault = (code: string | undefined): boolean => {
 /** Reaches `extensions.code` as it is. */
 export const isPublicCode = (code: string): code is PublicErrorCode => info(code)?.public === true;
 
-export class EvalError extends Error {
+export class CodedError extends Error {
   readonly code: ErrorCode;
   constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -59,14 +59,14 @@ export class EvalError extends Error {
 }
 
 /** Bad input from a user: a flag, a spec field, a GraphQL argument. */
-export class BadInputError extends EvalError {
+export class BadInputError extends CodedError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('BAD_USER_INPUT', message, options);
   }
 }
 
 /** A graph that fails validation; `problems` lists every issue found, each naming the node or edge. */
-export class GraphValidationError extends EvalError {
+export class GraphValidationError extends CodedError {
   readonly problems: string[];
   constructor(graphName: string, problems: string[]) {
     super('GRAPH_INVALID', `graph "${graphName}" is invalid: ${problems.join('; ')}`);
@@ -74,19 +74,19 @@ export class GraphValidationError extends EvalError {
   }
 }
 
-export class NotFoundError extends EvalError {
+export class NotFoundError extends CodedError {
   constructor(what: string, options?: { cause?: unknown }) {
     super('NOT_FOUND', `${what} not found`, options);
   }
 }
 
-export class ConflictError extends EvalError {
+export class ConflictError extends CodedError {
   constructor(message: string) {
     super('CONFLICT', message);
   }
 }
 
-export class QueueFullError extends EvalError {
+export class QueueFullError extends CodedError {
   readonly capacity: number;
   constructor(capacity: number) {
     super('QUEUE_FULL', `the queue is full (capacity ${capacity} queued runs); retry when a run has started`);
@@ -95,20 +95,20 @@ export class QueueFullError extends EvalError {
 }
 
 /** A host process answered with an error, or could not be reached. */
-export class HostError extends EvalError {
+export class HostError extends CodedError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('HOST_ERROR', message, options);
   }
 }
 
 /** A host process exited or its connection was refused: the episode using it is CRASHED. */
-export class HostDiedError extends EvalError {
+export class HostDiedError extends CodedError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('HOST_DIED', message, options);
   }
 }
 
-export class OutOfBudgetError extends EvalError {
+export class OutOfBudgetError extends CodedError {
   constructor(message: string) {
     super('OUT_OF_BUDGET', message);
   }

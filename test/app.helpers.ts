@@ -116,8 +116,7 @@ export async function sseCollect<T = Record<string, any>>(
   let buffer = '';
   for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
     buffer += decoder.decode(chunk, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
+    for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
       const block = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
       let event = 'message';

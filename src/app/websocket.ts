@@ -11,7 +11,7 @@ import { bearerOf, sameToken } from '../http/access.js';
 import type { Access } from './access.js';
 import type { ApiYoga } from './yoga.js';
 
-function withoutHttpExtensions(result: ExecutionResult): FormattedExecutionResult | void {
+function withoutHttpExtensions(result: ExecutionResult): FormattedExecutionResult | undefined {
   if (!result.errors?.some((e) => e.extensions.http !== undefined)) return undefined;
   return {
     ...result,
@@ -64,7 +64,7 @@ export function attachWebSocket(server: Server, yoga: ApiYoga, access: Access): 
           socket: ctx.extra.socket,
           params: payload,
         });
-        let document;
+        let document: ReturnType<typeof parse>;
         try {
           document = parse(payload.query);
         } catch (err) {

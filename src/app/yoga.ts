@@ -4,7 +4,7 @@
  */
 import { GraphQLError } from 'graphql';
 import { createYoga, type YogaLogger, type YogaServerInstance } from 'graphql-yoga';
-import { EvalError, isClientFault } from '../errors.js';
+import { CodedError, isClientFault } from '../errors.js';
 import type { ApiContext } from '../resolvers/context.js';
 import { createMaskError } from '../resolvers/errors.js';
 import { buildSchema } from '../resolvers/index.js';
@@ -15,7 +15,7 @@ import type { SchedulerLogger } from '../scheduler/types.js';
 export type ApiYoga = YogaServerInstance<Record<string, unknown>, ApiContext>;
 
 function isClientError(err: unknown): boolean {
-  if (err instanceof EvalError) return isClientFault(err.code);
+  if (err instanceof CodedError) return isClientFault(err.code);
   if (err instanceof GraphQLError) return isClientFault(String(err.extensions.code)) || isClientError(err.originalError);
   return false;
 }

@@ -29,27 +29,28 @@ export interface ServeArgs {
 }
 
 export function parseServeArgs(argv: string[]): ServeArgs {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        port: { type: 'string', short: 'p' },
-        host: { type: 'string' },
-        outputs: { type: 'string' },
-        'cancel-running-on-exit': { type: 'boolean' },
-        'allow-origin': { type: 'string', multiple: true },
-        'ram-mb': { type: 'string' },
-        'vram-mb': { type: 'string' },
-        'allowed-hosts': { type: 'string', multiple: true },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (err) {
-    throw new BadInputError(((err as Error).message.split('\n')[0] ?? String(err)) + `\n${USAGE}`);
-  }
+  const parsed = (() => {
+    try {
+      return parseArgs({
+        args: argv,
+        strict: true,
+        allowPositionals: false,
+        options: {
+          port: { type: 'string', short: 'p' },
+          host: { type: 'string' },
+          outputs: { type: 'string' },
+          'cancel-running-on-exit': { type: 'boolean' },
+          'allow-origin': { type: 'string', multiple: true },
+          'ram-mb': { type: 'string' },
+          'vram-mb': { type: 'string' },
+          'allowed-hosts': { type: 'string', multiple: true },
+          help: { type: 'boolean', short: 'h' },
+        },
+      });
+    } catch (err) {
+      throw new BadInputError(((err as Error).message.split('\n')[0] ?? String(err)) + `\n${USAGE}`);
+    }
+  })();
   const v = parsed.values;
   const rawPort = v.port ?? '4000';
   const port = Number(rawPort);

@@ -65,7 +65,7 @@ export function deriveSeed(runSeed: number, episodeIndex: number): number {
  */
 export function createPrng(seed: number, ...streams: number[]): Prng {
   assertSafeInteger('seed', seed);
-  streams.forEach((s, i) => assertSafeInteger(`stream ${i}`, s));
+  for (const [i, s] of streams.entries()) assertSafeInteger(`stream ${i}`, s);
   let h = 0x50524e47;
   for (const v of [seed, ...streams]) {
     const [lo, hi] = words(v);

@@ -7,7 +7,7 @@
  * recomputed under the summary lock.
  */
 import { performance } from 'node:perf_hooks';
-import { BadInputError, EvalError, HostDiedError, HostError } from '../errors.js';
+import { BadInputError, CodedError, HostDiedError, HostError } from '../errors.js';
 import type { ValidatedGraph } from '../graph/graph.js';
 import { HostClient } from '../host/host-client.js';
 import { LoopRunner, type LoopRunOptions } from '../graph/loop-runner.js';
@@ -190,7 +190,7 @@ export class BatchEvalRunner {
       timeoutMs = ms;
       timer = setTimeout(() => {
         cause ??= 'timeout';
-        timeout.abort(new EvalError('TIMEOUT', `episode ${index} passed its wall-clock limit of ${ms} ms`));
+        timeout.abort(new CodedError('TIMEOUT', `episode ${index} passed its wall-clock limit of ${ms} ms`));
       }, ms);
     };
 
@@ -201,7 +201,7 @@ export class BatchEvalRunner {
       if (cause !== undefined) return;
       cause = 'timeout';
       callTimedOut = `node "${c.nodeId}" got no answer within the per-call limit of ${c.ms} ms (step ${c.step})`;
-      timeout.abort(new EvalError('TIMEOUT', `episode ${index}: ${callTimedOut}`));
+      timeout.abort(new CodedError('TIMEOUT', `episode ${index}: ${callTimedOut}`));
     };
 
     let load: PanelLoadResult | undefined;

@@ -8,7 +8,7 @@
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { EvalError, errorMessage } from '../errors.js';
+import { CodedError, errorMessage } from '../errors.js';
 import type { BackendToEvalMessage } from './messages.js';
 import { runBatch } from './run-batch.js';
 import { STORAGE_EXIT_CODES, STORAGE_CODES, storageCodeOf, type StorageCode } from '../store/storage-fault.js';
@@ -52,7 +52,7 @@ async function main(): Promise<number> {
   process.on('SIGTERM', () => stop(new Error('cancelled (SIGTERM)')));
   process.on('SIGINT', () => stop(new Error('cancelled (SIGINT)')));
   // Nobody asked for this stop: the run ends ABORTED, not CANCELLED.
-  watchParent({ onParentGone: (reason) => stop(new EvalError('ABORTED', `stopped because ${reason}`)) });
+  watchParent({ onParentGone: (reason) => stop(new CodedError('ABORTED', `stopped because ${reason}`)) });
 
   // A restarted shared host comes back on a new URL; the backend says so on the IPC channel.
   const moved = new Map<string, string>();

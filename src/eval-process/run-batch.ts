@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { EvalError, errorMessage } from '../errors.js';
+import { CodedError, errorMessage } from '../errors.js';
 import { applyOverrides, parseGraph, validateGraph, type ValidatedGraph } from '../graph/graph.js';
 import { GraphCatalog } from '../graph/graph-catalog.js';
 import { NodesetRegistry, type NodesetEntry } from '../nodeset-registry/registry.js';
@@ -29,7 +29,7 @@ export interface RunBatchOptions {
   runDir: string;
   /**
    * Stops the run: dispatch stops, in-flight episodes end CANCELLED, the summary says
-   * CANCELLED — or ABORTED when the abort reason is an EvalError with code ABORTED.
+   * CANCELLED — or ABORTED when the abort reason is an CodedError with code ABORTED.
    */
   signal?: AbortSignal;
   /** Shared nodeset hosts to borrow (never stopped). @default the contents of shared_urls.json */
@@ -152,7 +152,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     } else {
       status = 'FAILED';
       error = {
-        code: err instanceof EvalError ? err.code : (storageCodeOf(err, runDir) ?? 'INTERNAL_SERVER_ERROR'),
+        code: err instanceof CodedError ? err.code : (storageCodeOf(err, runDir) ?? 'INTERNAL_SERVER_ERROR'),
         message: errorMessage(err),
       };
       log(`run failed: ${error.message}`);
@@ -192,7 +192,7 @@ async function failOnSpec(runDir: string, err: SpecInvalidError, opts: RunBatchO
 
 /** A stop on request is CANCELLED; one whose reason is an ABORTED error (the parent died) is ABORTED, saying why. */
 function stoppedBy(reason: unknown): { status: RunStatus; error: { code: string; message: string } | null } {
-  if (reason instanceof EvalError && reason.code === 'ABORTED')
+  if (reason instanceof CodedError && reason.code === 'ABORTED')
     return { status: 'ABORTED', error: { code: 'ABORTED', message: reason.message } };
   return { status: 'CANCELLED', error: null };
 }

@@ -450,9 +450,11 @@ export class GraphExecutor {
       copy[port] = { $assetRef: name };
       if (this.o.onAsset) {
         try {
-          (pending ??= []).push(this.o.onAsset({ name, mime, data, nodeId: p.id, step }));
+          pending ??= [];
+          pending.push(this.o.onAsset({ name, mime, data, nodeId: p.id, step }));
         } catch (err) {
-          (pending ??= []).push(Promise.reject(err));
+          pending ??= [];
+          pending.push(Promise.reject(err));
         }
       }
     }

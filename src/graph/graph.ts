@@ -439,10 +439,16 @@ export function parseSetFlags(flags: readonly string[]): Record<string, Record<s
     }
     for (const k of path) assertSafeKey(k, `--set "${flag}"`);
     const [nodeId, ...keys] = path as [string, ...string[]];
-    let target: Record<string, unknown> = (out[nodeId] ??= {});
+    out[nodeId] ??= {};
+    let target: Record<string, unknown> = out[nodeId];
     for (const k of keys.slice(0, -1)) {
       const next = target[k];
-      target = isPlainObject(next) ? next : (target[k] = {});
+      if (isPlainObject(next)) target = next;
+      else {
+        const made: Record<string, unknown> = {};
+        target[k] = made;
+        target = made;
+      }
     }
     target[keys[keys.length - 1]!] = value;
   }

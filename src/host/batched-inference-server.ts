@@ -254,7 +254,7 @@ export class BatchedInferenceServer {
         const got = Array.isArray(outputs) ? `${outputs.length} rows` : typeof outputs;
         throw new HostError(`batched function "${q.fn}" returned ${got} for a batch of ${rows.length} rows`);
       }
-      rows.forEach((r, i) => r.resolve(outputs[i] as NodeOutputs));
+      for (const [i, r] of rows.entries()) r.resolve(outputs[i] as NodeOutputs);
     } catch (err) {
       const failure =
         err instanceof HostError ? err : new HostError(`batched function "${q.fn}" failed: ${errorMessage(err)}`, { cause: err });

@@ -3,7 +3,7 @@
  * `extensions.code`; anything unexpected is masked as INTERNAL_SERVER_ERROR.
  */
 import { GraphQLError } from 'graphql';
-import { EvalError, GraphValidationError, isPublicCode, type PublicErrorCode, QueueFullError } from '../errors.js';
+import { CodedError, GraphValidationError, isPublicCode, type PublicErrorCode, QueueFullError } from '../errors.js';
 import { RunInputError, SpecInvalidError } from '../spec/spec-errors.js';
 
 export type ApiErrorCode = PublicErrorCode;
@@ -25,14 +25,14 @@ function graphProblems(err: unknown): GraphValidationError | undefined {
 /** The extensions a known error carries, or undefined when it must be masked. */
 function extensionsOf(err: unknown): Record<string, unknown> | undefined {
   const invalid = graphProblems(err);
-  if (invalid && (err === invalid || (err instanceof EvalError && err.code === 'BAD_USER_INPUT'))) {
+  if (invalid && (err === invalid || (err instanceof CodedError && err.code === 'BAD_USER_INPUT'))) {
     return { code: 'BAD_USER_INPUT', reason: 'GRAPH_INVALID', problems: invalid.problems };
   }
   if (err instanceof QueueFullError) return { code: 'QUEUE_FULL', capacity: err.capacity };
   if (err instanceof RunInputError) return { code: err.code, field: err.field, ...(err.limit !== undefined ? { limit: err.limit } : {}) };
   // A run dir's spec.json that is not a valid spec: said as it is, naming the field, for that run only.
   if (err instanceof SpecInvalidError) return { code: err.code, field: err.field };
-  if (err instanceof EvalError && err.code !== 'INTERNAL_SERVER_ERROR' && isPublicCode(err.code)) return { code: err.code };
+  if (err instanceof CodedError && err.code !== 'INTERNAL_SERVER_ERROR' && isPublicCode(err.code)) return { code: err.code };
   return undefined;
 }
 

@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { BadInputError, ConflictError, EvalError, NotFoundError, QueueFullError, errorMessage } from '../errors.js';
+import { BadInputError, ConflictError, CodedError, NotFoundError, QueueFullError, errorMessage } from '../errors.js';
 import { isTerminalRunStatus } from '../statuses.js';
 import { catalogRunFromSummary, RunCatalog } from '../store/catalog.js';
 import { assertRunId, createRunDir, readSummary, runDirPath, writeSharedUrls, writeSpec, writeSummary } from '../store/run-dir.js';
@@ -209,7 +209,7 @@ export class JobScheduler {
         urls = await this.hosts.acquire(graph.shared, runId);
       } catch (err) {
         await rm(dir, { recursive: true, force: true });
-        throw new EvalError('HOST_ERROR', `could not start the shared hosts of graph "${input.graphName}": ${errorMessage(err)}`, {
+        throw new CodedError('HOST_ERROR', `could not start the shared hosts of graph "${input.graphName}": ${errorMessage(err)}`, {
           cause: err,
         });
       }

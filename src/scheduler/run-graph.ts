@@ -3,7 +3,7 @@
  * overrides and validates, and which nodesets it uses (shared ones are hosted by the backend,
  * replicated ones size the run's estimate).
  */
-import { BadInputError, EvalError, NotFoundError, errorMessage } from '../errors.js';
+import { BadInputError, CodedError, NotFoundError, errorMessage } from '../errors.js';
 import { applyOverrides, validateGraph } from '../graph/graph.js';
 import { GraphCatalog } from '../graph/graph-catalog.js';
 import { NodesetRegistry, type NodesetEntry } from '../nodeset-registry/registry.js';
@@ -43,9 +43,9 @@ export async function inspectRunGraph(opts: RunGraphOptions): Promise<RunGraphIn
   try {
     registry = await NodesetRegistry.scan({ ...where, ...(opts.builtinNodesetsDir ? { builtinDir: opts.builtinNodesetsDir } : {}) });
   } catch (err) {
-    throw new EvalError('INTERNAL_SERVER_ERROR', `could not scan the nodesets: ${errorMessage(err)}`, { cause: err });
+    throw new CodedError('INTERNAL_SERVER_ERROR', `could not scan the nodesets: ${errorMessage(err)}`, { cause: err });
   }
-  let validated;
+  let validated: ReturnType<typeof validateGraph>;
   try {
     validated = validateGraph(graph, registry);
   } catch (err) {

@@ -1,5 +1,5 @@
 /** The errors of run-spec parsing: bad input names the field (and the limit it broke); a bad spec.json is SPEC_INVALID. */
-import { BadInputError, EvalError } from '../errors.js';
+import { BadInputError, CodedError } from '../errors.js';
 
 /** A submitted run field that is wrong. `field` is its name in the spec; `limit` the bound it broke, if one. */
 export class RunInputError extends BadInputError {
@@ -13,7 +13,7 @@ export class RunInputError extends BadInputError {
 }
 
 /** A run directory's spec.json that does not hold a valid spec (hand-edited, truncated, from elsewhere). */
-export class SpecInvalidError extends EvalError {
+export class SpecInvalidError extends CodedError {
   readonly field: string;
   constructor(message: string, field: string) {
     super('SPEC_INVALID', message);

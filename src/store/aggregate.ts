@@ -46,7 +46,10 @@ export function aggregateMetrics(records: readonly EpisodeRecord[]): MetricAggre
       const v = numericValue(raw);
       if (v === undefined) continue;
       let col = columns.get(name);
-      if (!col) columns.set(name, (col = []));
+      if (!col) {
+        col = [];
+        columns.set(name, col);
+      }
       col.push(v);
     }
   }
@@ -66,7 +69,10 @@ export function aggregateByTask(records: readonly EpisodeRecord[]): Record<strin
   for (const r of records) {
     const task = r.task ?? DEFAULT_TASK;
     let g = groups.get(task);
-    if (!g) groups.set(task, (g = []));
+    if (!g) {
+      g = [];
+      groups.set(task, g);
+    }
     g.push(r);
   }
   const out: Record<string, MetricAggregate[]> = {};

@@ -8,7 +8,7 @@ import { basename, join, resolve, sep } from 'node:path';
 import { BadInputError } from '../errors.js';
 import { parseRunSpec } from '../spec/parse-run-spec.js';
 import { SpecInvalidError } from '../spec/spec-errors.js';
-import { readJson, readJsonSync, writeJsonAtomic } from './atomic.js';
+import { readJson, writeJsonAtomic } from './atomic.js';
 import { parseSummaryText } from './summary-schema.js';
 import { injectedFault } from './storage-fault.js';
 import type { RunSpec, RunSummary, SharedUrls } from './types.js';

@@ -155,7 +155,7 @@ export class RunReader {
     const path = join(episodeDir(this.runDir(runId), index), EPISODE_LOG);
     const lines: LogPage['lines'] = [];
     let total = 0;
-    let stream;
+    let stream: ReturnType<typeof createReadStream>;
     try {
       await stat(path);
       stream = createReadStream(path, { encoding: 'utf8' });

@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
-import { EvalError } from '../errors.js';
+import { CodedError } from '../errors.js';
 
 export const STORAGE_CODES = ['STORAGE_FULL', 'STORAGE_READ_ONLY', 'RUN_DIR_MISSING'] as const;
 export type StorageCode = (typeof STORAGE_CODES)[number];
@@ -12,7 +12,7 @@ export type StorageCode = (typeof STORAGE_CODES)[number];
 export const isStorageCode = (code: unknown): code is StorageCode => STORAGE_CODES.includes(code as StorageCode);
 
 /** A write to the outputs folder that the disk refused; `code` says why. */
-export class StorageError extends EvalError {
+export class StorageError extends CodedError {
   declare readonly code: StorageCode;
   constructor(code: StorageCode, message: string, options?: { cause?: unknown }) {
     super(code, message, options);

@@ -4,12 +4,12 @@
  * instead of reaching the API half-filled.
  */
 import { z } from 'zod';
-import { EvalError } from '../errors.js';
+import { CodedError } from '../errors.js';
 import { EPISODE_STATUSES, RUN_STATUSES } from '../statuses.js';
 import type { EpisodeRecord, RunSummary } from './types.js';
 
 /** summary.json is not a run summary (or not this run's). */
-export class SummaryInvalidError extends EvalError {
+export class SummaryInvalidError extends CodedError {
   readonly problems: string[];
   constructor(source: string, problems: string[]) {
     super('SUMMARY_INVALID', `${source} is not a valid run summary: ${problems.join('; ')}`);

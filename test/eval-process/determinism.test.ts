@@ -57,7 +57,7 @@ function expectIdentical(base: Outcome, other: Outcome, label: string): void {
   expect(other.summary.status, label).toBe('COMPLETED');
   expect(resultBytes(other.summary), label).toBe(resultBytes(base.summary));
   expect(other.logs.length, label).toBe(base.logs.length);
-  other.logs.forEach((log, i) => expect(log, `${label}: firing log of episode ${i}`).toBe(base.logs[i]));
+  for (const [i, log] of other.logs.entries()) expect(log, `${label}: firing log of episode ${i}`).toBe(base.logs[i]);
 }
 
 describe('determinism across worker counts', () => {

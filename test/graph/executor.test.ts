@@ -59,7 +59,7 @@ function executor(
 const agentDoubling: MemoryFunction = {
   inputs: ['observation'],
   outputs: ['action'],
-  run: ({ inputs }) => ({ action: 2 }),
+  run: () => ({ action: 2 }),
 };
 
 describe('GraphExecutor', () => {

@@ -19,7 +19,8 @@ const episodes = new Map<string, GridNavEpisode>();
 let renderer: Promise<typeof import('./render.js')> | undefined;
 
 export async function trajectoryAsset(ep: GridNavEpisode): Promise<AssetValue> {
-  const { renderTrajectoryPng } = await (renderer ??= import('./render.js'));
+  renderer ??= import('./render.js');
+  const { renderTrajectoryPng } = await renderer;
   const png = renderTrajectoryPng({
     grid: ep.maze.grid,
     start: ep.maze.start,

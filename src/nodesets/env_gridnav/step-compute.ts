@@ -28,10 +28,22 @@ function distancesInto(ep: GridNavEpisode, dist: Int32Array, queue: Int32Array):
     const r = (i / cols) | 0;
     const c = i - r * cols;
     const d = dist[i]! + 1;
-    if (r > 0 && walls[i - cols] === 0 && dist[i - cols] === -1) (dist[i - cols] = d), (queue[tail++] = i - cols);
-    if (c < cols - 1 && walls[i + 1] === 0 && dist[i + 1] === -1) (dist[i + 1] = d), (queue[tail++] = i + 1);
-    if (r < rows - 1 && walls[i + cols] === 0 && dist[i + cols] === -1) (dist[i + cols] = d), (queue[tail++] = i + cols);
-    if (c > 0 && walls[i - 1] === 0 && dist[i - 1] === -1) (dist[i - 1] = d), (queue[tail++] = i - 1);
+    if (r > 0 && walls[i - cols] === 0 && dist[i - cols] === -1) {
+      dist[i - cols] = d;
+      queue[tail++] = i - cols;
+    }
+    if (c < cols - 1 && walls[i + 1] === 0 && dist[i + 1] === -1) {
+      dist[i + 1] = d;
+      queue[tail++] = i + 1;
+    }
+    if (r < rows - 1 && walls[i + cols] === 0 && dist[i + cols] === -1) {
+      dist[i + cols] = d;
+      queue[tail++] = i + cols;
+    }
+    if (c > 0 && walls[i - 1] === 0 && dist[i - 1] === -1) {
+      dist[i - 1] = d;
+      queue[tail++] = i - 1;
+    }
   }
 }
 

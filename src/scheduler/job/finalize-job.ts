@@ -6,7 +6,7 @@
  * final state, and the write is tried again each tick (see retryUnrecorded).
  */
 import { existsSync } from 'node:fs';
-import { EvalError, errorMessage } from '../../errors.js';
+import { CodedError, errorMessage } from '../../errors.js';
 import { isTerminalRunStatus } from '../../statuses.js';
 import { catalogRunFromSummary } from '../../store/catalog.js';
 import { isDone, readSummary, touchDone, writeSummary } from '../../store/run-dir.js';
@@ -43,7 +43,7 @@ export async function finalizeJob(job: Job, ctx: JobContext): Promise<RunSummary
     change = (s) => {
       s.status = 'FAILED';
       s.error = {
-        code: exit.error instanceof EvalError ? exit.error.code : (storage ?? 'INTERNAL_SERVER_ERROR'),
+        code: exit.error instanceof CodedError ? exit.error.code : (storage ?? 'INTERNAL_SERVER_ERROR'),
         message: errorMessage(exit.error),
       };
     };

@@ -96,7 +96,7 @@ function describeExit(e: EvalExit, adopted: boolean): string {
 
 /** The last non-empty line of a log, from its final 4 KB. */
 export async function lastLine(path: string): Promise<string | null> {
-  let fh;
+  let fh: Awaited<ReturnType<typeof open>> | undefined;
   try {
     fh = await open(path, 'r');
     const { size } = await fh.stat();

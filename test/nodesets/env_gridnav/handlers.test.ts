@@ -38,7 +38,7 @@ describe('env_gridnav panel', () => {
     const loaded = await Promise.all(
       Array.from({ length: 8 }, (_, i) => panel.load({ dataset: 'standard', split: 'val', episode: i }, `budget:${i}`)),
     );
-    loaded.forEach((l, i) => env.evict!(`budget:${i}`));
+    for (const i of loaded.keys()) env.evict!(`budget:${i}`);
     expect(loaded[2]).toMatchObject({ episodeId: 'standard/val/2', scene: 'standard maze 21×21' });
     expect(loaded[2]!.instruction).toMatch(/^Go to the goal at row \d+, column \d+ and stop there\.$/);
     expect(['near', 'mid', 'far']).toContain(loaded[2]!.task);
