@@ -1,7 +1,8 @@
 /**
  * Host benchmarks: the cost of one remote call over loopback (p50/p99) beside calling the same
  * handler in-process, and the throughput of the BatchedInferenceServer with 8 concurrent
- * callers beside one call at a time, on policy_mlp (built, in dist/nodesets) when it exists.
+ * callers beside one call at a time, on policy_mlp (built, in dist/nodesets) when it exists;
+ * then the host's HTTP client and server beside undici and node:http (bench/host-http.ts).
  * Needs a build (hosts run from dist/). Run alone: `node --import tsx bench/host.ts`.
  */
 import { existsSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { spawnHost, type HostEntry, type HostProcess } from '../src/host/host-pr
 import { loadManifest } from '../src/nodeset-registry/manifest.js';
 import { loadNodesetModule } from '../src/nodeset-registry/nodeset-module.js';
 import { BatchedInferenceServer } from '../src/host/batched-inference-server.js';
+import { benchHostHttp } from './host-http.js';
 import type { BatchedNodeFunction, CallContext, NodeCallArgs, NodeOutputs, NodesetModule } from '../src/core/types.js';
 
 const TARGET_REMOTE_P50_US = 250;
@@ -196,6 +198,8 @@ export async function benchHost(): Promise<void> {
     for (const c of clients) c.close();
     await Promise.all(hosts.map((h) => h.stop()));
   }
+  console.log('');
+  await benchHostHttp();
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
