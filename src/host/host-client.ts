@@ -22,6 +22,7 @@ const MAX_SOCKETS = 256;
 const IDLE_REUSE_MS = 4000;
 const HEADER_END = Buffer.from('\r\n\r\n');
 const MAX_HEAD_BYTES = 64 * 1024;
+const NO_BYTES = Buffer.alloc(0);
 
 interface RawResponse {
   status: number;
@@ -84,7 +85,7 @@ class Connection {
 
   send(head: string, exchange: Exchange): void {
     this.#exchange = exchange;
-    this.#head = Buffer.alloc(0);
+    this.#head = NO_BYTES;
     this.#parts = [];
     this.#bytes = 0;
     this.#status = 0;
