@@ -1,7 +1,8 @@
 /**
  * Host benchmarks: the cost of one remote call over loopback (p50/p99) beside calling the same
  * handler in-process, and the throughput of the BatchedInferenceServer with 8 concurrent
- * callers beside one call at a time, on policy_mlp (built, in dist/nodesets) when it exists.
+ * callers beside one call at a time, on policy_mlp (built, in dist/nodesets) when it exists;
+ * then the host's HTTP client and server beside undici and node:http (bench/host-http.ts).
  * Needs a build (hosts run from dist/). Run alone: `node --import tsx bench/host.ts`.
  */
 import { existsSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { spawnHost, type HostEntry, type HostProcess } from '../src/host/host-pr
 import { loadManifest } from '../src/nodeset-registry/manifest.js';
 import { loadNodesetModule } from '../src/nodeset-registry/nodeset-module.js';
 import { BatchedInferenceServer } from '../src/host/batched-inference-server.js';
+import { benchHostHttp } from './host-http.js';
 import type { BatchedNodeFunction, CallContext, NodeCallArgs, NodeOutputs, NodesetModule } from '../src/core/types.js';
 
 const TARGET_REMOTE_P50_US = 250;
@@ -62,7 +64,12 @@ async function latencies(n: number, warmup: number, once: (i: number) => Promise
 }
 
 /** Rows per second: `callers` callers each making their share of `rows` calls one after another. */
-async function throughput(client: HostClient, callers: number, rows: number, config: Record<string, unknown>): Promise<{ rowsPerS: number; meanBatch: number }> {
+async function throughput(
+  client: HostClient,
+  callers: number,
+  rows: number,
+  config: Record<string, unknown>,
+): Promise<{ rowsPerS: number; meanBatch: number }> {
   const before = await client.stats();
   const t0 = performance.now();
   await Promise.all(
@@ -153,8 +160,22 @@ export async function benchHost(): Promise<void> {
       table(
         ['handler', 'direct p50', 'direct p99', 'remote p50', 'remote p99', `target p50 ≤ ${TARGET_REMOTE_P50_US}`],
         [
-          ['echo (trivial, protocol cost only)', fmt(direct.p50, 2), fmt(direct.p99, 2), fmt(remote.p50), fmt(remote.p99), remote.p50 <= TARGET_REMOTE_P50_US ? 'met' : 'MISSED'],
-          [`${policyName}, 1 caller`, fmt(policyDirect.p50, 2), fmt(policyDirect.p99, 2), fmt(policyRemote.p50), fmt(policyRemote.p99), policyRemote.p50 <= TARGET_REMOTE_P50_US ? 'met' : 'MISSED'],
+          [
+            'echo (trivial, protocol cost only)',
+            fmt(direct.p50, 2),
+            fmt(direct.p99, 2),
+            fmt(remote.p50),
+            fmt(remote.p99),
+            remote.p50 <= TARGET_REMOTE_P50_US ? 'met' : 'MISSED',
+          ],
+          [
+            `${policyName}, 1 caller`,
+            fmt(policyDirect.p50, 2),
+            fmt(policyDirect.p99, 2),
+            fmt(policyRemote.p50),
+            fmt(policyRemote.p99),
+            policyRemote.p50 <= TARGET_REMOTE_P50_US ? 'met' : 'MISSED',
+          ],
         ],
       ),
     );
@@ -174,20 +195,35 @@ export async function benchHost(): Promise<void> {
       }
       rounds.sort((a, b) => a.speedup - b.speedup);
       const { one, many, speedup } = rounds[Math.floor(rounds.length / 2)]!;
-      rows.push([label, fmt(one.rowsPerS, 0), fmt(many.rowsPerS, 0), fmt(many.meanBatch), `${fmt(speedup, 2)}×`, speedup >= TARGET_BATCH_SPEEDUP ? 'met' : 'MISSED']);
+      rows.push([
+        label,
+        fmt(one.rowsPerS, 0),
+        fmt(many.rowsPerS, 0),
+        fmt(many.meanBatch),
+        `${fmt(speedup, 2)}×`,
+        speedup >= TARGET_BATCH_SPEEDUP ? 'met' : 'MISSED',
+      ]);
     };
     for (const overhead of [0, 2]) {
       const config = overhead > 0 ? { call_overhead_ms: overhead } : {};
       const n = overhead > 0 ? BATCH_ROWS / 8 : BATCH_ROWS;
-      await compare(`in-process batcher, call_overhead_ms=${overhead}`, (callers, k) => throughputInProcess(actBatch, callers, k, config), n);
+      await compare(
+        `in-process batcher, call_overhead_ms=${overhead}`,
+        (callers, k) => throughputInProcess(actBatch, callers, k, config),
+        n,
+      );
     }
     for (const overhead of [0, 2]) {
       const config = overhead > 0 ? { call_overhead_ms: overhead } : {};
       const n = overhead > 0 ? BATCH_ROWS / 8 : BATCH_ROWS;
       await compare(`host over HTTP, call_overhead_ms=${overhead}`, (callers, k) => throughput(policyClient, callers, k, config), n);
     }
-    console.log(`\nBatching ${policyName}: rows/s with one call at a time vs ${CALLERS} concurrent callers (each calling in a loop; median of ${ROUNDS} rounds)`);
-    console.log(table(['handler', '1 at a time', `${CALLERS} callers`, 'mean batch', 'speedup', `target ≥ ${TARGET_BATCH_SPEEDUP}×`], rows));
+    console.log(
+      `\nBatching ${policyName}: rows/s with one call at a time vs ${CALLERS} concurrent callers (each calling in a loop; median of ${ROUNDS} rounds)`,
+    );
+    console.log(
+      table(['handler', '1 at a time', `${CALLERS} callers`, 'mean batch', 'speedup', `target ≥ ${TARGET_BATCH_SPEEDUP}×`], rows),
+    );
     console.log(
       '(call_overhead_ms sleeps once per handler call, like an accelerator launch; policy_mlp also re-prepares its weights once per call.\n' +
         ' Over HTTP each row still pays its own request, so a tiny CPU model gains less there than in the batcher itself.)',
@@ -196,6 +232,8 @@ export async function benchHost(): Promise<void> {
     for (const c of clients) c.close();
     await Promise.all(hosts.map((h) => h.stop()));
   }
+  console.log('');
+  await benchHostHttp();
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -1,33 +1,99 @@
-/** HTTP/1.1 chunked transfer coding: the body of a chunked message, once all of it has arrived. */
-
 /**
- * Decodes the chunked body that starts at `from` in `buf`. Returns the body and the offset
- * just past it (trailers included), `undefined` while more bytes are needed, or `'bad'` when
- * the framing is malformed.
+ * HTTP/1.1 chunked transfer coding, decoded as the bytes arrive: each byte is looked at once
+ * and the body is joined once at the end, so a large body costs time in proportion to its size
+ * (re-scanning everything received on every read made it quadratic).
  */
-export function decodeChunked(buf: Buffer, from: number): { body: Buffer; end: number } | undefined | 'bad' {
-  const parts: Buffer[] = [];
-  let at = from;
-  for (;;) {
-    const eol = buf.indexOf('\r\n', at, 'latin1');
-    if (eol < 0) return buf.length - at > 1024 ? 'bad' : undefined;
-    const sizeText = buf.toString('latin1', at, eol).split(';')[0]!.trim();
-    if (!/^[0-9a-fA-F]{1,12}$/.test(sizeText)) return 'bad';
-    const size = Number.parseInt(sizeText, 16);
-    at = eol + 2;
-    if (size === 0) {
-      // Trailers, then an empty line.
-      for (;;) {
-        const t = buf.indexOf('\r\n', at, 'latin1');
-        if (t < 0) return undefined;
-        const empty = t === at;
-        at = t + 2;
-        if (empty) return { body: parts.length === 1 ? parts[0]! : Buffer.concat(parts), end: at };
+
+/** Longest chunk-size line (with extensions) accepted. */
+const MAX_SIZE_LINE = 1024;
+/** Most bytes of trailer fields accepted after the last chunk. */
+const MAX_TRAILERS = 64 * 1024;
+
+/** Reading a chunk-size line, a chunk's data, the CR and LF after it, a trailer line; or done. */
+type State = 'size' | 'data' | 'cr' | 'lf' | 'trailer' | 'done';
+
+export class ChunkedDecoder {
+  #state: State = 'size';
+  /** The line being read (chunk size or trailer), latin1, without its CRLF yet. */
+  #line = '';
+  #trailerBytes = 0;
+  /** Bytes of the current chunk's data still to come. */
+  #remaining = 0;
+  #parts: Buffer[] = [];
+  #size = 0;
+
+  /** Body bytes decoded so far. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /**
+   * Feeds the next bytes of the message. Returns the offset in `chunk` just past the body
+   * (trailers included) once it is complete, `undefined` while more bytes are needed, or `'bad'`
+   * when the framing is malformed. The parts kept are views of `chunk`, not copies.
+   */
+  push(chunk: Buffer): number | undefined | 'bad' {
+    let at = 0;
+    while (at < chunk.length) {
+      switch (this.#state) {
+        case 'data': {
+          const take = Math.min(this.#remaining, chunk.length - at);
+          this.#parts.push(chunk.subarray(at, at + take));
+          this.#size += take;
+          this.#remaining -= take;
+          at += take;
+          if (this.#remaining === 0) this.#state = 'cr';
+          break;
+        }
+        case 'cr':
+          if (chunk[at++] !== 0x0d) return 'bad';
+          this.#state = 'lf';
+          break;
+        case 'lf':
+          if (chunk[at++] !== 0x0a) return 'bad';
+          this.#state = 'size';
+          break;
+        case 'size':
+        case 'trailer': {
+          const lf = chunk.indexOf(0x0a, at);
+          const end = lf < 0 ? chunk.length : lf;
+          if (this.#state === 'size' ? this.#line.length + end - at > MAX_SIZE_LINE : this.#trailerBytes + end - at > MAX_TRAILERS)
+            return 'bad';
+          this.#line += chunk.toString('latin1', at, end);
+          if (this.#state === 'trailer') this.#trailerBytes += end - at;
+          if (lf < 0) return undefined;
+          at = lf + 1;
+          const line = this.#line;
+          this.#line = '';
+          if (!line.endsWith('\r')) return 'bad';
+          if (this.#state === 'trailer') {
+            if (line.length === 1) {
+              this.#state = 'done';
+              return at;
+            }
+            break;
+          }
+          const sizeText = line.slice(0, -1).split(';')[0]!.trim();
+          if (!/^[0-9a-fA-F]{1,12}$/.test(sizeText)) return 'bad';
+          this.#remaining = Number.parseInt(sizeText, 16);
+          this.#state = this.#remaining === 0 ? 'trailer' : 'data';
+          break;
+        }
+        case 'done':
+          return at;
       }
     }
-    if (buf.length < at + size + 2) return undefined;
-    if (buf[at + size] !== 0x0d || buf[at + size + 1] !== 0x0a) return 'bad';
-    parts.push(buf.subarray(at, at + size));
-    at += size + 2;
+    return this.#state === 'done' ? at : undefined;
   }
+
+  /** The decoded body, joined once; call after `push` returned an offset. */
+  body(): Buffer {
+    return joinParts(this.#parts, this.#size);
+  }
+}
+
+/** Joins `parts` holding `bytes` bytes in all, copying only when there is more than one. */
+export function joinParts(parts: Buffer[], bytes: number): Buffer {
+  if (parts.length === 1) return parts[0]!;
+  return parts.length === 0 ? Buffer.alloc(0) : Buffer.concat(parts, bytes);
 }

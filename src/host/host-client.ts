@@ -10,7 +10,7 @@ import net from 'node:net';
 import { HostDiedError, HostError, errorMessage } from '../errors.js';
 import type { HostStats } from './host.js';
 import type { HostCallRequest, HostHealth, NodeOutputs, NodesetManifest, PanelLoadResult, PanelState } from '../core/types.js';
-import { decodeChunked } from './chunked-body.js';
+import { ChunkedDecoder, joinParts } from './chunked-body.js';
 import { hostSecretFor } from './host-secret.js';
 
 /** Socket errors that mean nobody is listening any more: the host exited or was killed. */
@@ -22,6 +22,7 @@ const MAX_SOCKETS = 256;
 const IDLE_REUSE_MS = 4000;
 const HEADER_END = Buffer.from('\r\n\r\n');
 const MAX_HEAD_BYTES = 64 * 1024;
+const NO_BYTES = Buffer.alloc(0);
 
 interface RawResponse {
   status: number;
@@ -53,13 +54,15 @@ class Connection {
   uses = 0;
   idleSince = 0;
   #exchange: Exchange | undefined;
-  #chunks: Buffer[] = [];
+  /** Bytes of an answer head not complete yet; undefined once the head is read. */
+  #head: Buffer | undefined;
+  /** Body bytes received so far, joined once when the body is complete. */
+  #parts: Buffer[] = [];
   #bytes = 0;
   /** Parsed head of the current answer, once its header block is complete. */
   #status = 0;
-  #bodyStart = -1;
   #length = -1;
-  #chunked = false;
+  #chunked: ChunkedDecoder | undefined;
   #keepAlive = true;
   #received = false;
   #dead = false;
@@ -71,7 +74,9 @@ class Connection {
   ) {
     this.socket = net.connect({ host, port, noDelay: true });
     this.socket.on('data', (chunk: Buffer) => this.#onData(chunk));
-    this.socket.on('error', (err: NodeJS.ErrnoException) => this.#fail(new ConnectionLost(errorMessage(err), err.code, !this.#received, { cause: err })));
+    this.socket.on('error', (err: NodeJS.ErrnoException) =>
+      this.#fail(new ConnectionLost(errorMessage(err), err.code, !this.#received, { cause: err })),
+    );
     this.socket.on('end', () => this.#onEnd());
     this.socket.on('close', () => this.#fail(new ConnectionLost('socket hang up', 'ECONNRESET', !this.#received)));
   }
@@ -82,10 +87,10 @@ class Connection {
 
   send(head: string, exchange: Exchange): void {
     this.#exchange = exchange;
-    this.#chunks = [];
+    this.#head = NO_BYTES;
+    this.#parts = [];
     this.#bytes = 0;
     this.#status = 0;
-    this.#bodyStart = -1;
     this.#received = false;
     this.socket.ref();
     this.socket.write(head);
@@ -117,64 +122,73 @@ class Connection {
       return;
     }
     this.#received = true;
-    this.#chunks.push(chunk);
-    this.#bytes += chunk.length;
-    this.#parse(false);
+    if (this.#head !== undefined) {
+      // A head is small (MAX_HEAD_BYTES), so joining its pieces as they come stays cheap.
+      let buf = this.#head.length === 0 ? chunk : Buffer.concat([this.#head, chunk]);
+      for (;;) {
+        const end = buf.indexOf(HEADER_END);
+        if (end < 0) {
+          if (buf.length > MAX_HEAD_BYTES) {
+            this.#fail(new ConnectionLost(`answer head over ${MAX_HEAD_BYTES} bytes`, 'EPROTO', false));
+            return;
+          }
+          this.#head = buf;
+          return;
+        }
+        if (!this.#readHead(buf.toString('latin1', 0, end))) return;
+        buf = buf.subarray(end + 4);
+        // An interim answer (100 Continue): the real one follows.
+        if (this.#status < 100 || this.#status >= 200) break;
+      }
+      this.#head = undefined;
+      chunk = buf;
+    }
+    this.#readBody(chunk);
   }
 
   #onEnd(): void {
     // Without Content-Length or chunked encoding, the answer runs to the end of the connection.
-    if (this.#exchange && this.#bodyStart >= 0 && this.#length < 0 && !this.#chunked) {
+    if (this.#exchange && this.#head === undefined && this.#length < 0 && !this.#chunked) {
       this.#keepAlive = false;
-      this.#parse(true);
+      this.#finish(joinParts(this.#parts, this.#bytes), true);
       return;
     }
     this.#fail(new ConnectionLost('socket hang up', 'ECONNRESET', !this.#received));
   }
 
-  #buffer(): Buffer {
-    if (this.#chunks.length > 1) this.#chunks = [Buffer.concat(this.#chunks, this.#bytes)];
-    return this.#chunks[0] ?? Buffer.alloc(0);
-  }
-
-  #parse(ended: boolean): void {
-    let buf = this.#buffer();
-    while (this.#bodyStart < 0) {
-      const end = buf.indexOf(HEADER_END);
-      if (end < 0) {
-        if (buf.length > MAX_HEAD_BYTES) this.#fail(new ConnectionLost(`answer head over ${MAX_HEAD_BYTES} bytes`, 'EPROTO', false));
-        return;
-      }
-      if (!this.#readHead(buf.toString('latin1', 0, end))) return;
-      if (this.#status >= 100 && this.#status < 200) {
-        // An interim answer (100 Continue): the real one follows.
-        buf = buf.subarray(end + 4);
-        this.#chunks = [buf];
-        this.#bytes = buf.length;
-        continue;
-      }
-      this.#bodyStart = end + 4;
-    }
+  /** Takes the next bytes of the body; answers the exchange once the body is complete. */
+  #readBody(chunk: Buffer): void {
     let body: Buffer;
     if (this.#chunked) {
-      const decoded = decodeChunked(buf, this.#bodyStart);
-      if (decoded === 'bad') return this.#fail(new ConnectionLost('malformed chunked answer', 'EPROTO', false));
-      if (decoded === undefined) return;
-      if (decoded.end !== buf.length) this.#keepAlive = false;
-      body = decoded.body;
+      const end = this.#chunked.push(chunk);
+      if (end === 'bad') {
+        this.#fail(new ConnectionLost('malformed chunked answer', 'EPROTO', false));
+        return;
+      }
+      if (end === undefined) return;
+      if (end !== chunk.length) this.#keepAlive = false;
+      body = this.#chunked.body();
     } else if (this.#length >= 0) {
-      if (buf.length - this.#bodyStart < this.#length) return;
-      if (buf.length - this.#bodyStart > this.#length) this.#keepAlive = false;
-      body = buf.subarray(this.#bodyStart, this.#bodyStart + this.#length);
+      if (chunk.length > 0) this.#parts.push(chunk);
+      this.#bytes += chunk.length;
+      if (this.#bytes < this.#length) return;
+      if (this.#bytes > this.#length) this.#keepAlive = false;
+      body = joinParts(this.#parts, this.#bytes).subarray(0, this.#length);
     } else if (this.#status === 204 || this.#status === 304) {
       body = Buffer.alloc(0);
     } else {
-      if (!ended) return;
-      body = buf.subarray(this.#bodyStart);
+      if (chunk.length > 0) this.#parts.push(chunk);
+      this.#bytes += chunk.length;
+      return;
     }
+    this.#finish(body, false);
+  }
+
+  #finish(body: Buffer, ended: boolean): void {
     const ex = this.#exchange!;
     this.#exchange = undefined;
-    this.#chunks = [];
+    this.#parts = [];
+    this.#chunked = undefined;
     const status = this.#status;
     if (this.#keepAlive && !ended) {
       this.uses++;
@@ -199,26 +213,30 @@ class Connection {
     }
     this.#status = Number(m[2]);
     this.#length = -1;
-    this.#chunked = false;
+    let chunked = false;
     let keepAlive = m[1] === '1';
     for (let i = 1; i < lines.length; i++) {
       const line = lines[i]!;
       const colon = line.indexOf(':');
       if (colon <= 0) continue;
       const name = line.slice(0, colon).trim().toLowerCase();
-      const value = line.slice(colon + 1).trim().toLowerCase();
+      const value = line
+        .slice(colon + 1)
+        .trim()
+        .toLowerCase();
       if (name === 'content-length') this.#length = Number.parseInt(value, 10);
-      else if (name === 'transfer-encoding') this.#chunked = value.split(',').some((t) => t.trim() === 'chunked');
+      else if (name === 'transfer-encoding') chunked = value.split(',').some((t) => t.trim() === 'chunked');
       else if (name === 'connection') {
         const tokens = value.split(',').map((t) => t.trim());
         if (tokens.includes('close')) keepAlive = false;
         else if (tokens.includes('keep-alive')) keepAlive = true;
       }
     }
-    if (this.#chunked) this.#length = -1;
+    this.#chunked = chunked ? new ChunkedDecoder() : undefined;
+    if (chunked) this.#length = -1;
     else if (!Number.isFinite(this.#length) || this.#length < 0) this.#length = -1;
     // No framing: the body ends with the connection.
-    if (!this.#chunked && this.#length < 0 && this.#status !== 204 && this.#status !== 304) keepAlive = false;
+    if (!chunked && this.#length < 0 && this.#status !== 204 && this.#status !== 304) keepAlive = false;
     this.#keepAlive = keepAlive;
     return true;
   }
@@ -309,7 +327,8 @@ export class HostClient {
     if (this.closed) return;
     this.closed = true;
     // A call cut off by close() reads as a host that went away: its answer will never come.
-    for (const c of [...this.idle, ...this.busy]) c.destroy(new ConnectionLost(`the client of ${this.baseUrl} was closed`, 'ECONNRESET', false));
+    for (const c of [...this.idle, ...this.busy])
+      c.destroy(new ConnectionLost(`the client of ${this.baseUrl} was closed`, 'ECONNRESET', false));
     this.idle.length = 0;
     this.busy.clear();
     for (const wake of this.waiting.splice(0)) wake();
@@ -353,7 +372,16 @@ export class HostClient {
         break;
       } catch (err) {
         // A kept-alive socket the host closed while idle: the request never reached it, so send it again once.
-        if (attempt === 0 && reused && err instanceof ConnectionLost && err.beforeAnswer && err.code === 'ECONNRESET' && !signal?.aborted && !this.closed) continue;
+        if (
+          attempt === 0 &&
+          reused &&
+          err instanceof ConnectionLost &&
+          err.beforeAnswer &&
+          err.code === 'ECONNRESET' &&
+          !signal?.aborted &&
+          !this.closed
+        )
+          continue;
         throw err;
       }
     }
@@ -362,7 +390,9 @@ export class HostClient {
       try {
         body = JSON.parse(answer.text);
       } catch {
-        throw new HostError(`host ${this.baseUrl}: ${method} ${path} answered HTTP ${answer.status} with non-JSON: ${answer.text.slice(0, 200)}`);
+        throw new HostError(
+          `host ${this.baseUrl}: ${method} ${path} answered HTTP ${answer.status} with non-JSON: ${answer.text.slice(0, 200)}`,
+        );
       }
     }
     return { status: answer.status, body };
@@ -392,9 +422,12 @@ export class HostClient {
       if (this.closed) throw new HostError(`host client for ${this.baseUrl} is closed`);
       const now = performance.now();
       let conn: Connection | undefined;
-      while ((conn = this.idle.pop())) {
-        if (!conn.dead && now - conn.idleSince <= IDLE_REUSE_MS) break;
-        conn.destroy();
+      for (let idle = this.idle.pop(); idle; idle = this.idle.pop()) {
+        if (!idle.dead && now - idle.idleSince <= IDLE_REUSE_MS) {
+          conn = idle;
+          break;
+        }
+        idle.destroy();
       }
       if (!conn && this.busy.size < MAX_SOCKETS) conn = new Connection(this.host, this.port, (c) => this.settle(c));
       if (conn) {

@@ -8,7 +8,7 @@
  */
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { decodeChunked } from './chunked-body.js';
+import { ChunkedDecoder, joinParts } from './chunked-body.js';
 import { presentsSecret } from './host-secret.js';
 
 export interface JsonHttpRequest {
@@ -93,7 +93,6 @@ interface Head {
   length: number;
   keepAlive: boolean;
   expectContinue: boolean;
-  bodyStart: number;
   authorization: string | undefined;
 }
 
@@ -106,7 +105,7 @@ class HeadError extends Error {
   }
 }
 
-function parseHead(text: string, bodyStart: number, maxBody: number): Head {
+function parseHead(text: string, maxBody: number): Head {
   const lines = text.split('\r\n');
   const m = /^([A-Z]+) (\S+) HTTP\/1\.([01])$/.exec(lines[0] ?? '');
   if (!m) {
@@ -127,12 +126,16 @@ function parseHead(text: string, bodyStart: number, maxBody: number): Head {
     const value = line.slice(colon + 1).trim();
     switch (name) {
       case 'content-length':
-        if (!/^\d{1,15}$/.test(value) || (lengthSeen !== undefined && lengthSeen !== value)) throw new HeadError(400, `bad Content-Length ${JSON.stringify(value)}`);
+        if (!/^\d{1,15}$/.test(value) || (lengthSeen !== undefined && lengthSeen !== value))
+          throw new HeadError(400, `bad Content-Length ${JSON.stringify(value)}`);
         lengthSeen = value;
         length = Number(value);
         break;
       case 'transfer-encoding': {
-        const codings = value.toLowerCase().split(',').map((t) => t.trim());
+        const codings = value
+          .toLowerCase()
+          .split(',')
+          .map((t) => t.trim());
         if (codings[codings.length - 1] !== 'chunked' || codings.some((c) => c !== 'chunked' && c !== 'identity')) {
           throw new HeadError(501, `transfer coding ${JSON.stringify(value)} is not supported`);
         }
@@ -140,7 +143,10 @@ function parseHead(text: string, bodyStart: number, maxBody: number): Head {
         break;
       }
       case 'connection': {
-        const tokens = value.toLowerCase().split(',').map((t) => t.trim());
+        const tokens = value
+          .toLowerCase()
+          .split(',')
+          .map((t) => t.trim());
         if (tokens.includes('close')) keepAlive = false;
         else if (tokens.includes('keep-alive')) keepAlive = true;
         break;
@@ -162,13 +168,23 @@ function parseHead(text: string, bodyStart: number, maxBody: number): Head {
   }
   const target = m[2]!;
   const q = target.indexOf('?');
-  return { method: m[1]!, path: q < 0 ? target : target.slice(0, q), length, keepAlive, expectContinue, bodyStart, authorization };
+  return { method: m[1]!, path: q < 0 ? target : target.slice(0, q), length, keepAlive, expectContinue, authorization };
 }
 
 class Connection {
-  #buf: Buffer | undefined;
+  /** Bytes received and not yet read: what arrived while a request was being served. */
+  #queue: Buffer[] = [];
+  /** Bytes of a request head not complete yet. */
+  #headBuf: Buffer | undefined;
   #head: Head | undefined;
+  /** The body of the current request so far (Content-Length framing), joined once it is complete. */
+  #parts: Buffer[] = [];
+  #bytes = 0;
+  #chunked: ChunkedDecoder | undefined;
   #busy = false;
+  #draining = false;
+  /** No further request is read: the last one asked to close, or the stream went bad. */
+  #stopped = false;
   #closed = false;
   #continued = false;
   #abort: AbortController | undefined;
@@ -185,8 +201,8 @@ class Connection {
       if (!this.#busy) socket.destroy();
     });
     socket.on('data', (chunk: Buffer) => {
-      this.#buf = this.#buf === undefined || this.#buf.length === 0 ? chunk : Buffer.concat([this.#buf, chunk]);
-      if (!this.#busy) this.#next();
+      this.#queue.push(chunk);
+      this.#drain();
     });
     socket.on('error', () => {});
     socket.on('close', () => {
@@ -202,51 +218,86 @@ class Connection {
     });
   }
 
-  /** Parses and serves the next complete request in the buffer, if any. */
-  #next(): void {
-    const buf = this.#buf;
-    if (this.#closed || buf === undefined || buf.length === 0) return;
-    let head = this.#head;
+  /** Reads queued bytes while no request is being served; a complete request is served. */
+  #drain(): void {
+    // An answer given synchronously drains again from within #serve: the outer loop carries on instead.
+    if (this.#draining) return;
+    this.#draining = true;
     try {
+      while (!this.#busy && !this.#stopped && !this.#closed && this.#queue.length > 0) this.#read(this.#queue.shift()!);
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  /** Reads the next bytes of the stream; what follows a complete request goes back to the queue. */
+  #read(chunk: Buffer): void {
+    try {
+      let head = this.#head;
       if (!head) {
+        // A head is small (MAX_HEAD_BYTES), so joining its pieces as they come stays cheap.
+        const buf = this.#headBuf === undefined ? chunk : Buffer.concat([this.#headBuf, chunk]);
         // Empty lines before a request line are ignored (RFC 9112 §2.2).
         let start = 0;
         while (buf[start] === 0x0d && buf[start + 1] === 0x0a) start += 2;
         const end = buf.indexOf(HEAD_END, start);
         if (end < 0) {
           if (buf.length - start > MAX_HEAD_BYTES) throw new HeadError(431, `request head over ${MAX_HEAD_BYTES} bytes`);
+          this.#headBuf = buf.subarray(start);
           return;
         }
-        head = parseHead(buf.toString('latin1', start, end), end + 4, this.options.maxBodyBytes);
+        this.#headBuf = undefined;
+        head = parseHead(buf.toString('latin1', start, end), this.options.maxBodyBytes);
         const secret = this.options.secret;
-        if (secret !== undefined && !presentsSecret(head.authorization, secret)) throw new HeadError(401, 'this host answers only its callers: send "Authorization: Bearer <its secret>"');
+        if (secret !== undefined && !presentsSecret(head.authorization, secret))
+          throw new HeadError(401, 'this host answers only its callers: send "Authorization: Bearer <its secret>"');
         this.#head = head;
         this.#continued = false;
+        this.#parts = [];
+        this.#bytes = 0;
+        this.#chunked = head.length < 0 ? new ChunkedDecoder() : undefined;
+        chunk = buf.subarray(end + 4);
       }
       let body: Buffer;
-      let rest: number;
-      if (head.length >= 0) {
-        if (buf.length - head.bodyStart < head.length) return this.#sendContinue(head);
-        body = buf.subarray(head.bodyStart, head.bodyStart + head.length);
-        rest = head.bodyStart + head.length;
-      } else {
-        const decoded = decodeChunked(buf, head.bodyStart);
-        if (decoded === 'bad') throw new HeadError(400, 'malformed chunked body');
-        if (decoded === undefined) {
-          if (buf.length - head.bodyStart > this.options.maxBodyBytes) throw new HeadError(413, `request body over ${this.options.maxBodyBytes} bytes`);
-          return this.#sendContinue(head);
+      let rest: Buffer;
+      if (this.#chunked) {
+        const end = this.#chunked.push(chunk);
+        if (end === 'bad') throw new HeadError(400, 'malformed chunked body');
+        if (this.#chunked.size > this.options.maxBodyBytes)
+          throw new HeadError(413, `request body over ${this.options.maxBodyBytes} bytes`);
+        if (end === undefined) {
+          this.#sendContinue(head);
+          return;
         }
-        body = decoded.body;
-        rest = decoded.end;
+        body = this.#chunked.body();
+        rest = chunk.subarray(end);
+      } else {
+        const need = head.length - this.#bytes;
+        if (chunk.length < need) {
+          if (chunk.length > 0) this.#parts.push(chunk);
+          this.#bytes += chunk.length;
+          this.#sendContinue(head);
+          return;
+        }
+        if (need > 0) this.#parts.push(chunk.subarray(0, need));
+        body = joinParts(this.#parts, head.length);
+        rest = chunk.subarray(need);
       }
       this.#head = undefined;
-      this.#buf = buf.subarray(rest);
+      this.#parts = [];
+      this.#chunked = undefined;
+      if (rest.length > 0) this.#queue.unshift(rest);
+      if (!head.keepAlive) this.#stopped = true;
       this.#serve(head, body);
     } catch (err) {
       if (!(err instanceof HeadError)) throw err;
       // The stream cannot be trusted after a bad head: answer and close.
       this.#head = undefined;
-      this.#buf = undefined;
+      this.#headBuf = undefined;
+      this.#parts = [];
+      this.#chunked = undefined;
+      this.#queue = [];
+      this.#stopped = true;
       this.#write(err.status, JSON.stringify({ error: err.message }), false, false);
     }
   }
@@ -274,7 +325,10 @@ class Connection {
       },
       onHangUp(cb) {
         if (conn.#closed) cb(conn.options.callerGone());
-        else (conn.#hangUp ??= []).push(cb);
+        else {
+          conn.#hangUp ??= [];
+          conn.#hangUp.push(cb);
+        }
       },
     };
     let answer: Promise<JsonHttpAnswer> | JsonHttpAnswer;
@@ -306,7 +360,7 @@ class Connection {
       a = { status: 500 };
     }
     this.#write(a.status, json, head.keepAlive, head.method === 'HEAD');
-    if (head.keepAlive) this.#next();
+    if (head.keepAlive) this.#drain();
   }
 
   #write(status: number, json: string, keepAlive: boolean, headOnly: boolean): void {

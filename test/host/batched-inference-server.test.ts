@@ -12,7 +12,11 @@ const ctx = (callerId?: string, step = 0): CallContext => ({
   nodeId: 'policy',
   ...(callerId !== undefined ? { callerId } : {}),
 });
-const row = (x: unknown, callerId?: string, config: Record<string, unknown> = {}): NodeCallArgs => ({ inputs: { x }, config, ctx: ctx(callerId) });
+const row = (x: unknown, callerId?: string, config: Record<string, unknown> = {}): NodeCallArgs => ({
+  inputs: { x },
+  config,
+  ctx: ctx(callerId),
+});
 
 async function waitUntil(probe: () => boolean): Promise<void> {
   while (!probe()) await sleep(1);
@@ -176,9 +180,7 @@ describe('BatchedInferenceServer', () => {
       running -= 1;
       return rows.map(() => ({}));
     };
-    await Promise.all(
-      Array.from({ length: 8 }, (_, i) => s.submit(i % 2 === 0 ? 'a' : 'b', { k: i % 3 }, row(i), handler)),
-    );
+    await Promise.all(Array.from({ length: 8 }, (_, i) => s.submit(i % 2 === 0 ? 'a' : 'b', { k: i % 3 }, row(i), handler)));
     expect(peak).toBe(1);
     expect(s.stats()).toEqual({ batches: 8, rows: 8, meanBatchSize: 1 });
   });
@@ -224,7 +226,9 @@ describe('BatchedInferenceServer', () => {
     const mlp: BatchedNodeFunction = (rows) =>
       rows.map((r) => {
         const x = r.inputs.x as number[];
-        const h = W1.map((w) => Math.fround(Math.tanh(Math.fround(w.reduce((acc, wj, j) => Math.fround(acc + Math.fround(wj * x[j]!)), 0)))));
+        const h = W1.map((w) =>
+          Math.fround(Math.tanh(Math.fround(w.reduce((acc, wj, j) => Math.fround(acc + Math.fround(wj * x[j]!)), 0)))),
+        );
         const logits = W2.map((w) => w.reduce((acc, wj, j) => Math.fround(acc + Math.fround(wj * h[j]!)), 0));
         return { logits, action: logits[0]! >= logits[1]! ? 0 : 1 };
       });

@@ -9,7 +9,12 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-const req = (x: unknown): HostCallRequest => ({ function: 'f', inputs: { x }, config: {}, ctx: { runSeed: 0, episodeIndex: 0, seed: 1, step: 0, episodeKey: 'k', nodeId: 'n' } });
+const req = (x: unknown): HostCallRequest => ({
+  function: 'f',
+  inputs: { x },
+  config: {},
+  ctx: { runSeed: 0, episodeIndex: 0, seed: 1, step: 0, episodeKey: 'k', nodeId: 'n' },
+});
 
 function client(port: number): HostClient {
   const c = new HostClient(`http://127.0.0.1:${port}`);
@@ -82,6 +87,42 @@ describe('HostClient', () => {
     expect(await c.call(req(2))).toEqual({ x: 2 });
   });
 
+  it('reads a 24 MB answer framed by Content-Length, chunked, or by the end of the connection', async () => {
+    const outputs = { x: Array.from({ length: 700_000 }, (_, i) => `item-${i}-${'x'.repeat(i % 50)}`) };
+    const big = Buffer.from(JSON.stringify({ outputs }));
+    expect(big.length).toBeGreaterThan(24 * 1024 * 1024);
+    let framing = 'length';
+    const host = await httpHost((body, res) => {
+      if ((JSON.parse(body) as HostCallRequest).inputs.x === 0) {
+        res.setHeader('content-type', 'application/json');
+        res.end(outputsOf(body));
+        return;
+      }
+      if (framing === 'length') {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': big.length });
+        res.end(big);
+        return;
+      }
+      res.writeHead(
+        200,
+        framing === 'close' ? { 'content-type': 'application/json', connection: 'close' } : { 'content-type': 'application/json' },
+      );
+      // Uneven writes, so that chunk framing and reads fall at different places.
+      for (let at = 0, n = 1; at < big.length; n = (n * 7919) % 300_007) {
+        res.write(big.subarray(at, at + n + 1));
+        at += n + 1;
+      }
+      res.end();
+    });
+    const c = client(host.port);
+    for (const f of ['length', 'chunked', 'close']) {
+      framing = f;
+      expect(await c.call(req(f)), f).toEqual(outputs);
+      // The socket is still in step (or replaced after close): a small call after it is answered.
+      expect(await c.call(req(0)), `${f}, then a small call`).toEqual({ x: 0 });
+    }
+  }, 60_000);
+
   it('sends a call again on a new socket when the host closed the kept-alive one without answering', async () => {
     let served = 0;
     let connections = 0;
@@ -117,7 +158,10 @@ describe('HostClient', () => {
     await expect(client(port).call(req(1))).rejects.toMatchObject({ code: 'HOST_DIED' });
 
     const dying = net.createServer((s) => s.on('data', () => s.destroy()));
-    await expect(client(await listen(dying)).call(req(1))).rejects.toMatchObject({ code: 'HOST_DIED', message: expect.stringMatching(/is gone/) });
+    await expect(client(await listen(dying)).call(req(1))).rejects.toMatchObject({
+      code: 'HOST_DIED',
+      message: expect.stringMatching(/is gone/),
+    });
   });
 
   it("rejects with the signal's reason when aborted, and a node error with the host's message", async () => {

@@ -78,7 +78,11 @@ describe('spawnHost', () => {
       expect(res.status).toBe(401);
       expect(JSON.stringify(await res.json())).not.toContain(secret);
     }
-    const posted = await fetch(`${h.url}/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ function: 'echo', inputs: {}, config: {}, ctx: {} }) });
+    const posted = await fetch(`${h.url}/call`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ function: 'echo', inputs: {}, config: {}, ctx: {} }),
+    });
     expect(posted.status).toBe(401);
     expect((await fetch(`${h.url}/health`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(200);
     // Its callers in this process present it without being told.
@@ -123,12 +127,20 @@ describe('spawnHost', () => {
   it('a host that exits before it is ready is an error carrying its stderr', async () => {
     const lines: string[] = [];
     const p = spawnHost({ entry: await entryOf(ECHO_DIR), env: { ECHO_FAIL_INIT: '1' }, onStderr: (l) => lines.push(l) });
-    await expect(p).rejects.toMatchObject({ code: 'HOST_ERROR', message: expect.stringMatching(/host echo exited before it was ready \(code 1.*init failed on purpose/s) });
+    await expect(p).rejects.toMatchObject({
+      code: 'HOST_ERROR',
+      message: expect.stringMatching(/host echo exited before it was ready \(code 1.*init failed on purpose/s),
+    });
     expect(lines.join('\n')).toContain('init failed on purpose');
   });
 
   it('a command that cannot be started is an error naming the program and why', async () => {
-    const manifest = { name: 'ghost', parallelism: 'replicated' as const, command: ['no-such-program-here', 'host.py'], functions: [{ name: 'f', inputs: [], outputs: [] }] };
+    const manifest = {
+      name: 'ghost',
+      parallelism: 'replicated' as const,
+      command: ['no-such-program-here', 'host.py'],
+      functions: [{ name: 'f', inputs: [], outputs: [] }],
+    };
     await expect(spawnHost({ entry: { name: 'ghost', dir: STUBBORN_DIR, manifest } })).rejects.toThrow(
       'host ghost: could not start no-such-program-here: spawn no-such-program-here ENOENT',
     );
@@ -182,7 +194,7 @@ describe('spawnHost', () => {
     expect(took, `hosts still running 2 s after the parent's SIGKILL: ${pids.filter(isRunning).join(', ')}`).toBeGreaterThanOrEqual(0);
   });
 
-  it('hosts have their own process group: a signal to the parent\'s group (Ctrl-C, a cancel) reaches the parent alone; they still die with it', async () => {
+  it("hosts have their own process group: a signal to the parent's group (Ctrl-C, a cancel) reaches the parent alone; they still die with it", async () => {
     // Started as a shell starts a foreground job and as the scheduler starts an eval process: a group of its own.
     const parent = execa(process.execPath, [join(FIXTURES, 'host-parent.mjs'), DIST_DIR, ECHO_DIR, STUBBORN_DIR], {
       stdin: 'ignore',
@@ -207,6 +219,9 @@ describe('spawnHost', () => {
     process.kill(-parent.pid!, 'SIGKILL');
     await parent;
     const took = await waitGone(pids, 2000);
-    expect(took, `hosts still running 2 s after their parent's group was killed: ${pids.filter(isRunning).join(', ')}`).toBeGreaterThanOrEqual(0);
+    expect(
+      took,
+      `hosts still running 2 s after their parent's group was killed: ${pids.filter(isRunning).join(', ')}`,
+    ).toBeGreaterThanOrEqual(0);
   });
 });

@@ -68,7 +68,9 @@ describe('host (echo fixture in its own process)', () => {
   });
 
   it('an unknown function is a 404 naming the functions; a handler that throws answers {error} with its message', async () => {
-    await expect(client.call(req('nope'))).rejects.toThrow('unknown function "nope" in nodeset "echo"; functions: echo, fail, count, sleep, lastAbort, double');
+    await expect(client.call(req('nope'))).rejects.toThrow(
+      'unknown function "nope" in nodeset "echo"; functions: echo, fail, count, sleep, lastAbort, double',
+    );
     const res = await raw(host.url, 'POST', '/call', JSON.stringify(req('nope')));
     expect(res.status).toBe(404);
     await expect(client.call(req('fail', { why: 'the wall' }))).rejects.toMatchObject({ code: 'HOST_ERROR', message: 'boom: the wall' });
@@ -84,12 +86,18 @@ describe('host (echo fixture in its own process)', () => {
   });
 
   it('bad requests get a 400 naming the problem, unknown routes a 404', async () => {
-    expect(await raw(host.url, 'POST', '/call', '{not json')).toMatchObject({ status: 400, json: { error: expect.stringMatching(/not valid JSON/) } });
+    expect(await raw(host.url, 'POST', '/call', '{not json')).toMatchObject({
+      status: 400,
+      json: { error: expect.stringMatching(/not valid JSON/) },
+    });
     expect(await raw(host.url, 'POST', '/call', JSON.stringify({ function: 'echo' }))).toMatchObject({
       status: 400,
       json: { error: expect.stringMatching(/"ctx" must be an object/) },
     });
-    expect(await raw(host.url, 'GET', '/nowhere')).toMatchObject({ status: 404, json: { error: expect.stringMatching(/no route GET \/nowhere/) } });
+    expect(await raw(host.url, 'GET', '/nowhere')).toMatchObject({
+      status: 404,
+      json: { error: expect.stringMatching(/no route GET \/nowhere/) },
+    });
   });
 
   it('batched functions coalesce concurrent calls into one batch and answer each row (GET /stats counts them)', async () => {
@@ -149,7 +157,8 @@ describe('host (echo fixture in its own process)', () => {
   });
 
   it('POST /callers/release forgets a caller of the batcher and checks its input', async () => {
-    const call = (x: number, callerId: string): Promise<Record<string, unknown>> => client.call(req('double', { x }, {}, ctx({ callerId })));
+    const call = (x: number, callerId: string): Promise<Record<string, unknown>> =>
+      client.call(req('double', { x }, {}, ctx({ callerId })));
     await Promise.all([call(1, 'wA'), call(1, 'wB')]);
     await client.releaseCaller('wA');
     await client.releaseCaller('wB');
@@ -161,10 +170,7 @@ describe('host with injected delays', () => {
   it('adds random delays before calls without changing any result', async () => {
     const manifest = await loadManifest(ECHO_DIR);
     const entry = { name: manifest.name, dir: ECHO_DIR, manifest };
-    const [plain, delayed] = await Promise.all([
-      spawnHost({ entry }),
-      spawnHost({ entry, env: { EVAL_HOST_INJECT_DELAY_MS: '15' } }),
-    ]);
+    const [plain, delayed] = await Promise.all([spawnHost({ entry }), spawnHost({ entry, env: { EVAL_HOST_INJECT_DELAY_MS: '15' } })]);
     const a = new HostClient(plain.url);
     const b = new HostClient(delayed.url);
     try {
@@ -213,8 +219,12 @@ describe('createHost (in this process)', () => {
 
   it('refuses a module that lacks a declared function or the declared panel', () => {
     const two = { ...manifest, functions: [...manifest.functions, { name: 'mul', inputs: [], outputs: [] }] };
-    expect(() => createHost({ manifest: two, dir: '.', module: mod })).toThrow('nodeset "tiny": the module exports no handler for "mul" (declared in its manifest)');
+    expect(() => createHost({ manifest: two, dir: '.', module: mod })).toThrow(
+      'nodeset "tiny": the module exports no handler for "mul" (declared in its manifest)',
+    );
     const withPanel = { ...manifest, panel: { fields: [{ name: 'episode' }], actions: [] } };
-    expect(() => createHost({ manifest: withPanel, dir: '.', module: mod })).toThrow('nodeset "tiny" declares a panel but its module exports no panel handler');
+    expect(() => createHost({ manifest: withPanel, dir: '.', module: mod })).toThrow(
+      'nodeset "tiny" declares a panel but its module exports no panel handler',
+    );
   });
 });

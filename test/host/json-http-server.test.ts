@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createJsonHttpServer, type JsonHttpRequest, type JsonHttpServer } from '../../src/host/json-http-server.js';
@@ -21,7 +22,12 @@ async function echoServer(options: Parameters<typeof createJsonHttpServer>[1] = 
 }
 
 /** A raw TCP client that collects everything the server sends until `until` matches or the socket closes. */
-async function rawClient(port: number): Promise<{ socket: net.Socket; send(text: string): void; read(until: (all: string) => boolean): Promise<string>; closed: Promise<void> }> {
+async function rawClient(port: number): Promise<{
+  socket: net.Socket;
+  send(text: string): void;
+  read(until: (all: string) => boolean): Promise<string>;
+  closed: Promise<void>;
+}> {
   const socket = net.connect({ port, host: '127.0.0.1' });
   sockets.push(socket);
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
@@ -84,7 +90,9 @@ describe('createJsonHttpServer', () => {
   it('decodes a chunked body and answers Expect: 100-continue before the body is sent', async () => {
     const port = await echoServer();
     const c = await rawClient(port);
-    c.send('POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\n3;ext=1\r\n[1]\r\n1\r\n}\r\n0\r\nTrailer: t\r\n\r\n');
+    c.send(
+      'POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\n3;ext=1\r\n[1]\r\n1\r\n}\r\n0\r\nTrailer: t\r\n\r\n',
+    );
     expect(await c.read((a) => a.endsWith('}'))).toContain('"body":"{\\"a\\":[1]}"');
 
     const d = await rawClient(port);
@@ -93,6 +101,42 @@ describe('createJsonHttpServer', () => {
     d.send('{}');
     expect(await d.read((a) => a.endsWith('}'))).toContain('"body":"{}"');
   });
+
+  it('reads a 24 MB body framed by Content-Length and one framed chunked, each followed by a pipelined request', async () => {
+    const server = createJsonHttpServer((req) => ({
+      status: 200,
+      body: { path: req.path, bytes: req.body.length, sha256: createHash('sha256').update(req.body).digest('hex') },
+    }));
+    servers.push(server);
+    const port = await server.listen(0, '127.0.0.1');
+    const big = Buffer.from(JSON.stringify({ items: Array.from({ length: 700_000 }, (_, i) => `item-${i}-${'x'.repeat(i % 50)}`) }));
+    expect(big.length).toBeGreaterThan(24 * 1024 * 1024);
+    const sha = createHash('sha256').update(big).digest('hex');
+    const c = await rawClient(port);
+    const small = 'GET /after HTTP/1.1\r\nHost: x\r\n\r\n';
+    c.socket.write(`POST /length HTTP/1.1\r\nHost: x\r\nContent-Length: ${big.length}\r\n\r\n`);
+    c.socket.write(big);
+    c.send(small);
+    // Chunks of uneven sizes, so that chunk framing and reads fall at different places.
+    c.socket.write('POST /chunked HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n');
+    for (let at = 0, n = 1; at < big.length; n = (n * 7919) % 300_007) {
+      const piece = big.subarray(at, at + n + 1);
+      c.socket.write(Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]));
+      at += piece.length;
+    }
+    c.send(`0\r\n\r\n${small}`);
+    const all = await c.read((text) => answers(text) === 4 && text.endsWith('}'));
+    const bodies = all
+      .split('HTTP/1.1 ')
+      .slice(1)
+      .map((a) => JSON.parse(a.slice(a.indexOf('\r\n\r\n') + 4)) as unknown);
+    expect(bodies).toEqual([
+      { path: '/length', bytes: big.length, sha256: sha },
+      { path: '/after', bytes: 0, sha256: createHash('sha256').digest('hex') },
+      { path: '/chunked', bytes: big.length, sha256: sha },
+      { path: '/after', bytes: 0, sha256: createHash('sha256').digest('hex') },
+    ]);
+  }, 60_000);
 
   it('closes after answering Connection: close and HTTP/1.0 requests; HEAD gets no body', async () => {
     const port = await echoServer();

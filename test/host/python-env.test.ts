@@ -62,7 +62,11 @@ describe('examples/python-env: a Python host plugged in through the workspace ov
   it('answers only callers that present its secret (the runtime hands it over in EVAL_HOST_SECRET)', async () => {
     const h = hosts[0]!;
     expect((await fetch(`${h.url}/health`)).status).toBe(401);
-    const refused = await fetch(`${h.url}/panel/load`, { method: 'POST', headers: { authorization: 'Bearer guessed' }, body: '{"episodeKey":"x"}' });
+    const refused = await fetch(`${h.url}/panel/load`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer guessed' },
+      body: '{"episodeKey":"x"}',
+    });
     expect(refused.status).toBe(401);
     expect(await clients[0]!.health()).toMatchObject({ ok: true, nodeset: 'env_corridor' });
   });
@@ -74,9 +78,14 @@ describe('examples/python-env: a Python host plugged in through the workspace ov
     const state = await c!.panelField('dataset', 'long_corridor');
     expect(state.values).toEqual({ dataset: 'long_corridor', split: 'test', episode: 0 });
     await expect(c!.panelField('split', 'train')).rejects.toThrow('bad value "train" for panel field "split"; allowed: "test"');
-    await expect(c!.call({ function: 'fly', inputs: {}, config: {}, ctx: { runSeed: 0, episodeIndex: 0, seed: 0, step: 0, episodeKey: 'k', nodeId: 'n' } })).rejects.toThrow(
-      /unknown function "fly" in nodeset "env_corridor"/,
-    );
+    await expect(
+      c!.call({
+        function: 'fly',
+        inputs: {},
+        config: {},
+        ctx: { runSeed: 0, episodeIndex: 0, seed: 0, step: 0, episodeKey: 'k', nodeId: 'n' },
+      }),
+    ).rejects.toThrow(/unknown function "fly" in nodeset "env_corridor"/);
   });
 
   it('runs the example graph end to end: the greedy agent reaches the goal despite seeded slips', async () => {
@@ -94,7 +103,13 @@ describe('examples/python-env: a Python host plugged in through the workspace ov
 
   it('is deterministic: the same episode on another tagged host (URL override) gives identical metrics', async () => {
     const results = [];
-    for (const [worker, index] of [[0, 5], [1, 5], [1, 2], [0, 2]] as const) results.push(JSON.stringify((await episode(worker, index)).result.metrics));
+    for (const [worker, index] of [
+      [0, 5],
+      [1, 5],
+      [1, 2],
+      [0, 2],
+    ] as const)
+      results.push(JSON.stringify((await episode(worker, index)).result.metrics));
     expect(results[1]).toBe(results[0]);
     expect(results[3]).toBe(results[2]);
     // A different run seed changes the slips, and so the step count, of at least one of a few episodes.
@@ -111,17 +126,26 @@ describe('examples/python-env: a Python host plugged in through the workspace ov
     // Validation refuses a string for the number `slip`: the bad value is put into the validated graph
     // directly, as a host must still report whatever reaches it.
     const valid = validateGraph(graph.spec, registry);
-    const nodes = new Map([...valid.nodes].map(([id, n]) => [id, id === 'env' ? { ...n, node: { ...n.node, config: { slip: 'often' } } } : n]));
-    const bad = { ...valid, nodes };
-    expect(() => validateGraph({ ...graph.spec, nodes: graph.spec.nodes.map((n) => (n.id === 'env' ? { ...n, config: { slip: 'often' } } : n)) }, registry)).toThrow(
-      /node "env": config "slip" must be a number, got "often"/,
+    const nodes = new Map(
+      [...valid.nodes].map(([id, n]) => [id, id === 'env' ? { ...n, node: { ...n.node, config: { slip: 'often' } } } : n]),
     );
+    const bad = { ...valid, nodes };
+    expect(() =>
+      validateGraph(
+        { ...graph.spec, nodes: graph.spec.nodes.map((n) => (n.id === 'env' ? { ...n, config: { slip: 'often' } } : n)) },
+        registry,
+      ),
+    ).toThrow(/node "env": config "slip" must be a number, got "often"/);
     const result = await new GraphExecutor({
       graph: bad,
       stepBudget: 10,
       context: { runSeed: 1, episodeIndex: 0, seed: deriveSeed(1, 0), episodeKey: 'bad:0' },
     }).run();
     expect(result.ending).toBe('error');
-    expect(result.nodeErrors[0]).toMatchObject({ nodeId: 'env', step: 1, message: expect.stringMatching(/could not convert string to float: 'often'/) });
+    expect(result.nodeErrors[0]).toMatchObject({
+      nodeId: 'env',
+      step: 1,
+      message: expect.stringMatching(/could not convert string to float: 'often'/),
+    });
   });
 });
