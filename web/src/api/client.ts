@@ -2,7 +2,9 @@
  * The dashboard's only ways to reach the server: `gql()` for queries and mutations over
  * HTTP, `subscribe()` for subscriptions over one shared graphql-ws connection.
  */
+import { print } from 'graphql';
 import { createClient, type Client } from 'graphql-ws';
+import type { TadaDocumentNode } from './graphql.js';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -51,7 +53,20 @@ export class GraphQLRequestError extends Error {
   }
 }
 
-export async function gql<T>(query: string, variables?: Record<string, unknown>, signal?: AbortSignal): Promise<T> {
+const texts = new WeakMap<object, string>();
+
+/** A document's text as sent, printed once per document. */
+export function documentText<T, V>(doc: TadaDocumentNode<T, V>): string {
+  let text = texts.get(doc);
+  if (text === undefined) {
+    text = print(doc);
+    texts.set(doc, text);
+  }
+  return text;
+}
+
+export async function gql<T, V>(doc: TadaDocumentNode<T, V>, variables?: V, signal?: AbortSignal): Promise<T> {
+  const query = documentText(doc);
   let res: Response;
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' };
   const token = apiToken();
@@ -107,9 +122,9 @@ export interface SubscriptionHandlers<T> {
 }
 
 /** Subscribes and returns the function that unsubscribes. */
-export function subscribe<T>(query: string, variables: Record<string, unknown>, handlers: SubscriptionHandlers<T>): () => void {
+export function subscribe<T, V>(doc: TadaDocumentNode<T, V>, variables: V, handlers: SubscriptionHandlers<T>): () => void {
   return client().subscribe<T>(
-    { query, variables },
+    { query: documentText(doc), variables: variables as Record<string, unknown> },
     {
       next: (msg) => {
         if (msg.errors?.length) handlers.error?.(new GraphQLRequestError(msg.errors as GraphQLErrorItem[]));

@@ -4,7 +4,7 @@
  */
 import { useMemo, useRef, useState } from 'react';
 import type uPlot from 'uplot';
-import type { EpisodeRow } from '../api/types.js';
+import type { EpisodeRow } from '../api/fragments.js';
 import { fmtDuration, parseTime, titleCase } from '../lib/format.js';
 import { EPISODE_STATUSES, episodeStatusColor } from '../lib/statuses.js';
 import { UPlotChart } from './UPlotChart.js';

@@ -1,4 +1,4 @@
-import type { GraphInfo, NodesetInfo } from '../api/types.js';
+import type { GraphInfo, NodesetInfo } from '../api/queries.js';
 import { Json } from './Json.js';
 
 /** A graph's nodes with their nodesets (and whether each is shared or replicated) and config. */

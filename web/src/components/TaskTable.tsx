@@ -1,4 +1,4 @@
-import type { TaskAggregate } from '../api/types.js';
+import type { TaskAggregate } from '../api/fragments.js';
 import { fmtNumber } from '../lib/format.js';
 
 /** Aggregates per task: one row per task, mean ± stderr per metric. */

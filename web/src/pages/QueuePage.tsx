@@ -1,7 +1,8 @@
 /** What waits and what runs: queued jobs in admission order with their reasons, active jobs, resources. */
 import { useEffect, useState } from 'react';
+import type { ResultOf } from '../api/graphql.js';
 import { QUEUE, QUEUE_CHANGED } from '../api/queries.js';
-import type { ActiveJob, QueueEntry, Resources } from '../api/types.js';
+import type { ActiveJob, QueueEntry } from '../api/fragments.js';
 import { CancelButton } from '../components/CancelButton.js';
 import { ProgressBar } from '../components/ProgressBar.js';
 import { Empty, ErrorBox, Loading } from '../components/States.js';
@@ -11,21 +12,17 @@ import { useQuery } from '../hooks/useQuery.js';
 import { useSubscription } from '../hooks/useSubscription.js';
 import { elapsedMs, fmtDuration, fmtMb, fmtTime } from '../lib/format.js';
 
-interface QueueAnswer {
-  queue: QueueEntry[];
-  activeJobs: ActiveJob[];
-  resources: Resources;
-}
+type Resources = ResultOf<typeof QUEUE>['resources'];
 
 export function QueuePage() {
   // Resources (free memory, the interactive lock) are sampled, not pushed: poll them.
-  const q = useQuery<QueueAnswer>(QUEUE, {}, { pollMs: 2000 });
+  const q = useQuery(QUEUE, {}, { pollMs: 2000 });
   const [pushed, setPushed] = useState<{ at: number; queue: QueueEntry[]; activeJobs: ActiveJob[] } | null>(null);
   const [fetchedAt, setFetchedAt] = useState(0);
   useEffect(() => {
     if (q.data) setFetchedAt(Date.now());
   }, [q.data]);
-  useSubscription<{ queueChanged: { queue: QueueEntry[]; activeJobs: ActiveJob[] } }>(QUEUE_CHANGED, {}, {
+  useSubscription(QUEUE_CHANGED, {}, {
     onData: (d) => setPushed({ at: Date.now(), ...d.queueChanged }),
   });
   const now = useNow(1000);

@@ -1,7 +1,7 @@
 /** One run: live progress, aggregates with their error bars, charts, episodes and the episode drawer. */
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { RUN, RUN_PROGRESS } from '../api/queries.js';
-import type { EpisodeRow, RunDetail } from '../api/types.js';
+import type { EpisodeRow, RunDetail } from '../api/fragments.js';
 import { HistogramChart } from '../charts/HistogramChart.js';
 import { MetricSeriesChart } from '../charts/MetricSeriesChart.js';
 import { WorkerTimeline } from '../charts/WorkerTimeline.js';
@@ -23,14 +23,14 @@ import { numericMetricNames } from '../lib/metrics.js';
 import { EPISODE_STATUSES, episodeStatusColor, isLiveRun, statusColor } from '../lib/statuses.js';
 
 export function RunPage({ runId, episode }: { runId: string; episode: number | null }) {
-  const q = useQuery<{ run: RunDetail | null }>(RUN, { id: runId });
+  const q = useQuery(RUN, { id: runId });
   const [pushed, setPushed] = useState<RunDetail | null>(null);
   useEffect(() => setPushed(null), [runId]);
   const fetched = q.data?.run ?? null;
   const run = pushed?.id === runId && (!fetched || pushed.seq >= fetched.seq) ? pushed : fetched;
   const live = run ? isLiveRun(run.status) : false;
 
-  useSubscription<{ runProgress: RunDetail }>(
+  useSubscription(
     RUN_PROGRESS,
     { id: runId },
     { onData: (d) => setPushed(d.runProgress), onComplete: q.refetch },
