@@ -2,7 +2,7 @@
  * The dashboard's only ways to reach the server: `gql()` for queries and mutations over
  * HTTP, `subscribe()` for subscriptions over one shared graphql-ws connection.
  */
-import { print } from 'graphql';
+import { print, type DocumentNode } from 'graphql';
 import { createClient, type Client } from 'graphql-ws';
 import type { TadaDocumentNode } from './graphql.js';
 
@@ -56,7 +56,7 @@ export class GraphQLRequestError extends Error {
 const texts = new WeakMap<object, string>();
 
 /** A document's text as sent, printed once per document. */
-export function documentText<T, V>(doc: TadaDocumentNode<T, V>): string {
+export function documentText(doc: DocumentNode): string {
   let text = texts.get(doc);
   if (text === undefined) {
     text = print(doc);
