@@ -3,6 +3,7 @@
  * words, so the message can be shown beside that field.
  */
 import type { GraphQLErrorItem } from '../api/client.js';
+import type { StartEvalInput } from './runForm.js';
 
 export const START_FIELDS = [
   'graphName',
@@ -18,7 +19,7 @@ export const START_FIELDS = [
   'dataset',
   'split',
   'episodeOffset',
-] as const;
+] as const satisfies ReadonlyArray<keyof StartEvalInput>;
 export type StartField = (typeof START_FIELDS)[number];
 
 /** Words a message may use for a field, checked in this order (the most specific first). */
