@@ -29,7 +29,8 @@ export async function seriousA11yViolations(page: Page): Promise<string[]> {
   const out: string[] = [];
   for (const v of violations) {
     if (v.impact !== 'serious' && v.impact !== 'critical') continue;
-    for (const n of v.nodes) out.push(`${v.id} (${v.impact}): ${n.target.join(' ')}: ${(n.failureSummary ?? v.help).replace(/\s+/g, ' ').trim()}`);
+    for (const n of v.nodes)
+      out.push(`${v.id} (${v.impact}): ${n.target.join(' ')}: ${(n.failureSummary ?? v.help).replace(/\s+/g, ' ').trim()}`);
   }
   return out;
 }

@@ -30,7 +30,9 @@ afterEach(async () => {
 });
 
 async function openWithRun(): Promise<Session> {
-  session = await openSession(browser, { prepare: (out) => writeSyntheticRun(out, { runId: RUN_ID, episodeCount: EPISODES, workerCount: 4 }).then(() => undefined) });
+  session = await openSession(browser, {
+    prepare: (out) => writeSyntheticRun(out, { runId: RUN_ID, episodeCount: EPISODES, workerCount: 4 }).then(() => undefined),
+  });
   return session;
 }
 
@@ -41,11 +43,23 @@ describe('dashboard accessibility', { timeout: 60_000 }, () => {
     // Every route of web/src/hooks/useHashRoute.ts, each once it has drawn its data.
     const pages: Array<{ hash: string; ready: string[]; what: string }> = [
       { hash: '#/runs', ready: [`[data-testid=runs-table] tr[data-run-id="${RUN_ID}"]`], what: 'the runs list' },
-      { hash: `#/runs/${RUN_ID}`, ready: ['[data-testid=worker-timeline] canvas', '[data-testid=histogram-chart] canvas', '[data-testid=episode-row]'], what: 'a run page' },
+      {
+        hash: `#/runs/${RUN_ID}`,
+        ready: ['[data-testid=worker-timeline] canvas', '[data-testid=histogram-chart] canvas', '[data-testid=episode-row]'],
+        what: 'a run page',
+      },
       // Episode 1 ended in an error, so its drawer shows the error box as well.
-      { hash: `#/runs/${RUN_ID}/episodes/1`, ready: ['[data-testid=episode-drawer] .ep-summary', '[data-testid=episode-row]'], what: 'a run page with the episode drawer open' },
+      {
+        hash: `#/runs/${RUN_ID}/episodes/1`,
+        ready: ['[data-testid=episode-drawer] .ep-summary', '[data-testid=episode-row]'],
+        what: 'a run page with the episode drawer open',
+      },
       { hash: '#/queue', ready: ['main .page .panel'], what: 'the queue' },
-      { hash: '#/new', ready: ['[data-testid=new-run-form] select[name=graphName] option[value=gridnav_planner]'], what: 'the new-run form' },
+      {
+        hash: '#/new',
+        ready: ['[data-testid=new-run-form] select[name=graphName] option[value=gridnav_planner]'],
+        what: 'the new-run form',
+      },
       { hash: '#/play', ready: ['[data-testid=play]', 'select[name=graphName] option'], what: 'the Play page' },
       { hash: '#/no/such/page', ready: ['.state-error'], what: 'the not-found page' },
     ];

@@ -46,7 +46,9 @@ async function startFromForm(page: Page, fields: Record<string, string>): Promis
 }
 
 async function runIdFromHash(page: Page): Promise<string> {
-  const handle = await page.waitForFunction(() => /^#\/runs\/(\d{8}_\d{6}(?:_\d+)?)$/.exec(location.hash)?.[1], undefined, { timeout: 15_000 });
+  const handle = await page.waitForFunction(() => /^#\/runs\/(\d{8}_\d{6}(?:_\d+)?)$/.exec(location.hash)?.[1], undefined, {
+    timeout: 15_000,
+  });
   return (await handle.jsonValue()) as string;
 }
 
@@ -102,21 +104,29 @@ describe('dashboard', { timeout: 120_000 }, () => {
 
   it('opens an episode and shows its trajectory image', async () => {
     const s = await open();
-    const started = await graphql<{ startEval: { runId: string } }>(s.url, 'mutation($i: StartEvalInput!) { startEval(input: $i) { runId } }', {
-      i: { graphName: GRAPH, episodeCount: 2, dataset: 'mini' },
-    });
+    const started = await graphql<{ startEval: { runId: string } }>(
+      s.url,
+      'mutation($i: StartEvalInput!) { startEval(input: $i) { runId } }',
+      {
+        i: { graphName: GRAPH, episodeCount: 2, dataset: 'mini' },
+      },
+    );
     const runId = started.startEval.runId;
-    await waitFor('the run to complete', async () => {
-      const d = await graphql<{ run: { status: string } }>(s.url, 'query($id: ID!) { run(id: $id) { status } }', { id: runId });
-      return d.run.status === 'COMPLETED';
-    }, 60_000);
+    await waitFor(
+      'the run to complete',
+      async () => {
+        const d = await graphql<{ run: { status: string } }>(s.url, 'query($id: ID!) { run(id: $id) { status } }', { id: runId });
+        return d.run.status === 'COMPLETED';
+      },
+      60_000,
+    );
 
     await s.page.goto(`${s.url}#/runs/${runId}`);
     await s.page.click('[data-testid=episode-row][data-index="1"]');
     await s.page.waitForSelector('[data-testid=episode-drawer] [data-testid=episode-image]');
     const width = await s.page.waitForFunction(() => {
       const img = document.querySelector<HTMLImageElement>('[data-testid=episode-image]');
-      return img && img.complete && img.naturalWidth > 0 ? img.naturalWidth : 0;
+      return img?.complete && img.naturalWidth > 0 ? img.naturalWidth : 0;
     });
     expect(await width.jsonValue()).toBeGreaterThan(0);
     expect(await s.page.evaluate(() => location.hash)).toBe(`#/runs/${runId}/episodes/1`);
@@ -125,7 +135,7 @@ describe('dashboard', { timeout: 120_000 }, () => {
     await s.screenshot('episode-drawer');
   });
 
-  it('shows a refused start\'s error beside the field it concerns', async () => {
+  it("shows a refused start's error beside the field it concerns", async () => {
     const s = await open();
     await s.page.goto(`${s.url}#/new`);
     await startFromForm(s.page, { episodeCount: '0' });
@@ -164,7 +174,7 @@ describe('dashboard', { timeout: 120_000 }, () => {
     await s.page.waitForSelector('.play-page[data-phase=done]', { timeout: 60_000 });
     const width = await s.page.waitForFunction(() => {
       const img = document.querySelector<HTMLImageElement>('[data-testid=play-image]');
-      return img && img.complete && img.naturalWidth > 0 ? img.naturalWidth : 0;
+      return img?.complete && img.naturalWidth > 0 ? img.naturalWidth : 0;
     });
     expect(await width.jsonValue()).toBeGreaterThan(0);
     expect(await s.page.locator('[data-testid=play-steps] li').count()).toBeGreaterThan(2);
@@ -193,7 +203,7 @@ describe('dashboard', { timeout: 120_000 }, () => {
       location.hash = '#/runs/${runId}';
       await ${untilPainted("document.querySelector('[data-testid=episode-row]')")};
       const first = performance.now() - t0;
-      await ${untilPainted("document.querySelector('[data-testid=episode-table][data-rows=\"1000\"]')")};
+      await ${untilPainted('document.querySelector(\'[data-testid=episode-table][data-rows="1000"]\')')};
       return { first, all: performance.now() - t0 };
     })()`)) as { first: number; all: number };
 
@@ -219,7 +229,13 @@ describe('dashboard', { timeout: 120_000 }, () => {
       );
     }
     const filters: number[] = [];
-    for (const [ending, rows] of [['ERROR', 125], ['', 1000], ['TIMEOUT', 125], ['', 1000], ['COMPLETED', 625]] as const) {
+    for (const [ending, rows] of [
+      ['ERROR', 125],
+      ['', 1000],
+      ['TIMEOUT', 125],
+      ['', 1000],
+      ['COMPLETED', 625],
+    ] as const) {
       filters.push(
         (await s.page.evaluate(`(async () => {
           const t0 = performance.now();

@@ -17,12 +17,24 @@ function aggregate(name: string, values: number[]): MetricAggregate {
 }
 
 /** A COMPLETED gridnav-like run of `episodeCount` episodes over `workerCount` workers; returns its id. */
-export async function writeSyntheticRun(outputsDir: string, opts: { runId: string; episodeCount: number; workerCount: number }): Promise<string> {
+export async function writeSyntheticRun(
+  outputsDir: string,
+  opts: { runId: string; episodeCount: number; workerCount: number },
+): Promise<string> {
   const { runId, episodeCount, workerCount } = opts;
   const dir = join(runsRoot(outputsDir), runId);
   await mkdir(join(dir, FILES.episodes), { recursive: true });
   const t0 = Date.parse('2026-01-01T12:00:00.000Z');
-  const endings: EpisodeStatus[] = ['COMPLETED', 'COMPLETED', 'COMPLETED', 'BUDGET_EXHAUSTED', 'COMPLETED', 'TIMEOUT', 'COMPLETED', 'ERROR'];
+  const endings: EpisodeStatus[] = [
+    'COMPLETED',
+    'COMPLETED',
+    'COMPLETED',
+    'BUDGET_EXHAUSTED',
+    'COMPLETED',
+    'TIMEOUT',
+    'COMPLETED',
+    'ERROR',
+  ];
   const perWorker = Math.ceil(episodeCount / workerCount);
   const clock = new Array<number>(workerCount).fill(t0);
   const episodes: EpisodeRecord[] = [];
@@ -54,7 +66,13 @@ export async function writeSyntheticRun(outputsDir: string, opts: { runId: strin
     });
   }
   const metricNames = ['distance_to_goal', 'spl', 'steps', 'success'];
-  const aggs = (eps: EpisodeRecord[]) => metricNames.map((m) => aggregate(m, eps.map((e) => e.metrics[m] as number)));
+  const aggs = (eps: EpisodeRecord[]) =>
+    metricNames.map((m) =>
+      aggregate(
+        m,
+        eps.map((e) => e.metrics[m] as number),
+      ),
+    );
   const statusCounts: Partial<Record<EpisodeStatus, number>> = {};
   for (const e of episodes) statusCounts[e.status] = (statusCounts[e.status] ?? 0) + 1;
   const createdAt = new Date(t0 - 1000).toISOString();

@@ -68,7 +68,8 @@ class PageBoundary extends Component<{ children: ReactNode }, { error: Error | n
     return { error };
   }
   override render() {
-    if (this.state.error) return <ErrorBox title="This page failed to draw" error={this.state.error} onRetry={() => this.setState({ error: null })} />;
+    if (this.state.error)
+      return <ErrorBox title="This page failed to draw" error={this.state.error} onRetry={() => this.setState({ error: null })} />;
     return this.props.children;
   }
 }

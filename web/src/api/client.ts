@@ -2,7 +2,9 @@
  * The dashboard's only ways to reach the server: `gql()` for queries and mutations over
  * HTTP, `subscribe()` for subscriptions over one shared graphql-ws connection.
  */
+import { print, type DocumentNode } from 'graphql';
 import { createClient, type Client } from 'graphql-ws';
+import type { TadaDocumentNode } from './graphql.js';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -46,16 +48,32 @@ export class GraphQLRequestError extends Error {
     super(errors.map((e) => e.message).join('; ') || 'request failed');
     this.name = 'GraphQLRequestError';
     this.errors = errors;
-    const code = errors[0]?.extensions?.['code'];
+    const code = errors[0]?.extensions?.code;
     this.code = typeof code === 'string' ? code : undefined;
   }
 }
 
-export async function gql<T>(query: string, variables?: Record<string, unknown>, signal?: AbortSignal): Promise<T> {
+const texts = new WeakMap<object, string>();
+
+/** A document's text as sent, printed once per document. */
+export function documentText(doc: DocumentNode): string {
+  let text = texts.get(doc);
+  if (text === undefined) {
+    text = print(doc);
+    texts.set(doc, text);
+  }
+  return text;
+}
+
+export async function gql<T, V>(doc: TadaDocumentNode<T, V>, variables?: V, signal?: AbortSignal): Promise<T> {
+  const query = documentText(doc);
   let res: Response;
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/graphql-response+json, application/json',
+  };
   const token = apiToken();
-  if (token) headers['authorization'] = `Bearer ${token}`;
+  if (token) headers.authorization = `Bearer ${token}`;
   try {
     res = await fetch(GRAPHQL_PATH, {
       method: 'POST',
@@ -65,13 +83,17 @@ export async function gql<T>(query: string, variables?: Record<string, unknown>,
     });
   } catch (err) {
     if (signal?.aborted) throw err;
-    throw new GraphQLRequestError([{ message: `the server cannot be reached (${(err as Error).message})`, extensions: { code: 'NETWORK' } }]);
+    throw new GraphQLRequestError([
+      { message: `the server cannot be reached (${(err as Error).message})`, extensions: { code: 'NETWORK' } },
+    ]);
   }
   let body: { data?: T | null; errors?: GraphQLErrorItem[] };
   try {
     body = (await res.json()) as typeof body;
   } catch {
-    throw new GraphQLRequestError([{ message: `the server answered ${res.status} ${res.statusText} without GraphQL data`, extensions: { code: 'HTTP' } }]);
+    throw new GraphQLRequestError([
+      { message: `the server answered ${res.status} ${res.statusText} without GraphQL data`, extensions: { code: 'HTTP' } },
+    ]);
   }
   if (body.errors?.length) throw new GraphQLRequestError(body.errors);
   if (body.data == null) throw new GraphQLRequestError([{ message: `empty answer (HTTP ${res.status})` }]);
@@ -107,9 +129,9 @@ export interface SubscriptionHandlers<T> {
 }
 
 /** Subscribes and returns the function that unsubscribes. */
-export function subscribe<T>(query: string, variables: Record<string, unknown>, handlers: SubscriptionHandlers<T>): () => void {
+export function subscribe<T, V>(doc: TadaDocumentNode<T, V>, variables: V, handlers: SubscriptionHandlers<T>): () => void {
   return client().subscribe<T>(
-    { query, variables },
+    { query: documentText(doc), variables: variables as Record<string, unknown> },
     {
       next: (msg) => {
         if (msg.errors?.length) handlers.error?.(new GraphQLRequestError(msg.errors as GraphQLErrorItem[]));

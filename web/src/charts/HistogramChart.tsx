@@ -2,7 +2,7 @@ import { useMemo } from 'react';
 import uPlot from 'uplot';
 import { fmtNumber } from '../lib/format.js';
 import { histogram, metricSeries } from '../lib/metrics.js';
-import type { EpisodeRow } from '../api/types.js';
+import type { EpisodeRow } from '../api/fragments.js';
 import { UPlotChart } from './UPlotChart.js';
 
 const bars = uPlot.paths.bars!({ size: [0.9, 120] });

@@ -1,7 +1,7 @@
 import { useMemo } from 'react';
 import type uPlot from 'uplot';
 import { metricSeries } from '../lib/metrics.js';
-import type { EpisodeRow } from '../api/types.js';
+import type { EpisodeRow } from '../api/fragments.js';
 import { UPlotChart } from './UPlotChart.js';
 
 function rangeWithZero(min: number | null, max: number | null): [number, number] {

@@ -4,7 +4,7 @@
  */
 import { useMemo, useRef, useState } from 'react';
 import type uPlot from 'uplot';
-import type { EpisodeRow } from '../api/types.js';
+import type { EpisodeRow } from '../api/fragments.js';
 import { fmtDuration, parseTime, titleCase } from '../lib/format.js';
 import { EPISODE_STATUSES, episodeStatusColor } from '../lib/statuses.js';
 import { UPlotChart } from './UPlotChart.js';
@@ -29,7 +29,13 @@ export function WorkerTimeline({ episodes, workerCount, onPick }: WorkerTimeline
       .map((e) => ({ e, s: parseTime(e.startedAt), f: parseTime(e.finishedAt) }))
       .filter((r): r is { e: EpisodeRow; s: number; f: number } => r.s != null && r.f != null);
     const t0 = raw.length ? Math.min(...raw.map((r) => r.s)) : 0;
-    const bars: Bar[] = raw.map(({ e, s, f }) => ({ index: e.index, worker: e.workerId, start: (s - t0) / 1000, end: (f - t0) / 1000, status: e.status }));
+    const bars: Bar[] = raw.map(({ e, s, f }) => ({
+      index: e.index,
+      worker: e.workerId,
+      start: (s - t0) / 1000,
+      end: (f - t0) / 1000,
+      status: e.status,
+    }));
     const span = bars.length ? Math.max(...bars.map((b) => b.end)) : 1;
     return { bars, t0, span: Math.max(span, 0.001) };
   }, [episodes]);
@@ -42,7 +48,14 @@ export function WorkerTimeline({ episodes, workerCount, onPick }: WorkerTimeline
   const [hover, setHover] = useState<Bar | null>(null);
 
   const height = Math.min(60 + lanes * 28, 360);
-  const data = useMemo(() => [[0, span], [null, null]] as uPlot.AlignedData, [bars, span]);
+  const data = useMemo(
+    () =>
+      [
+        [0, span],
+        [null, null],
+      ] as uPlot.AlignedData,
+    [bars, span],
+  );
 
   const options = useMemo<Omit<uPlot.Options, 'width'>>(() => {
     const barAt = (u: uPlot): Bar | null => {

@@ -1,19 +1,18 @@
 /** One episode: its record, instruction and scene, images, and its node-firing log page by page. */
 import { useEffect, useState } from 'react';
 import { withToken } from '../api/client.js';
+import type { ResultOf } from '../api/graphql.js';
 import { EPISODE } from '../api/queries.js';
-import type { EpisodeDetail, LogPage } from '../api/types.js';
 import { useQuery } from '../hooks/useQuery.js';
 import { fmtBytes, fmtDuration, fmtMetricValue, fmtTime } from '../lib/format.js';
+import { metricsOf } from '../lib/metrics.js';
 import { Json } from './Json.js';
 import { StatusBadge } from './StatusBadge.js';
 import { ErrorBox, Loading } from './States.js';
 
 const LOG_PAGE = 25;
 
-interface EpisodeAnswer {
-  run: { id: string; graphName: string; episode: (EpisodeDetail & { log: LogPage }) | null } | null;
-}
+type EpisodeDetail = NonNullable<NonNullable<ResultOf<typeof EPISODE>['run']>['episode']>;
 
 export interface EpisodeDrawerProps {
   runId: string;
@@ -27,7 +26,7 @@ export interface EpisodeDrawerProps {
 export function EpisodeDrawer({ runId, index, lastIndex, onClose, onGo }: EpisodeDrawerProps) {
   const [logOffset, setLogOffset] = useState(0);
   useEffect(() => setLogOffset(0), [runId, index]);
-  const q = useQuery<EpisodeAnswer>(EPISODE, { id: runId, index, logOffset, logFirst: LOG_PAGE }, { keepPrevious: true });
+  const q = useQuery(EPISODE, { id: runId, index, logOffset, logFirst: LOG_PAGE }, { keepPrevious: true });
   const stale = q.data?.run?.episode?.index !== index;
   const ep = stale ? undefined : q.data?.run?.episode;
 
@@ -51,10 +50,22 @@ export function EpisodeDrawer({ runId, index, lastIndex, onClose, onGo }: Episod
       <header className="drawer-head">
         <h2>Episode {index}</h2>
         <div className="drawer-nav">
-          <button type="button" disabled={index <= 0} onClick={() => onGo(index - 1)} title="Previous episode (←)" aria-label="Previous episode">
+          <button
+            type="button"
+            disabled={index <= 0}
+            onClick={() => onGo(index - 1)}
+            title="Previous episode (←)"
+            aria-label="Previous episode"
+          >
             ←
           </button>
-          <button type="button" disabled={index >= lastIndex} onClick={() => onGo(index + 1)} title="Next episode (→)" aria-label="Next episode">
+          <button
+            type="button"
+            disabled={index >= lastIndex}
+            onClick={() => onGo(index + 1)}
+            title="Next episode (→)"
+            aria-label="Next episode"
+          >
             →
           </button>
           <button type="button" onClick={onClose} title="Close (Esc)" aria-label="Close">
@@ -66,7 +77,11 @@ export function EpisodeDrawer({ runId, index, lastIndex, onClose, onGo }: Episod
         {q.error && !ep ? (
           <ErrorBox error={q.error} title="The episode could not be loaded" onRetry={q.refetch} />
         ) : !ep ? (
-          q.loading ? <Loading what="Loading the episode" /> : <ErrorBox error={`episode ${index} of run ${runId} has no record yet`} title="Not found" />
+          q.loading ? (
+            <Loading what="Loading the episode" />
+          ) : (
+            <ErrorBox error={`episode ${index} of run ${runId} has no record yet`} title="Not found" />
+          )
         ) : (
           <EpisodeBody ep={ep} logOffset={logOffset} setLogOffset={setLogOffset} />
         )}
@@ -79,10 +94,10 @@ function isEditable(t: EventTarget | null): boolean {
   return t instanceof HTMLElement && (t.isContentEditable || t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA');
 }
 
-function EpisodeBody({ ep, logOffset, setLogOffset }: { ep: EpisodeDetail & { log: LogPage }; logOffset: number; setLogOffset(n: number): void }) {
+function EpisodeBody({ ep, logOffset, setLogOffset }: { ep: EpisodeDetail; logOffset: number; setLogOffset(n: number): void }) {
   const images = ep.assets.filter((a) => a.mime.startsWith('image/'));
   const others = ep.assets.filter((a) => !a.mime.startsWith('image/'));
-  const metrics = Object.entries(ep.metrics ?? {});
+  const metrics = Object.entries(metricsOf(ep.metrics));
   const log = ep.log;
   return (
     <>

@@ -4,9 +4,9 @@
  * Each render is recorded as the User Timing measure `episode-table`.
  */
 import { useLayoutEffect, useMemo, useRef, useState } from 'react';
-import type { EpisodeRow } from '../api/types.js';
+import type { EpisodeRow } from '../api/fragments.js';
 import { fmtDuration, fmtMetricValue, titleCase } from '../lib/format.js';
-import { numericValue } from '../lib/metrics.js';
+import { metricsOf, numericValue } from '../lib/metrics.js';
 import { EPISODE_STATUSES } from '../lib/statuses.js';
 import { StatusBadge } from './StatusBadge.js';
 
@@ -35,7 +35,7 @@ export interface EpisodeTableProps {
 
 function sortValue(e: EpisodeRow, key: SortKey): number | string {
   if (key.startsWith('m:')) {
-    const v = e.metrics?.[key.slice(2)];
+    const v = metricsOf(e.metrics)[key.slice(2)];
     const n = numericValue(v);
     return n ?? (v == null ? Number.NEGATIVE_INFINITY : String(v));
   }
@@ -80,7 +80,7 @@ export function EpisodeTable({ episodes, metricNames, selected, onOpen, height =
         // A metric may share its name with a record column (gridnav reports `steps` too).
         label: RECORD_COLUMNS.includes(m) ? `${m} (metric)` : m,
         className: 'num',
-        render: (e) => fmtMetricValue(e.metrics?.[m]),
+        render: (e) => fmtMetricValue(metricsOf(e.metrics)[m]),
       })),
       ...(hasTask ? [{ key: 'task' as const, label: 'task', render: (e: EpisodeRow) => e.task ?? '–' }] : []),
       { key: 'workerId', label: 'worker', className: 'num', render: (e) => `w${e.workerId}` },
@@ -128,11 +128,21 @@ export function EpisodeTable({ episodes, metricNames, selected, onOpen, height =
           </select>
         </label>
         <span className="muted">
-          {rows.length} shown · sorted by {sort.key.replace(/^m:/, '')} {sort.desc ? '↓' : '↑'} · click a row (or focus it and press Enter) to open it
+          {rows.length} shown · sorted by {sort.key.replace(/^m:/, '')} {sort.desc ? '↓' : '↑'} · click a row (or focus it and press Enter)
+          to open it
         </span>
       </div>
       {/* Focusable so that the keyboard can scroll it; each row is a tab stop too. */}
-      <div className="table-scroll" ref={scroller} onScroll={onScroll} style={{ maxHeight: height }} tabIndex={0} role="region" aria-label="episodes">
+      {/* biome-ignore lint/a11y/useSemanticElements: a named scrolling box inside the page, not a section of it */}
+      <div
+        className="table-scroll"
+        ref={scroller}
+        onScroll={onScroll}
+        style={{ maxHeight: height }}
+        tabIndex={0}
+        role="region"
+        aria-label="episodes"
+      >
         <table className="grid">
           <thead>
             <tr>
@@ -181,7 +191,9 @@ export function EpisodeTable({ episodes, metricNames, selected, onOpen, height =
             {last < rows.length && <tr className="spacer" style={{ height: (rows.length - last) * ROW_HEIGHT }} aria-hidden />}
           </tbody>
         </table>
-        {rows.length === 0 && <div className="state state-empty">{episodes.length ? 'No episode has this ending.' : 'No episode has finished yet.'}</div>}
+        {rows.length === 0 && (
+          <div className="state state-empty">{episodes.length ? 'No episode has this ending.' : 'No episode has finished yet.'}</div>
+        )}
       </div>
     </div>
   );

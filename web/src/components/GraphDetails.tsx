@@ -1,4 +1,4 @@
-import type { GraphInfo, NodesetInfo } from '../api/types.js';
+import type { GraphInfo, NodesetInfo } from '../api/queries.js';
 import { Json } from './Json.js';
 
 /** A graph's nodes with their nodesets (and whether each is shared or replicated) and config. */
@@ -37,7 +37,13 @@ export function GraphDetails({ graph, nodesets }: { graph: GraphInfo; nodesets: 
                       <span className="muted">built-in</span>
                     )}
                   </td>
-                  <td>{n.config && Object.keys(n.config).length ? <Json value={n.config} maxChars={2000} /> : <span className="muted">–</span>}</td>
+                  <td>
+                    {n.config && Object.keys(n.config).length ? (
+                      <Json value={n.config} maxChars={2000} />
+                    ) : (
+                      <span className="muted">–</span>
+                    )}
+                  </td>
                 </tr>
               );
             })}

@@ -7,5 +7,9 @@ export function Json({ value, maxChars = 20_000 }: { value: unknown; maxChars?: 
     text = String(value);
   }
   if (text.length > maxChars) text = `${text.slice(0, maxChars)}\n… (${text.length - maxChars} more characters)`;
-  return <pre className="json" tabIndex={0}>{text}</pre>;
+  return (
+    <pre className="json" tabIndex={0}>
+      {text}
+    </pre>
+  );
 }

@@ -1,4 +1,4 @@
-import type { MetricAggregate } from '../api/types.js';
+import type { MetricAggregate } from '../api/fragments.js';
 import { fmtNumber } from '../lib/format.js';
 import { headlineMetrics } from '../lib/metrics.js';
 import { Empty } from './States.js';

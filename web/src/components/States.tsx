@@ -14,7 +14,15 @@ export function Empty({ children }: { children: ReactNode }) {
   return <div className="state state-empty">{children}</div>;
 }
 
-export function ErrorBox({ error, title = 'Something went wrong', onRetry }: { error: GraphQLRequestError | Error | string; title?: string; onRetry?: () => void }) {
+export function ErrorBox({
+  error,
+  title = 'Something went wrong',
+  onRetry,
+}: {
+  error: GraphQLRequestError | Error | string;
+  title?: string;
+  onRetry?: () => void;
+}) {
   const msg = typeof error === 'string' ? error : error.message;
   const code = typeof error === 'object' && 'code' in error ? (error as GraphQLRequestError).code : undefined;
   return (

@@ -1,4 +1,4 @@
-import type { TaskAggregate } from '../api/types.js';
+import type { TaskAggregate } from '../api/fragments.js';
 import { fmtNumber } from '../lib/format.js';
 
 /** Aggregates per task: one row per task, mean ± stderr per metric. */
@@ -19,26 +19,28 @@ export function TaskTable({ tasks }: { tasks: TaskAggregate[] }) {
           </tr>
         </thead>
         <tbody>
-          {tasks.filter((t) => t.metrics.length > 0).map((t) => (
-            <tr key={t.task}>
-              <td>{t.task}</td>
-              <td className="num">{Math.max(0, ...t.metrics.map((m) => m.count))}</td>
-              {names.map((n) => {
-                const m = t.metrics.find((x) => x.name === n);
-                return (
-                  <td key={n} className="num">
-                    {m ? (
-                      <>
-                        {fmtNumber(m.mean)} {m.stderr != null && <span className="muted">± {fmtNumber(m.stderr, 2)}</span>}
-                      </>
-                    ) : (
-                      '–'
-                    )}
-                  </td>
-                );
-              })}
-            </tr>
-          ))}
+          {tasks
+            .filter((t) => t.metrics.length > 0)
+            .map((t) => (
+              <tr key={t.task}>
+                <td>{t.task}</td>
+                <td className="num">{Math.max(0, ...t.metrics.map((m) => m.count))}</td>
+                {names.map((n) => {
+                  const m = t.metrics.find((x) => x.name === n);
+                  return (
+                    <td key={n} className="num">
+                      {m ? (
+                        <>
+                          {fmtNumber(m.mean)} {m.stderr != null && <span className="muted">± {fmtNumber(m.stderr, 2)}</span>}
+                        </>
+                      ) : (
+                        '–'
+                      )}
+                    </td>
+                  );
+                })}
+              </tr>
+            ))}
         </tbody>
       </table>
     </div>

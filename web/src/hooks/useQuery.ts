@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { gql, GraphQLRequestError } from '../api/client.js';
+import type { TadaDocumentNode } from '../api/graphql.js';
 
 export interface QueryState<T> {
   data: T | undefined;
@@ -18,7 +19,7 @@ export interface QueryOptions {
 }
 
 /** Runs a query when its variables change; refetch() and polling keep the last data on screen. */
-export function useQuery<T>(query: string, variables: Record<string, unknown> = {}, opts: QueryOptions = {}): QueryState<T> {
+export function useQuery<T, V>(query: TadaDocumentNode<T, V>, variables: V = {} as V, opts: QueryOptions = {}): QueryState<T> {
   const key = JSON.stringify(variables);
   const [state, setState] = useState<{ data?: T; error?: GraphQLRequestError; loading: boolean; key: string }>({ loading: true, key });
   const [tick, setTick] = useState(0);
@@ -29,7 +30,7 @@ export function useQuery<T>(query: string, variables: Record<string, unknown> = 
     inFlight.current?.abort();
     const ac = new AbortController();
     inFlight.current = ac;
-    gql<T>(query, JSON.parse(key) as Record<string, unknown>, ac.signal).then(
+    gql(query, JSON.parse(key) as V, ac.signal).then(
       (data) => {
         if (!ac.signal.aborted) setState({ data, loading: false, key });
       },

@@ -5,7 +5,7 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { gql, type GraphQLRequestError } from '../api/client.js';
 import { EPISODE_COMPLETED, RUN_EPISODES } from '../api/queries.js';
-import type { EpisodeRow, Page } from '../api/types.js';
+import type { EpisodeRow } from '../api/fragments.js';
 import { useSubscription } from './useSubscription.js';
 import { useThrottled } from './useThrottled.js';
 
@@ -41,7 +41,7 @@ export function useRunEpisodes(runId: string, episodesDone: number | undefined, 
     try {
       for (let offset = 0; ; ) {
         const first = offset === 0 ? FIRST_PAGE : PAGE;
-        const d = await gql<{ run: { episodes: Page<EpisodeRow> } | null }>(RUN_EPISODES, { id: runId, offset, first });
+        const d = await gql(RUN_EPISODES, { id: runId, offset, first });
         const page = d.run?.episodes;
         offset += first;
         const done = !page || offset >= page.total;
@@ -76,7 +76,7 @@ export function useRunEpisodes(runId: string, episodesDone: number | undefined, 
     },
     [runId],
   );
-  useSubscription<{ episodeCompleted: EpisodeRow }>(
+  useSubscription(
     EPISODE_COMPLETED,
     // Episodes finished before now come from the query; reloads fill any gap between the two.
     { runId, includeExisting: false },

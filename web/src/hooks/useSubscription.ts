@@ -1,5 +1,6 @@
 import { useEffect, useRef } from 'react';
 import { subscribe, type GraphQLRequestError } from '../api/client.js';
+import type { TadaDocumentNode } from '../api/graphql.js';
 
 export interface SubscriptionCallbacks<T> {
   onData(data: T): void;
@@ -8,9 +9,9 @@ export interface SubscriptionCallbacks<T> {
 }
 
 /** Holds a subscription open while mounted and `enabled`; reopens it when the variables change. */
-export function useSubscription<T>(
-  query: string,
-  variables: Record<string, unknown>,
+export function useSubscription<T, V>(
+  query: TadaDocumentNode<T, V>,
+  variables: V,
   callbacks: SubscriptionCallbacks<T>,
   enabled = true,
 ): void {
@@ -19,7 +20,7 @@ export function useSubscription<T>(
   const key = JSON.stringify(variables);
   useEffect(() => {
     if (!enabled) return;
-    return subscribe<T>(query, JSON.parse(key) as Record<string, unknown>, {
+    return subscribe(query, JSON.parse(key) as V, {
       next: (d) => cb.current.onData(d),
       error: (e) => cb.current.onError?.(e),
       complete: () => cb.current.onComplete?.(),

@@ -6,9 +6,12 @@ export function useThrottled(fn: () => void, ms: number): () => void {
   fnRef.current = fn;
   const last = useRef(0);
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
-  useEffect(() => () => {
-    if (timer.current) clearTimeout(timer.current);
-  }, []);
+  useEffect(
+    () => () => {
+      if (timer.current) clearTimeout(timer.current);
+    },
+    [],
+  );
   return useCallback(() => {
     const wait = last.current + ms - Date.now();
     if (wait <= 0) {

@@ -3,6 +3,7 @@
  * words, so the message can be shown beside that field.
  */
 import type { GraphQLErrorItem } from '../api/client.js';
+import type { StartEvalInput } from './runForm.js';
 
 export const START_FIELDS = [
   'graphName',
@@ -18,7 +19,7 @@ export const START_FIELDS = [
   'dataset',
   'split',
   'episodeOffset',
-] as const;
+] as const satisfies ReadonlyArray<keyof StartEvalInput>;
 export type StartField = (typeof START_FIELDS)[number];
 
 /** Words a message may use for a field, checked in this order (the most specific first). */
@@ -69,7 +70,7 @@ export function splitErrors(errors: GraphQLErrorItem[]): { byField: Partial<Reco
   const byField: Partial<Record<StartField, string>> = {};
   const general: string[] = [];
   for (const e of errors) {
-    const code = typeof e.extensions?.['code'] === 'string' ? (e.extensions['code'] as string) : null;
+    const code = typeof e.extensions?.code === 'string' ? (e.extensions.code as string) : null;
     // Back-pressure and server faults are about the system, not a field.
     const f = code === 'QUEUE_FULL' || code === 'INTERNAL_SERVER_ERROR' || code === 'NETWORK' ? null : fieldOfError(e);
     if (f) byField[f] = byField[f] ? `${byField[f]}; ${e.message}` : e.message;

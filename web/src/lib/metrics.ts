@@ -1,5 +1,5 @@
 /** Turning episode metrics into chart series: numeric values, running means, histograms. */
-import type { MetricAggregate } from '../api/types.js';
+import type { MetricAggregate } from '../api/fragments.js';
 
 /** Metrics a user looks at first, in this order, when a run has them. */
 export const HEADLINE_METRICS = ['success', 'spl', 'return', 'distance_to_goal', 'length'];
@@ -13,6 +13,14 @@ const rank = (name: string): number => {
   return i === -1 ? HEADLINE_METRICS.length : i;
 };
 
+/**
+ * A JSON value the server sends as an object (an episode's metrics, a play record) as
+ * name → value; anything but an object (which the server never sends) reads as empty.
+ */
+export function metricsOf(v: unknown): Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
 /** A metric value as a number (booleans count as 0/1), or null when it is not numeric. */
 export function numericValue(v: unknown): number | null {
   if (typeof v === 'number') return Number.isFinite(v) ? v : null;
@@ -21,20 +29,20 @@ export function numericValue(v: unknown): number | null {
 }
 
 /** Names of metrics that are numeric in at least one episode, headline metrics first. */
-export function numericMetricNames(episodes: ReadonlyArray<{ metrics: Record<string, unknown> }>): string[] {
+export function numericMetricNames(episodes: ReadonlyArray<{ metrics: unknown }>): string[] {
   const names = new Set<string>();
-  for (const e of episodes) for (const [k, v] of Object.entries(e.metrics ?? {})) if (numericValue(v) != null) names.add(k);
+  for (const e of episodes) for (const [k, v] of Object.entries(metricsOf(e.metrics))) if (numericValue(v) != null) names.add(k);
   return [...names].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 }
 
 /** Per-episode values of one metric in index order, with the running mean over them. */
 export function metricSeries(
-  episodes: ReadonlyArray<{ index: number; metrics: Record<string, unknown> }>,
+  episodes: ReadonlyArray<{ index: number; metrics: unknown }>,
   name: string,
 ): { x: number[]; y: number[]; mean: number[] } {
   const pts: Array<[number, number]> = [];
   for (const e of episodes) {
-    const v = numericValue(e.metrics?.[name]);
+    const v = numericValue(metricsOf(e.metrics)[name]);
     if (v != null) pts.push([e.index, v]);
   }
   pts.sort((a, b) => a[0] - b[0]);

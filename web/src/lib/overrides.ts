@@ -15,7 +15,8 @@ export function checkOverrides(text: string, nodeIds: string[]): OverridesCheck 
     return { ok: false, error: 'must be a JSON object of node id → config patch, e.g. {"env": {"step_latency_ms": 20}}' };
   }
   for (const [k, v] of Object.entries(parsed)) {
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) return { ok: false, error: `the patch for "${k}" must be an object, got ${JSON.stringify(v)}` };
+    if (typeof v !== 'object' || v === null || Array.isArray(v))
+      return { ok: false, error: `the patch for "${k}" must be an object, got ${JSON.stringify(v)}` };
   }
   const unknown = nodeIds.length ? Object.keys(parsed).filter((k) => !nodeIds.includes(k)) : [];
   return {

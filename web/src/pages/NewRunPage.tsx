@@ -1,69 +1,38 @@
 /** Start a run: pick a graph, set the batch, and see any refusal beside the field it is about. */
-import { useEffect, useMemo, useState, type ReactNode } from 'react';
+import { useMemo, useState, type ReactNode } from 'react';
 import { gql, GraphQLRequestError } from '../api/client.js';
-import { GRAPHS, START_EVAL } from '../api/queries.js';
-import type { GraphInfo, NodesetInfo } from '../api/types.js';
+import { START_EVAL_INPUT_DEFAULTS } from '../api/inputDefaults.js';
+import { GRAPHS, START_EVAL, type GraphInfo, type NodesetInfo } from '../api/queries.js';
 import { GraphDetails } from '../components/GraphDetails.js';
 import { Empty, ErrorBox, Loading } from '../components/States.js';
 import { href, navigate } from '../hooks/useHashRoute.js';
 import { useQuery } from '../hooks/useQuery.js';
 import { splitErrors, type StartField } from '../lib/fieldErrors.js';
 import { checkOverrides } from '../lib/overrides.js';
-
-interface FormState {
-  graphName: string;
-  episodeCount: string;
-  workerCount: string;
-  seed: string;
-  stepBudget: string;
-  priority: string;
-  exclusiveGpu: boolean;
-  viaSubprocess: boolean;
-  marginalVramMb: string;
-  dataset: string;
-  split: string;
-  episodeOffset: string;
-  overrides: string;
-}
-
-const INITIAL: FormState = {
-  graphName: '',
-  episodeCount: '10',
-  workerCount: '1',
-  seed: '0',
-  stepBudget: '',
-  priority: '0',
-  exclusiveGpu: false,
-  viaSubprocess: true,
-  marginalVramMb: '',
-  dataset: '',
-  split: '',
-  episodeOffset: '0',
-  overrides: '',
-};
-
-/** A number field as the API wants it: blank → omitted; anything else goes to the server to judge. */
-function num(s: string): number | undefined {
-  if (s.trim() === '') return undefined;
-  const n = Number(s);
-  return Number.isFinite(n) ? n : (s as unknown as number);
-}
+import { initialRunForm, toStartEvalInput, type RunForm } from '../lib/runForm.js';
 
 export function NewRunPage({ initialGraph }: { initialGraph: string | null }) {
-  const q = useQuery<{ graphs: GraphInfo[]; nodesets: NodesetInfo[] }>(GRAPHS);
-  const [form, setForm] = useState<FormState>({ ...INITIAL, graphName: initialGraph ?? '' });
+  const q = useQuery(GRAPHS);
+  const d = useQuery(START_EVAL_INPUT_DEFAULTS);
+  if (q.error && !q.data) return <ErrorBox error={q.error} title="The graphs could not be loaded" onRetry={q.refetch} />;
+  if (d.error && !d.data) return <ErrorBox error={d.error} title="The server's defaults could not be loaded" onRetry={d.refetch} />;
+  if (!q.data || !d.data) return <Loading what="Loading graphs" />;
+  const graphs = q.data.graphs;
+  if (graphs.length === 0) return <Empty>No graphs are installed: add one under graphs/ or the workspace overlay.</Empty>;
+  const form = initialRunForm(d.data.__type?.inputFields ?? [], initialGraph || (graphs[0]?.name ?? ''));
+  return <NewRunForm graphs={graphs} nodesets={q.data.nodesets} initial={form} />;
+}
+
+function NewRunForm({ graphs, nodesets, initial }: { graphs: GraphInfo[]; nodesets: NodesetInfo[]; initial: RunForm }) {
+  const [form, setForm] = useState<RunForm>(initial);
   const [errors, setErrors] = useState<{ byField: Partial<Record<StartField, string>>; general: string[] }>({ byField: {}, general: [] });
   const [busy, setBusy] = useState(false);
 
-  const graphs = q.data?.graphs ?? [];
-  useEffect(() => {
-    if (!form.graphName && graphs[0]) setForm((f) => ({ ...f, graphName: graphs[0]!.name }));
-  }, [graphs, form.graphName]);
   const graph = graphs.find((g) => g.name === form.graphName);
   const nodeIds = useMemo(() => graph?.nodes.map((n) => n.id) ?? [], [graph]);
   const overrides = checkOverrides(form.overrides, nodeIds);
 
-  const set = <K extends keyof FormState>(k: K, v: FormState[K]) => {
+  const set = <K extends keyof RunForm>(k: K, v: RunForm[K]) => {
     setForm((f) => ({ ...f, [k]: v }));
     if (errors.byField[k as StartField]) setErrors((e) => ({ ...e, byField: { ...e.byField, [k]: undefined } }));
   };
@@ -74,25 +43,11 @@ export function NewRunPage({ initialGraph }: { initialGraph: string | null }) {
       setErrors({ byField: { overrides: overrides.error }, general: [] });
       return;
     }
-    const input: Record<string, unknown> = {
-      graphName: form.graphName,
-      episodeCount: num(form.episodeCount),
-      workerCount: num(form.workerCount),
-      seed: num(form.seed),
-      stepBudget: num(form.stepBudget),
-      priority: num(form.priority),
-      exclusiveGpu: form.exclusiveGpu,
-      viaSubprocess: form.viaSubprocess,
-      marginalVramMb: num(form.marginalVramMb),
-      episodeOffset: num(form.episodeOffset),
-      dataset: form.dataset.trim() || undefined,
-      split: form.split.trim() || undefined,
-      overrides: overrides.value ?? undefined,
-    };
+    const input = toStartEvalInput(form, overrides.value);
     setBusy(true);
     setErrors({ byField: {}, general: [] });
     try {
-      const d = await gql<{ startEval: { runId: string } }>(START_EVAL, { input });
+      const d = await gql(START_EVAL, { input });
       navigate(href.run(d.startEval.runId));
     } catch (err) {
       setErrors(err instanceof GraphQLRequestError ? splitErrors(err.errors) : { byField: {}, general: [String(err)] });
@@ -100,10 +55,6 @@ export function NewRunPage({ initialGraph }: { initialGraph: string | null }) {
       setBusy(false);
     }
   };
-
-  if (q.error && !q.data) return <ErrorBox error={q.error} title="The graphs could not be loaded" onRetry={q.refetch} />;
-  if (!q.data) return <Loading what="Loading graphs" />;
-  if (graphs.length === 0) return <Empty>No graphs are installed: add one under graphs/ or the workspace overlay.</Empty>;
 
   const fe = errors.byField;
   return (
@@ -132,7 +83,12 @@ export function NewRunPage({ initialGraph }: { initialGraph: string | null }) {
           </Field>
           <div className="row">
             <Field name="episodeCount" label="Episodes" error={fe.episodeCount}>
-              <input name="episodeCount" inputMode="numeric" value={form.episodeCount} onChange={(e) => set('episodeCount', e.target.value)} />
+              <input
+                name="episodeCount"
+                inputMode="numeric"
+                value={form.episodeCount}
+                onChange={(e) => set('episodeCount', e.target.value)}
+              />
             </Field>
             <Field name="workerCount" label="Workers" error={fe.workerCount} hint="speed, never results">
               <input name="workerCount" inputMode="numeric" value={form.workerCount} onChange={(e) => set('workerCount', e.target.value)} />
@@ -143,13 +99,24 @@ export function NewRunPage({ initialGraph }: { initialGraph: string | null }) {
           </div>
           <div className="row">
             <Field name="stepBudget" label="Step budget" error={fe.stepBudget} hint="blank: the env's or the graph's">
-              <input name="stepBudget" inputMode="numeric" placeholder={graph?.stepBudget != null ? String(graph.stepBudget) : 'default'} value={form.stepBudget} onChange={(e) => set('stepBudget', e.target.value)} />
+              <input
+                name="stepBudget"
+                inputMode="numeric"
+                placeholder={graph?.stepBudget != null ? String(graph.stepBudget) : 'default'}
+                value={form.stepBudget}
+                onChange={(e) => set('stepBudget', e.target.value)}
+              />
             </Field>
             <Field name="priority" label="Priority" error={fe.priority} hint="higher runs first">
               <input name="priority" inputMode="numeric" value={form.priority} onChange={(e) => set('priority', e.target.value)} />
             </Field>
             <Field name="episodeOffset" label="First episode index" error={fe.episodeOffset}>
-              <input name="episodeOffset" inputMode="numeric" value={form.episodeOffset} onChange={(e) => set('episodeOffset', e.target.value)} />
+              <input
+                name="episodeOffset"
+                inputMode="numeric"
+                value={form.episodeOffset}
+                onChange={(e) => set('episodeOffset', e.target.value)}
+              />
             </Field>
           </div>
           <div className="row">
@@ -160,19 +127,36 @@ export function NewRunPage({ initialGraph }: { initialGraph: string | null }) {
               <input name="split" value={form.split} onChange={(e) => set('split', e.target.value)} />
             </Field>
             <Field name="marginalVramMb" label="GPU memory (MB)" error={fe.marginalVramMb} hint="until calibrated">
-              <input name="marginalVramMb" inputMode="numeric" value={form.marginalVramMb} onChange={(e) => set('marginalVramMb', e.target.value)} />
+              <input
+                name="marginalVramMb"
+                inputMode="numeric"
+                value={form.marginalVramMb}
+                onChange={(e) => set('marginalVramMb', e.target.value)}
+              />
             </Field>
           </div>
           <div className="row checks">
             <Field name="exclusiveGpu" label="" error={fe.exclusiveGpu}>
               <label className="check">
-                <input type="checkbox" name="exclusiveGpu" checked={form.exclusiveGpu} onChange={(e) => set('exclusiveGpu', e.target.checked)} /> Exclusive GPU
+                <input
+                  type="checkbox"
+                  name="exclusiveGpu"
+                  checked={form.exclusiveGpu}
+                  onChange={(e) => set('exclusiveGpu', e.target.checked)}
+                />{' '}
+                Exclusive GPU
                 <span className="muted"> (runs alone)</span>
               </label>
             </Field>
             <Field name="viaSubprocess" label="" error={fe.viaSubprocess}>
               <label className="check">
-                <input type="checkbox" name="viaSubprocess" checked={form.viaSubprocess} onChange={(e) => set('viaSubprocess', e.target.checked)} /> Own process
+                <input
+                  type="checkbox"
+                  name="viaSubprocess"
+                  checked={form.viaSubprocess}
+                  onChange={(e) => set('viaSubprocess', e.target.checked)}
+                />{' '}
+                Own process
                 <span className="muted"> (off: inside the server)</span>
               </label>
             </Field>
@@ -203,17 +187,30 @@ export function NewRunPage({ initialGraph }: { initialGraph: string | null }) {
         </form>
         <section className="panel">
           <h2>{form.graphName}</h2>
-          {graph ? <GraphDetails graph={graph} nodesets={q.data.nodesets} /> : <Empty>Pick a graph.</Empty>}
+          {graph ? <GraphDetails graph={graph} nodesets={nodesets} /> : <Empty>Pick a graph.</Empty>}
         </section>
       </div>
     </div>
   );
 }
 
-function Field({ name, label, error, hint, children }: { name: string; label: string; error?: string; hint?: string; children: ReactNode }) {
+function Field({
+  name,
+  label,
+  error,
+  hint,
+  children,
+}: {
+  name: string;
+  label: string;
+  error?: string;
+  hint?: string;
+  children: ReactNode;
+}) {
   return (
     <div className={`field${error ? ' has-error' : ''}`} data-field={name}>
       {label ? (
+        // biome-ignore lint/a11y/noLabelWithoutControl: the control is the children passed in
         <label>
           <span className="field-label">{label}</span>
           {children}

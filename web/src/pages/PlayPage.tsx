@@ -5,28 +5,36 @@
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { subscribe } from '../api/client.js';
-import { GRAPHS, PLAY_EPISODE } from '../api/queries.js';
-import type { GraphInfo, NodesetInfo, PlayEvent } from '../api/types.js';
+import { START_EVAL_INPUT_DEFAULTS } from '../api/inputDefaults.js';
+import { GRAPHS, PLAY_EPISODE, type GraphInfo, type PlayEvent } from '../api/queries.js';
 import { Json } from '../components/Json.js';
 import { StatusBadge } from '../components/StatusBadge.js';
 import { Empty, ErrorBox, Loading } from '../components/States.js';
 import { href } from '../hooks/useHashRoute.js';
 import { useQuery } from '../hooks/useQuery.js';
 import { fmtMetricValue } from '../lib/format.js';
+import { metricsOf } from '../lib/metrics.js';
 import { checkOverrides } from '../lib/overrides.js';
+import { initialRunForm, toPlayVariables, type RunForm } from '../lib/runForm.js';
 
 type Phase = 'idle' | 'playing' | 'done' | 'stopped' | 'error';
 
 export function PlayPage({ initialGraph }: { initialGraph: string | null }) {
-  const q = useQuery<{ graphs: GraphInfo[]; nodesets: NodesetInfo[] }>(GRAPHS);
-  const graphs = q.data?.graphs ?? [];
-  const [graphName, setGraphName] = useState(initialGraph ?? '');
-  const [index, setIndex] = useState('0');
-  const [seed, setSeed] = useState('0');
-  const [dataset, setDataset] = useState('');
-  const [split, setSplit] = useState('');
-  const [stepBudget, setStepBudget] = useState('');
-  const [overridesText, setOverridesText] = useState('');
+  const q = useQuery(GRAPHS);
+  const d = useQuery(START_EVAL_INPUT_DEFAULTS);
+  if (q.error && !q.data) return <ErrorBox error={q.error} title="The graphs could not be loaded" onRetry={q.refetch} />;
+  if (d.error && !d.data) return <ErrorBox error={d.error} title="The server's defaults could not be loaded" onRetry={d.refetch} />;
+  if (!q.data || !d.data) return <Loading what="Loading graphs" />;
+  const graphs = q.data.graphs;
+  if (graphs.length === 0) return <Empty>No graphs are installed.</Empty>;
+  const form = initialRunForm(d.data.__type?.inputFields ?? [], initialGraph || (graphs[0]?.name ?? ''));
+  return <Player graphs={graphs} initial={form} />;
+}
+
+function Player({ graphs, initial }: { graphs: GraphInfo[]; initial: RunForm }) {
+  const [form, setForm] = useState<RunForm>(initial);
+  const set = <K extends keyof RunForm>(k: K, v: RunForm[K]) => setForm((f) => ({ ...f, [k]: v }));
+  const { graphName, index } = form;
   const [events, setEvents] = useState<PlayEvent[]>([]);
   const [phase, setPhase] = useState<Phase>('idle');
   const [error, setError] = useState<string | null>(null);
@@ -34,13 +42,10 @@ export function PlayPage({ initialGraph }: { initialGraph: string | null }) {
   const [holder, setHolder] = useState<string | null>(null);
   const stop = useRef<(() => void) | null>(null);
 
-  useEffect(() => {
-    if (!graphName && graphs[0]) setGraphName(graphs[0].name);
-  }, [graphs, graphName]);
   useEffect(() => () => stop.current?.(), []);
 
   const graph = graphs.find((g) => g.name === graphName);
-  const overrides = checkOverrides(overridesText, graph?.nodes.map((n) => n.id) ?? []);
+  const overrides = checkOverrides(form.overrides, graph?.nodes.map((n) => n.id) ?? []);
 
   const play = () => {
     if (!overrides.ok) return;
@@ -51,41 +56,29 @@ export function PlayPage({ initialGraph }: { initialGraph: string | null }) {
     setHolder(null);
     setPhase('playing');
     let ended = false;
-    stop.current = subscribe<{ playEpisode: PlayEvent }>(
-      PLAY_EPISODE,
-      {
-        graphName,
-        index: intOrRaw(index),
-        seed: intOrRaw(seed),
-        stepBudget: stepBudget.trim() ? intOrRaw(stepBudget) : null,
-        overrides: overrides.value,
-        dataset: dataset.trim() || null,
-        split: split.trim() || null,
-      },
-      {
-        next: (d) => {
-          const ev = d.playEpisode;
-          if (ev.kind === 'STARTED') {
-            setHolder(ev.holder);
-            return;
-          }
-          setEvents((list) => [...list, ev]);
-          if (ev.kind === 'FINISHED') {
-            ended = true;
-            setPhase('done');
-          }
-        },
-        error: (e) => {
+    stop.current = subscribe(PLAY_EPISODE, toPlayVariables(form, overrides.value), {
+      next: (d) => {
+        const ev = d.playEpisode;
+        if (ev.kind === 'STARTED') {
+          setHolder(ev.holder);
+          return;
+        }
+        setEvents((list) => [...list, ev]);
+        if (ev.kind === 'FINISHED') {
           ended = true;
-          setPhase('error');
-          setError(e.message);
-        },
-        complete: () => {
-          if (!ended) setPhase((p) => (p === 'playing' ? 'done' : p));
-          stop.current = null;
-        },
+          setPhase('done');
+        }
       },
-    );
+      error: (e) => {
+        ended = true;
+        setPhase('error');
+        setError(e.message);
+      },
+      complete: () => {
+        if (!ended) setPhase((p) => (p === 'playing' ? 'done' : p));
+        stop.current = null;
+      },
+    });
   };
 
   const halt = () => {
@@ -93,10 +86,6 @@ export function PlayPage({ initialGraph }: { initialGraph: string | null }) {
     stop.current = null;
     setPhase('stopped');
   };
-
-  if (q.error && !q.data) return <ErrorBox error={q.error} title="The graphs could not be loaded" onRetry={q.refetch} />;
-  if (!q.data) return <Loading what="Loading graphs" />;
-  if (graphs.length === 0) return <Empty>No graphs are installed.</Empty>;
 
   const steps = events.filter((e) => e.kind === 'STEP');
   const shown = cursor == null ? events[events.length - 1] : events[cursor];
@@ -115,7 +104,7 @@ export function PlayPage({ initialGraph }: { initialGraph: string | null }) {
         <section className="panel form play-form">
           <label>
             <span className="field-label">Graph</span>
-            <select name="graphName" value={graphName} disabled={playing} onChange={(e) => setGraphName(e.target.value)}>
+            <select name="graphName" value={graphName} disabled={playing} onChange={(e) => set('graphName', e.target.value)}>
               {graphs.map((g) => (
                 <option key={g.name}>{g.name}</option>
               ))}
@@ -124,33 +113,51 @@ export function PlayPage({ initialGraph }: { initialGraph: string | null }) {
           <div className="row">
             <label>
               <span className="field-label">Episode</span>
-              <input name="index" inputMode="numeric" value={index} disabled={playing} onChange={(e) => setIndex(e.target.value)} />
+              <input name="index" inputMode="numeric" value={index} disabled={playing} onChange={(e) => set('index', e.target.value)} />
             </label>
             <label>
               <span className="field-label">Seed</span>
-              <input name="seed" inputMode="numeric" value={seed} disabled={playing} onChange={(e) => setSeed(e.target.value)} />
+              <input name="seed" inputMode="numeric" value={form.seed} disabled={playing} onChange={(e) => set('seed', e.target.value)} />
             </label>
             <label>
               <span className="field-label">Step budget</span>
-              <input name="stepBudget" inputMode="numeric" placeholder="default" value={stepBudget} disabled={playing} onChange={(e) => setStepBudget(e.target.value)} />
+              <input
+                name="stepBudget"
+                inputMode="numeric"
+                placeholder="default"
+                value={form.stepBudget}
+                disabled={playing}
+                onChange={(e) => set('stepBudget', e.target.value)}
+              />
             </label>
           </div>
           <div className="row">
             <label>
               <span className="field-label">Dataset</span>
-              <input name="dataset" value={dataset} disabled={playing} onChange={(e) => setDataset(e.target.value)} />
+              <input name="dataset" value={form.dataset} disabled={playing} onChange={(e) => set('dataset', e.target.value)} />
             </label>
             <label>
               <span className="field-label">Split</span>
-              <input name="split" value={split} disabled={playing} onChange={(e) => setSplit(e.target.value)} />
+              <input name="split" value={form.split} disabled={playing} onChange={(e) => set('split', e.target.value)} />
             </label>
           </div>
           <div className={`field${!overrides.ok ? ' has-error' : ''}`}>
             <label>
               <span className="field-label">Overrides (JSON)</span>
-              <textarea name="overrides" rows={3} spellCheck={false} value={overridesText} disabled={playing} onChange={(e) => setOverridesText(e.target.value)} />
+              <textarea
+                name="overrides"
+                rows={3}
+                spellCheck={false}
+                value={form.overrides}
+                disabled={playing}
+                onChange={(e) => set('overrides', e.target.value)}
+              />
             </label>
-            {!overrides.ok ? <div className="field-error">{overrides.error}</div> : overrides.warning ? <div className="field-hint">warning: {overrides.warning}</div> : null}
+            {!overrides.ok ? (
+              <div className="field-error">{overrides.error}</div>
+            ) : overrides.warning ? (
+              <div className="field-hint">warning: {overrides.warning}</div>
+            ) : null}
           </div>
           <div className="form-actions">
             {playing ? (
@@ -167,7 +174,11 @@ export function PlayPage({ initialGraph }: { initialGraph: string | null }) {
             </a>
           </div>
           <div className="play-status" data-testid="play-status">
-            {phase === 'idle' && <span className="muted">Press Play to run episode {index} of {graphName}.</span>}
+            {phase === 'idle' && (
+              <span className="muted">
+                Press Play to run episode {index} of {graphName}.
+              </span>
+            )}
             {playing && (
               <span>
                 <span className="spinner" aria-hidden /> playing · step {steps.length ? steps[steps.length - 1]!.step : 0}
@@ -176,8 +187,8 @@ export function PlayPage({ initialGraph }: { initialGraph: string | null }) {
             )}
             {phase === 'done' && final && (
               <span>
-                Finished after {final.record?.steps ?? steps.length} steps {final.status && <StatusBadge status={final.status} />}
-                {final.record?.error && <span className="inline-error">{final.record.error}</span>}
+                Finished after {recordOf(final).steps ?? steps.length} steps {final.status && <StatusBadge status={final.status} />}
+                {recordOf(final).error && <span className="inline-error">{recordOf(final).error}</span>}
               </span>
             )}
             {phase === 'done' && !final && <span>Finished.</span>}
@@ -214,12 +225,14 @@ export function PlayPage({ initialGraph }: { initialGraph: string | null }) {
               </div>
               <div className="play-panes">
                 <figure className="trajectory">
-                  {image ? <img src={image} alt="trajectory so far" data-testid="play-image" /> : <div className="muted">no picture yet</div>}
+                  {image ? (
+                    <img src={image} alt="trajectory so far" data-testid="play-image" />
+                  ) : (
+                    <div className="muted">no picture yet</div>
+                  )}
                   <figcaption>trajectory</figcaption>
                 </figure>
-                <div className="play-detail">
-                  {shown && <StepDetail ev={shown} />}
-                </div>
+                <div className="play-detail">{shown && <StepDetail ev={shown} />}</div>
               </div>
               <StepList events={events} cursor={cursor} onPick={setCursor} />
             </>
@@ -230,10 +243,10 @@ export function PlayPage({ initialGraph }: { initialGraph: string | null }) {
   );
 }
 
-/** A number when the text is one; otherwise the text itself, for the server to refuse by name. */
-function intOrRaw(s: string): number | string {
-  const n = Number(s);
-  return s.trim() !== '' && Number.isFinite(n) ? n : s;
+/** The FINISHED event's episode record (JSON in the schema): the two fields this page shows. */
+function recordOf(ev: PlayEvent): { steps?: number; error?: string } {
+  const r = metricsOf(ev.record);
+  return { steps: typeof r.steps === 'number' ? r.steps : undefined, error: typeof r.error === 'string' ? r.error : undefined };
 }
 
 function latestImage(events: PlayEvent[], upTo: number): string | null {
@@ -248,15 +261,23 @@ function StepDetail({ ev }: { ev: PlayEvent }) {
         {ev.kind === 'FINISHED' ? 'End of episode' : `Step ${ev.step ?? '?'}`}
         {ev.status && <StatusBadge status={ev.status} />}
       </h3>
-      {ev.record?.error && <p className="inline-error">{ev.record.error}</p>}
+      {recordOf(ev).error && <p className="inline-error">{recordOf(ev).error}</p>}
       <dl className="kv">
         <dt>action</dt>
-        <dd>{ev.action == null ? <span className="muted">–</span> : typeof ev.action === 'object' ? <Json value={ev.action} maxChars={2000} /> : <b className="mono">{String(ev.action)}</b>}</dd>
+        <dd>
+          {ev.action == null ? (
+            <span className="muted">–</span>
+          ) : typeof ev.action === 'object' ? (
+            <Json value={ev.action} maxChars={2000} />
+          ) : (
+            <b className="mono">{String(ev.action)}</b>
+          )}
+        </dd>
       </dl>
-      {ev.metrics && Object.keys(ev.metrics).length > 0 && (
+      {Object.keys(metricsOf(ev.metrics)).length > 0 && (
         <table className="grid compact" data-testid="play-metrics">
           <tbody>
-            {Object.entries(ev.metrics).map(([k, v]) => (
+            {Object.entries(metricsOf(ev.metrics)).map(([k, v]) => (
               <tr key={k}>
                 <th>{k}</th>
                 <td className="num">{fmtMetricValue(v)}</td>
@@ -285,8 +306,10 @@ function StepList({ events, cursor, onPick }: { events: PlayEvent[]; cursor: num
   return (
     <ol className="step-list" ref={ref} data-testid="play-steps" tabIndex={0} aria-label="steps played (the slider above picks one)">
       {items.map(({ e, i }) => (
+        // biome-ignore lint/a11y/useKeyWithClickEvents: the step slider above is the keyboard's way to pick a step
         <li key={i} className={i === at ? 'selected' : undefined} onClick={() => onPick(i === events.length - 1 ? null : i)}>
-          <span className="num">{e.step ?? '·'}</span> <span className="mono">{e.kind === 'FINISHED' ? `end: ${e.status?.toLowerCase() ?? ''}` : actionText(e.action)}</span>
+          <span className="num">{e.step ?? '·'}</span>{' '}
+          <span className="mono">{e.kind === 'FINISHED' ? `end: ${e.status?.toLowerCase() ?? ''}` : actionText(e.action)}</span>
         </li>
       ))}
     </ol>

@@ -1,7 +1,7 @@
 /** What waits and what runs: queued jobs in admission order with their reasons, active jobs, resources. */
 import { useEffect, useState } from 'react';
 import { QUEUE, QUEUE_CHANGED } from '../api/queries.js';
-import type { ActiveJob, QueueEntry, Resources } from '../api/types.js';
+import type { ActiveJob, QueueEntry } from '../api/fragments.js';
 import { CancelButton } from '../components/CancelButton.js';
 import { ProgressBar } from '../components/ProgressBar.js';
 import { Empty, ErrorBox, Loading } from '../components/States.js';
@@ -11,23 +11,21 @@ import { useQuery } from '../hooks/useQuery.js';
 import { useSubscription } from '../hooks/useSubscription.js';
 import { elapsedMs, fmtDuration, fmtMb, fmtTime } from '../lib/format.js';
 
-interface QueueAnswer {
-  queue: QueueEntry[];
-  activeJobs: ActiveJob[];
-  resources: Resources;
-}
-
 export function QueuePage() {
   // Resources (free memory, the interactive lock) are sampled, not pushed: poll them.
-  const q = useQuery<QueueAnswer>(QUEUE, {}, { pollMs: 2000 });
+  const q = useQuery(QUEUE, {}, { pollMs: 2000 });
   const [pushed, setPushed] = useState<{ at: number; queue: QueueEntry[]; activeJobs: ActiveJob[] } | null>(null);
   const [fetchedAt, setFetchedAt] = useState(0);
   useEffect(() => {
     if (q.data) setFetchedAt(Date.now());
   }, [q.data]);
-  useSubscription<{ queueChanged: { queue: QueueEntry[]; activeJobs: ActiveJob[] } }>(QUEUE_CHANGED, {}, {
-    onData: (d) => setPushed({ at: Date.now(), ...d.queueChanged }),
-  });
+  useSubscription(
+    QUEUE_CHANGED,
+    {},
+    {
+      onData: (d) => setPushed({ at: Date.now(), ...d.queueChanged }),
+    },
+  );
   const now = useNow(1000);
 
   if (!q.data) {
@@ -50,8 +48,8 @@ export function QueuePage() {
 
       {res.interactiveLockHolder ? (
         <div className="banner banner-lock" role="status" data-testid="interactive-lock">
-          <strong>Interactive lock held</strong> by <span className="mono">{res.interactiveLockHolder}</span>: a live Play session has the machine, so
-          no queued run is admitted until it ends.
+          <strong>Interactive lock held</strong> by <span className="mono">{res.interactiveLockHolder}</span>: a live Play session has the
+          machine, so no queued run is admitted until it ends.
         </div>
       ) : null}
 

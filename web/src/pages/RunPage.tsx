@@ -1,7 +1,7 @@
 /** One run: live progress, aggregates with their error bars, charts, episodes and the episode drawer. */
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { RUN, RUN_PROGRESS } from '../api/queries.js';
-import type { EpisodeRow, RunDetail } from '../api/types.js';
+import type { EpisodeRow, RunDetail } from '../api/fragments.js';
 import { HistogramChart } from '../charts/HistogramChart.js';
 import { MetricSeriesChart } from '../charts/MetricSeriesChart.js';
 import { WorkerTimeline } from '../charts/WorkerTimeline.js';
@@ -23,19 +23,14 @@ import { numericMetricNames } from '../lib/metrics.js';
 import { EPISODE_STATUSES, episodeStatusColor, isLiveRun, statusColor } from '../lib/statuses.js';
 
 export function RunPage({ runId, episode }: { runId: string; episode: number | null }) {
-  const q = useQuery<{ run: RunDetail | null }>(RUN, { id: runId });
+  const q = useQuery(RUN, { id: runId });
   const [pushed, setPushed] = useState<RunDetail | null>(null);
   useEffect(() => setPushed(null), [runId]);
   const fetched = q.data?.run ?? null;
   const run = pushed?.id === runId && (!fetched || pushed.seq >= fetched.seq) ? pushed : fetched;
   const live = run ? isLiveRun(run.status) : false;
 
-  useSubscription<{ runProgress: RunDetail }>(
-    RUN_PROGRESS,
-    { id: runId },
-    { onData: (d) => setPushed(d.runProgress), onComplete: q.refetch },
-    live,
-  );
+  useSubscription(RUN_PROGRESS, { id: runId }, { onData: (d) => setPushed(d.runProgress), onComplete: q.refetch }, live);
 
   const eps = useRunEpisodes(runId, run?.episodesDone, live);
   const now = useNow(live ? 1000 : 0);
@@ -43,9 +38,10 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
   const close = useCallback(() => navigate(href.run(runId)), [runId]);
   const metricNames = useMemo(() => numericMetricNames(eps.episodes), [eps.episodes]);
 
+  const title = run ? `${run.id} · ${titleCase(run.status)} · batch-eval` : 'batch-eval';
   useEffect(() => {
-    document.title = run ? `${run.id} · ${titleCase(run.status)} · batch-eval` : 'batch-eval';
-  }, [run?.id, run?.status]);
+    document.title = title;
+  }, [title]);
 
   if (!run) {
     if (q.error) return <ErrorBox error={q.error} title={`Run ${runId} could not be loaded`} onRetry={q.refetch} />;
@@ -74,7 +70,12 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
           <p className="subtitle">
             <b>{run.graphName}</b> · {run.episodeCount} episodes · {run.workerCount} worker{run.workerCount === 1 ? '' : 's'} · seed{' '}
             {run.seed} · priority {run.priority}
-            {run.timedOut && <span className="warn-chip" title="At least one episode hit its wall-clock limit, which depends on machine speed"> timed-out episodes</span>}
+            {run.timedOut && (
+              <span className="warn-chip" title="At least one episode hit its wall-clock limit, which depends on machine speed">
+                {' '}
+                timed-out episodes
+              </span>
+            )}
           </p>
         </div>
         <div className="actions">
@@ -100,7 +101,11 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
           </span>
           <span>created {fmtTime(run.createdAt)}</span>
           {run.startedAt && <span>started {fmtTime(run.startedAt)}</span>}
-          {elapsed != null && <span>{run.finishedAt ? 'took' : 'running for'} {fmtDuration(elapsed)}</span>}
+          {elapsed != null && (
+            <span>
+              {run.finishedAt ? 'took' : 'running for'} {fmtDuration(elapsed)}
+            </span>
+          )}
           {eta != null && <span>ETA {fmtDuration(eta)}</span>}
           {run.finishedAt && <span>finished {fmtTime(run.finishedAt)}</span>}
         </div>
@@ -161,7 +166,17 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
   );
 }
 
-function RunCharts({ run, episodes, metricNames, onPick }: { run: RunDetail; episodes: EpisodeRow[]; metricNames: string[]; onPick(i: number): void }) {
+function RunCharts({
+  run,
+  episodes,
+  metricNames,
+  onPick,
+}: {
+  run: RunDetail;
+  episodes: EpisodeRow[];
+  metricNames: string[];
+  onPick(i: number): void;
+}) {
   const [chosen, setChosen] = useState<string | null>(null);
   const metric = chosen && metricNames.includes(chosen) ? chosen : metricNames[0];
   return (
@@ -171,7 +186,14 @@ function RunCharts({ run, episodes, metricNames, onPick }: { run: RunDetail; epi
         {metricNames.length > 0 && (
           <div className="tabs" role="tablist">
             {metricNames.map((m) => (
-              <button key={m} type="button" role="tab" aria-selected={m === metric} className={m === metric ? 'tab active' : 'tab'} onClick={() => setChosen(m)}>
+              <button
+                key={m}
+                type="button"
+                role="tab"
+                aria-selected={m === metric}
+                className={m === metric ? 'tab active' : 'tab'}
+                onClick={() => setChosen(m)}
+              >
                 {m}
               </button>
             ))}
@@ -179,13 +201,17 @@ function RunCharts({ run, episodes, metricNames, onPick }: { run: RunDetail; epi
         )}
       </div>
       {!metric ? (
-        <Empty>{episodes.length ? 'No numeric metric was recorded.' : run.status === 'QUEUED' ? 'The run has not started yet.' : 'Charts appear when the first episode ends.'}</Empty>
+        <Empty>
+          {episodes.length
+            ? 'No numeric metric was recorded.'
+            : run.status === 'QUEUED'
+              ? 'The run has not started yet.'
+              : 'Charts appear when the first episode ends.'}
+        </Empty>
       ) : (
         <div className="chart-grid">
           <figure>
-            <figcaption>
-              {metric} per episode, with its running mean in index order
-            </figcaption>
+            <figcaption>{metric} per episode, with its running mean in index order</figcaption>
             <MetricSeriesChart episodes={episodes} metric={metric} />
           </figure>
           <figure>
@@ -196,9 +222,7 @@ function RunCharts({ run, episodes, metricNames, onPick }: { run: RunDetail; epi
       )}
       {episodes.length > 0 && (
         <figure className="wide">
-          <figcaption>
-            worker timeline — one lane per worker, one bar per episode, coloured by its ending
-          </figcaption>
+          <figcaption>worker timeline — one lane per worker, one bar per episode, coloured by its ending</figcaption>
           <WorkerTimeline episodes={episodes} workerCount={run.workerCount} onPick={onPick} />
         </figure>
       )}

@@ -1,7 +1,6 @@
 /** Every run, newest first, filterable by status and graph, kept live while runs are in flight. */
 import { useEffect, useMemo, useState } from 'react';
 import { GRAPH_NAMES, QUEUE_CHANGED, RUNS } from '../api/queries.js';
-import type { Page, RunRow } from '../api/types.js';
 import { ProgressBar } from '../components/ProgressBar.js';
 import { StatusBadge } from '../components/StatusBadge.js';
 import { Empty, ErrorBox, Loading } from '../components/States.js';
@@ -12,19 +11,19 @@ import { useSubscription } from '../hooks/useSubscription.js';
 import { useThrottled } from '../hooks/useThrottled.js';
 import { elapsedMs, fmtDuration, fmtNumber, fmtTime, titleCase } from '../lib/format.js';
 import { headlineMetrics } from '../lib/metrics.js';
-import { RUN_STATUSES, isLiveRun, statusColor } from '../lib/statuses.js';
+import { RUN_STATUSES, isLiveRun, statusColor, type RunStatus } from '../lib/statuses.js';
 
 const PAGE = 50;
 
 export function RunsPage() {
-  const [status, setStatus] = useState('');
+  const [status, setStatus] = useState<RunStatus | ''>('');
   const [graphName, setGraphName] = useState('');
   const [page, setPage] = useState(0);
   useEffect(() => setPage(0), [status, graphName]);
 
   const vars = { status: status || null, graphName: graphName || null, offset: page * PAGE, first: PAGE };
-  const runs = useQuery<{ runs: Page<RunRow> }>(RUNS, vars, { keepPrevious: true });
-  const graphs = useQuery<{ graphs: Array<{ name: string }> }>(GRAPH_NAMES);
+  const runs = useQuery(RUNS, vars, { keepPrevious: true });
+  const graphs = useQuery(GRAPH_NAMES);
   const list = runs.data?.runs.items ?? [];
   const total = runs.data?.runs.total ?? 0;
   const anyLive = list.some((r) => isLiveRun(r.status));
@@ -53,7 +52,7 @@ export function RunsPage() {
         <div className="filters">
           <label>
             Status{' '}
-            <select name="status" value={status} onChange={(e) => setStatus(e.target.value)}>
+            <select name="status" value={status} onChange={(e) => setStatus(e.target.value as RunStatus | '')}>
               <option value="">any</option>
               {RUN_STATUSES.map((s) => (
                 <option key={s} value={s}>
@@ -126,7 +125,11 @@ export function RunsPage() {
                   </td>
                   <td className="metrics-cell">
                     {headlineMetrics(r.aggregateMetrics).map((m) => (
-                      <span key={m.name} className="metric-chip" title={`${m.name}: mean ${m.mean}${m.stderr != null ? ` ± ${m.stderr}` : ''} (n=${m.count})`}>
+                      <span
+                        key={m.name}
+                        className="metric-chip"
+                        title={`${m.name}: mean ${m.mean}${m.stderr != null ? ` ± ${m.stderr}` : ''} (n=${m.count})`}
+                      >
                         {m.name} <b>{fmtNumber(m.mean)}</b>
                       </span>
                     ))}

@@ -1,0 +1,62 @@
+/** The New run and Play form model starts from the schema's declared defaults and parses into variables the schema takes. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildSchema, coerceInputValue, execute, type GraphQLInputType, parse } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { PACKAGE_ROOT } from '../../src/paths.js';
+import { documentText } from '../../web/src/api/client.js';
+import { START_EVAL_INPUT_DEFAULTS } from '../../web/src/api/inputDefaults.js';
+import { initialRunForm, toPlayVariables, toStartEvalInput } from '../../web/src/lib/runForm.js';
+
+const schema = buildSchema(readFileSync(join(PACKAGE_ROOT, 'schema', 'schema.graphql'), 'utf8'));
+
+async function serverDefaults() {
+  const r = await execute({ schema, document: parse(documentText(START_EVAL_INPUT_DEFAULTS)) });
+  expect(r.errors).toBeUndefined();
+  return (r.data as { __type: { inputFields: Array<{ name: string; defaultValue: string | null }> } }).__type.inputFields;
+}
+
+describe('run form model', () => {
+  it('starts from the defaults StartEvalInput declares', async () => {
+    const form = initialRunForm(await serverDefaults(), 'gridnav');
+    expect(form).toMatchObject({
+      graphName: 'gridnav',
+      episodeCount: '10',
+      workerCount: '1',
+      seed: '0',
+      priority: '0',
+      episodeOffset: '0',
+      exclusiveGpu: false,
+      viaSubprocess: true,
+      stepBudget: '',
+      marginalVramMb: '',
+      overrides: '',
+      index: '0',
+    });
+  });
+
+  it('parses into a StartEvalInput the schema accepts, leaving blanks to the server', async () => {
+    const form = initialRunForm(await serverDefaults(), 'gridnav');
+    const input = toStartEvalInput({ ...form, stepBudget: ' ', dataset: 'val' }, { agent: { epsilon: 0.2 } });
+    expect(input).toMatchObject({
+      episodeCount: 10,
+      workerCount: 1,
+      seed: 0,
+      dataset: 'val',
+      overrides: { agent: { epsilon: 0.2 } },
+    });
+    expect(input.stepBudget).toBeUndefined();
+    const type = schema.getType('StartEvalInput') as GraphQLInputType;
+    expect(() => coerceInputValue(JSON.parse(JSON.stringify(input)), type)).not.toThrow();
+  });
+
+  it('sends what is not a number as typed, so the server refuses it by name', async () => {
+    const form = initialRunForm(await serverDefaults(), 'gridnav');
+    expect(toStartEvalInput({ ...form, workerCount: 'many' }, null).workerCount).toBe('many');
+    expect(toPlayVariables({ ...form, index: '' }, null)).toMatchObject({
+      graphName: 'gridnav',
+      index: '',
+      seed: 0,
+    });
+  });
+});

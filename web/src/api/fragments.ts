@@ -1,0 +1,55 @@
+/** The selections several dashboard documents share, and the row types read from them. */
+import { graphql, type ResultOf } from './graphql.js';
+
+export const MetricAggregateFields = graphql(`
+  fragment MetricAggregateFields on MetricAggregate { name mean count stderr min max }
+`);
+
+export const RunRowFields = graphql(
+  `
+  fragment RunRowFields on Run {
+    id status graphName episodeCount workerCount episodesDone priority createdAt startedAt finishedAt
+    aggregateMetrics { ...MetricAggregateFields }
+  }
+`,
+  [MetricAggregateFields],
+);
+
+export const RunDetailFields = graphql(
+  `
+  fragment RunDetailFields on Run {
+    ...RunRowFields
+    seq seed timedOut error { code message }
+    aggregateByTask { task metrics { ...MetricAggregateFields } }
+    statusCounts { status count }
+  }
+`,
+  [RunRowFields, MetricAggregateFields],
+);
+
+export const EpisodeRowFields = graphql(`
+  fragment EpisodeRowFields on Episode {
+    index episodeId status steps metrics seed workerId durationMs task startedAt finishedAt
+  }
+`);
+
+export const QueueEntryFields = graphql(`
+  fragment QueueEntryFields on QueueEntry {
+    runId position priority graphName episodeCount workerCount createdAt exclusiveGpu waitingReason reserving
+    estimate { ramMb vramMb source }
+  }
+`);
+
+export const ActiveJobFields = graphql(`
+  fragment ActiveJobFields on ActiveJob {
+    runId priority pid graphName startedAt episodesDone episodeCount workerCount viaSubprocess exclusiveGpu rssMb
+  }
+`);
+
+export type MetricAggregate = ResultOf<typeof MetricAggregateFields>;
+export type RunRow = ResultOf<typeof RunRowFields>;
+export type RunDetail = ResultOf<typeof RunDetailFields>;
+export type TaskAggregate = RunDetail['aggregateByTask'][number];
+export type EpisodeRow = ResultOf<typeof EpisodeRowFields>;
+export type QueueEntry = ResultOf<typeof QueueEntryFields>;
+export type ActiveJob = ResultOf<typeof ActiveJobFields>;

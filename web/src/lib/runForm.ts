@@ -1,0 +1,113 @@
+/**
+ * The one form model behind the New run and Play pages: the fields as the user types them,
+ * their starting values (the server's declared defaults), and the parsing into each
+ * operation's variables. Numbers the user typed go to the server as typed, so a refusal
+ * names the field; blanks are omitted, so the server's default applies.
+ */
+import type { VariablesOf } from '../api/graphql.js';
+import type { InputFieldDefault } from '../api/inputDefaults.js';
+import type { PLAY_EPISODE, START_EVAL } from '../api/queries.js';
+
+export interface RunForm {
+  graphName: string;
+  episodeCount: string;
+  workerCount: string;
+  seed: string;
+  stepBudget: string;
+  priority: string;
+  exclusiveGpu: boolean;
+  viaSubprocess: boolean;
+  marginalVramMb: string;
+  dataset: string;
+  split: string;
+  episodeOffset: string;
+  /** JSON text of node id → config patch, checked by lib/overrides.ts. */
+  overrides: string;
+  /** Play only: the env episode to play. */
+  index: string;
+}
+
+export type StartEvalInput = VariablesOf<typeof START_EVAL>['input'];
+export type PlayVariables = VariablesOf<typeof PLAY_EPISODE>;
+/** Checked overrides (lib/overrides.ts), null when none were given. */
+export type OverridesValue = Record<string, Record<string, unknown>> | null;
+
+/**
+ * The form before the server's defaults are laid over it. Only what the schema leaves to the
+ * user is chosen here: a small first batch (episodeCount is required) and the first episode to play.
+ */
+const BASE: RunForm = {
+  graphName: '',
+  episodeCount: '10',
+  workerCount: '',
+  seed: '',
+  stepBudget: '',
+  priority: '',
+  exclusiveGpu: false,
+  viaSubprocess: false,
+  marginalVramMb: '',
+  dataset: '',
+  split: '',
+  episodeOffset: '',
+  overrides: '',
+  index: '0',
+};
+
+/** The starting form: BASE with StartEvalInput's declared defaults (GraphQL literals) laid over it. */
+export function initialRunForm(defaults: readonly InputFieldDefault[], graphName: string): RunForm {
+  const form: RunForm = { ...BASE, graphName };
+  const fields = form as unknown as Record<string, string | boolean>;
+  for (const { name, defaultValue } of defaults) {
+    if (defaultValue == null || name === 'graphName' || !(name in form)) continue;
+    if (typeof fields[name] === 'boolean') fields[name] = defaultValue === 'true';
+    else if (typeof fields[name] === 'string')
+      fields[name] = defaultValue.startsWith('"') ? String(JSON.parse(defaultValue)) : defaultValue;
+  }
+  return form;
+}
+
+/** A number field as the API wants it: blank → omitted; anything else goes to the server to judge. */
+function num(s: string): number | undefined {
+  if (s.trim() === '') return undefined;
+  const n = Number(s);
+  // Not a number: sent as typed, for the server to refuse by the field's name.
+  return Number.isFinite(n) ? n : (s as unknown as number);
+}
+
+/** A required number field: sent as typed even when blank, so the refusal names it. */
+function requiredNum(s: string): number {
+  return num(s) ?? (s as unknown as number);
+}
+
+const text = (s: string): string | undefined => s.trim() || undefined;
+
+export function toStartEvalInput(form: RunForm, overrides: OverridesValue): StartEvalInput {
+  return {
+    graphName: form.graphName,
+    // Blank is omitted: the server refuses the missing required field by its name.
+    episodeCount: num(form.episodeCount) as number,
+    workerCount: num(form.workerCount),
+    seed: num(form.seed),
+    stepBudget: num(form.stepBudget),
+    priority: num(form.priority),
+    exclusiveGpu: form.exclusiveGpu,
+    viaSubprocess: form.viaSubprocess,
+    marginalVramMb: num(form.marginalVramMb),
+    episodeOffset: num(form.episodeOffset),
+    dataset: text(form.dataset),
+    split: text(form.split),
+    overrides: overrides ?? undefined,
+  };
+}
+
+export function toPlayVariables(form: RunForm, overrides: OverridesValue): PlayVariables {
+  return {
+    graphName: form.graphName,
+    index: requiredNum(form.index),
+    seed: num(form.seed),
+    stepBudget: num(form.stepBudget),
+    overrides: overrides ?? undefined,
+    dataset: text(form.dataset),
+    split: text(form.split),
+  };
+}
