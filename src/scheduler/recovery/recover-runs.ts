@@ -60,13 +60,7 @@ async function recoverQueued(run: UnfinishedRun, opts: RecoverRunsOptions): Prom
   let estimate: ResourceEstimate;
   let shared: string[];
   try {
-    const graph = await inspectRunGraph({
-      graphName: spec.graphName,
-      overrides: spec.overrides,
-      frozen: spec.graph,
-      ...opts.graphDirs,
-      workspaceDir: spec.activeWorkspaceDir ?? opts.graphDirs.workspaceDir,
-    });
+    const graph = await inspectSpecGraph(spec, opts);
     shared = graph.shared;
     estimate = estimateRun({
       workerCount: spec.workerCount,
@@ -97,18 +91,23 @@ async function recoverQueued(run: UnfinishedRun, opts: RecoverRunsOptions): Prom
   }
 }
 
+/** The run's graph as its spec froze it (or, for older specs, as the catalog has it now). */
+function inspectSpecGraph(spec: RunSpec, opts: RecoverRunsOptions) {
+  return inspectRunGraph({
+    graphName: spec.graphName,
+    overrides: spec.overrides,
+    frozen: spec.graph,
+    ...opts.graphDirs,
+    workspaceDir: spec.activeWorkspaceDir ?? opts.graphDirs.workspaceDir,
+  });
+}
+
 async function recoverRunning(run: UnfinishedRun, opts: RecoverRunsOptions): Promise<void> {
   const { ctx } = opts;
   const spec = run.spec!;
   const pid = run.process?.pid ?? run.summary?.pid ?? null;
   if (spec.viaSubprocess !== false && pid !== null && (await isEvalProcessOf(pid, run.runDir, ctx.evalProcessMain))) {
-    const graph = await inspectRunGraph({
-      graphName: spec.graphName,
-      overrides: spec.overrides,
-      frozen: spec.graph,
-      ...opts.graphDirs,
-      workspaceDir: spec.activeWorkspaceDir ?? opts.graphDirs.workspaceDir,
-    }).catch(() => null);
+    const graph = await inspectSpecGraph(spec, opts).catch(() => null);
     const estimate = estimateRun({
       workerCount: spec.workerCount,
       nodesets: nodesetCosts(graph?.nodesets ?? []),
