@@ -2,6 +2,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ResultPromise } from 'execa';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { buildApp, type App, type AppOptions } from '../src/app.js';
@@ -168,4 +169,17 @@ export const PROGRESS = `subscription Progress($id: ID!) {
 
 export function codeOf(result: GqlResult): unknown {
   return result.errors?.[0]?.extensions?.code;
+}
+
+/** The loopback URL `evalctl serve` prints on stdout once it listens. */
+export function urlFrom(proc: ResultPromise): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    void proc.catch(reject);
+  });
 }

@@ -7,7 +7,7 @@ import { execa, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DIST_DIR } from '../src/paths.js';
 import { readSummary, runDirPath } from '../src/store/run-dir.js';
-import { gql, START_EVAL, waitFor } from './app.helpers.js';
+import { gql, START_EVAL, urlFrom, waitFor } from './app.helpers.js';
 
 const MAIN = join(DIST_DIR, 'main.js');
 let child: ResultPromise | undefined;
@@ -19,18 +19,6 @@ afterEach(async () => {
   child = undefined;
   if (dir) await rm(dir, { recursive: true, force: true });
 });
-
-function urlFrom(proc: ResultPromise): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    void proc.catch(reject);
-  });
-}
 
 describe('evalctl serve', () => {
   it('prints its URL, serves GraphQL, and exits 0 on SIGTERM', async () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DIST_DIR } from '../../src/paths.js';
-import { gql, START_EVAL } from '../app.helpers.js';
+import { gql, START_EVAL, urlFrom } from '../app.helpers.js';
 import { fakeNvidiaSmi, type FakeNvidiaSmi } from '../fixtures/fake-nvidia-smi.js';
 
 const MAIN = join(DIST_DIR, 'main.js');
@@ -20,18 +20,6 @@ afterEach(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
   smi?.remove();
 });
-
-function urlFrom(proc: ResultPromise): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    void proc.catch(reject);
-  });
-}
 
 describe('evalctl serve --ram-mb/--vram-mb', () => {
   it('counts VRAM against --vram-mb where no GPU can be measured', async () => {

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
+import { initialSummary } from '../../src/eval-process/summary-writer.js';
 import { isTerminalRunStatus } from '../../src/statuses.js';
 import { createRunDir, readSummary, writeSpec, writeSummary } from '../../src/store/run-dir.js';
 import type { RunSpec, RunSummary } from '../../src/store/types.js';
@@ -91,27 +92,7 @@ describe('restart recovery', () => {
     await writeSpec(runDir, spec);
     const dead = spawn(process.execPath, ['-e', '']);
     await new Promise((r) => dead.once('exit', r));
-    const summary: RunSummary = {
-      seq: 4,
-      runId,
-      status: 'RUNNING',
-      graphName: spec.graphName,
-      episodeCount: 2,
-      workerCount: 1,
-      seed: 0,
-      priority: 0,
-      episodesDone: 0,
-      createdAt: spec.createdAt,
-      startedAt: spec.createdAt,
-      finishedAt: null,
-      error: null,
-      aggregateMetrics: [],
-      aggregateByTask: {},
-      statusCounts: {},
-      timedOut: false,
-      episodes: [],
-      pid: dead.pid!,
-    };
+    const summary: RunSummary = { ...initialSummary(spec), seq: 4, status: 'RUNNING', startedAt: spec.createdAt, pid: dead.pid! };
     await writeSummary(runDir, summary);
     writeFileSync(join(runDir, 'process.json'), JSON.stringify({ pid: dead.pid, startedAt: spec.createdAt, command: [] }));
 
@@ -138,26 +119,7 @@ describe('restart recovery', () => {
       createdAt: new Date().toISOString(),
     });
     await writeSpec(runDir, spec);
-    await writeSummary(runDir, {
-      seq: 2,
-      runId,
-      status: 'RUNNING',
-      graphName: spec.graphName,
-      episodeCount: 1,
-      workerCount: 1,
-      seed: 0,
-      priority: 0,
-      episodesDone: 0,
-      createdAt: spec.createdAt,
-      startedAt: spec.createdAt,
-      finishedAt: null,
-      error: null,
-      aggregateMetrics: [],
-      aggregateByTask: {},
-      statusCounts: {},
-      timedOut: false,
-      episodes: [],
-    });
+    await writeSummary(runDir, { ...initialSummary(spec), seq: 2, status: 'RUNNING', startedAt: spec.createdAt });
     const h = await makeScheduler({ sampler: new FixedSampler() }, dir, (s) => s.acquireInteractiveLock('inspect'));
     expect(h.scheduler.queue().map((e) => e.runId)).toEqual([runId]);
     expect(await readSummary(runDir)).toMatchObject({ status: 'QUEUED', seq: 3, startedAt: null });
