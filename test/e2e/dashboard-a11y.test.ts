@@ -1,39 +1,18 @@
-/**
- * The dashboard for a keyboard and screen-reader user: axe-core finds no serious or critical
- * violation on any page, an episode row opens from the keyboard, and the open episode's drawer
- * steps through the run with ← and →. Pages with live runs are checked in dashboard.test.ts.
- */
-import type { Browser } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+import { describe, expect, it } from 'vitest';
 import { expectAccessible } from './axe.js';
-import { launchBrowser, openSession, type Session } from './harness.js';
+import { type Session, sessionPerTest } from './harness.js';
 import { writeSyntheticRun } from './synthetic-run.js';
 
 const RUN_ID = '20260101_120000';
 const EPISODES = 40;
 
-let browser: Browser;
-let session: Session | undefined;
+const sessions = sessionPerTest();
 
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-});
-afterEach(async () => {
-  const s = session;
-  session = undefined;
-  if (!s) return;
-  await s.close();
-  expect(s.consoleErrors, 'console errors on the page').toEqual([]);
-});
-
-async function openWithRun(): Promise<Session> {
-  session = await openSession(browser, {
+function openWithRun(): Promise<Session> {
+  return sessions.open({
     prepare: (out) => writeSyntheticRun(out, { runId: RUN_ID, episodeCount: EPISODES, workerCount: 4 }).then(() => undefined),
   });
-  return session;
 }
 
 describe('dashboard accessibility', { timeout: 60_000 }, () => {

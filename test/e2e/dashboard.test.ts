@@ -6,36 +6,20 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { WEB_DIST_DIR } from '../../src/paths.js';
 import { expectAccessible } from './axe.js';
-import { graphql, launchBrowser, openSession, waitFor, type Session } from './harness.js';
+import { graphql, type Session, type SessionOptions, sessionPerTest, waitFor } from './harness.js';
 import { writeSyntheticRun } from './synthetic-run.js';
 
 const GRAPH = 'gridnav_planner';
 // Small mazes keep the runs short; the cancel and Play tests slow the env down on purpose.
 
-let browser: Browser;
-let session: Session | undefined;
+const sessions = sessionPerTest();
 
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-});
-afterEach(async () => {
-  const s = session;
-  session = undefined;
-  if (!s) return;
-  await s.close();
-  expect(s.consoleErrors, 'console errors on the page').toEqual([]);
-});
-
-async function open(opts?: Parameters<typeof openSession>[1]): Promise<Session> {
-  session = await openSession(browser, opts);
-  return session;
+function open(opts?: SessionOptions): Promise<Session> {
+  return sessions.open(opts);
 }
 
 async function startFromForm(page: Page, fields: Record<string, string>): Promise<void> {

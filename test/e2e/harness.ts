@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { buildApp } from '../../src/app.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -129,4 +130,33 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
     if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * One browser for the test file and one session per test: call at the top of a test file.
+ * `open` starts a session; after each test it is closed and must have logged no console error.
+ */
+export function sessionPerTest(): { open(opts?: SessionOptions): Promise<Session> } {
+  let browser: Browser | undefined;
+  let session: Session | undefined;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  afterEach(async () => {
+    const s = session;
+    session = undefined;
+    if (!s) return;
+    await s.close();
+    expect(s.consoleErrors, 'console errors on the page').toEqual([]);
+  });
+  return {
+    async open(opts) {
+      if (!browser) throw new Error('sessionPerTest: the browser is not launched yet');
+      session = await openSession(browser, opts);
+      return session;
+    },
+  };
 }
