@@ -10,7 +10,7 @@ import { Low } from 'lowdb';
 import { JSONFile } from 'lowdb/node';
 import { isTerminalRunStatus, type RunStatus, RUN_STATUSES } from '../statuses.js';
 import { readJson } from './atomic.js';
-import { FILES, isDone, isValidRunId, readSpec, runsRoot } from './run-dir.js';
+import { FILES, isDone, isValidRunId, runsRoot } from './run-dir.js';
 import type { EpisodeStatus } from '../statuses.js';
 import type { MetricAggregate, RunSummary } from './types.js';
 import { RUN_DEFAULTS } from '../spec/run-spec.js';
@@ -232,7 +232,8 @@ export class RunCatalog {
     if (!RUN_STATUSES.includes(summary.status)) return false;
     let viaSubprocess: boolean = RUN_DEFAULTS.viaSubprocess;
     try {
-      viaSubprocess = (await readSpec(runDir)).viaSubprocess;
+      // One field is all the row needs: no need to check the whole spec (its frozen graph included) here.
+      viaSubprocess = (await readJson<{ viaSubprocess?: unknown }>(join(runDir, FILES.spec))).viaSubprocess !== false;
     } catch {
       // spec unreadable: keep the default
     }
@@ -281,7 +282,8 @@ export class RunCatalog {
     }
     for (const id of present) {
       const row = this.db.data.runs[id];
-      if (owned(id) || (row && isTerminalRunStatus(row.status))) continue;
+      // The cheap test first: almost every run dir is a finished run.
+      if ((row && isTerminalRunStatus(row.status)) || owned(id)) continue;
       let stamp: string;
       try {
         const st = await stat(join(root, id, FILES.summary));

@@ -11,7 +11,7 @@ import { SpecInvalidError } from '../spec/spec-errors.js';
 import { readJson, writeJsonAtomic } from './atomic.js';
 import { parseSummaryText } from './summary-schema.js';
 import { injectedFault } from './storage-fault.js';
-import type { RunSpec, RunSummary, SharedUrls } from './types.js';
+import type { EpisodeRecord, RunSpec, RunSummary, SharedUrls } from './types.js';
 
 export const RUN_ID_PATTERN = /^\d{8}_\d{6}(?:_\d{1,4})?$/;
 export const RUNS_SUBDIR = 'eval_runs';
@@ -101,9 +101,10 @@ export const readSharedUrls = async (runDir: string): Promise<SharedUrls> =>
   existsSync(join(runDir, FILES.sharedUrls)) ? readJson<SharedUrls>(join(runDir, FILES.sharedUrls)) : {};
 export const writeSummary = (runDir: string, summary: RunSummary) => writeJsonAtomic(join(runDir, FILES.summary), summary);
 /** summary.json, checked against its schema: throws SUMMARY_INVALID for a file that is not a summary. */
-export const readSummary = async (runDir: string): Promise<RunSummary> => {
+/** `known`: records already checked, by index, which a reader following the run need not check again. */
+export const readSummary = async (runDir: string, known?: ReadonlyMap<number, EpisodeRecord>): Promise<RunSummary> => {
   const path = join(runDir, FILES.summary);
-  return parseSummaryText(await readFile(path, 'utf8'), { source: path });
+  return parseSummaryText(await readFile(path, 'utf8'), { source: path, ...(known ? { known } : {}) });
 };
 export const readSummarySync = (runDir: string): RunSummary => {
   const path = join(runDir, FILES.summary);

@@ -43,6 +43,8 @@ export interface ResourceSamplerOptions {
 }
 
 const MB = 1024 * 1024;
+/** A process table this recent is reused (the RSS and VRAM readings of one sample are ms apart; samples are 1 s apart). */
+const TABLE_REUSE_MS = 500;
 
 /**
  * RAM from `si.mem()` (MemAvailable on Linux). VRAM from an asynchronous `nvidia-smi` query,
@@ -113,7 +115,15 @@ export class ResourceSampler implements ResourceSource {
   }
 
   processTreesRssMb(pids: number[]): Promise<Map<number, number>> {
-    return processTreesRssMb(pids);
+    return processTreesRssMb(pids, this.recentTable());
+  }
+
+  #table: { at: number; table: Promise<ProcessTable> } | null = null;
+  /** One process-table walk serves the RSS and the VRAM reading of the same sample. */
+  private recentTable(): Promise<ProcessTable> {
+    const now = performance.now();
+    if (!this.#table || now - this.#table.at > TABLE_REUSE_MS) this.#table = { at: now, table: processTable() };
+    return this.#table.table;
   }
 
   /** From nvidia-smi's compute processes; null unless nvidia-smi answers. */
@@ -121,7 +131,7 @@ export class ResourceSampler implements ResourceSource {
     await this.readFirst();
     if (this.vramSource !== 'nvidia-smi' || pids.length === 0) return null;
     const used = await queryComputeApps(this.smi);
-    return used === null ? null : processTreesVramMb(pids, used);
+    return used === null ? null : processTreesVramMb(pids, used, () => this.recentTable());
   }
 
   close(): void {
@@ -168,10 +178,10 @@ async function systeminformationGpus(): Promise<GpuMemory[] | null> {
  * every process from /proc/<pid>/stat, then VmRSS from /proc/<pid>/status for the tree members
  * only (far cheaper than `si.processes()`); elsewhere it falls back to `si.processes()`.
  */
-export async function processTreesRssMb(roots: number[]): Promise<Map<number, number>> {
+export async function processTreesRssMb(roots: number[], walked?: Promise<ProcessTable>): Promise<Map<number, number>> {
   const out = new Map<number, number>();
   if (roots.length === 0) return out;
-  const table = await processTable();
+  const table = await (walked ?? processTable());
   for (const [root, members] of treeMembers(table, roots)) {
     const kbs = await Promise.all(members.map((p) => table.rssKb(p)));
     out.set(root, kbs.reduce((s, k) => s + k, 0) / 1024);
@@ -180,11 +190,15 @@ export async function processTreesRssMb(roots: number[]): Promise<Map<number, nu
 }
 
 /** GPU memory of each root and all its descendants, MB, given what each process holds (`usedMb` by pid). */
-export async function processTreesVramMb(roots: number[], usedMb: ReadonlyMap<number, number>): Promise<Map<number, number>> {
+export async function processTreesVramMb(
+  roots: number[],
+  usedMb: ReadonlyMap<number, number>,
+  walk: () => Promise<ProcessTable> = processTable,
+): Promise<Map<number, number>> {
   const out = new Map<number, number>();
   if (roots.length === 0) return out;
   // Nothing on the GPU: every tree holds 0, no need to walk the process table.
-  const table = usedMb.size > 0 ? await processTable() : { parent: new Map<number, number>(), rssKb: async () => 0 };
+  const table = usedMb.size > 0 ? await walk() : { parent: new Map<number, number>(), rssKb: async () => 0 };
   for (const [root, members] of treeMembers(table, roots))
     out.set(
       root,

@@ -98,7 +98,9 @@ export class RssMonitor {
       const st = await stat(join(job.runDir, FILES.summary));
       if (st.mtimeMs === job.summaryMtimeMs) return;
       job.summaryMtimeMs = st.mtimeMs;
-      const s = await readSummary(job.runDir);
+      // The records of the last read were checked then: only the new ones are checked now.
+      const known = new Map(job.lastSummary?.episodes.map((e) => [e.index, e]));
+      const s = await readSummary(job.runDir, known);
       job.lastSummary = s;
       if (s.episodesDone !== job.episodesDone) {
         job.episodesDone = s.episodesDone;
