@@ -5,8 +5,9 @@
  * the host in EVAL_HOST_SECRET, which the host removes from its environment as it starts; the
  * callers of a host find its secret here, by URL. Secrets live only in memory and in the
  * environment of the one process that needs them, never in a file, a log or an API answer.
- * No node:crypto here: hosts import this file and start faster without it.
+ * The comparison is the API token's (core/bearer.ts): one parser, one constant-time compare.
  */
+import { bearerOf, sameToken } from '../core/bearer.js';
 
 /** The variable a spawned host reads its own secret from (and deletes). */
 export const HOST_SECRET_ENV = 'EVAL_HOST_SECRET';
@@ -88,8 +89,5 @@ export function hostEnvironment(extra: Record<string, string | undefined>): Reco
 
 /** Whether an Authorization header value presents `secret`, compared in time that does not depend on where they differ. */
 export function presentsSecret(authorization: string | undefined, secret: string): boolean {
-  const given = authorization?.startsWith('Bearer ') ? authorization.slice(7).trim() : '';
-  let diff = given.length ^ secret.length;
-  for (let i = 0; i < secret.length; i++) diff |= secret.charCodeAt(i) ^ given.charCodeAt(i % Math.max(1, given.length));
-  return diff === 0;
+  return sameToken(bearerOf(authorization), secret);
 }

@@ -3,26 +3,15 @@
  * names a request may use (against DNS rebinding), the browser origins allowed to call it, and
  * which POSTs a foreign page cannot send unasked (against CSRF).
  */
-import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { bearerOf } from '../core/bearer.js';
 import { BadInputError } from '../errors.js';
+
+export { bearerOf, sameToken } from '../core/bearer.js';
 
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
   return h === 'localhost' || h === '::1' || /^127(?:\.\d{1,3}){3}$/.test(h) || h === '::ffff:127.0.0.1';
-}
-
-/** The token of an `Authorization: Bearer <token>` header (scheme case-insensitive). */
-export function bearerOf(header: string | undefined): string | undefined {
-  const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  return m ? m[1] : undefined;
-}
-
-export function sameToken(given: string | undefined, expected: string): boolean {
-  if (given === undefined) return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** The token a request carries: its bearer header, or for GET/HEAD an `access_token` query parameter. */
