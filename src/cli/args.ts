@@ -12,12 +12,11 @@ export function parseCliArgs<T extends ParseArgsConfig>(config: T, usage?: strin
   }
 }
 
-/** An integer flag ≥ `min`, or undefined when absent. */
-export function intFlag(flag: string, raw: string | undefined, min: number): number | undefined {
+/** An integer flag ≥ `min`, or undefined when absent; the error says it must be `expected`. */
+export function intFlag(flag: string, raw: string | undefined, min: number, expected = `an integer ≥ ${min}`): number | undefined {
   if (raw === undefined) return undefined;
   const v = Number(raw);
-  if (raw.trim() === '' || !Number.isSafeInteger(v) || v < min)
-    throw new BadInputError(`--${flag} must be an integer ≥ ${min}, got "${raw}"`);
+  if (raw.trim() === '' || !Number.isSafeInteger(v) || v < min) throw new BadInputError(`--${flag} must be ${expected}, got "${raw}"`);
   return v;
 }
 

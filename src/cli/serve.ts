@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { BadInputError } from '../errors.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
 import { listeningLine } from './listen-urls.js';
+import { intFlag } from './args.js';
 
 const USAGE =
   'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …] [--allowed-hosts NAME,…] [--ram-mb MB] [--vram-mb MB]\n' +
@@ -64,12 +65,8 @@ export function parseServeArgs(argv: string[]): ServeArgs {
     ['ram-mb', 'ramMb'],
     ['vram-mb', 'vramMb'],
   ] as const) {
-    const raw = v[flag];
-    if (raw === undefined) continue;
-    const mb = Number(raw);
-    if (raw.trim() === '' || !Number.isInteger(mb) || mb < 0)
-      throw new BadInputError(`--${flag} must be a whole number of MB (0 or more), got "${raw}"`);
-    staticCapacity[key] = mb;
+    const mb = intFlag(flag, v[flag], 0, 'a whole number of MB (0 or more)');
+    if (mb !== undefined) staticCapacity[key] = mb;
   }
   return {
     port,
