@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { CodedError, errorMessage } from '../errors.js';
 import type { BackendToEvalMessage } from './messages.js';
 import { runBatch } from './run-batch.js';
-import { STORAGE_EXIT_CODES, STORAGE_CODES, storageCodeOf, type StorageCode } from '../store/storage-fault.js';
+import { isStorageCode, STORAGE_EXIT_CODES, storageCodeOf } from '../store/storage-fault.js';
 import { watchParent } from './parent-watch.js';
 import { adoptHostSecretsFromEnv, rememberHostSecret } from '../host/host-secret.js';
 
@@ -86,7 +86,7 @@ async function main(): Promise<number> {
   out(`run ${summary.runId} ${summary.status}${summary.error ? `: ${summary.error.message}` : ''}`);
   if (summary.status === 'COMPLETED' || summary.status === 'CANCELLED') return 0;
   const code = summary.error?.code;
-  return STORAGE_CODES.includes(code as StorageCode) ? STORAGE_EXIT_CODES[code as StorageCode] : 1;
+  return isStorageCode(code) ? STORAGE_EXIT_CODES[code] : 1;
 }
 
 let runDirOfThisProcess: string | undefined;

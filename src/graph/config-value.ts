@@ -4,6 +4,7 @@
  * refused when the graph is validated, before anything runs, instead of failing every episode.
  */
 import type { ConfigKeySpec, ConfigValueType } from '../core/types.js';
+import { showValue } from '../core/show-value.js';
 
 /** The declared type of a config key: `type`, else that of its default; undefined when nothing says. */
 export function declaredConfigType(decl: ConfigKeySpec): ConfigValueType | undefined {
@@ -36,10 +37,6 @@ const ARTICLE: Record<ConfigValueType, string> = {
 };
 
 /** A value as a problem shows it: short JSON, cut past 60 characters (a value may be large). */
-function show(v: unknown): string {
-  const text = JSON.stringify(v) ?? String(v);
-  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
-}
 
 /** What is wrong with `value` for a key declared as `decl`, or undefined. null means "unset" and passes. */
 export function configValueProblem(decl: ConfigKeySpec, value: unknown): string | undefined {
@@ -52,5 +49,5 @@ export function configValueProblem(decl: ConfigKeySpec, value: unknown): string 
   const range =
     min !== undefined && max !== undefined ? ` in ${min}..${max}` : min !== undefined ? ` ≥ ${min}` : max !== undefined ? ` ≤ ${max}` : '';
   const ok = isType[type](value) && (min === undefined || (value as number) >= min) && (max === undefined || (value as number) <= max);
-  return ok ? undefined : `must be ${ARTICLE[type]}${range}, got ${show(value)}`;
+  return ok ? undefined : `must be ${ARTICLE[type]}${range}, got ${showValue(value)}`;
 }

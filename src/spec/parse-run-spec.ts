@@ -6,6 +6,7 @@
 import type { z } from 'zod';
 import { playInputSchema, runInputSchema, runSpecSchema, type PlayInput, type RunInput, type RunSpec } from './run-spec.js';
 import { RunInputError, SpecInvalidError } from './spec-errors.js';
+import { showValue } from '../core/show-value.js';
 
 /** What a field is called where the input came from, e.g. `{ workerCount: '--workers' }`. */
 export type FieldLabels = Partial<Record<string, string>>;
@@ -17,16 +18,6 @@ interface Problem {
 }
 
 /** A value as an error shows it: short JSON, cut past 60 characters. */
-function show(v: unknown): string {
-  if (v === undefined) return 'nothing';
-  let text: string;
-  try {
-    text = JSON.stringify(v) ?? String(v);
-  } catch {
-    text = String(v);
-  }
-  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
-}
 
 function fieldName(path: readonly PropertyKey[], labels: FieldLabels): string {
   const [head, ...rest] = path.map(String);
@@ -51,7 +42,7 @@ function problemsOf(error: z.ZodError, labels: FieldLabels): Problem[] {
     let message: string;
     if (input === undefined && issue.code === 'invalid_type') message = `${field} is required`;
     else if (params?.omitInput) message = `${field} ${issue.message}`;
-    else message = `${field} ${issue.message}, got ${show(input)}`;
+    else message = `${field} ${issue.message}, got ${showValue(input)}`;
     out.push({ field: issue.path.map(String).join('.') || field, message, limit: params?.limit });
   }
   return out;
@@ -59,7 +50,7 @@ function problemsOf(error: z.ZodError, labels: FieldLabels): Problem[] {
 
 function parseInput<S extends z.ZodType>(schema: S, raw: unknown, labels: FieldLabels): z.output<S> {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
-    throw new RunInputError(`the run input must be an object, got ${show(raw)}`, '');
+    throw new RunInputError(`the run input must be an object, got ${showValue(raw)}`, '');
   const result = schema.safeParse(raw, { reportInput: true });
   if (result.success) return result.data;
   const problems = problemsOf(result.error, labels);

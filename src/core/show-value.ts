@@ -1,0 +1,11 @@
+/** A value as an error message quotes it: JSON, cut to 60 characters. */
+export function showValue(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  let text: string;
+  try {
+    text = JSON.stringify(v) ?? String(v);
+  } catch {
+    text = String(v);
+  }
+  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
+}
