@@ -97,8 +97,6 @@ export interface ResourceSpec {
 export interface BatchingSpec {
   /** @default 16 */
   maxBatchSize?: number;
-  /** Ignored: the former trailing timer, still accepted so older manifests load. */
-  flushTimeoutMs?: number;
   /** The longest a call waits for batch mates while the model is free, from its queue's first arrival. @default 5 */
   maxQueueDelayMs?: number;
 }

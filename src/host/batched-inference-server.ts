@@ -19,8 +19,6 @@ export interface BatchedInferenceServerOptions {
    * than this after its first arrival (sooner when full or when every active caller waits). @default 5
    */
   maxQueueDelayMs?: number;
-  /** Ignored: kept so that manifests written for the former trailing timer still load. */
-  flushTimeoutMs?: number;
   /** A caller counts as active for this long after its last call (unless released). @default 2000 */
   callerTtlMs?: number;
   /** A handler call that has not answered after this long fails its batch and frees the server. @default 30000 */

@@ -67,7 +67,6 @@ export const manifestSchema = z
     batching: z
       .looseObject({
         maxBatchSize: positiveInt.optional(),
-        flushTimeoutMs: z.number().nonnegative().optional(),
         maxQueueDelayMs: z.number().nonnegative().optional(),
       })
       .optional(),
