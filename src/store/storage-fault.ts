@@ -3,6 +3,7 @@
  * file system, a run directory deleted under a running run), and a fault switch for tests.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
 import { CodedError } from '../errors.js';
 
@@ -98,4 +99,39 @@ export function injectedFault(path: string): void {
   err.syscall = 'write';
   err.path = target;
   throw err;
+}
+
+/** The last non-empty line of a log, from its final 4 KB. */
+async function lastLine(path: string): Promise<string | null> {
+  let fh: Awaited<ReturnType<typeof open>> | undefined;
+  try {
+    fh = await open(path, 'r');
+    const { size } = await fh.stat();
+    const len = Math.min(size, 4096);
+    const buf = Buffer.alloc(len);
+    await fh.read(buf, 0, len, size - len);
+    const lines = buf
+      .toString('utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l.length > 0);
+    const line = lines[lines.length - 1];
+    return line ? line.slice(0, 300) : null;
+  } catch {
+    return null;
+  } finally {
+    await fh?.close();
+  }
+}
+
+/**
+ * The storage fault an eval process died of: `known` (from its exit code or the scheduler's own
+ * failed write), else what the last line of its stderr log names; with that line for the message.
+ */
+export async function exitStorageFault(
+  stderrLog: string,
+  known: StorageCode | null,
+): Promise<{ code: StorageCode | null; lastStderr: string | null }> {
+  const lastStderr = await lastLine(stderrLog);
+  return { code: known ?? (lastStderr ? storageCodeInText(lastStderr) : null), lastStderr };
 }

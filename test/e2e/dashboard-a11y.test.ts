@@ -1,4 +1,8 @@
-
+/**
+ * The dashboard for a keyboard and screen-reader user: axe-core finds no serious or critical
+ * violation on any page, an episode row opens from the keyboard, and the open episode's drawer
+ * steps through the run with ← and →. Pages with live runs are checked in dashboard.test.ts.
+ */
 import { describe, expect, it } from 'vitest';
 import { expectAccessible } from './axe.js';
 import { type Session, sessionPerTest } from './harness.js';

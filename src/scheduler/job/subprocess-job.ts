@@ -4,13 +4,11 @@
  * line (CANCELLED, with no error, when a cancel was asked for); process.json gets the exit and peak RSS; a completed run's
  * peak RSS becomes a calibration sample for the next estimate of its graph.
  */
-import { existsSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeJsonAtomic } from '../../store/atomic.js';
 import { readProcessRecord } from '../../store/catalog.js';
 import { FILES } from '../../store/run-dir.js';
-import { describeStorage, storageCodeInText, type StorageCode } from '../../store/storage-fault.js';
+import { describeStorage, exitStorageFault, type StorageCode } from '../../store/storage-fault.js';
 import type { RunSummary } from '../../store/types.js';
 import type { Job, JobContext, JobExit } from './job.js';
 import { groupAlive, signalGroup, spawnEvalProcess, type EvalExit } from './spawn-eval.js';
@@ -48,9 +46,8 @@ export function killGroupLeftovers(job: Job): void {
  * with that code, whoever asked for a stop: the disk, not the request, ended it.
  */
 export async function earlyExitChange(job: Job, exit: EvalExit, storage: StorageCode | null = null): Promise<(s: RunSummary) => void> {
-  const last = existsSync(job.runDir) ? await lastLine(join(job.runDir, FILES.stderr)) : null;
+  const { code: fault, lastStderr: last } = await exitStorageFault(join(job.runDir, FILES.stderr), storage);
   const why = describeExit(exit, job.adopted) + (last ? ` (last stderr line: ${last})` : '');
-  const fault = storage ?? (last ? storageCodeInText(last) : null);
   if (fault) {
     return (s) => {
       s.status = 'FAILED';
@@ -92,27 +89,4 @@ function describeExit(e: EvalExit, adopted: boolean): string {
   if (e.signal) return `was killed by ${e.signal}`;
   if (e.exitCode !== null) return `exited with code ${e.exitCode}`;
   return adopted ? 'exited while the backend was restarting' : 'exited';
-}
-
-/** The last non-empty line of a log, from its final 4 KB. */
-export async function lastLine(path: string): Promise<string | null> {
-  let fh: Awaited<ReturnType<typeof open>> | undefined;
-  try {
-    fh = await open(path, 'r');
-    const { size } = await fh.stat();
-    const len = Math.min(size, 4096);
-    const buf = Buffer.alloc(len);
-    await fh.read(buf, 0, len, size - len);
-    const lines = buf
-      .toString('utf8')
-      .split('\n')
-      .map((l) => l.trim())
-      .filter((l) => l.length > 0);
-    const line = lines[lines.length - 1];
-    return line ? line.slice(0, 300) : null;
-  } catch {
-    return null;
-  } finally {
-    await fh?.close();
-  }
 }

@@ -8,14 +8,13 @@ import { errorMessage } from '../../errors.js';
 import { SpecInvalidError } from '../../spec/spec-errors.js';
 import { catalogRunFromSummary } from '../../store/catalog.js';
 import { FILES, touchDone, writeSharedUrls, writeSummary } from '../../store/run-dir.js';
-import { describeStorage, storageCodeInText, storageCodeOf, storageCodeOfExit } from '../../store/storage-fault.js';
+import { describeStorage, exitStorageFault, storageCodeOf, storageCodeOfExit } from '../../store/storage-fault.js';
 import type { RunSpec, RunSummary } from '../../store/types.js';
 import { estimateRun, nodesetCosts } from '../admission/estimate.js';
 import type { Job, JobContext } from '../job/job.js';
 import { queuedSummary } from '../job/job-summary.js';
 import { isEvalProcessOf, scanUnfinishedRuns, type UnfinishedRun } from './recovery.js';
 import { inspectRunGraph, type GraphDirs } from '../run-graph.js';
-import { lastLine } from '../job/subprocess-job.js';
 import type { ResourceEstimate } from '../types.js';
 
 export interface RecoverRunsOptions {
@@ -133,8 +132,9 @@ async function recoverRunning(run: UnfinishedRun, opts: RecoverRunsOptions): Pro
         ? 'the backend stopped before its eval process started'
         : `the backend restarted and its eval process (pid ${pid}) is gone`;
   // An eval process that died of a storage fault said so in its exit code or its last log line.
-  const last = pid === null ? null : await lastLine(join(run.runDir, FILES.stderr));
-  const storage = storageCodeOfExit(run.process?.exitCode ?? null) ?? (last ? storageCodeInText(last) : null);
+  const exitCode = storageCodeOfExit(run.process?.exitCode ?? null);
+  const { code: storage, lastStderr: last } =
+    pid === null ? { code: exitCode, lastStderr: null } : await exitStorageFault(join(run.runDir, FILES.stderr), exitCode);
   if (storage) {
     const message = `${describeStorage(storage, run.runDir)}; its eval process (pid ${pid}) is gone${last ? ` (last stderr line: ${last})` : ''}`;
     await finishUnstartable(run, 'FAILED', { code: storage, message }, ctx);
