@@ -4,7 +4,7 @@ import madge from 'madge';
 
 const LAYERS = [
   ['errors.ts', 'paths.ts', 'statuses.ts', 'core/'],
-  ['graph/', 'host/', 'nodeset-registry/', 'nodesets/'],
+  ['datasets/', 'graph/', 'host/', 'nodeset-registry/', 'nodesets/'],
   ['spec/'],
   ['store/'],
   ['eval-process/'],

@@ -18,6 +18,8 @@ export const ERROR_CODES = {
   NOT_FOUND: { kind: 'input', public: true },
   /** A run's spec.json that is not a valid spec (edited by hand, truncated). */
   SPEC_INVALID: { kind: 'input', public: true },
+  /** A dataset file that cannot be read as samples (names the file, the line and the field). */
+  DATASET_INVALID: { kind: 'input', public: true },
   QUEUE_FULL: { kind: 'request', public: true },
   UNAUTHENTICATED: { kind: 'request', public: true },
   CONFLICT: { kind: 'request', public: true },

@@ -10,6 +10,8 @@ export const DIST_DIR = join(PACKAGE_ROOT, 'dist');
 /** Built-in nodesets with their manifests and data, as copied by the build. */
 export const BUILTIN_NODESETS_DIR = join(DIST_DIR, 'nodesets');
 export const BUILTIN_GRAPHS_DIR = join(PACKAGE_ROOT, 'graphs');
+/** Built-in datasets (read in place, not copied by the build). */
+export const BUILTIN_DATASETS_DIR = join(PACKAGE_ROOT, 'datasets');
 export const WEB_DIST_DIR = join(PACKAGE_ROOT, 'web', 'dist');
 export const EVAL_PROCESS_MAIN = join(DIST_DIR, 'eval-process', 'main.js');
 export const HOST_MAIN = join(DIST_DIR, 'host', 'host-main.js');

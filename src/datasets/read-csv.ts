@@ -1,0 +1,42 @@
+/**
+ * CSV with a header row (csv-parse). Every cell is a string; `choices`, `target`, `input` and
+ * `metadata` cells holding JSON (an array, or an object for metadata) are parsed, and `choices`
+ * may also be `|`-separated. Empty cells are absent.
+ */
+import { parse } from 'csv-parse/sync';
+import { DatasetInvalidError } from './dataset-invalid-error.js';
+import type { RawRecord } from './raw-record.js';
+
+const JSON_COLUMNS = new Set(['input', 'target', 'choices', 'metadata']);
+
+export function readCsv(file: string, text: string): RawRecord[] {
+  let rows: Array<{ record: Record<string, string>; info: { lines: number } }>;
+  try {
+    rows = parse(text, { columns: true, bom: true, skip_empty_lines: true, info: true }) as typeof rows;
+  } catch (err) {
+    const line = (err as { lines?: unknown }).lines;
+    throw new DatasetInvalidError({ file, ...(typeof line === 'number' ? { line } : {}) }, `not valid CSV (${(err as Error).message})`);
+  }
+  return rows.map(({ record, info }) => {
+    const value: Record<string, unknown> = {};
+    for (const [column, cell] of Object.entries(record)) {
+      if (cell === '') continue;
+      value[column] = JSON_COLUMNS.has(column) ? cellValue(file, info.lines, column, cell) : cell;
+    }
+    return { value, line: info.lines };
+  });
+}
+
+function cellValue(file: string, line: number, column: string, cell: string): unknown {
+  const t = cell.trim();
+  const json = (column === 'metadata' && t.startsWith('{')) || t.startsWith('[');
+  if (json) {
+    try {
+      return JSON.parse(t);
+    } catch (err) {
+      throw new DatasetInvalidError({ file, line, field: column }, `cell starts like JSON but is not (${(err as Error).message})`);
+    }
+  }
+  if (column === 'choices') return cell.split('|').map((c) => c.trim());
+  return cell;
+}
