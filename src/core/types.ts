@@ -154,6 +154,10 @@ export interface PanelLoadResult {
   task?: string;
   /** The env's own step budget for this episode, when it has one. */
   stepBudget?: number;
+  /** The dataset sample the episode plays (dataset envs). */
+  sampleId?: string;
+  /** The group the sample belongs to (its `metadata.cluster`), for per-group and clustered statistics. */
+  cluster?: string;
 }
 
 export interface EnvPanelHandler {

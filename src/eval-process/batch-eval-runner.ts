@@ -356,6 +356,8 @@ function buildRecord(p: RecordParts): EpisodeRecord {
   if (p.load?.task !== undefined) record.task = p.load.task;
   if (p.load?.scene !== undefined) record.scene = p.load.scene;
   if (p.load?.instruction !== undefined) record.instruction = p.load.instruction;
+  if (p.load?.sampleId !== undefined) record.sampleId = p.load.sampleId;
+  if (p.load?.cluster !== undefined) record.cluster = p.load.cluster;
   if (p.outcome.error !== undefined) record.error = p.outcome.error;
   if (r && r.nodeErrors.length > 0) record.nodeErrors = r.nodeErrors;
   return orderKeys(record);
@@ -375,6 +377,8 @@ const RECORD_KEY_ORDER: (keyof EpisodeRecord)[] = [
   'task',
   'scene',
   'instruction',
+  'sampleId',
+  'cluster',
   'stepBudget',
   'error',
   'nodeErrors',

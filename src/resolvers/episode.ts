@@ -114,6 +114,16 @@ EpisodeRef.implement({
       description: 'The instruction given to the agent, if any.',
       resolve: (e) => opt(e.record.instruction),
     }),
+    sampleId: t.string({
+      nullable: true,
+      description: 'The dataset sample it played (dataset envs): `episodeId` is `<dataset>/<split>/<sampleId>`.',
+      resolve: (e) => opt(e.record.sampleId),
+    }),
+    cluster: t.string({
+      nullable: true,
+      description: "The sample's group (its `metadata.cluster`), if it has one.",
+      resolve: (e) => opt(e.record.cluster),
+    }),
     error: t.string({
       nullable: true,
       description: 'Why it ended early, for TIMEOUT, ERROR, CRASHED and CANCELLED.',

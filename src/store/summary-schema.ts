@@ -45,6 +45,8 @@ export const episodeRecordSchema = z.object({
   task: z.string().optional(),
   scene: z.string().optional(),
   instruction: z.string().optional(),
+  sampleId: z.string().optional(),
+  cluster: z.string().optional(),
   stepBudget: z.number(),
   error: z.string().optional(),
   nodeErrors: z.array(z.object({ nodeId: z.string(), step: z.number(), message: z.string() })).optional(),

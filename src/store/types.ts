@@ -28,6 +28,10 @@ export interface EpisodeRecord {
   task?: string;
   scene?: string;
   instruction?: string;
+  /** The dataset sample the episode played (dataset envs). */
+  sampleId?: string;
+  /** The sample's group (`metadata.cluster`), for per-group and clustered statistics. */
+  cluster?: string;
   stepBudget: number;
   error?: string;
   nodeErrors?: NodeErrorEntry[];
