@@ -11,7 +11,8 @@ const STREAM = { arith: 1, mcq: 2, sentiment: 3 };
 
 const jsonl = (rows) => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
 const csvCell = (v) => (/[",\n]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v);
-const csv = (columns, rows) => [columns.join(','), ...rows.map((r) => columns.map((c) => csvCell(String(r[c] ?? ''))).join(','))].join('\n') + '\n';
+const csv = (columns, rows) =>
+  [columns.join(','), ...rows.map((r) => columns.map((c) => csvCell(String(r[c] ?? ''))).join(','))].join('\n') + '\n';
 function write(name, file, text) {
   mkdirSync(join(ROOT, name), { recursive: true });
   writeFileSync(join(ROOT, name, file), text);
@@ -50,14 +51,22 @@ function arith() {
       const it = rng.pick(items);
       const boxes = between(3, 24);
       const per = between(4, 36);
-      return { q: `There are ${boxes} boxes with ${per} ${it} in each box. How many ${it} are there in all?`, a: boxes * per, s: `${boxes} × ${per} = ${boxes * per}` };
+      return {
+        q: `There are ${boxes} boxes with ${per} ${it} in each box. How many ${it} are there in all?`,
+        a: boxes * per,
+        s: `${boxes} × ${per} = ${boxes * per}`,
+      };
     },
     division() {
       const [n, it] = [rng.pick(names), rng.pick(items)];
       const friends = between(2, 12);
       const each = between(3, 40);
       const total = friends * each;
-      return { q: `${n} shares ${total} ${it} equally among ${friends} friends. How many ${it} does each friend get?`, a: each, s: `${total} ÷ ${friends} = ${each}` };
+      return {
+        q: `${n} shares ${total} ${it} equally among ${friends} friends. How many ${it} does each friend get?`,
+        a: each,
+        s: `${total} ÷ ${friends} = ${each}`,
+      };
     },
     multi_step() {
       const [n, it] = [rng.pick(names), rng.pick(items)];
@@ -113,11 +122,36 @@ function mcq() {
   };
   const days = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
   const capitals = [
-    ['France', 'Paris'], ['Japan', 'Tokyo'], ['Italy', 'Rome'], ['Egypt', 'Cairo'], ['Canada', 'Ottawa'],
-    ['Australia', 'Canberra'], ['Kenya', 'Nairobi'], ['Spain', 'Madrid'], ['Germany', 'Berlin'], ['Norway', 'Oslo'],
-    ['Peru', 'Lima'], ['Thailand', 'Bangkok'],
+    ['France', 'Paris'],
+    ['Japan', 'Tokyo'],
+    ['Italy', 'Rome'],
+    ['Egypt', 'Cairo'],
+    ['Canada', 'Ottawa'],
+    ['Australia', 'Canberra'],
+    ['Kenya', 'Nairobi'],
+    ['Spain', 'Madrid'],
+    ['Germany', 'Berlin'],
+    ['Norway', 'Oslo'],
+    ['Peru', 'Lima'],
+    ['Thailand', 'Bangkok'],
   ];
-  const words = ['harbor', 'lantern', 'meadow', 'quartz', 'saddle', 'timber', 'violet', 'walnut', 'anchor', 'blossom', 'cobalt', 'desert', 'ember', 'falcon', 'glacier'];
+  const words = [
+    'harbor',
+    'lantern',
+    'meadow',
+    'quartz',
+    'saddle',
+    'timber',
+    'violet',
+    'walnut',
+    'anchor',
+    'blossom',
+    'cobalt',
+    'desert',
+    'ember',
+    'falcon',
+    'glacier',
+  ];
   /** Distinct wrong answers from `make` until there are three. */
   const distractors = (right, make) => {
     const out = new Set();
@@ -143,13 +177,21 @@ function mcq() {
     units() {
       const h = between(2, 12);
       const right = h * 60;
-      return { q: `How many minutes are there in ${h} hours?`, right: String(right), wrong: distractors(right, () => h * rng.pick([24, 30, 100, 600, 45, 90])) };
+      return {
+        q: `How many minutes are there in ${h} hours?`,
+        right: String(right),
+        wrong: distractors(right, () => h * rng.pick([24, 30, 100, 600, 45, 90])),
+      };
     },
     weekdays() {
       const start = rng.int(7);
       const n = between(3, 40);
       const right = days[(start + n) % 7];
-      return { q: `If today is ${days[start]}, what day of the week will it be in ${n} days?`, right, wrong: distractors(right, () => rng.pick(days)) };
+      return {
+        q: `If today is ${days[start]}, what day of the week will it be in ${n} days?`,
+        right,
+        wrong: distractors(right, () => rng.pick(days)),
+      };
     },
     capitals() {
       const [country, city] = rng.pick(capitals);
@@ -183,7 +225,14 @@ function mcq() {
     const { q, right, wrong } = kinds[type]();
     const choices = shuffle(rng, [right, ...wrong]);
     const split = Math.floor(i / types.length) % 5 === 4 ? 'dev' : 'test';
-    rows.push({ id: `q${pad(i)}`, split, input: q, choices, target: String.fromCharCode(65 + choices.indexOf(right)), metadata: { cluster: type } });
+    rows.push({
+      id: `q${pad(i)}`,
+      split,
+      input: q,
+      choices,
+      target: String.fromCharCode(65 + choices.indexOf(right)),
+      metadata: { cluster: type },
+    });
   }
   write('mcq', 'samples.jsonl', jsonl(rows));
   write(
@@ -205,10 +254,30 @@ function mcq() {
 function sentiment() {
   const rng = createPrng(SEED, STREAM.sentiment);
   const domains = {
-    restaurant: { things: ['the soup', 'the pasta', 'the curry', 'the dessert', 'the pizza'], pos: ['was delicious', 'was outstanding', 'made our evening'], neg: ['was cold and bland', 'was a huge disappointment', 'ruined the evening'], neu: ['was served at seven', 'came with a side salad', 'is listed on the lunch menu'] },
-    product: { things: ['this phone', 'the charger', 'the headphones', 'this blender', 'the keyboard'], pos: ['works perfectly', 'is worth every penny', 'exceeded my expectations'], neg: ['broke after two days', 'is a waste of money', 'stopped working right away'], neu: ['comes in a grey box', 'weighs about 300 grams', 'ships with a manual'] },
-    movie: { things: ['the film', 'the ending', 'the soundtrack', 'the lead actor', 'the sequel'], pos: ['was brilliant', 'moved me to tears', 'was a joy to watch'], neg: ['was painfully boring', 'made no sense at all', 'was the worst I have seen'], neu: ['runs for two hours', 'was released in spring', 'was filmed in Canada'] },
-    travel: { things: ['the hotel', 'the flight', 'the tour guide', 'the beach', 'the train ride'], pos: ['was absolutely lovely', 'made the trip wonderful', 'was better than we hoped'], neg: ['was dirty and noisy', 'was delayed for hours and miserable', 'was rude and unhelpful'], neu: ['is ten minutes from the station', 'left at nine in the morning', 'is open from May to October'] },
+    restaurant: {
+      things: ['the soup', 'the pasta', 'the curry', 'the dessert', 'the pizza'],
+      pos: ['was delicious', 'was outstanding', 'made our evening'],
+      neg: ['was cold and bland', 'was a huge disappointment', 'ruined the evening'],
+      neu: ['was served at seven', 'came with a side salad', 'is listed on the lunch menu'],
+    },
+    product: {
+      things: ['this phone', 'the charger', 'the headphones', 'this blender', 'the keyboard'],
+      pos: ['works perfectly', 'is worth every penny', 'exceeded my expectations'],
+      neg: ['broke after two days', 'is a waste of money', 'stopped working right away'],
+      neu: ['comes in a grey box', 'weighs about 300 grams', 'ships with a manual'],
+    },
+    movie: {
+      things: ['the film', 'the ending', 'the soundtrack', 'the lead actor', 'the sequel'],
+      pos: ['was brilliant', 'moved me to tears', 'was a joy to watch'],
+      neg: ['was painfully boring', 'made no sense at all', 'was the worst I have seen'],
+      neu: ['runs for two hours', 'was released in spring', 'was filmed in Canada'],
+    },
+    travel: {
+      things: ['the hotel', 'the flight', 'the tour guide', 'the beach', 'the train ride'],
+      pos: ['was absolutely lovely', 'made the trip wonderful', 'was better than we hoped'],
+      neg: ['was dirty and noisy', 'was delayed for hours and miserable', 'was rude and unhelpful'],
+      neu: ['is ten minutes from the station', 'left at nine in the morning', 'is open from May to October'],
+    },
   };
   const names = Object.keys(domains);
   const labels = ['positive', 'negative', 'neutral'];
@@ -240,7 +309,8 @@ function sentiment() {
     'dataset.json',
     JSON.stringify(
       {
-        description: 'Short review sentences labelled positive, negative or neutral (restaurants, products, movies, travel; metadata.cluster is the domain).',
+        description:
+          'Short review sentences labelled positive, negative or neutral (restaurants, products, movies, travel; metadata.cluster is the domain).',
         labels,
         defaultSplit: 'test',
       },

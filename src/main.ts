@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `evalctl`: serve, run, episode, graphs, nodesets, validate.
+ * `evalctl`: serve, run, episode, graphs, nodesets, datasets, validate.
  * Each subcommand lives in src/cli/<name>.ts and exports `run(argv): Promise<number>` (the exit code).
  */
 import { errorMessage, isInputFault } from './errors.js';
@@ -11,6 +11,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run(argv
   episode: { summary: 'run one episode and print its record', load: () => import('./cli/episode.js') },
   graphs: { summary: 'list the graphs', load: () => import('./cli/graphs.js') },
   nodesets: { summary: 'list the nodesets', load: () => import('./cli/nodesets.js') },
+  datasets: { summary: 'list the datasets, or show one with a preview', load: () => import('./cli/datasets.js') },
   validate: { summary: 'validate a graph file', load: () => import('./cli/validate.js') },
 };
 

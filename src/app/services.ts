@@ -5,6 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { errorMessage } from '../errors.js';
+import { DatasetCatalog } from '../datasets/dataset-catalog.js';
 import { GraphCatalog } from '../graph/graph-catalog.js';
 import { NodesetRegistry } from '../nodeset-registry/registry.js';
 import { assetUrlPath, type ApiContext } from '../resolvers/context.js';
@@ -47,6 +48,7 @@ export function buildServices(options: AppOptions, log: SchedulerLogger, backend
         })
       ).list(),
   };
+  const datasets = new DatasetCatalog(workspaceDir ? { workspaceDir } : {});
   const watcher = new RunWatcher({
     outputsDir,
     onError: (err, runId) => log.warn(`watching run ${runId}: ${errorMessage(err)}`),
@@ -63,6 +65,7 @@ export function buildServices(options: AppOptions, log: SchedulerLogger, backend
     },
     graphs,
     nodesets,
+    datasets,
     runs: new RunReader(outputsDir),
     watcher,
     pubsub,

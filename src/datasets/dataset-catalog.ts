@@ -51,7 +51,14 @@ export class DatasetCatalog {
 
   entry(name: string): DatasetEntry {
     const e = NAME.test(name) ? this.list().find((d) => d.name === name) : undefined;
-    if (!e) throw new NotFoundError(`dataset ${JSON.stringify(name)} (known: ${this.list().map((d) => d.name).join(', ') || 'none'})`);
+    if (!e)
+      throw new NotFoundError(
+        `dataset ${JSON.stringify(name)} (known: ${
+          this.list()
+            .map((d) => d.name)
+            .join(', ') || 'none'
+        })`,
+      );
     return e;
   }
 

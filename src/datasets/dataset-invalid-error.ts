@@ -18,7 +18,8 @@ export class DatasetInvalidError extends CodedError {
   readonly line: number | undefined;
   readonly field: string | undefined;
   constructor(fault: DatasetFault, problem: string, options?: { cause?: unknown }) {
-    const where = fault.line === undefined ? fault.file : fault.unit === 'row' ? `${fault.file} row ${fault.line}` : `${fault.file}:${fault.line}`;
+    const where =
+      fault.line === undefined ? fault.file : fault.unit === 'row' ? `${fault.file} row ${fault.line}` : `${fault.file}:${fault.line}`;
     super('DATASET_INVALID', `${where}: ${fault.field ? `field "${fault.field}": ` : ''}${problem}`, options);
     this.file = fault.file;
     this.line = fault.line;

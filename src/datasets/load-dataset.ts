@@ -78,10 +78,16 @@ async function readDataset(dir: string, name: string, source: DatasetSource, fil
       }
       seen.set(key, { file, line: raw.line });
       if (manifest.labels !== undefined && typeof sample.target !== 'string') {
-        throw new DatasetInvalidError({ ...at, field: 'target' }, `must be a label (a string) in a dataset with labels, got ${JSON.stringify(sample.target)}`);
+        throw new DatasetInvalidError(
+          { ...at, field: 'target' },
+          `must be a label (a string) in a dataset with labels, got ${JSON.stringify(sample.target)}`,
+        );
       }
       if (labelSet && !labelSet.has(sample.target as string)) {
-        throw new DatasetInvalidError({ ...at, field: 'target' }, `${JSON.stringify(sample.target)} is not one of the labels ${[...labelSet].join(', ')}`);
+        throw new DatasetInvalidError(
+          { ...at, field: 'target' },
+          `${JSON.stringify(sample.target)} is not one of the labels ${[...labelSet].join(', ')}`,
+        );
       }
       if (!splits[split]) {
         splits[split] = [];

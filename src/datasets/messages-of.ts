@@ -9,7 +9,8 @@ export function formatChoices(choices: readonly string[]): string {
 }
 
 export function messagesOf(sample: Pick<Sample, 'input' | 'choices'>): ChatMessage[] {
-  const messages: ChatMessage[] = typeof sample.input === 'string' ? [{ role: 'user', content: sample.input }] : sample.input.map((m) => ({ ...m }));
+  const messages: ChatMessage[] =
+    typeof sample.input === 'string' ? [{ role: 'user', content: sample.input }] : sample.input.map((m) => ({ ...m }));
   if (sample.choices && sample.choices.length > 0) {
     // The choices go under the last user message, as multiple-choice prompts usually show them.
     let i = messages.length - 1;

@@ -56,7 +56,8 @@ export function sampleOf(raw: RawRecord, opts: SampleOfOptions): { sample: Sampl
   if (rawId === undefined || rawId === null) id = contentId(content);
   else if ((typeof rawId === 'string' && rawId !== '') || (typeof rawId === 'number' && Number.isFinite(rawId))) id = String(rawId);
   else throw new DatasetInvalidError(at(key('id')), `must be a non-empty string or a number, got ${JSON.stringify(rawId)}`);
-  if (id.includes('/')) throw new DatasetInvalidError(at(key('id')), `must not contain "/" (it is part of the episode id), got ${JSON.stringify(id)}`);
+  if (id.includes('/'))
+    throw new DatasetInvalidError(at(key('id')), `must not contain "/" (it is part of the episode id), got ${JSON.stringify(id)}`);
   return { sample: { id, ...content }, split };
 }
 

@@ -2,6 +2,7 @@
  * What every resolver can reach: the services of one running app. Each service is typed by the
  * part of it the API uses, so the schema can be built (and printed) without starting anything.
  */
+import type { DatasetCatalog } from '../datasets/dataset-catalog.js';
 import type { GraphCatalog } from '../graph/graph-catalog.js';
 import type { NodesetEntry } from '../nodeset-registry/registry.js';
 import type { CatalogRun, ListRunsOptions } from '../store/catalog.js';
@@ -36,6 +37,9 @@ export interface NodesetsApi {
   list(): NodesetEntry[] | Promise<NodesetEntry[]>;
 }
 
+/** The datasets known to the backend (built-in and workspace). */
+export type DatasetsApi = Pick<DatasetCatalog, 'list' | 'entry' | 'load'>;
+
 export interface ApiContext {
   outputsDir: string;
   scheduler: SchedulerApi;
@@ -46,6 +50,8 @@ export interface ApiContext {
   watcher: RunWatcher;
   pubsub: ApiPubSub;
   play: PlayRunner;
+  /** @default the built-in datasets and those of $ACTIVE_WORKSPACE_DIR */
+  datasets?: DatasetsApi;
   /** The URL path an episode's asset is served at. */
   assetUrl(runId: string, index: number, name: string): string;
   /** Aborted when the request or the subscription ends. */

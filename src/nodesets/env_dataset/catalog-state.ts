@@ -54,7 +54,10 @@ export class LoadedDatasets {
   }
 
   /** Checks the address; a split or index the dataset lacks is BAD_USER_INPUT naming what it has. */
-  resolve(values: { dataset?: string | number | undefined; split?: string | number | undefined; episode?: string | number | undefined }, fallbackIndex = 0): DatasetAddress {
+  resolve(
+    values: { dataset?: string | number | undefined; split?: string | number | undefined; episode?: string | number | undefined },
+    fallbackIndex = 0,
+  ): DatasetAddress {
     const dataset = String(values.dataset ?? this.defaultDataset);
     const d = this.get(dataset);
     const split = String(values.split ?? d.defaultSplit);
