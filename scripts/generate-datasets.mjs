@@ -1,12 +1,12 @@
 // Writes the built-in datasets under datasets/ (arith, mcq, sentiment), deterministically from
 // SEED: running it again gives byte-identical files, which are committed.
-//   node --import tsx scripts/generate-datasets.mjs
+//   node --import tsx scripts/generate-datasets.mjs [OUT_DIR]   (default: datasets/)
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPrng } from '../src/core/prng.ts';
 
 const SEED = 20_261_130;
-const ROOT = join(import.meta.dirname, '..', 'datasets');
+const ROOT = process.argv[2] ?? join(import.meta.dirname, '..', 'datasets');
 const STREAM = { arith: 1, mcq: 2, sentiment: 3 };
 
 const jsonl = (rows) => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';

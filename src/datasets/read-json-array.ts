@@ -9,12 +9,22 @@ export function readJsonArray(file: string, text: string): RawRecord[] {
   } catch (err) {
     const message = (err as Error).message;
     const at = /position (\d+)/.exec(message);
-    const line = at ? lineAt(text, Number(at[1])) : undefined;
+    // Older engines give no position for some errors: the first element that does not parse alone is the culprit.
+    const line = at ? lineAt(text, Number(at[1])) : elements(text).find((e) => !parses(text.slice(e.start, e.end)))?.line;
     throw new DatasetInvalidError({ file, ...(line !== undefined ? { line } : {}) }, `not valid JSON (${message})`);
   }
   if (!Array.isArray(value)) throw new DatasetInvalidError({ file, line: 1 }, 'a .json dataset file must hold one array of records');
-  const lines = elementLines(text);
-  return value.map((v, i) => ({ value: v, line: lines[i] ?? 1 }));
+  const spans = elements(text);
+  return value.map((v, i) => ({ value: v, line: spans[i]?.line ?? 1 }));
+}
+
+function parses(s: string): boolean {
+  try {
+    JSON.parse(s);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function lineAt(text: string, position: number): number {
@@ -23,14 +33,18 @@ function lineAt(text: string, position: number): number {
   return line;
 }
 
-/** The line each top-level array element starts on (the text is valid JSON by now). */
-function elementLines(text: string): number[] {
-  const out: number[] = [];
+/** Each top-level array element: the line it starts on and its text span (by a scan that tracks strings and nesting only). */
+function elements(text: string): Array<{ line: number; start: number; end: number }> {
+  const out: Array<{ line: number; start: number; end: number }> = [];
   let line = 1;
   let depth = 0;
   let inString = false;
   let escaped = false;
   let expecting = false;
+  const close = (i: number) => {
+    const last = out[out.length - 1];
+    if (last && last.end < 0) last.end = i;
+  };
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     if (c === '\n') line++;
@@ -42,15 +56,21 @@ function elementLines(text: string): number[] {
     }
     if (c === ' ' || c === '\t' || c === '\n' || c === '\r') continue;
     if (depth === 1 && expecting && c !== ']') {
-      out.push(line);
+      out.push({ line, start: i, end: -1 });
       expecting = false;
     }
     if (c === '"') inString = true;
     else if (c === '[' || c === '{') {
       depth++;
       if (depth === 1) expecting = true;
-    } else if (c === ']' || c === '}') depth--;
-    else if (c === ',' && depth === 1) expecting = true;
+    } else if (c === ']' || c === '}') {
+      if (depth === 1) close(i);
+      depth--;
+    } else if (c === ',' && depth === 1) {
+      close(i);
+      expecting = true;
+    }
   }
+  close(text.length);
   return out;
 }
