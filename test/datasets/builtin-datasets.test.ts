@@ -51,12 +51,16 @@ describe('built-in datasets', () => {
   it('the committed files are byte for byte what scripts/generate-datasets.mjs writes', async () => {
     const out = await mkdtemp(join(tmpdir(), 'gen-datasets-'));
     try {
-      await execa(process.execPath, ['--import', 'tsx', join(PACKAGE_ROOT, 'scripts', 'generate-datasets.mjs'), out], { cwd: PACKAGE_ROOT });
+      await execa(process.execPath, ['--import', 'tsx', join(PACKAGE_ROOT, 'scripts', 'generate-datasets.mjs'), out], {
+        cwd: PACKAGE_ROOT,
+      });
       for (const name of ['arith', 'mcq', 'sentiment']) {
         const files = (await readdir(join(out, name))).sort();
         expect((await readdir(join(BUILTIN_DATASETS_DIR, name))).sort()).toEqual(files);
         for (const f of files) {
-          expect(await readFile(join(out, name, f), 'utf8'), `${name}/${f}`).toBe(await readFile(join(BUILTIN_DATASETS_DIR, name, f), 'utf8'));
+          expect(await readFile(join(out, name, f), 'utf8'), `${name}/${f}`).toBe(
+            await readFile(join(BUILTIN_DATASETS_DIR, name, f), 'utf8'),
+          );
         }
       }
     } finally {

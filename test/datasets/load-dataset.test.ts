@@ -41,7 +41,14 @@ describe('formats', () => {
     const dir = await folder('j', {
       'test.jsonl': jsonl([
         { id: 'a', input: 'What is 2+2?', target: 4, metadata: { cluster: 'sum' } },
-        { id: 7, input: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Capital of France?' }], target: ['Paris', 'paris'] },
+        {
+          id: 7,
+          input: [
+            { role: 'system', content: 'Be brief.' },
+            { role: 'user', content: 'Capital of France?' },
+          ],
+          target: ['Paris', 'paris'],
+        },
         { id: 'c', input: 'Pick one', choices: ['x', 'y'], target: 'B', difficulty: 'hard', metadata: { difficulty: 'easy' } },
       ]),
       'train.jsonl': `\n${JSON.stringify({ id: 't0', input: 'hi' })}\n\n`,
@@ -67,7 +74,16 @@ describe('formats', () => {
   });
 
   it('JSON array: records as in JSONL', async () => {
-    const dir = await folder('a', { 'dev.json': JSON.stringify([{ id: 'q1', input: 'a', target: 'x' }, { id: 'q2', input: 'b', target: 2.5 }], null, 2) });
+    const dir = await folder('a', {
+      'dev.json': JSON.stringify(
+        [
+          { id: 'q1', input: 'a', target: 'x' },
+          { id: 'q2', input: 'b', target: 2.5 },
+        ],
+        null,
+        2,
+      ),
+    });
     const d = await load(dir);
     expect(d.splits.dev!.map((s) => [s.id, s.target])).toEqual([
       ['q1', 'x'],
@@ -192,7 +208,11 @@ describe('errors name the file, the line and the field', () => {
     ['no input', '{"input":"a"}\n\n{"target":"b"}\n', ':3: field "input": is missing'],
     ['a bad target', '{"input":"a","target":{"x":1}}\n', ':1: field "target": must be a string, a non-empty list of strings or a number'],
     ['bad choices', '{"input":"a","choices":["only"]}\n', ':1: field "choices": must be a list of 2 to 26 strings'],
-    ['a bad chat message', '{"input":[{"role":"user","content":"a"},{"role":"robot","content":"b"}]}\n', ':1: field "input[1]": must be { role'],
+    [
+      'a bad chat message',
+      '{"input":[{"role":"user","content":"a"},{"role":"robot","content":"b"}]}\n',
+      ':1: field "input[1]": must be { role',
+    ],
     ['a bad cluster', '{"input":"a","metadata":{"cluster":["x"]}}\n', ':1: field "metadata.cluster": must be a string or a number'],
     ['an id with a slash', '{"id":"a/b","input":"a"}\n', ':1: field "id": must not contain "/"'],
   ])('JSONL: %s', async (_what, body, expected) => {
@@ -214,19 +234,30 @@ describe('errors name the file, the line and the field', () => {
 
   it('CSV: the line of the bad record (a quoted cell spanning lines counts its lines), and a malformed file', async () => {
     const dir = await folder('ce', { 'test.csv': 'id,input,target\nr1,"two\nlines",ok\nr2,,x\n' });
-    expect((await failure(load(dir))).message).toBe(`${join(dir, 'test.csv')}:4: field "input": is missing (a string or a list of chat messages)`);
+    expect((await failure(load(dir))).message).toBe(
+      `${join(dir, 'test.csv')}:4: field "input": is missing (a string or a list of chat messages)`,
+    );
     const bad = await folder('cb', { 'test.csv': 'id,input\nr1,a,extra\n' });
     expect((await failure(load(bad))).message).toMatch(new RegExp(`^${join(bad, 'test.csv')}:2: not valid CSV`));
   });
 
   it('labels: a target outside the label set is refused; labels: true takes the sorted targets', async () => {
     const dir = await folder('l', {
-      'test.jsonl': jsonl([{ input: 'good', target: 'pos' }, { input: 'meh', target: 'neutral' }]),
+      'test.jsonl': jsonl([
+        { input: 'good', target: 'pos' },
+        { input: 'meh', target: 'neutral' },
+      ]),
       'dataset.json': JSON.stringify({ labels: ['pos', 'neg'] }),
     });
-    expect((await failure(load(dir))).message).toBe(`${join(dir, 'test.jsonl')}:2: field "target": "neutral" is not one of the labels pos, neg`);
+    expect((await failure(load(dir))).message).toBe(
+      `${join(dir, 'test.jsonl')}:2: field "target": "neutral" is not one of the labels pos, neg`,
+    );
     const derived = await folder('l2', {
-      'test.jsonl': jsonl([{ input: 'a', target: 'z' }, { input: 'b', target: 'a' }, { input: 'c', target: 'z' }]),
+      'test.jsonl': jsonl([
+        { input: 'a', target: 'z' },
+        { input: 'b', target: 'a' },
+        { input: 'c', target: 'z' },
+      ]),
       'dataset.json': JSON.stringify({ labels: true }),
     });
     expect((await load(derived)).labels).toEqual(['a', 'z']);
@@ -236,7 +267,9 @@ describe('errors name the file, the line and the field', () => {
     const dir = await folder('m', { 'test.jsonl': jsonl([{ input: 'a' }]), 'dataset.json': JSON.stringify({ descripton: 'typo' }) });
     expect((await failure(load(dir))).message).toMatch(new RegExp(`^${join(dir, 'dataset.json')}: .*descripton`));
     const split = await folder('m2', { 'test.jsonl': jsonl([{ input: 'a' }]), 'dataset.json': JSON.stringify({ defaultSplit: 'dev' }) });
-    expect((await failure(load(split))).message).toBe(`${join(split, 'dataset.json')}: field "defaultSplit": split "dev" has no samples; splits: test`);
+    expect((await failure(load(split))).message).toBe(
+      `${join(split, 'dataset.json')}: field "defaultSplit": split "dev" has no samples; splits: test`,
+    );
   });
 
   it('fields: a mapping reads samples from other keys', async () => {
@@ -253,7 +286,13 @@ describe('cache and catalog', () => {
     const dir = await folder('k', { 'test.jsonl': jsonl([{ id: '1', input: 'a' }]) });
     const first = await load(dir);
     expect(await load(dir)).toBe(first);
-    await writeFile(join(dir, 'test.jsonl'), jsonl([{ id: '1', input: 'a' }, { id: '2', input: 'b' }]));
+    await writeFile(
+      join(dir, 'test.jsonl'),
+      jsonl([
+        { id: '1', input: 'a' },
+        { id: '2', input: 'b' },
+      ]),
+    );
     const later = new Date(Date.now() + 5000);
     await utimes(join(dir, 'test.jsonl'), later, later);
     const again = await load(dir);

@@ -18,7 +18,13 @@ beforeAll(async () => {
   await writeFile(
     join(ws, 'datasets', 'tiny', 'train.jsonl'),
     [
-      { id: 'x1', input: [{ role: 'user', content: 'Pick' }], choices: ['red', 'blue'], target: 'B', metadata: { cluster: 7, task: 'colours' } },
+      {
+        id: 'x1',
+        input: [{ role: 'user', content: 'Pick' }],
+        choices: ['red', 'blue'],
+        target: 'B',
+        metadata: { cluster: 7, task: 'colours' },
+      },
       { id: 'x2', input: 'No target here' },
     ]
       .map((r) => JSON.stringify(r))
@@ -44,9 +50,15 @@ describe('env_dataset panel', () => {
   });
 
   it('a dataset whose files are bad answers with the file and line; a missing split or sample is named', () => {
-    expect(() => panel.options('split', { dataset: 'broken' })).toThrow(new RegExp(`^${join(ws, 'datasets', 'broken', 'test.jsonl')}:2: not valid JSON`));
-    expect(() => panel.load({ dataset: 'tiny', split: 'test', episode: 0 }, 'k')).toThrow('dataset tiny has no split "test"; splits: train');
-    expect(() => panel.load({ dataset: 'tiny', split: 'train', episode: 2 }, 'k')).toThrow('sample 2 is out of range: tiny/train has samples 0..1');
+    expect(() => panel.options('split', { dataset: 'broken' })).toThrow(
+      new RegExp(`^${join(ws, 'datasets', 'broken', 'test.jsonl')}:2: not valid JSON`),
+    );
+    expect(() => panel.load({ dataset: 'tiny', split: 'test', episode: 0 }, 'k')).toThrow(
+      'dataset tiny has no split "test"; splits: train',
+    );
+    expect(() => panel.load({ dataset: 'tiny', split: 'train', episode: 2 }, 'k')).toThrow(
+      'sample 2 is out of range: tiny/train has samples 0..1',
+    );
     expect(() => panel.load({ dataset: 'nope', split: 'train', episode: 0 }, 'k')).toThrow(/^unknown dataset "nope"/);
   });
 

@@ -1,0 +1,138 @@
+/** GraphQL `datasets` / `dataset(name)` against a real server with a workspace overlay, and dataset episodes read back over the API. */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { START_EVAL, codeOf, startServer, waitFor, type TestServer } from './app.helpers.js';
+
+let server: TestServer;
+let ws: string;
+
+beforeAll(async () => {
+  ws = await mkdtemp(join(tmpdir(), 'app-datasets-'));
+  await mkdir(join(ws, 'datasets', 'chat'), { recursive: true });
+  await writeFile(
+    join(ws, 'datasets', 'chat', 'eval.jsonl'),
+    JSON.stringify({
+      input: [
+        { role: 'system', content: 'Be terse.' },
+        { role: 'user', content: 'Hi?' },
+      ],
+      target: ['hi', 'hello'],
+    }) + '\n',
+  );
+  await mkdir(join(ws, 'datasets', 'broken'), { recursive: true });
+  await writeFile(join(ws, 'datasets', 'broken', 'test.csv'), 'id,input\nb1,\n');
+  await mkdir(join(ws, 'graphs'), { recursive: true });
+  await writeFile(
+    join(ws, 'graphs', 'dataset_probe.json'),
+    JSON.stringify({
+      name: 'dataset_probe',
+      step_budget: 1,
+      nodes: [
+        { id: 'env', type: 'env_dataset__sample' },
+        { id: 'out', type: 'graphOut' },
+      ],
+      edges: [{ from: 'env.target', to: 'out.target' }],
+    }),
+  );
+  server = await startServer({ scheduler: { workspaceDir: ws } });
+});
+afterAll(async () => {
+  await server?.stop();
+  await rm(ws, { recursive: true, force: true });
+});
+
+describe('GraphQL datasets', () => {
+  it('lists every dataset with its splits and counts; a broken one with its error and no splits', async () => {
+    const r = await server.gql<{ datasets: Array<Record<string, any>> }>(
+      '{ datasets { name source sampleCount defaultSplit labels error splits { name sampleCount } } }',
+    );
+    expect(r.errors).toBeUndefined();
+    const byName = Object.fromEntries(r.data!.datasets.map((d) => [d.name, d]));
+    expect(Object.keys(byName)).toEqual(['arith', 'broken', 'chat', 'mcq', 'sentiment']);
+    expect(byName.arith).toEqual({
+      name: 'arith',
+      source: 'builtin',
+      sampleCount: 100,
+      defaultSplit: 'test',
+      labels: null,
+      error: null,
+      splits: [
+        { name: 'dev', sampleCount: 20 },
+        { name: 'test', sampleCount: 80 },
+      ],
+    });
+    expect(byName.sentiment!.labels).toEqual(['positive', 'negative', 'neutral']);
+    expect(byName.chat).toMatchObject({ source: 'workspace', sampleCount: 1, defaultSplit: 'eval' });
+    expect(byName.broken).toMatchObject({
+      sampleCount: 0,
+      splits: [],
+      error: `${join(ws, 'datasets', 'broken', 'test.csv')}:2: field "input": is missing (a string or a list of chat messages)`,
+    });
+  });
+
+  it('dataset(name): a preview of the first samples of a split, clusters and the chat input as JSON', async () => {
+    const r = await server.gql<{ mcq: any; chat: any }>(`{
+      mcq: dataset(name: "mcq") {
+        description
+        split(name: "dev") { sampleCount clusters preview(first: 2, offset: 1) { id input target choices cluster metadata } }
+      }
+      chat: dataset(name: "chat") { splits { preview { id input target choices cluster } } }
+    }`);
+    expect(r.errors).toBeUndefined();
+    expect(r.data!.mcq.description).toMatch(/^Four-way multiple-choice/);
+    const dev = r.data!.mcq.split;
+    expect(dev.sampleCount).toBe(12);
+    expect(dev.clusters).toEqual(['alphabet', 'capitals', 'fractions', 'prime', 'units', 'weekdays']);
+    expect(dev.preview.map((s: { id: string }) => s.id)).toEqual(['q025', 'q026']);
+    expect(dev.preview[0].input).toMatch(/^How many minutes are there in \d+ hours\?$/);
+    expect(dev.preview[0].choices).toHaveLength(4);
+    expect(dev.preview[0].cluster).toBe('units');
+    expect(dev.preview[0].metadata).toEqual({ cluster: 'units' });
+    expect(r.data!.chat.splits[0].preview).toEqual([
+      {
+        id: expect.stringMatching(/^[0-9a-f]{16}$/),
+        input: [
+          { role: 'system', content: 'Be terse.' },
+          { role: 'user', content: 'Hi?' },
+        ],
+        target: ['hi', 'hello'],
+        choices: null,
+        cluster: null,
+      },
+    ]);
+  });
+
+  it('NOT_FOUND for an unknown dataset, BAD_USER_INPUT for a preview too large', async () => {
+    const missing = await server.gql('{ dataset(name: "nope") { name } }');
+    expect(codeOf(missing)).toBe('NOT_FOUND');
+    expect(missing.errors![0]!.message).toBe('dataset "nope" (known: arith, broken, chat, mcq, sentiment) not found');
+    const big = await server.gql('{ dataset(name: "arith") { splits { preview(first: 101) { id } } } }');
+    expect(codeOf(big)).toBe('BAD_USER_INPUT');
+  });
+
+  it('a run over a dataset: its episodes answer with sampleId and cluster', async () => {
+    const started = await server.gql<{ startEval: { runId: string } }>(START_EVAL, {
+      input: { graphName: 'dataset_probe', episodeCount: 2, dataset: 'arith', split: 'dev', episodeOffset: 4 },
+    });
+    expect(started.errors).toBeUndefined();
+    const id = started.data!.startEval.runId;
+    const run = await waitFor(
+      'the run to finish',
+      async () => {
+        const r = await server.gql<{ run: any }>(
+          `query($id: ID!) { run(id: $id) { status episodes(first: 10) { items { episodeId sampleId cluster metrics } } } }`,
+          { id },
+        );
+        return ['COMPLETED', 'FAILED'].includes(r.data?.run?.status) ? r.data!.run : undefined;
+      },
+      60_000,
+    );
+    expect(run.status).toBe('COMPLETED');
+    expect(run.episodes.items).toEqual([
+      { episodeId: 'arith/dev/dev-004', sampleId: 'dev-004', cluster: 'multi_step', metrics: { target: expect.any(Number) } },
+      { episodeId: 'arith/dev/dev-005', sampleId: 'dev-005', cluster: 'addition', metrics: { target: expect.any(Number) } },
+    ]);
+  });
+});
