@@ -135,4 +135,17 @@ describe('GraphQL datasets', () => {
       { episodeId: 'arith/dev/dev-005', sampleId: 'dev-005', cluster: 'addition', metrics: { target: expect.any(Number) } },
     ]);
   });
+
+  it('startEval refuses a dataset selection it cannot play at once: BAD_USER_INPUT for a range, DATASET_INVALID for a bad file', async () => {
+    const range = await server.gql(START_EVAL, {
+      input: { graphName: 'dataset_probe', episodeCount: 5, dataset: 'mcq', split: 'dev', episodeOffset: 10 },
+    });
+    expect(codeOf(range)).toBe('BAD_USER_INPUT');
+    expect(range.errors![0]!.message).toContain('episodes 10..14 are past the end of mcq/dev, which has samples 0..11');
+    const broken = await server.gql(START_EVAL, { input: { graphName: 'dataset_probe', episodeCount: 1, dataset: 'broken' } });
+    expect(codeOf(broken)).toBe('DATASET_INVALID');
+    expect(broken.errors![0]!.message).toBe(
+      `${join(ws, 'datasets', 'broken', 'test.csv')}:2: field "input": is missing (a string or a list of chat messages)`,
+    );
+  });
 });

@@ -15,6 +15,7 @@ import { initialSummary } from '../eval-process/summary-writer.js';
 import { DEFAULT_OUTPUTS_DIR, EVAL_PROCESS_MAIN } from '../paths.js';
 import { parseSetFlags } from '../graph/graph.js';
 import { inspectRunGraph } from '../scheduler/run-graph.js';
+import { assertDatasetSelection } from '../scheduler/dataset-selection.js';
 import { parseRunInput, type FieldLabels } from '../spec/parse-run-spec.js';
 import { runSpecOf, type RunInput } from '../spec/run-spec.js';
 import { FILES, createRunDir, isDone, readSummary, touchDone, writeSpec, writeSummary } from '../store/run-dir.js';
@@ -110,7 +111,8 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
 /** The spec of a checked CLI run: its graph found, the overrides applied, validated and frozen into it. */
 export async function specFromInput(input: RunInput, runId: string): Promise<RunSpec> {
   const workspaceDir = process.env.ACTIVE_WORKSPACE_DIR || undefined;
-  const { graph } = await inspectRunGraph({ graphName: input.graphName, overrides: input.overrides, workspaceDir });
+  const { graph, nodesets } = await inspectRunGraph({ graphName: input.graphName, overrides: input.overrides, workspaceDir });
+  await assertDatasetSelection(nodesets, input, workspaceDir);
   return runSpecOf(input, { runId, graph, activeWorkspaceDir: workspaceDir });
 }
 

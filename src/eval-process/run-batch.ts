@@ -101,7 +101,10 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       replicated,
       lent: opts.sharedUrls ?? (await readSharedUrls(runDir)),
       workerCount: Math.max(1, Math.min(spec.workerCount, spec.episodeCount)),
-      ...(opts.hostEnv ? { env: opts.hostEnv } : {}),
+      // The run's workspace reaches its hosts too (env_dataset reads its datasets there), also when this process's environment has another.
+      ...(opts.hostEnv || workspaceDir
+        ? { env: { ...opts.hostEnv, ...(workspaceDir ? { ACTIVE_WORKSPACE_DIR: workspaceDir } : {}) } }
+        : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       onStderr: log,
       ...(opts.onHostStarted ? { onHostStarted: opts.onHostStarted } : {}),

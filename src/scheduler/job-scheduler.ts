@@ -29,6 +29,7 @@ import { isPidAlive, type ResourceSample } from './admission/resource-sampler.js
 import { resourceSnapshot } from './admission/resource-snapshot.js';
 import { RssMonitor } from './admission/rss-monitor.js';
 import { inspectRunGraph } from './run-graph.js';
+import { assertDatasetSelection } from './dataset-selection.js';
 import { resolveSchedulerOptions, type JobSchedulerOptions, type SchedulerSettings } from './scheduler-options.js';
 import { SharedHostManager } from './shared-hosts/shared-host-manager.js';
 import { SharedHostStarter } from './shared-hosts/shared-host-starter.js';
@@ -164,6 +165,7 @@ export class JobScheduler {
     this.submitting++;
     try {
       const graph = await inspectRunGraph({ graphName: input.graphName, overrides: input.overrides, ...graphDirs });
+      await assertDatasetSelection(graph.nodesets, input, graphDirs.workspaceDir);
       const { workerCount } = input;
       const estimate = estimateRun({
         workerCount,

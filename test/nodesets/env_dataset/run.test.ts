@@ -1,16 +1,19 @@
 /**
  * env_dataset in real runs (`evalctl run`: a real eval process, one real env host per worker):
  * episode i plays sample episodeOffset + i of the run's dataset/split whatever the worker
- * count, records carry sampleId and cluster, and a bad selection or a bad dataset file fails
- * the run with one clear error before any episode runs.
+ * count, records carry sampleId and cluster, and a bad selection or a bad dataset file is one
+ * clear error: at submit, and again in the eval process before any episode runs.
  */
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runBatch } from '../../../src/eval-process/run-batch.js';
 import { DIST_DIR } from '../../../src/paths.js';
 import type { EpisodeRecord, RunSummary } from '../../../src/store/types.js';
+import { makeRun } from '../../eval-process/run-helpers.js';
 
 const CLI = join(DIST_DIR, 'main.js');
 let ws: string;
@@ -72,22 +75,52 @@ describe('env_dataset in evalctl run', () => {
     expect(three.summary.episodes.map(stable)).toEqual(eps.map(stable));
   });
 
-  it('a range past the split is one clear error before any episode runs', async () => {
-    const r = await run('--dataset', 'arith', '--split', 'dev', '--episode-offset', '18', '--episodes', '3');
-    expect(r.exitCode).not.toBe(0);
-    expect(r.summary).toMatchObject({ status: 'FAILED', episodesDone: 0 });
-    expect(r.summary.error).toEqual({
+  it('a range past the split, an unknown split or a bad dataset file: one line on stderr at submit, exit 2, no run', async () => {
+    const cases: Array<[string[], string]> = [
+      [
+        ['--dataset', 'arith', '--split', 'dev', '--episode-offset', '18', '--episodes', '3'],
+        'episodes 18..20 are past the end of arith/dev, which has samples 0..19: lower episodeOffset or episodeCount',
+      ],
+      [
+        ['--dataset', 'arith', '--split', 'validation', '--episodes', '1'],
+        'split: dataset arith has no split "validation"; splits: dev, test',
+      ],
+      [
+        ['--dataset', 'broken', '--episodes', '1'],
+        `${join(ws, 'datasets', 'broken', 'test.jsonl')}:2: field "target": must be a string, a non-empty list of strings or a number, got {"no":1}`,
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const r = await execa(process.execPath, [CLI, 'run', 'dataset_probe', '--outputs', join(ws, 'refused'), ...args], {
+        reject: false,
+        env: { ACTIVE_WORKSPACE_DIR: ws },
+      });
+      expect(r.exitCode, args.join(' ')).toBe(2);
+      expect(r.stderr.trim()).toBe(`evalctl: ${message}`);
+    }
+    expect(existsSync(join(ws, 'refused', 'eval_runs'))).toBe(false);
+  });
+
+  it('the eval process checks the selection too, before any episode (a spec written without the submit check)', async () => {
+    const outputs = join(ws, 'direct');
+    const range = await makeRun(outputs, {
+      graphName: 'dataset_probe',
+      episodeCount: 3,
+      dataset: 'arith',
+      split: 'dev',
+      episodeOffset: 18,
+      activeWorkspaceDir: ws,
+    });
+    const r1 = await runBatch({ runDir: range.dir });
+    expect(r1).toMatchObject({ status: 'FAILED', episodesDone: 0 });
+    expect(r1.error).toEqual({
       code: 'BAD_USER_INPUT',
       message: 'episodes 18..20 are not all offered by env_dataset (arith/dev): it has episode 0..19',
     });
-    const split = await run('--dataset', 'arith', '--split', 'validation', '--episodes', '1');
-    expect(split.summary.error?.message).toBe('split "validation" is not offered by env_dataset; choices: test, dev');
-  });
-
-  it('a dataset with a bad line fails the run naming the file, the line and the field', async () => {
-    const r = await run('--dataset', 'broken', '--episodes', '1');
-    expect(r.summary).toMatchObject({ status: 'FAILED', episodesDone: 0 });
-    expect(r.summary.error?.message).toBe(
+    const bad = await makeRun(outputs, { graphName: 'dataset_probe', episodeCount: 1, dataset: 'broken', activeWorkspaceDir: ws });
+    const r2 = await runBatch({ runDir: bad.dir });
+    expect(r2).toMatchObject({ status: 'FAILED', episodesDone: 0 });
+    expect(r2.error?.message).toBe(
       `${join(ws, 'datasets', 'broken', 'test.jsonl')}:2: field "target": must be a string, a non-empty list of strings or a number, got {"no":1}`,
     );
   });
