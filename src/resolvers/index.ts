@@ -10,6 +10,7 @@ import './graph.js';
 import './nodeset.js';
 import './resources.js';
 import './play.js';
+import './report.js';
 
 let schema: GraphQLSchema | undefined;
 
