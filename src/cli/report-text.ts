@@ -11,7 +11,16 @@ const quote = (s: unknown, max = 60): string => {
 
 function table(rows: string[][], indent = '  '): string[] {
   const widths = rows[0]!.map((_c, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) => indent + r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd());
+  // Numbers right-aligned, text left-aligned.
+  const pad = (c: string, w: number): string => (/^[-+\d.,%±—]+$/.test(c) ? c.padStart(w) : c.padEnd(w));
+  return rows.map(
+    (r) =>
+      indent +
+      r
+        .map((c, i) => pad(c, widths[i]!))
+        .join('  ')
+        .trimEnd(),
+  );
 }
 
 function scorerLines(s: ScorerReport): string[] {
@@ -30,7 +39,9 @@ function scorerLines(s: ScorerReport): string[] {
       ]),
     );
     lines.push('  confusion matrix (rows: target, columns: predicted)');
-    lines.push(...table([['', ...c.confusion.predicted], ...c.confusion.labels.map((l, i) => [l, ...c.confusion.matrix[i]!.map(String)])], '    '));
+    lines.push(
+      ...table([['', ...c.confusion.predicted], ...c.confusion.labels.map((l, i) => [l, ...c.confusion.matrix[i]!.map(String)])], '    '),
+    );
   }
   return lines;
 }
@@ -43,7 +54,10 @@ export function renderReport(r: RunReport): string {
       ...table(
         r.metrics.map((m) => {
           const extra = m as unknown as Record<string, unknown>;
-          const ci = typeof extra.ci95Low === 'number' && typeof extra.ci95High === 'number' ? `95% CI [${f3(extra.ci95Low)}, ${f3(extra.ci95High)}]` : '';
+          const ci =
+            typeof extra.ci95Low === 'number' && typeof extra.ci95High === 'number'
+              ? `95% CI [${f3(extra.ci95Low)}, ${f3(extra.ci95High)}]`
+              : '';
           return [m.name, f3(m.mean), '±', f3(m.stderr), `n=${m.count}`, ci];
         }),
       ),
@@ -65,9 +79,7 @@ export function renderReport(r: RunReport): string {
     if (list.length === 0) continue;
     out.push(title);
     out.push(
-      ...table(
-        list.map((e) => [`#${e.index}`, e.episodeId, f3(e.score), `answer ${quote(e.answer)}`, `target ${quote(e.target)}`]),
-      ),
+      ...table(list.map((e) => [`#${e.index}`, e.episodeId, f3(e.score), `answer ${quote(e.answer)}`, `target ${quote(e.target)}`])),
     );
     out.push('');
   }

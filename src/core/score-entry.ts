@@ -27,9 +27,7 @@ export interface ScoreEntry {
 }
 
 const isTarget = (v: unknown): v is ScoreTarget =>
-  typeof v === 'string' ||
-  (typeof v === 'number' && Number.isFinite(v)) ||
-  (Array.isArray(v) && v.every((x) => typeof x === 'string'));
+  typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)) || (Array.isArray(v) && v.every((x) => typeof x === 'string'));
 
 /** Whether `v` has the shape of a score entry (a node's `score` output is checked before it reaches a record). */
 export function isScoreEntry(v: unknown): v is ScoreEntry {

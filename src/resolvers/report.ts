@@ -71,7 +71,11 @@ builder.mutationFields((t) => ({
       const config = (args.config ?? undefined) as Record<string, unknown> | undefined;
       prepareScorer(args.scorer, config);
       await assertRunExists(runId, ctx);
-      const { rescore } = await rescoreRun({ runDir: runDirPath(ctx.outputsDir, runId), scorer: args.scorer, ...(config ? { config } : {}) });
+      const { rescore } = await rescoreRun({
+        runDir: runDirPath(ctx.outputsDir, runId),
+        scorer: args.scorer,
+        ...(config ? { config } : {}),
+      });
       return { runId, scorer: rescore.scorer, rescored: rescore.episodes.length, skipped: rescore.skipped.length };
     },
   }),

@@ -4,7 +4,8 @@ import { targetList, type Scorer } from './scorer.js';
 
 export const exactScorer: Scorer = {
   name: 'exact',
-  description: 'Exact match after normalisation (trim, case-fold, collapse whitespace, strip trailing punctuation); a list target accepts any entry.',
+  description:
+    'Exact match after normalisation (trim, case-fold, collapse whitespace, strip trailing punctuation); a list target accepts any entry.',
   config: {},
   needsTarget: true,
   score({ answer, target }) {

@@ -36,9 +36,7 @@ export const numericScorer: Scorer = {
       value: hit === undefined ? 0 : 1,
       extracted: String(got.value),
       explanation:
-        hit === undefined
-          ? `${got.value} is not within tolerance of ${wants.join(' or ')}`
-          : `${got.value} is within tolerance of ${hit}`,
+        hit === undefined ? `${got.value} is not within tolerance of ${wants.join(' or ')}` : `${got.value} is within tolerance of ${hit}`,
     };
   },
 };

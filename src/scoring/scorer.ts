@@ -48,9 +48,7 @@ export function resolveScorerConfig(scorer: Scorer, config: Record<string, unkno
   for (const key of Object.keys(given)) {
     if (!Object.hasOwn(scorer.config, key)) {
       const known = Object.keys(scorer.config);
-      throw new BadInputError(
-        `scorer "${scorer.name}": unknown config key "${key}" (known: ${known.length ? known.join(', ') : 'none'})`,
-      );
+      throw new BadInputError(`scorer "${scorer.name}": unknown config key "${key}" (known: ${known.length ? known.join(', ') : 'none'})`);
     }
   }
   for (const [key, spec] of Object.entries(scorer.config)) {

@@ -88,9 +88,9 @@ export interface RunReport {
   retried: { episodes: number; retries: number };
   /** The first is the primary: the record's first scorer. */
   scorers: ScorerReport[];
-  /** By the primary scorer: lowest first (ties by index). */
+  /** By the primary scorer, episodes scoring below 1: lowest first (ties by index), EXTREMES at most. */
   worst: EpisodeBrief[];
-  /** By the primary scorer: highest first (ties by index). */
+  /** By the primary scorer, episodes scoring above 0: highest first (ties by index), EXTREMES at most. */
   best: EpisodeBrief[];
   /** llm_calls, tokens … per episode where the graph emits them, then `durationMs` and `steps`. */
   perEpisode: CostReport[];
@@ -200,11 +200,15 @@ export function buildReport(summary: RunSummary, rescores: readonly RescoreFile[
   const counted = records.filter((r) => !NOT_SCORED.has(r.status));
   const streams = streamsOf(counted, rescores);
   const primary = streams[0];
-  const ranked = primary
-    ? primary.entries.flatMap((e) => (e.entry ? [brief(e.record, e.entry)] : []))
-    : [];
-  const worst = [...ranked].sort((a, b) => a.score - b.score || a.index - b.index).slice(0, EXTREMES);
-  const best = [...ranked].sort((a, b) => b.score - a.score || a.index - b.index).slice(0, EXTREMES);
+  const ranked = primary ? primary.entries.flatMap((e) => (e.entry ? [brief(e.record, e.entry)] : [])) : [];
+  const worst = ranked
+    .filter((e) => e.score < 1)
+    .sort((a, b) => a.score - b.score || a.index - b.index)
+    .slice(0, EXTREMES);
+  const best = ranked
+    .filter((e) => e.score > 0)
+    .sort((a, b) => b.score - a.score || a.index - b.index)
+    .slice(0, EXTREMES);
   const counts = summary.statusCounts as Record<string, number | undefined>;
   const infra = counts[INFRA_STATUS] ?? 0;
   const retries = records.map((r) => r.metrics.llm_retries).filter((v): v is number => typeof v === 'number' && Number.isFinite(v));

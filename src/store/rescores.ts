@@ -50,7 +50,11 @@ export async function readRescores(runDir: string): Promise<RescoreFile[]> {
   const out: RescoreFile[] = [];
   for (const name of names) {
     const parsed = rescoreFileSchema.safeParse(await readJson<unknown>(join(dir, name)));
-    if (!parsed.success) throw new SummaryInvalidError(join(dir, name), parsed.error.issues.slice(0, 3).map((i) => i.message));
+    if (!parsed.success)
+      throw new SummaryInvalidError(
+        join(dir, name),
+        parsed.error.issues.slice(0, 3).map((i) => i.message),
+      );
     out.push(parsed.data as RescoreFile);
   }
   return out;
