@@ -198,6 +198,7 @@ export class GraphExecutor {
    */
   harvestMetrics(): Record<string, MetricValue> {
     const metrics: Record<string, MetricValue> = {};
+    let scored = false;
     for (const [node, ports] of this.sinkPorts) {
       const last = this.sinks.get(node)!;
       for (const port of ports) {
@@ -205,13 +206,13 @@ export class GraphExecutor {
         const v = last.get(port);
         if (port === 'metrics' && isOutputsObject(v)) {
           for (const [k, x] of Object.entries(v)) if (isScalarMetric(x)) metrics[k] = x;
-        } else if (port === SCORE_PORT) {
-          // The first score stands for the episode: `score` its value, `correct` whether it is 1.
-          const first = scoreEntriesOf(v)[0];
-          if (first) {
-            metrics.score = first.value;
-            metrics.correct = first.value === 1;
-          }
+        } else if (port === SCORE_PORT && scoreEntriesOf(v).length > 0) {
+          // The first score stands for the episode: `score` its value, `correct` whether it is 1. A plain number here stays a metric.
+          if (scored) continue;
+          scored = true;
+          const first = scoreEntriesOf(v)[0]!;
+          metrics.score = first.value;
+          metrics.correct = first.value === 1;
         } else if (isScalarMetric(v)) {
           metrics[port] = v;
         }
