@@ -1,11 +1,11 @@
 /** The score nodeset's handlers: nothing before the answer, then score, metrics and done. */
 import { describe, expect, it } from 'vitest';
 import score from '../../../src/nodesets/score/handlers.js';
-import type { NodeCallArgs } from '../../../src/core/types.js';
+import type { NodeCallArgs, NodeOutputs } from '../../../src/core/types.js';
 
 const ctx = { runSeed: 0, episodeIndex: 0, seed: 0, step: 0, episodeKey: 'k', nodeId: 's' };
 const call = (fn: string, inputs: Record<string, unknown>, config: Record<string, unknown> = {}) =>
-  score.functions![fn]!({ inputs, config, ctx } as NodeCallArgs);
+  score.functions![fn]!({ inputs, config, ctx } as NodeCallArgs) as NodeOutputs;
 
 describe('score nodeset', () => {
   it('has one function per scorer', () => {
