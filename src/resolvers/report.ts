@@ -3,7 +3,7 @@
  * built fresh from the run's files), `Episode.scores` (the record's scores with its
  * rescorings) and the `rescoreRun` mutation.
  */
-import { prepareScorer } from '../scoring/registry.js';
+import { listScorers, prepareScorer } from '../scoring/registry.js';
 import { buildReport, type RunReport } from '../store/report.js';
 import { rescoreRun } from '../store/rescore-run.js';
 import { readRescores, scoresOf } from '../store/rescores.js';
@@ -78,5 +78,32 @@ builder.mutationFields((t) => ({
       });
       return { runId, scorer: rescore.scorer, rescored: rescore.episodes.length, skipped: rescore.skipped.length };
     },
+  }),
+}));
+
+interface ScorerInfo {
+  name: string;
+  description: string;
+  config: Record<string, unknown>;
+}
+
+const ScorerRef = builder.objectRef<ScorerInfo>('Scorer').implement({
+  description: 'A scorer that `score__<name>` nodes and `rescoreRun` use.',
+  fields: (t) => ({
+    name: t.exposeString('name', { description: 'Its name, e.g. `exact`.' }),
+    description: t.exposeString('description', { description: 'What counts as correct.' }),
+    config: t.field({
+      type: 'JSON',
+      description: 'Config keys it understands: key → `{ type, default?, description }`.',
+      resolve: (s) => s.config,
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  scorers: t.field({
+    type: [ScorerRef],
+    description: 'The scorers, by name.',
+    resolve: () => listScorers().map((s) => ({ name: s.name, description: s.description, config: s.config })),
   }),
 }));

@@ -13,6 +13,7 @@ import { DIST_DIR } from '../../src/paths.js';
 import type { RunReport } from '../../src/store/report.js';
 import type { RunSummary } from '../../src/store/types.js';
 import { startServer, type TestServer } from '../app.helpers.js';
+import { resultBytes } from '../eval-process/run-helpers.js';
 
 const CLI = join(DIST_DIR, 'main.js');
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures');
@@ -91,6 +92,16 @@ describe('score nodes in a run', () => {
     expect(report.perEpisode.map((p) => p.metric)).toEqual(['durationMs', 'steps']);
   });
 
+  it('gives the same scores and report with one worker as with two', async () => {
+    const r = await evalctl(['run', 'qa_labels', '--episodes', '8', '--workers', '1', '--outputs', join(tmp, 'out1'), '--json']);
+    expect(r.exitCode).toBe(0);
+    const one = JSON.parse(r.stdout) as RunSummary;
+    expect(resultBytes(one)).toBe(resultBytes(summary));
+    const withoutTiming = ({ runId: _r, perEpisode: _p, ...rest }: RunReport) => rest;
+    const report1 = await readJsonFile<RunReport>(join(tmp, 'out1', 'eval_runs', one.runId, 'report.json'));
+    expect(withoutTiming(report1)).toEqual(withoutTiming(await readJsonFile<RunReport>(join(runDir, 'report.json'))));
+  });
+
   it('evalctl report prints it as text and --json as the file', async () => {
     const text = await evalctl(['report', summary.runId, '--outputs', outputs]);
     expect(text.exitCode).toBe(0);
@@ -156,6 +167,13 @@ describe('rescoring', () => {
       const payload = r.data!.rescoreRun;
       expect(payload).toMatchObject({ scorer: 'f1', rescored: 8, skipped: 0 });
       expect((payload.run.report as RunReport).scorers.map((s) => s.scorer)).toEqual(['exact', 'f1', 'includes']);
+
+      const list = await server.gql('{ scorers { name config } }');
+      expect(list.data!.scorers.map((x: { name: string }) => x.name)).toEqual(['choice', 'exact', 'f1', 'includes', 'numeric', 'pattern']);
+      expect(list.data!.scorers.find((x: { name: string }) => x.name === 'numeric').config.abs_tol).toMatchObject({
+        type: 'number',
+        default: 1e-6,
+      });
 
       const q = await server.gql(`query Q($id: ID!) { run(id: $id) { report episode(index: 6) { scores } } }`, { id: summary.runId });
       expect(q.errors).toBeUndefined();
