@@ -24,6 +24,8 @@ const NOT_SCORED: ReadonlySet<string> = new Set([INFRA_STATUS, 'CANCELLED']);
 const FAILED: ReadonlySet<string> = new Set(['ERROR', 'CRASHED', 'TIMEOUT']);
 /** Per-episode cost metrics, reported when the graph emits them. */
 const COST_METRICS = ['llm_calls', 'prompt_tokens', 'completion_tokens', 'llm_latency_ms', 'llm_retries', 'llm_cache_hits'];
+/** Scorers whose verdict is a class (numeric and f1 measure closeness: a repeated number is no label). */
+const CATEGORICAL_SCORERS: ReadonlySet<string> = new Set(['exact', 'includes', 'pattern', 'choice']);
 /** Episodes listed at each end of the ranking. */
 export const EXTREMES = 5;
 
@@ -149,7 +151,7 @@ function scorerReport(s: Stream): ScorerReport {
     unscored: s.entries.length - scored.length,
   };
   const entries = scored.map((e) => e.entry);
-  if (looksLikeLabels(entries)) out.classification = classify(entries);
+  if (CATEGORICAL_SCORERS.has(s.scorer) && looksLikeLabels(entries)) out.classification = classify(entries);
   return out;
 }
 

@@ -166,7 +166,12 @@ describe('rescoring', () => {
       expect(r.errors).toBeUndefined();
       const payload = r.data!.rescoreRun;
       expect(payload).toMatchObject({ scorer: 'f1', rescored: 8, skipped: 0 });
-      expect((payload.run.report as RunReport).scorers.map((s) => s.scorer)).toEqual(['exact', 'f1', 'includes']);
+      // A closeness score (f1) gets no confusion matrix; class verdicts (exact, includes) do.
+      expect((payload.run.report as RunReport).scorers.map((s) => [s.scorer, Boolean(s.classification)])).toEqual([
+        ['exact', true],
+        ['f1', false],
+        ['includes', true],
+      ]);
 
       const list = await server.gql('{ scorers { name config } }');
       expect(list.data!.scorers.map((x: { name: string }) => x.name)).toEqual(['choice', 'exact', 'f1', 'includes', 'numeric', 'pattern']);
