@@ -7,14 +7,15 @@ import { listScorers, prepareScorer } from '../scoring/registry.js';
 import { buildReport, type RunReport } from '../store/report.js';
 import { rescoreRun } from '../store/rescore-run.js';
 import { readRescores, scoresOf } from '../store/rescores.js';
-import { runDirPath } from '../store/run-dir.js';
+import { isValidRunId, runDirPath } from '../store/run-dir.js';
 import { builder } from './builder.js';
 import { EpisodeRef, RunRef } from './refs.js';
 import { loadRun, loadSummary } from './run-source.js';
 import type { RunSource } from './run-source.js';
 import { assertRunExists } from './run.js';
 
-const rescoresOf = (outputsDir: string, runId: string) => readRescores(runDirPath(outputsDir, runId));
+/** The run's rescorings; none for an id that names no run directory. */
+const rescoresOf = async (outputsDir: string, runId: string) => (isValidRunId(runId) ? readRescores(runDirPath(outputsDir, runId)) : []);
 
 builder.objectField(RunRef, 'report', (t) =>
   t.field({
