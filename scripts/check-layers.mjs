@@ -3,7 +3,7 @@
 import madge from 'madge';
 
 const LAYERS = [
-  ['errors.ts', 'paths.ts', 'statuses.ts', 'core/'],
+  ['errors.ts', 'paths.ts', 'statuses.ts', 'core/', 'scoring/'],
   ['datasets/', 'graph/', 'host/', 'nodeset-registry/', 'nodesets/'],
   ['spec/'],
   ['store/'],

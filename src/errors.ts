@@ -23,6 +23,8 @@ export const ERROR_CODES = {
   QUEUE_FULL: { kind: 'request', public: true },
   UNAUTHENTICATED: { kind: 'request', public: true },
   CONFLICT: { kind: 'request', public: true },
+  /** A scorer name nobody registered (the message lists the known ones). */
+  UNKNOWN_SCORER: { kind: 'input', public: true },
   STORAGE_FULL: { kind: 'storage', public: true },
   STORAGE_READ_ONLY: { kind: 'storage', public: true },
   RUN_DIR_MISSING: { kind: 'storage', public: false },

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `evalctl`: serve, run, episode, graphs, nodesets, datasets, validate.
+ * `evalctl`: serve, run, episode, graphs, nodesets, datasets, validate, report, rescore.
  * Each subcommand lives in src/cli/<name>.ts and exports `run(argv): Promise<number>` (the exit code).
  */
 import { errorMessage, isInputFault } from './errors.js';
@@ -13,6 +13,8 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run(argv
   nodesets: { summary: 'list the nodesets', load: () => import('./cli/nodesets.js') },
   datasets: { summary: 'list the datasets, or show one with a preview', load: () => import('./cli/datasets.js') },
   validate: { summary: 'validate a graph file', load: () => import('./cli/validate.js') },
+  report: { summary: "rebuild and print a run's evaluation report", load: () => import('./cli/report.js') },
+  rescore: { summary: "score a run's stored answers again with another scorer", load: () => import('./cli/rescore.js') },
 };
 
 function usage(): string {

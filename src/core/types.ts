@@ -3,6 +3,7 @@
  * interface of JS/TS nodesets and the host protocol's messages.
  */
 import type { EpisodeStatus } from '../statuses.js';
+import type { ScoreEntry } from './score-entry.js';
 
 // ---------------------------------------------------------------- graphs
 
@@ -253,6 +254,8 @@ export interface ExecutorResult {
   assets: AssetRef[];
   /** Why it crashed (a host died) or aborted, when it did. */
   error?: string;
+  /** Score entries received on graphOut ports named `score` (graphOuts in spec order); absent when none. */
+  scores?: ScoreEntry[];
 }
 
 /** A node type resolved to something callable. */

@@ -360,6 +360,7 @@ function buildRecord(p: RecordParts): EpisodeRecord {
   if (p.load?.cluster !== undefined) record.cluster = p.load.cluster;
   if (p.outcome.error !== undefined) record.error = p.outcome.error;
   if (r && r.nodeErrors.length > 0) record.nodeErrors = r.nodeErrors;
+  if (r?.scores) record.scores = r.scores;
   return orderKeys(record);
 }
 
@@ -383,6 +384,7 @@ const RECORD_KEY_ORDER: (keyof EpisodeRecord)[] = [
   'error',
   'nodeErrors',
   'assets',
+  'scores',
 ];
 
 function orderKeys(r: EpisodeRecord): EpisodeRecord {

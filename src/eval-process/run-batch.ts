@@ -17,6 +17,7 @@ import type { RunStatus } from '../statuses.js';
 import { readJson, writeJsonAtomic } from '../store/atomic.js';
 import { SpecInvalidError } from '../spec/spec-errors.js';
 import { FILES, readSharedUrls, readSpec, readSummary, touchDone, writeSummary } from '../store/run-dir.js';
+import { writeReport } from '../store/report.js';
 import type { EpisodeRecord, RunSpec, RunSummary, SharedUrls } from '../store/types.js';
 import { storageCodeOf } from '../store/storage-fault.js';
 import { BatchEvalRunner, type EnvPanelTarget, type StepListener } from './batch-eval-runner.js';
@@ -165,6 +166,8 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     registry?.close();
   }
   const final = emit(await summary.finish(status, error));
+  // Before _DONE, so whoever waits for the run finds its report; a report that cannot be built does not fail the run.
+  await writeReport(runDir, final).catch((err: unknown) => log(`report.json not written: ${errorMessage(err)}`));
   await touchDone(runDir);
   return final;
 }

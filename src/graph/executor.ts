@@ -19,6 +19,7 @@ import {
   type NodeOutputs,
   type ResolvedNodeType,
 } from '../core/types.js';
+import { isScoreEntry, type ScoreEntry } from '../core/score-entry.js';
 
 /** nodeset name → URL of the host this episode must use (a worker's tagged host). */
 export type UrlOverrides = ReadonlyMap<string, string> | Readonly<Record<string, string>>;
@@ -94,6 +95,14 @@ const isOutputsObject = (v: unknown): v is NodeOutputs => typeof v === 'object' 
 
 const isScalarMetric = (v: unknown): v is MetricValue =>
   typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+
+/** The graphOut port whose score objects become the record's `scores`. */
+export const SCORE_PORT = 'score';
+
+/** Score objects on a `score` port: one, or a list; anything not shaped like a score is ignored. */
+function scoreEntriesOf(v: unknown): ScoreEntry[] {
+  return (Array.isArray(v) ? v : [v]).filter(isScoreEntry);
+}
 
 function abortReason(signal: AbortSignal): string {
   const r: unknown = signal.reason;
@@ -189,6 +198,7 @@ export class GraphExecutor {
    */
   harvestMetrics(): Record<string, MetricValue> {
     const metrics: Record<string, MetricValue> = {};
+    let scored = false;
     for (const [node, ports] of this.sinkPorts) {
       const last = this.sinks.get(node)!;
       for (const port of ports) {
@@ -196,12 +206,28 @@ export class GraphExecutor {
         const v = last.get(port);
         if (port === 'metrics' && isOutputsObject(v)) {
           for (const [k, x] of Object.entries(v)) if (isScalarMetric(x)) metrics[k] = x;
+        } else if (port === SCORE_PORT && scoreEntriesOf(v).length > 0) {
+          // The first score stands for the episode: `score` its value, `correct` whether it is 1. A plain number here stays a metric.
+          if (scored) continue;
+          scored = true;
+          const first = scoreEntriesOf(v)[0]!;
+          metrics.score = first.value;
+          metrics.correct = first.value === 1;
         } else if (isScalarMetric(v)) {
           metrics[port] = v;
         }
       }
     }
     return metrics;
+  }
+
+  /** Score entries as of now: each graphOut's `score` port (a score object or a list of them), graphOuts in spec order. */
+  harvestScores(): ScoreEntry[] {
+    const scores: ScoreEntry[] = [];
+    for (const [node, ports] of this.sinkPorts) {
+      if (ports.includes(SCORE_PORT)) scores.push(...scoreEntriesOf(this.sinks.get(node)!.get(SCORE_PORT)));
+    }
+    return scores;
   }
 
   /** Runs the episode to its end. Resolves in every ending; rejects only if a callback throws. */
@@ -249,6 +275,8 @@ export class GraphExecutor {
       nodeErrors: [...this.errors],
       assets: [...this.assetRefs],
     };
+    const scores = this.harvestScores();
+    if (scores.length > 0) out.scores = scores;
     if (ending === 'error' && error === undefined) {
       error = this.errors.map((e) => `node "${e.nodeId}" failed at step ${e.step}: ${e.message}`).join('; ');
     }

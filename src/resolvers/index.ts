@@ -11,6 +11,7 @@ import './nodeset.js';
 import './resources.js';
 import './play.js';
 import './dataset.js';
+import './report.js';
 
 let schema: GraphQLSchema | undefined;
 

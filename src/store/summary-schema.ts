@@ -31,6 +31,19 @@ const metricAggregateSchema = z.object({
   max: number,
 });
 
+const scoreTargetSchema = z.union([z.string(), z.number(), z.array(z.string())]);
+export const scoreEntrySchema = z.object({
+  scorer: z.string(),
+  value: z.number().min(0).max(1),
+  answer: z.string().nullable(),
+  extracted: z.string().nullable(),
+  target: scoreTargetSchema.nullable(),
+  choices: z.array(z.string()).optional(),
+  explanation: z.string(),
+  config: z.record(z.string(), z.unknown()).optional(),
+  rescored: z.boolean().optional(),
+});
+
 export const episodeRecordSchema = z.object({
   index: count,
   episodeId: z.string(),
@@ -51,6 +64,7 @@ export const episodeRecordSchema = z.object({
   error: z.string().optional(),
   nodeErrors: z.array(z.object({ nodeId: z.string(), step: z.number(), message: z.string() })).optional(),
   assets: z.array(z.object({ name: z.string(), mime: z.string(), bytes: z.number(), nodeId: z.string(), step: z.number() })),
+  scores: z.array(scoreEntrySchema).optional(),
 });
 
 /** Everything but the episode records, which are checked one by one (a watcher checks only new ones). */

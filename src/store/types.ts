@@ -4,6 +4,9 @@
  */
 import type { EpisodeStatus, RunStatus } from '../statuses.js';
 import type { AssetRef, MetricValue, NodeErrorEntry } from '../core/types.js';
+import type { ScoreEntry } from '../core/score-entry.js';
+
+export type { ScoreEntry, ScoreTarget } from '../core/score-entry.js';
 
 /** spec.json: its schema, fields, defaults and limits are in spec/run-spec.ts. */
 export type { RunSpec } from '../spec/run-spec.js';
@@ -36,6 +39,8 @@ export interface EpisodeRecord {
   error?: string;
   nodeErrors?: NodeErrorEntry[];
   assets: AssetRef[];
+  /** Scores from graphOut ports named `score`, one per scorer (absent when the graph scores nothing). */
+  scores?: ScoreEntry[];
 }
 
 export interface MetricAggregate {

@@ -62,6 +62,7 @@ describe('evalctl run', () => {
       '_DONE',
       'episodes',
       'graph.json',
+      'report.json',
       'spec.json',
       'stderr.log',
       'stdout.log',

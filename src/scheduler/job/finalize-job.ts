@@ -10,6 +10,7 @@ import { CodedError, errorMessage } from '../../errors.js';
 import { isTerminalRunStatus } from '../../statuses.js';
 import { catalogRunFromSummary } from '../../store/catalog.js';
 import { isDone, readSummary, touchDone, writeSummary } from '../../store/run-dir.js';
+import { writeReport } from '../../store/report.js';
 import { describeStorage, isStorageCode, storageCodeOf, storageCodeOfExit, type StorageCode } from '../../store/storage-fault.js';
 import type { RunSummary } from '../../store/types.js';
 import type { Job, JobContext } from './job.js';
@@ -61,6 +62,8 @@ export async function finalizeJob(job: Job, ctx: JobContext): Promise<RunSummary
     summary.seq += 1;
     try {
       await writeSummary(job.runDir, summary);
+      // The eval process ended before it could write its report: the one here covers the episodes it finished.
+      await writeReport(job.runDir, summary).catch((err: unknown) => ctx.log.warn(`run ${job.runId}: report.json: ${errorMessage(err)}`));
     } catch (err) {
       summaryOnDisk = false;
       writeFault = storageCodeOf(err, job.runDir);

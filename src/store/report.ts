@@ -1,0 +1,242 @@
+/**
+ * The evaluation report of a run (`report.json`): metrics with their error bars, the rate of
+ * each ending and of infrastructure failures, per scorer the mean and (for label targets) the
+ * classification table and confusion matrix, the worst and best episodes, and cost per
+ * episode. Built from summary.json and the rescorings, in episode-index order only, so equal
+ * runs give equal reports whatever their worker count.
+ */
+import { join } from 'node:path';
+import { classify, looksLikeLabels, type ClassificationReport } from '../scoring/classification.js';
+import type { EpisodeStatus } from '../statuses.js';
+import { summarizeValues } from './aggregate.js';
+import { writeJsonAtomic } from './atomic.js';
+import { readRescores, type RescoreFile } from './rescores.js';
+import { readSummary } from './run-dir.js';
+import type { EpisodeRecord, MetricAggregate, RunSummary, ScoreEntry, ScoreTarget } from './types.js';
+
+export const REPORT_FILE = 'report.json';
+
+/** An infrastructure failure (a model endpoint that never answered): reported apart, never a wrong answer. */
+export const INFRA_STATUS = 'INFRA_ERROR';
+/** Endings whose episodes are left out of the scores: not the agent's doing. */
+const NOT_SCORED: ReadonlySet<string> = new Set([INFRA_STATUS, 'CANCELLED']);
+/** Endings that count as failed episodes. */
+const FAILED: ReadonlySet<string> = new Set(['ERROR', 'CRASHED', 'TIMEOUT']);
+/** Per-episode cost metrics, reported when the graph emits them. */
+const COST_METRICS = ['llm_calls', 'prompt_tokens', 'completion_tokens', 'llm_latency_ms', 'llm_retries', 'llm_cache_hits'];
+/** Scorers whose verdict is a class (numeric and f1 measure closeness: a repeated number is no label). */
+const CATEGORICAL_SCORERS: ReadonlySet<string> = new Set(['exact', 'includes', 'pattern', 'choice']);
+/** Episodes listed at each end of the ranking. */
+export const EXTREMES = 5;
+
+export interface EndingRate {
+  status: string;
+  count: number;
+  /** count ÷ episodes done. */
+  rate: number;
+}
+
+export interface ScorerReport {
+  scorer: string;
+  /** True for a rescoring made after the run. */
+  rescored: boolean;
+  config?: Record<string, unknown>;
+  /** Episodes scored (INFRA_ERROR and CANCELLED episodes left out). */
+  count: number;
+  mean: number | null;
+  stderr: number | null;
+  /** Episodes scoring 1. */
+  correct: number;
+  /** correct ÷ count. */
+  accuracy: number | null;
+  /** Episodes that ended without a score (no answer), among those counted for scoring. */
+  unscored: number;
+  /** Present when the targets are labels. */
+  classification?: ClassificationReport;
+}
+
+export interface EpisodeBrief {
+  index: number;
+  episodeId: string;
+  status: EpisodeStatus;
+  score: number;
+  answer: string | null;
+  extracted: string | null;
+  target: ScoreTarget | null;
+  explanation: string;
+}
+
+export interface CostReport {
+  metric: string;
+  /** Mean per episode over the episodes that report it. */
+  mean: number;
+  total: number;
+  count: number;
+}
+
+export interface RunReport {
+  runId: string;
+  graphName: string;
+  status: RunSummary['status'];
+  episodeCount: number;
+  episodesDone: number;
+  /** The run's aggregates as summary.json has them (mean, stderr, and whatever error bars it carries). */
+  metrics: MetricAggregate[];
+  endings: EndingRate[];
+  infrastructureFailures: { count: number; rate: number };
+  /** ERROR, CRASHED and TIMEOUT episodes. */
+  failed: number;
+  /** Episodes with llm_retries > 0, and the retries summed (0 when the graph reports none). */
+  retried: { episodes: number; retries: number };
+  /** The first is the primary: the record's first scorer. */
+  scorers: ScorerReport[];
+  /** By the primary scorer, episodes scoring below 1: lowest first (ties by index), EXTREMES at most. */
+  worst: EpisodeBrief[];
+  /** By the primary scorer, episodes scoring above 0: highest first (ties by index), EXTREMES at most. */
+  best: EpisodeBrief[];
+  /** llm_calls, tokens … per episode where the graph emits them, then `durationMs` and `steps`. */
+  perEpisode: CostReport[];
+}
+
+const rate = (n: number, d: number): number => (d === 0 ? 0 : n / d);
+const finiteOrNull = (v: number): number | null => (Number.isFinite(v) ? v : null);
+
+interface Stream {
+  scorer: string;
+  rescored: boolean;
+  config?: Record<string, unknown>;
+  /** Per counted record (index order): its entry or undefined. */
+  entries: Array<{ record: EpisodeRecord; entry: ScoreEntry | undefined }>;
+}
+
+/** The score streams: the records' own entries by position (named after the first scorer seen there), then each rescoring. */
+function streamsOf(records: readonly EpisodeRecord[], rescores: readonly RescoreFile[]): Stream[] {
+  const width = Math.max(0, ...records.map((r) => r.scores?.length ?? 0));
+  const streams: Stream[] = [];
+  for (let k = 0; k < width; k++) {
+    const first = records.find((r) => r.scores?.[k])!.scores![k]!;
+    streams.push({
+      scorer: first.scorer,
+      rescored: false,
+      ...(first.config ? { config: first.config } : {}),
+      entries: records.map((record) => ({ record, entry: record.scores?.[k] })),
+    });
+  }
+  for (const f of rescores) {
+    const byIndex = new Map(f.episodes.map((e) => [e.index, e.score]));
+    streams.push({
+      scorer: f.scorer,
+      rescored: true,
+      ...(Object.keys(f.config).length ? { config: f.config } : {}),
+      entries: records.map((record) => ({ record, entry: byIndex.get(record.index) })),
+    });
+  }
+  return streams;
+}
+
+function scorerReport(s: Stream): ScorerReport {
+  const scored = s.entries.filter((e): e is { record: EpisodeRecord; entry: ScoreEntry } => e.entry !== undefined);
+  const values = scored.map((e) => e.entry.value);
+  const agg = values.length ? summarizeValues(s.scorer, values) : undefined;
+  const correct = values.filter((v) => v === 1).length;
+  const out: ScorerReport = {
+    scorer: s.scorer,
+    rescored: s.rescored,
+    ...(s.config ? { config: s.config } : {}),
+    count: values.length,
+    mean: agg ? finiteOrNull(agg.mean) : null,
+    stderr: agg ? finiteOrNull(agg.stderr) : null,
+    correct,
+    accuracy: values.length ? correct / values.length : null,
+    unscored: s.entries.length - scored.length,
+  };
+  const entries = scored.map((e) => e.entry);
+  if (CATEGORICAL_SCORERS.has(s.scorer) && looksLikeLabels(entries)) out.classification = classify(entries);
+  return out;
+}
+
+function brief(record: EpisodeRecord, e: ScoreEntry): EpisodeBrief {
+  return {
+    index: record.index,
+    episodeId: record.episodeId,
+    status: record.status,
+    score: e.value,
+    answer: e.answer,
+    extracted: e.extracted,
+    target: e.target,
+    explanation: e.explanation,
+  };
+}
+
+function costs(records: readonly EpisodeRecord[]): CostReport[] {
+  const out: CostReport[] = [];
+  const add = (metric: string, values: number[]) => {
+    if (values.length === 0) return;
+    const total = values.reduce((a, b) => a + b, 0);
+    out.push({ metric, mean: total / values.length, total, count: values.length });
+  };
+  for (const m of COST_METRICS) {
+    add(
+      m,
+      records.flatMap((r) => {
+        const v = r.metrics[m];
+        return typeof v === 'number' && Number.isFinite(v) ? [v] : [];
+      }),
+    );
+  }
+  add(
+    'durationMs',
+    records.map((r) => r.durationMs),
+  );
+  add(
+    'steps',
+    records.map((r) => r.steps),
+  );
+  return out;
+}
+
+/** The report of `summary` with its rescorings. */
+export function buildReport(summary: RunSummary, rescores: readonly RescoreFile[] = []): RunReport {
+  const records = [...summary.episodes].sort((a, b) => a.index - b.index);
+  const done = records.length;
+  const counted = records.filter((r) => !NOT_SCORED.has(r.status));
+  const streams = streamsOf(counted, rescores);
+  const primary = streams[0];
+  const ranked = primary ? primary.entries.flatMap((e) => (e.entry ? [brief(e.record, e.entry)] : [])) : [];
+  const worst = ranked
+    .filter((e) => e.score < 1)
+    .sort((a, b) => a.score - b.score || a.index - b.index)
+    .slice(0, EXTREMES);
+  const best = ranked
+    .filter((e) => e.score > 0)
+    .sort((a, b) => b.score - a.score || a.index - b.index)
+    .slice(0, EXTREMES);
+  const counts = summary.statusCounts as Record<string, number | undefined>;
+  const infra = counts[INFRA_STATUS] ?? 0;
+  const retries = records.map((r) => r.metrics.llm_retries).filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
+  return {
+    runId: summary.runId,
+    graphName: summary.graphName,
+    status: summary.status,
+    episodeCount: summary.episodeCount,
+    episodesDone: summary.episodesDone,
+    metrics: summary.aggregateMetrics,
+    endings: Object.keys(counts)
+      .sort()
+      .map((status) => ({ status, count: counts[status] ?? 0, rate: rate(counts[status] ?? 0, done) })),
+    infrastructureFailures: { count: infra, rate: rate(infra, done) },
+    failed: records.filter((r) => FAILED.has(r.status)).length,
+    retried: { episodes: retries.filter((v) => v > 0).length, retries: retries.reduce((a, b) => a + b, 0) },
+    scorers: streams.map(scorerReport),
+    worst,
+    best,
+    perEpisode: costs(records),
+  };
+}
+
+/** Builds the run's report from its files and writes `report.json` (atomically); returns it. */
+export async function writeReport(runDir: string, summary?: RunSummary): Promise<RunReport> {
+  const report = buildReport(summary ?? (await readSummary(runDir)), await readRescores(runDir));
+  await writeJsonAtomic(join(runDir, REPORT_FILE), report);
+  return report;
+}
