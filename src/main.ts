@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `evalctl`: serve, run, episode, graphs, nodesets, validate.
+ * `evalctl`: serve, run, episode, graphs, nodesets, validate, export.
  * Each subcommand lives in src/cli/<name>.ts and exports `run(argv): Promise<number>` (the exit code).
  */
 import { errorMessage, isInputFault } from './errors.js';
@@ -12,6 +12,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run(argv
   graphs: { summary: 'list the graphs', load: () => import('./cli/graphs.js') },
   nodesets: { summary: 'list the nodesets', load: () => import('./cli/nodesets.js') },
   validate: { summary: 'validate a graph file', load: () => import('./cli/validate.js') },
+  export: { summary: "export a run's episodes (CSV, JSONL), summary (JSON) or directory (tar.gz)", load: () => import('./cli/export.js') },
 };
 
 function usage(): string {
