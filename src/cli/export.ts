@@ -5,6 +5,7 @@
  */
 import { createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BadInputError, NotFoundError } from '../errors.js';
 import { EXPORT_FORMATS, exportStream, type ExportFormat } from '../export/run-export.js';
@@ -46,7 +47,7 @@ export async function run(argv: string[]): Promise<number> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError(`run ${runId} (in ${dir})`);
     throw err;
   }
-  let body;
+  let body: Readable;
   try {
     body = await exportStream(dir, format);
   } catch (err) {

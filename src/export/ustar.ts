@@ -7,6 +7,7 @@
  * is still a valid tar.
  */
 import { createReadStream } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -87,7 +88,7 @@ export async function listTree(root: string, base: string): Promise<TarEntry[]> 
     const names = (await readdir(dir)).sort();
     for (const n of names) {
       const path = join(dir, n);
-      let st;
+      let st: Stats;
       try {
         st = await lstat(path);
       } catch {

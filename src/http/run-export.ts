@@ -3,6 +3,7 @@
  * `.tar.gz` (the whole run directory), streamed from disk as the client reads them.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BadInputError } from '../errors.js';
 import { EXPORT_TYPES, exportStream, type ExportFormat } from '../export/run-export.js';
@@ -32,7 +33,7 @@ export async function serveExport(req: IncomingMessage, res: ServerResponse, run
   if (!(await runs.exists(runId))) return sendError(res, 404, 'NOT_FOUND', `run ${runId} not found`);
   const abort = new AbortController();
   res.once('close', () => abort.abort());
-  let body;
+  let body: Readable;
   try {
     body = await exportStream(dir, format, abort.signal);
   } catch (err) {
