@@ -227,8 +227,9 @@ class Client:
                     if bar is None:
                         bar = tqdm(total=state["episodeCount"], desc=run_id, unit="ep")
                     bar.update(state["episodesDone"] - bar.n)
-                    means = {m["name"]: round(m["mean"], 4) for m in state["aggregateMetrics"][:3] if m["mean"] is not None}
-                    bar.set_postfix(status=state["status"].lower(), **means)
+                    postfix = {"status": state["status"].lower()}
+                    postfix.update((m["name"], round(m["mean"], 4)) for m in state["aggregateMetrics"][:3] if m["mean"] is not None)
+                    bar.set_postfix(postfix)
                 if on_update is not None:
                     on_update(state)
                 last = state
