@@ -10,6 +10,8 @@ import { episodeRecordSchema, parseSummaryText } from './summary-schema.js';
 import type { EpisodeRecord } from './types.js';
 
 const EPISODE_DIR = /^ep(\d{4,7})$/;
+/** episode.json files read ahead of the record being handed out. */
+const READ_AHEAD = 16;
 
 /** The indexes of the episode folders under `episodes/`, ascending (ep10000 sorts after ep9999). */
 export async function episodeIndexes(runDir: string): Promise<number[]> {
@@ -38,15 +40,19 @@ const dirName = (index: number): string => `ep${String(index).padStart(4, '0')}`
  */
 export async function* episodeRecords(runDir: string): AsyncGenerator<EpisodeRecord & Record<string, unknown>> {
   const indexes = await episodeIndexes(runDir);
+  const read = (index: number): Promise<unknown> =>
+    readFile(join(runDir, FILES.episodes, dirName(index), 'episode.json'), 'utf8').then(
+      (text) => JSON.parse(text) as unknown,
+      () => undefined,
+    );
+  // A few reads in flight ahead of the one yielded: the disk works while the caller writes, and memory holds at most READ_AHEAD records.
+  const ahead: Array<Promise<unknown>> = [];
+  let next = 0;
   let found = 0;
-  for (const index of indexes) {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(await readFile(join(runDir, FILES.episodes, dirName(index), 'episode.json'), 'utf8'));
-    } catch {
-      continue;
-    }
-    if (!episodeRecordSchema.safeParse(raw).success) continue;
+  while (next < indexes.length || ahead.length > 0) {
+    while (ahead.length < READ_AHEAD && next < indexes.length) ahead.push(read(indexes[next++]!).catch(() => undefined));
+    const raw = await ahead.shift()!;
+    if (raw === undefined || !episodeRecordSchema.safeParse(raw).success) continue;
     found += 1;
     yield raw as EpisodeRecord & Record<string, unknown>;
   }
