@@ -14,9 +14,15 @@ import { startServer, type TestServer } from '../app.helpers.js';
 
 const TOKEN = 'py-client-token';
 // No index, no user config, no cache, no bytecode in the source tree: pip must manage with what the venv has.
-const PIP_ENV = { PIP_NO_INDEX: '1', PIP_CONFIG_FILE: '/dev/null', PIP_NO_CACHE_DIR: '1', PIP_DISABLE_PIP_VERSION_CHECK: '1', PYTHONDONTWRITEBYTECODE: '1' };
+const PIP_ENV = {
+  PIP_NO_INDEX: '1',
+  PIP_CONFIG_FILE: '/dev/null',
+  PIP_NO_CACHE_DIR: '1',
+  PIP_DISABLE_PIP_VERSION_CHECK: '1',
+  PYTHONDONTWRITEBYTECODE: '1',
+};
 
-const SCRIPT = String.raw`
+const SCRIPT = `
 import json, sys
 import batch_eval
 from batch_eval import Client, BatchEvalError, NotFoundError, BadInputError, UnauthenticatedError
