@@ -125,13 +125,13 @@ class Client:
         except (urllib.error.URLError, socket.timeout, ConnectionError, HTTPException) as err:
             raise ConnectionFailedError("cannot reach %s: %s" % (self.url, getattr(err, "reason", err))) from None
 
-    def graphql(self, query, variables=None):
+    def graphql(self, query, variables=None, timeout=None):
         """Runs a GraphQL query or mutation; returns its `data`, raises BatchEvalError (with the server's code) on errors."""
         body = json.dumps({"query": query, "variables": variables or {}}).encode("utf-8")
         request = urllib.request.Request(
             self.url + "/graphql", data=body, method="POST", headers=self._headers({"Content-Type": "application/json"})
         )
-        with self._open(request) as response:
+        with self._open(request, timeout) as response:
             payload = json.loads(response.read().decode("utf-8"))
         if payload.get("errors"):
             raise error_from(payload["errors"])
@@ -156,8 +156,11 @@ class Client:
         for name, value in given.items():
             if value is not None:
                 run_input[_camel(name)] = value
+        # A submit that waits for room in a full queue answers only then: the read may take that long.
+        wait = run_input.get("waitForRoomSec")
+        timeout = max(self.timeout, float(wait) + 30) if isinstance(wait, (int, float)) else None
         data = self.graphql(
-            "mutation Start($input: StartEvalInput!) { startEval(input: $input) { runId status } }", {"input": run_input}
+            "mutation Start($input: StartEvalInput!) { startEval(input: $input) { runId status } }", {"input": run_input}, timeout
         )
         return data["startEval"]["runId"]
 
