@@ -1,15 +1,23 @@
 #!/usr/bin/env python3
-"""Follow a batch-eval run live from a notebook or a terminal, with the Python standard library only.
+"""Follow a batch-eval run live from a notebook or a terminal, with the batch_eval client.
 
-It subscribes to `runProgress` over Server-Sent Events (a POST to /graphql with
-`Accept: text/event-stream`), prints a line at every episode boundary and returns the final
-state once the run has ended.
+The client (clients/python, standard library only) subscribes to `runProgress` over
+Server-Sent Events; this script prints a line at every episode boundary and returns the final
+state once the run has ended. Install the client with `pip install ./clients/python`; run from
+a checkout, this script finds it there without installing.
 
 In a notebook cell:
 
     from notebook_feed import follow
     final = follow("http://127.0.0.1:4000/graphql", "20261130_101500")
     final["aggregateMetrics"]
+
+or with the client itself:
+
+    from batch_eval import Client
+    client = Client("http://127.0.0.1:4000")
+    final = client.follow("20261130_101500")      # a tqdm bar when tqdm is installed
+    df = client.episodes("20261130_101500")       # a DataFrame when pandas is installed
 
 From a shell:
 
@@ -21,74 +29,14 @@ A server started with EVAL_API_TOKEN needs the same token: --token or the enviro
 """
 
 import argparse
-import json
 import os
 import sys
-import urllib.error
-import urllib.request
 
-QUERY = """
-subscription Follow($id: ID!) {
-  runProgress(id: $id) {
-    id status seq graphName episodesDone episodeCount
-    aggregateMetrics { name mean stderr count }
-    statusCounts { status count }
-    error { code message }
-  }
-}
-"""
-
-TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "ABORTED"}
-
-
-class FeedError(Exception):
-    """The server answered with GraphQL errors (e.g. NOT_FOUND) or an HTTP error."""
-
-
-def sse_events(response):
-    """Yields (event, data) pairs from a text/event-stream response, as they arrive."""
-    event, data = "message", []
-    for raw in response:
-        line = raw.decode("utf-8").rstrip("\r\n")
-        if line == "":
-            if data:
-                yield event, "\n".join(data)
-            event, data = "message", []
-        elif line.startswith(":"):
-            continue  # keep-alive comment
-        else:
-            field, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if field == "event":
-                event = value
-            elif field == "data":
-                data.append(value)
-    if data:
-        yield event, "\n".join(data)
-
-
-def subscribe(url, run_id, token=None, timeout=3600):
-    """Yields each state of the run, from its state now to its terminal state."""
-    body = json.dumps({"query": QUERY, "variables": {"id": run_id}}).encode("utf-8")
-    headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
-    if token:
-        headers["Authorization"] = "Bearer " + token
-    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
-    try:
-        response = urllib.request.urlopen(request, timeout=timeout)
-    except urllib.error.HTTPError as err:
-        raise FeedError("HTTP %d: %s" % (err.code, err.read().decode("utf-8", "replace"))) from None
-    with response:
-        for event, data in sse_events(response):
-            if event == "complete":
-                return
-            if event != "next":
-                continue
-            payload = json.loads(data)
-            if payload.get("errors"):
-                messages = ["%s (%s)" % (e.get("message"), (e.get("extensions") or {}).get("code")) for e in payload["errors"]]
-                raise FeedError("; ".join(messages))
-            yield payload["data"]["runProgress"]
+try:
+    import batch_eval
+except ImportError:  # not installed: the copy in this checkout
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "clients", "python"))
+    import batch_eval
 
 
 def describe(state):
@@ -100,15 +48,16 @@ def describe(state):
 
 def follow(url, run_id, token=None, on_update=print):
     """Follows the run to its end, calling on_update with a line at every change; returns the final state."""
-    last, seen = None, None
-    for state in subscribe(url, run_id, token or os.environ.get("EVAL_API_TOKEN")):
+    client = batch_eval.Client(url, token=token or os.environ.get("EVAL_API_TOKEN"))
+    seen = []
+
+    def update(state):
         key = (state["status"], state["episodesDone"])
-        if key != seen and on_update is not None:
+        if (not seen or key != seen[-1]) and on_update is not None:
             on_update(describe(state))
-        seen, last = key, state
-        if state["status"] in TERMINAL:
-            break
-    return last
+        seen.append(key)
+
+    return client.follow(run_id, progress=False, on_update=update)
 
 
 def main(argv=None):
@@ -119,7 +68,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         final = follow(args.url, args.run, args.token, on_update=lambda line: print(line, flush=True))
-    except (FeedError, urllib.error.URLError) as err:
+    except batch_eval.BatchEvalError as err:
         print("notebook_feed: %s" % err, file=sys.stderr)
         return 2
     if final is None:

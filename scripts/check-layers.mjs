@@ -7,6 +7,7 @@ const LAYERS = [
   ['datasets/', 'graph/', 'host/', 'nodeset-registry/', 'nodesets/'],
   ['spec/'],
   ['store/'],
+  ['export/'],
   ['eval-process/'],
   ['scheduler/'],
   ['resolvers/', 'http/'],

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `evalctl`: serve, run, episode, graphs, nodesets, datasets, validate, report, rescore.
+ * `evalctl`: the subcommands in COMMANDS below.
  * Each subcommand lives in src/cli/<name>.ts and exports `run(argv): Promise<number>` (the exit code).
  */
 import { errorMessage, isInputFault } from './errors.js';
@@ -15,6 +15,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run(argv
   validate: { summary: 'validate a graph file', load: () => import('./cli/validate.js') },
   report: { summary: "rebuild and print a run's evaluation report", load: () => import('./cli/report.js') },
   rescore: { summary: "score a run's stored answers again with another scorer", load: () => import('./cli/rescore.js') },
+  export: { summary: "export a run's episodes (CSV, JSONL), summary (JSON) or directory (tar.gz)", load: () => import('./cli/export.js') },
 };
 
 function usage(): string {

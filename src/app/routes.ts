@@ -1,11 +1,12 @@
 /**
  * HTTP routing with the access checks in front: /healthz, /graphql (yoga, after the Host,
- * Origin, token and simple-request checks), episode assets, and the dashboard's files.
+ * Origin, token and simple-request checks), episode assets, run exports, and the dashboard's files.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CSRF_HEADER, postIsPreflighted, requestToken, sameToken } from '../http/access.js';
 import { ASSET_ROUTE, serveAsset } from '../http/assets.js';
 import { sendError, sendJson } from '../http/respond.js';
+import { EXPORT_ROUTE, serveExport } from '../http/run-export.js';
 import { serveStatic } from '../http/static-files.js';
 import type { RunReader } from '../store/run-reader.js';
 import type { Access } from './access.js';
@@ -22,16 +23,18 @@ export function createRequestHandler(opts: { access: Access; yoga: ApiYoga; runs
     if (pathname === '/healthz') return sendJson(res, 200, { ok: true });
     const isApi = pathname === '/graphql' || pathname.startsWith('/graphql/');
     const assetMatch = ASSET_ROUTE.exec(pathname);
-    if (isApi || assetMatch) {
+    const exportMatch = EXPORT_ROUTE.exec(pathname);
+    if (isApi || assetMatch || exportMatch) {
       if (!access.originAllowed(req)) return sendError(res, 403, 'UNAUTHENTICATED', `origin ${req.headers.origin} is not allowed`);
-      if (assetMatch && req.method !== 'GET' && req.method !== 'HEAD')
-        return sendError(res, 405, 'BAD_USER_INPUT', `${req.method} is not allowed on assets`);
+      if ((assetMatch || exportMatch) && req.method !== 'GET' && req.method !== 'HEAD')
+        return sendError(res, 405, 'BAD_USER_INPUT', `${req.method} is not allowed on ${assetMatch ? 'assets' : 'exports'}`);
       // A CORS preflight never carries credentials; yoga answers it for allowed origins only.
       if (token && req.method !== 'OPTIONS' && !sameToken(requestToken(req, url), token)) {
         res.setHeader('www-authenticate', 'Bearer');
         return sendError(res, 401, 'UNAUTHENTICATED', 'missing or wrong token: send "Authorization: Bearer <token>"');
       }
       if (assetMatch) return serveAsset(req, res, runs, assetMatch);
+      if (exportMatch) return serveExport(req, res, runs, exportMatch);
       if (req.method === 'POST' && !postIsPreflighted(req)) {
         return sendError(
           res,

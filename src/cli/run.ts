@@ -1,14 +1,17 @@
 /**
  * `evalctl run <graph> --episodes N [--workers K] [--seed S] [--step-budget B]
  * [--set node.key=value …] [--outputs DIR] [--json] [--dataset D] [--split S]
- * [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC]`: one batch through a real eval process,
+ * [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] [--config eval.toml]`: one batch through a real eval process,
  * no server needed. A live progress line on a terminal, a table of aggregates at the end;
  * `--json` prints the final summary on stdout. Exit 0 when the run finished (whatever its
  * episodes scored), 1 when it failed or was aborted, 2 for bad input (also when the eval
- * process refuses it), 130 after Ctrl-C.
+ * process refuses it), 130 after Ctrl-C. `--config` reads the run from a TOML, YAML or JSON
+ * run file (docs/run-files.md); flags given beside it override the file. `--server URL` queues
+ * the run on a server instead and follows it there (`--wait-for-room SEC` when its queue is full).
  */
 import { join } from 'node:path';
 import { parseCliArgs } from './args.js';
+import { RemoteServer, type RemoteOptions } from './remote-run.js';
 import { execa } from 'execa';
 import { BadInputError, isInputFault } from '../errors.js';
 import { initialSummary } from '../eval-process/summary-writer.js';
@@ -17,14 +20,17 @@ import { parseSetFlags } from '../graph/graph.js';
 import { inspectRunGraph } from '../scheduler/run-graph.js';
 import { assertDatasetSelection } from '../scheduler/dataset-selection.js';
 import { parseRunInput, type FieldLabels } from '../spec/parse-run-spec.js';
+import { checkWaitForRoom } from '../scheduler/submit-when-room.js';
+import { readRunFile, RunFileError, runFileLabels, type SweepGrid } from '../spec/run-file.js';
 import { runSpecOf, type RunInput } from '../spec/run-spec.js';
 import { FILES, createRunDir, isDone, readSummary, touchDone, writeSpec, writeSummary } from '../store/run-dir.js';
 import { describeStorage, storageCodeOfExit } from '../store/storage-fault.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
 
 const USAGE =
-  'usage: evalctl run <graph> --episodes N [--workers K] [--seed S] [--step-budget B] [--set node.key=value …] ' +
-  '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC]';
+  'usage: evalctl run [<graph>] [--config eval.toml] --episodes N [--workers K] [--seed S] [--step-budget B] [--set node.key=value …] ' +
+  '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] ' +
+  '[--server URL [--token T] [--wait-for-room SEC]]';
 
 const POLL_MS = 200;
 /** After Ctrl-C the eval process gets this long to write its summary before it is killed. */
@@ -58,6 +64,25 @@ export interface RunArgs {
   outputsDir: string;
   json: boolean;
   help: false;
+  /** The run file's sweep grid, when `--config` named a file with one. */
+  sweep?: SweepGrid;
+  /** The run file, when `--config` named one. */
+  configFile?: string;
+  /** Queue the run on this server instead of running it here. */
+  remote?: RemoteOptions;
+}
+
+/** `--set` patches over the file's overrides, key by key within each node. */
+function mergeOverrides(file: unknown, flags: Record<string, Record<string, unknown>>): unknown {
+  if (Object.keys(flags).length === 0) return file;
+  if (file === undefined) return flags;
+  if (typeof file !== 'object' || file === null || Array.isArray(file)) return file; // the schema names the file's bad value
+  const out: Record<string, unknown> = { ...(file as Record<string, unknown>) };
+  for (const [node, patch] of Object.entries(flags)) {
+    const base = out[node];
+    out[node] = typeof base === 'object' && base !== null && !Array.isArray(base) ? { ...base, ...patch } : patch;
+  }
+  return out;
 }
 
 export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
@@ -78,34 +103,63 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
       dataset: { type: 'string' },
       split: { type: 'string' },
       'episode-offset': { type: 'string' },
+      config: { type: 'string', short: 'c' },
+      server: { type: 'string' },
+      token: { type: 'string' },
+      'wait-for-room': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help === true) return { help: true };
-  if (positionals.length !== 1) {
+  const file = values.config === undefined ? undefined : readRunFile(values.config);
+  if (positionals.length > 1) throw new BadInputError(`expected one graph name, got ${positionals.map((p) => `"${p}"`).join(' ')}`);
+  if (positionals.length === 0 && file?.fields.graphName === undefined) {
     throw new BadInputError(
-      positionals.length === 0
-        ? `missing the graph name; ${USAGE}`
-        : `expected one graph name, got ${positionals.map((p) => `"${p}"`).join(' ')}`,
+      file ? `missing the graph name: give it, or set graphName in ${file.path}; ${USAGE}` : `missing the graph name; ${USAGE}`,
     );
   }
-  const input = parseRunInput(
-    {
-      graphName: positionals[0],
-      episodeCount: numeric(values.episodes),
-      workerCount: numeric(values.workers),
-      seed: numeric(values.seed),
-      stepBudget: numeric(values['step-budget']),
-      perStepTimeoutSec: numeric(values['per-step-timeout']),
-      perCallTimeoutSec: numeric(values['per-call-timeout']),
-      overrides: parseSetFlags(values.set ?? []),
-      dataset: values.dataset,
-      split: values.split,
-      episodeOffset: numeric(values['episode-offset']),
-    },
-    FLAG_LABELS,
-  );
-  return { input, outputsDir: values.outputs ?? DEFAULT_OUTPUTS_DIR, json: values.json === true, help: false };
+  const flags: Record<string, unknown> = {
+    graphName: positionals[0],
+    episodeCount: numeric(values.episodes),
+    workerCount: numeric(values.workers),
+    seed: numeric(values.seed),
+    stepBudget: numeric(values['step-budget']),
+    perStepTimeoutSec: numeric(values['per-step-timeout']),
+    perCallTimeoutSec: numeric(values['per-call-timeout']),
+    dataset: values.dataset,
+    split: values.split,
+    episodeOffset: numeric(values['episode-offset']),
+  };
+  const setFlags = parseSetFlags(values.set ?? []);
+  // Flags override the file: a flag given wins, a flag left out leaves the file's value.
+  const raw: Record<string, unknown> = { ...file?.fields };
+  for (const [k, v] of Object.entries(flags)) if (v !== undefined) raw[k] = v;
+  const overrides = mergeOverrides(file?.fields.overrides, setFlags);
+  if (overrides !== undefined) raw.overrides = overrides;
+  const labels = { ...FLAG_LABELS };
+  if (file) for (const [k, label] of Object.entries(runFileLabels(file))) if (flags[k] === undefined) labels[k] = label;
+  const input = parseRunInput(raw, labels);
+  if (values.server === undefined && (values['wait-for-room'] !== undefined || values.token !== undefined))
+    throw new BadInputError(`--${values.token !== undefined ? 'token' : 'wait-for-room'} needs --server URL: a local run does not queue`);
+  let remote: RemoteOptions | undefined;
+  if (values.server !== undefined) {
+    if (!/^https?:\/\/[^/]/.test(values.server)) throw new BadInputError(`--server must be an http(s) URL, got "${values.server}"`);
+    const wait = values['wait-for-room'];
+    remote = {
+      server: values.server,
+      token: values.token ?? (process.env.EVAL_API_TOKEN || undefined),
+      waitForRoomSec: wait === undefined ? undefined : checkWaitForRoom(numeric(wait), '--wait-for-room'),
+    };
+  }
+  return {
+    ...(remote ? { remote } : {}),
+    input,
+    outputsDir: values.outputs ?? DEFAULT_OUTPUTS_DIR,
+    json: values.json === true,
+    help: false,
+    ...(file?.sweep ? { sweep: file.sweep } : {}),
+    ...(file ? { configFile: file.path } : {}),
+  };
 }
 
 /** The spec of a checked CLI run: its graph found, the overrides applied, validated and frozen into it. */
@@ -122,6 +176,16 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(USAGE + '\n');
     return 0;
   }
+  if (args.sweep && args.configFile) {
+    const line = readRunFile(args.configFile).lineOf('sweep');
+    throw new RunFileError(
+      args.configFile,
+      line,
+      'this run file holds a sweep grid: submit it as a sweep (startSweep on a server); evalctl run runs one configuration, so remove "sweep" to run the base',
+      'sweep',
+    );
+  }
+  if (args.remote) return runRemote(args, args.remote);
   const probe = await specFromInput(args.input, '00000000_000000');
   // Ctrl-C from here on cancels the run, also before its eval process exists or has set up its own handlers.
   let interrupted = false;
@@ -196,6 +260,43 @@ export async function run(argv: string[]): Promise<number> {
   if (summary.error) process.stderr.write(`evalctl run: run ${runId} ${summary.status}: ${summary.error.message}\n`);
   if (interrupted) return 130;
   // A run refused for its input exits 2, like input refused before the run started.
+  return isInputFault(summary.error?.code) ? 2 : 1;
+}
+
+/** `--server`: queue the run there, follow its subscription with the same live line, print the same table (or summary with --json). */
+async function runRemote(args: RunArgs, opts: RemoteOptions): Promise<number> {
+  const server = new RemoteServer(opts);
+  const runId = await server.start(args.input, opts.waitForRoomSec);
+  const live = !args.json && process.stderr.isTTY === true;
+  if (!args.json)
+    process.stderr.write(
+      `run ${runId}: ${args.input.graphName}, ${args.input.episodeCount} episodes on ${args.input.workerCount} worker(s), queued on ${server.base}\n`,
+    );
+  let interrupted = false;
+  const onSigint = () => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    if (!args.json) process.stderr.write('\ncancelling on the server (Ctrl-C again to stop following)…\n');
+    server.cancel(runId).catch((err: unknown) => process.stderr.write(`evalctl run: cancel failed: ${(err as Error).message}\n`));
+  };
+  process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigint);
+  const started = Date.now();
+  try {
+    for await (const state of server.progress(runId)) {
+      if (live) process.stderr.write(`\r\x1b[2K${progressLine({ aggregateMetrics: [], ...state } as RunSummary, Date.now() - started)}`);
+    }
+  } finally {
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigint);
+    if (live) process.stderr.write('\r\x1b[2K');
+  }
+  const summary = await server.summary(runId);
+  if (args.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
+  else process.stdout.write(renderSummary(summary, `${server.base}/runs/${runId}/export.tar.gz (on the server)`));
+  if (summary.status === 'COMPLETED') return 0;
+  if (summary.error) process.stderr.write(`evalctl run: run ${runId} ${summary.status}: ${summary.error.message}\n`);
+  if (interrupted) return 130;
   return isInputFault(summary.error?.code) ? 2 : 1;
 }
 

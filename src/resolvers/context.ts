@@ -9,7 +9,7 @@ import type { CatalogRun, ListRunsOptions } from '../store/catalog.js';
 import type { RunReader } from '../store/run-reader.js';
 import type { RunWatcher } from '../store/run-watcher.js';
 import type { RunSummary } from '../store/types.js';
-import type { ActiveJob, QueueEntry, ResourceSnapshot, SubmitInput } from '../scheduler/types.js';
+import type { ActiveJob, QueueEntry, ResourceSnapshot, SchedulerEvent, SubmitInput } from '../scheduler/types.js';
 import type { ApiPubSub } from './pubsub.js';
 import type { PlayRunner } from './play-runner.js';
 
@@ -21,6 +21,8 @@ export interface SchedulerApi {
   activeJobs(): ActiveJob[];
   resources(): ResourceSnapshot;
   acquireInteractiveLock(holder: string): () => void;
+  /** Queue changes and run status changes (startEval's waitForRoomSec waits on them). Returns the unsubscribe function. */
+  subscribe?(listener: (e: SchedulerEvent) => void): () => void;
   /** A run's final summary that the disk refused (full, read-only, run dir deleted); the API answers from it. */
   unrecordedSummary?(runId: string): RunSummary | undefined;
 }

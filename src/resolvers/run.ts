@@ -9,6 +9,7 @@ import { EPISODE_STATUSES, isTerminalRunStatus, type EpisodeStatus, type RunStat
 import { assertRunId } from '../store/run-dir.js';
 import type { RunWatcher } from '../store/run-watcher.js';
 import type { MetricAggregate, RunSummary } from '../store/types.js';
+import { checkWaitForRoom, MAX_WAIT_FOR_ROOM_SEC, submitWhenRoom } from '../scheduler/submit-when-room.js';
 import type { SubmitInput } from '../scheduler/types.js';
 import { PER_CALL_TIMEOUT_STEPS, RUN_DEFAULTS as D, RUN_LIMITS as L } from '../spec/run-spec.js';
 import { builder } from './builder.js';
@@ -304,6 +305,9 @@ const StartEvalInputRef = builder.inputType('StartEvalInput', {
       defaultValue: D.episodeOffset,
       description: 'Env episode index of the first episode; episode i plays env episode episodeOffset + i.',
     }),
+    waitForRoomSec: t.float({
+      description: `When the queue is full, wait up to this many seconds (0..${MAX_WAIT_FOR_ROOM_SEC}) for room instead of failing with QUEUE_FULL at once; the answer comes once the run is queued. Not part of the run's spec.`,
+    }),
   }),
 });
 
@@ -326,12 +330,16 @@ builder.mutationFields((t) => ({
   startEval: t.field({
     type: StartEvalPayloadRef,
     description:
-      "Queues a run and returns at once (status QUEUED). BAD_USER_INPUT for a bad graph, count or override; QUEUE_FULL past the queue's capacity; STORAGE_FULL or STORAGE_READ_ONLY when the outputs folder cannot be written (nothing is left behind).",
+      "Queues a run and returns at once (status QUEUED). BAD_USER_INPUT for a bad graph, count or override; QUEUE_FULL past the queue's capacity (after waitForRoomSec, when given); STORAGE_FULL or STORAGE_READ_ONLY when the outputs folder cannot be written (nothing is left behind).",
     args: { input: t.arg({ type: StartEvalInputRef, required: true, description: 'What to evaluate.' }) },
     resolve: async (_root, { input }, ctx) => {
       try {
-        // The scheduler checks the input with the run-spec schema.
-        const summary = await ctx.scheduler.submit(withoutNulls(input) as SubmitInput);
+        // The scheduler checks the input with the run-spec schema; waitForRoomSec is how to submit, not what.
+        const { waitForRoomSec, ...fields } = withoutNulls(input) as SubmitInput & { waitForRoomSec?: number };
+        const summary =
+          waitForRoomSec === undefined
+            ? await ctx.scheduler.submit(fields)
+            : await submitWhenRoom(ctx.scheduler, fields, checkWaitForRoom(waitForRoomSec) * 1000, ctx.signal);
         return { summary, viaSubprocess: ctx.catalog.getRun(summary.runId)?.viaSubprocess ?? D.viaSubprocess };
       } catch (err) {
         // Naming a graph or nodeset that does not exist is bad input to this mutation.

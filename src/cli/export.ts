@@ -1,0 +1,72 @@
+/**
+ * `evalctl export <run> [--format csv|jsonl|json|tar] [--outputs DIR] [-o FILE]`: a run's
+ * episodes (CSV or JSON Lines), its summary (JSON) or its whole directory (tar.gz), read from
+ * the outputs folder, written to standard output or FILE. Columns: docs/export.md.
+ */
+import { createWriteStream } from 'node:fs';
+import { rename, rm, stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { BadInputError, NotFoundError } from '../errors.js';
+import { EXPORT_FORMATS, exportStream, type ExportFormat } from '../export/run-export.js';
+import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
+import { runDirPath } from '../store/run-dir.js';
+import { parseCliArgs } from './args.js';
+
+const USAGE = `usage: evalctl export <run> [--format ${EXPORT_FORMATS.join('|')}] [--outputs DIR] [-o FILE]`;
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCliArgs(
+    {
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        format: { type: 'string', short: 'f' },
+        outputs: { type: 'string' },
+        output: { type: 'string', short: 'o' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    },
+    USAGE,
+  );
+  if (values.help === true) {
+    process.stdout.write(USAGE + '\n');
+    return 0;
+  }
+  if (positionals.length !== 1)
+    throw new BadInputError(positionals.length === 0 ? `missing the run id; ${USAGE}` : `expected one run id; ${USAGE}`);
+  const format = (values.format ?? 'csv') as ExportFormat;
+  if (!EXPORT_FORMATS.includes(format))
+    throw new BadInputError(`--format must be one of ${EXPORT_FORMATS.join(', ')}, got "${values.format}"`);
+  const runId = positionals[0]!;
+  const dir = runDirPath(values.outputs ?? DEFAULT_OUTPUTS_DIR, runId);
+  try {
+    if (!(await stat(dir)).isDirectory()) throw new NotFoundError(`run ${runId}`);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError(`run ${runId} (in ${dir})`);
+    throw err;
+  }
+  let body: Readable;
+  try {
+    body = await exportStream(dir, format);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError(`summary.json of run ${runId}`);
+    throw err;
+  }
+  const target = values.output;
+  if (target === undefined || target === '-') {
+    await pipeline(body, process.stdout);
+    return 0;
+  }
+  // Written beside the target and renamed at the end: a failed export leaves no half file under its name.
+  const partial = `${target}.partial-${process.pid}`;
+  try {
+    await pipeline(body, createWriteStream(partial));
+    await rename(partial, target);
+  } catch (err) {
+    await rm(partial, { force: true });
+    throw err;
+  }
+  return 0;
+}

@@ -1,0 +1,50 @@
+/**
+ * The columns of an episode export (CSV), fixed and documented in docs/export.md: the
+ * episode's identity and ending, then its metrics sorted by name as `metric.<name>`, then the
+ * timing and placement fields (the only ones that may differ between worker counts) last.
+ */
+import type { EpisodeRecord } from '../store/types.js';
+
+/** Columns before the metrics. */
+export const LEADING_COLUMNS = [
+  'index',
+  'episodeId',
+  'status',
+  'steps',
+  'seed',
+  'stepBudget',
+  'task',
+  'sampleId',
+  'cluster',
+  'scene',
+  'instruction',
+  'error',
+] as const;
+
+/** Columns after the metrics: timing and placement. */
+export const TRAILING_COLUMNS = ['workerId', 'durationMs', 'startedAt', 'finishedAt'] as const;
+
+export const METRIC_PREFIX = 'metric.';
+
+/** A cell's text: numbers as JavaScript writes them (shortest exact form), booleans true/false, absent or null empty, anything else as JSON. */
+export function cellText(v: unknown): string {
+  if (v === undefined || v === null) return '';
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return JSON.stringify(v);
+}
+
+/** The header: fixed columns around the metric names, sorted. */
+export function headerOf(metricNames: Iterable<string>): { header: string[]; metrics: string[] } {
+  const metrics = [...metricNames].sort();
+  return { header: [...LEADING_COLUMNS, ...metrics.map((m) => METRIC_PREFIX + m), ...TRAILING_COLUMNS], metrics };
+}
+
+/** One record's cells in header order. */
+export function rowOf(record: EpisodeRecord & Record<string, unknown>, metrics: readonly string[]): string[] {
+  return [
+    ...LEADING_COLUMNS.map((c) => cellText(record[c])),
+    ...metrics.map((m) => cellText(record.metrics[m])),
+    ...TRAILING_COLUMNS.map((c) => cellText(record[c])),
+  ];
+}

@@ -1,0 +1,98 @@
+/**
+ * A run's downloads, each a stream read from its run directory as it is sent: the episodes
+ * as CSV or JSONL (one record read at a time, so memory stays flat however many episodes),
+ * summary.json as it is on disk, and the whole directory as a tar.gz.
+ */
+import { readFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
+import { episodeRecords } from '../store/episode-records.js';
+import { FILES } from '../store/run-dir.js';
+import { parseSummaryText } from '../store/summary-schema.js';
+import { csvRow } from './csv-field.js';
+import { headerOf, rowOf } from './episode-columns.js';
+import { listTree, tarChunks } from './ustar.js';
+
+export const EXPORT_FORMATS = ['csv', 'jsonl', 'json', 'tar'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+/** File extension and content type of each format. */
+export const EXPORT_TYPES: Record<ExportFormat, { ext: string; contentType: string }> = {
+  csv: { ext: 'csv', contentType: 'text/csv; charset=utf-8; header=present' },
+  jsonl: { ext: 'jsonl', contentType: 'application/x-ndjson; charset=utf-8' },
+  json: { ext: 'json', contentType: 'application/json; charset=utf-8' },
+  tar: { ext: 'tar.gz', contentType: 'application/gzip' },
+};
+
+/** Bytes gathered before a chunk is handed on: one write per many rows, not one per row. */
+const CHUNK_BYTES = 64 * 1024;
+
+async function* batched(lines: AsyncIterable<string>): AsyncGenerator<string> {
+  let buf = '';
+  for await (const line of lines) {
+    buf += line;
+    if (buf.length >= CHUNK_BYTES) {
+      yield buf;
+      buf = '';
+    }
+  }
+  if (buf !== '') yield buf;
+}
+
+/**
+ * The episodes as CSV. Two passes over the records: the first finds the metric names the
+ * header needs, the second writes the rows, of the episodes the first saw (an episode that
+ * finishes in between is left out, so every row fits the header).
+ */
+export async function* csvLines(runDir: string, signal?: AbortSignal): AsyncGenerator<string> {
+  const names = new Set<string>();
+  const seen = new Set<number>();
+  for await (const r of episodeRecords(runDir)) {
+    signal?.throwIfAborted();
+    seen.add(r.index);
+    for (const m of Object.keys(r.metrics)) names.add(m);
+  }
+  const { header, metrics } = headerOf(names);
+  yield csvRow(header);
+  for await (const r of episodeRecords(runDir)) {
+    signal?.throwIfAborted();
+    if (seen.has(r.index)) yield csvRow(rowOf(r, metrics));
+  }
+}
+
+/** The episodes as JSON Lines: each record as its episode.json holds it, one per line, in index order. */
+export async function* jsonlLines(runDir: string, signal?: AbortSignal): AsyncGenerator<string> {
+  for await (const r of episodeRecords(runDir)) {
+    signal?.throwIfAborted();
+    yield JSON.stringify(r) + '\n';
+  }
+}
+
+/** summary.json as the run wrote it, after checking it is a valid summary (SUMMARY_INVALID otherwise). */
+export async function summaryText(runDir: string): Promise<string> {
+  const path = join(runDir, FILES.summary);
+  const text = await readFile(path, 'utf8');
+  parseSummaryText(text, { source: `${FILES.summary} of run ${basename(runDir)}` });
+  return text.endsWith('\n') ? text : text + '\n';
+}
+
+/** The export of a run directory as a byte stream. Fails before the first byte for a missing summary (json) and lets the stream carry later errors. */
+export async function exportStream(runDir: string, format: ExportFormat, signal?: AbortSignal): Promise<Readable> {
+  switch (format) {
+    case 'csv':
+      return Readable.from(batched(csvLines(runDir, signal)));
+    case 'jsonl':
+      return Readable.from(batched(jsonlLines(runDir, signal)));
+    case 'json':
+      return Readable.from([await summaryText(runDir)]);
+    case 'tar': {
+      const entries = await listTree(runDir, basename(runDir));
+      const gzip = createGzip();
+      // pipe() would not pass the source's errors on: the gzip stream ends with them instead.
+      pipeline(Readable.from(tarChunks(entries, signal)), gzip).catch((err: unknown) => gzip.destroy(err as Error));
+      return gzip;
+    }
+  }
+}

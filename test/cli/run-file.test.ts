@@ -1,0 +1,131 @@
+/** `evalctl run --config`: TOML and YAML run files give the same run as the flags; bad keys are refused with their line. */
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseRunArgs, type RunArgs } from '../../src/cli/run.js';
+import { DIST_DIR } from '../../src/paths.js';
+import { parseRunFile, RunFileError } from '../../src/spec/run-file.js';
+
+const CLI = join(DIST_DIR, 'main.js');
+let tmp: string;
+beforeAll(async () => {
+  tmp = await mkdtemp(join(tmpdir(), 'cli-run-file-'));
+});
+afterAll(async () => {
+  await rm(tmp, { recursive: true, force: true });
+});
+
+const evalctl = (args: string[]) => execa(process.execPath, [CLI, ...args], { reject: false, env: { ACTIVE_WORKSPACE_DIR: '' } });
+
+const TOML = `# the planner on the mini split
+graphName = "gridnav_planner"
+episodeCount = 3
+workerCount = 2
+seed = 7
+stepBudget = 40
+dataset = "mini"
+
+[overrides.agent]
+epsilon = 0.1
+`;
+
+const YAML = `graphName: gridnav_planner
+episodeCount: 3
+workerCount: 2
+seed: 7
+stepBudget: 40
+dataset: mini
+overrides:
+  agent:
+    epsilon: 0.1
+`;
+
+const FLAGS = [
+  'gridnav_planner',
+  '--episodes',
+  '3',
+  '--workers',
+  '2',
+  '--seed',
+  '7',
+  '--step-budget',
+  '40',
+  '--dataset',
+  'mini',
+  '--set',
+  'agent.epsilon=0.1',
+];
+
+async function write(name: string, text: string): Promise<string> {
+  const path = join(tmp, name);
+  await writeFile(path, text);
+  return path;
+}
+
+/** Runs evalctl, returns the spec.json it wrote without the fields that name the run and its time. */
+async function specOfRun(args: string[], outputs: string): Promise<Record<string, unknown>> {
+  const r = await evalctl(['run', ...args, '--outputs', outputs, '--json']);
+  expect(r.exitCode, r.stderr).toBe(0);
+  const [runId] = await readdir(join(outputs, 'eval_runs'));
+  const { runId: _id, createdAt: _at, ...spec } = JSON.parse(await readFile(join(outputs, 'eval_runs', runId!, 'spec.json'), 'utf8'));
+  return spec;
+}
+
+describe('evalctl run --config', { timeout: 60_000 }, () => {
+  it('a TOML and a YAML run file give the same run as the equivalent flags', async () => {
+    const toml = await write('eval.toml', TOML);
+    const yaml = await write('eval.yaml', YAML);
+    const [byFlags, byToml, byYaml] = await Promise.all([
+      specOfRun(FLAGS, join(tmp, 'o-flags')),
+      specOfRun(['--config', toml], join(tmp, 'o-toml')),
+      specOfRun(['--config', yaml], join(tmp, 'o-yaml')),
+    ]);
+    expect(byFlags).toMatchObject({
+      graphName: 'gridnav_planner',
+      episodeCount: 3,
+      workerCount: 2,
+      seed: 7,
+      overrides: { agent: { epsilon: 0.1 } },
+    });
+    expect(byToml).toEqual(byFlags);
+    expect(byYaml).toEqual(byFlags);
+  });
+
+  it('an unknown key is refused naming the key and its line (exit 2)', async () => {
+    const bad = await write('bad.toml', `graphName = "gridnav_planner"\nepisodeCount = 2\n\nworkers = 4\n`);
+    const r = await evalctl(['run', '--config', bad, '--outputs', join(tmp, 'o-bad')]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/bad\.toml line 4: unknown key "workers" \(did you mean "workerCount"\?\)/);
+    expect(() => parseRunFile('graphName: g\nepisodeCount: 2\ncolour: blue\n', 'x.yaml')).toThrow(/x\.yaml line 3: unknown key "colour"/);
+    expect(() => parseRunFile('{\n  "graphName": "g",\n  "overrides": {"a": {"colour": 1}},\n  "colour": 1\n}', 'x.json')).toThrow(
+      /x\.json line 4: unknown key "colour"/,
+    );
+    expect(() => parseRunFile('graphName = "g"\n[extra]\nx = 1\n', 'x.toml')).toThrow(/x\.toml line 2: unknown key "extra"/);
+    expect(() => parseRunFile('graphName = "g"\nepisodeCount = \n', 'x.toml')).toThrow(RunFileError);
+    expect(() => parseRunFile('graphName: g\n  bad: [\n', 'x.yml')).toThrow(/x\.yml line \d+: not valid YAML/);
+  });
+
+  it('flags override the file; --set patches its overrides; a bad value names the file line', async () => {
+    const toml = await write('base.toml', TOML);
+    const args = parseRunArgs(['--config', toml, '--workers', '4', '--set', 'agent.seed_bias=1', 'other_graph']) as RunArgs;
+    expect(args.input).toMatchObject({
+      graphName: 'other_graph',
+      workerCount: 4,
+      seed: 7,
+      overrides: { agent: { epsilon: 0.1, seed_bias: 1 } },
+    });
+    const badValue = await write('bad-value.yaml', 'graphName: g\nepisodeCount: 2\nworkerCount: lots\n');
+    expect(() => parseRunArgs(['--config', badValue])).toThrow(/workerCount \(bad-value\.yaml line 3\) must be an integer/);
+    const sweep = parseRunFile(
+      'graphName = "g"\nepisodeCount = 2\n[sweep]\nseed = [1, 2]\n"overrides.agent.epsilon" = [0, 0.2]\n',
+      's.toml',
+    );
+    expect(sweep.sweep).toEqual({ seed: [1, 2], 'overrides.agent.epsilon': [0, 0.2] });
+    expect(sweep.fields).toEqual({ graphName: 'g', episodeCount: 2 });
+    expect(() => parseRunFile('graphName = "g"\n[sweep]\nseed = 3\n', 's.toml')).toThrow(
+      /s\.toml line 2: "sweep\.seed" must be a non-empty list/,
+    );
+  });
+});

@@ -1,0 +1,198 @@
+/**
+ * Run exports over HTTP (token-protected) and from `evalctl export`: CSV, JSONL, the summary
+ * and the tar.gz of the run directory, against records written as the eval process writes them.
+ */
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { csvField } from '../../src/export/csv-field.js';
+import { DIST_DIR } from '../../src/paths.js';
+import { runsRoot } from '../../src/store/run-dir.js';
+import { startServer, type TestServer } from '../app.helpers.js';
+
+const TOKEN = 'export-token';
+const RUN_ID = '20260101_120000';
+const LONG_ASSET = `${'a'.repeat(150)}.txt`;
+const CLI = join(DIST_DIR, 'main.js');
+
+/** Episode records as the writer leaves them, with the awkward cases: quotes, commas, newlines, a string and a boolean metric, an extra field. */
+function recordOf(i: number): Record<string, unknown> {
+  return {
+    index: i,
+    episodeId: `mini/val/${i}`,
+    status: i === 2 ? 'ERROR' : 'COMPLETED',
+    steps: 3 + i,
+    metrics: {
+      success: i % 2,
+      spl: i / 7,
+      ...(i === 1 ? { note: 'a "quoted", text\nover lines' } : {}),
+      ...(i === 3 ? { solved: true } : {}),
+    },
+    seed: 1000 + i,
+    workerId: i % 2,
+    durationMs: 10.5 + i,
+    startedAt: '2026-01-01T12:00:00.000Z',
+    finishedAt: '2026-01-01T12:00:01.000Z',
+    task: i < 2 ? 'small' : 'large, hard',
+    stepBudget: 50,
+    assets: [],
+    traceId: `trace-${i}`,
+    ...(i === 2 ? { error: 'node "agent" failed:\r\nboom' } : {}),
+  };
+}
+
+let server: TestServer;
+let runDir: string;
+let records: Array<Record<string, unknown>>;
+
+beforeAll(async () => {
+  server = await startServer({ token: TOKEN });
+  runDir = join(runsRoot(join(server.dir, 'outputs')), RUN_ID);
+  records = [0, 1, 2, 3].map(recordOf);
+  for (const r of records) {
+    const ep = join(runDir, 'episodes', `ep${String(r.index).padStart(4, '0')}`);
+    await mkdir(join(ep, 'assets'), { recursive: true });
+    await writeFile(join(ep, 'episode.json'), JSON.stringify(r, null, 2));
+    await writeFile(join(ep, 'log.jsonl'), '{"step":0}\n');
+  }
+  await writeFile(join(runDir, 'episodes', 'ep0001', 'assets', LONG_ASSET), 'long name\n');
+  await writeFile(join(runDir, 'episodes', 'ep0001', 'assets', 'empty.txt'), '');
+  const summary = {
+    seq: 5,
+    runId: RUN_ID,
+    status: 'COMPLETED',
+    graphName: 'g',
+    episodeCount: 4,
+    workerCount: 2,
+    seed: 0,
+    priority: 0,
+    episodesDone: 4,
+    createdAt: '2026-01-01T11:59:59.000Z',
+    startedAt: '2026-01-01T12:00:00.000Z',
+    finishedAt: '2026-01-01T12:00:05.000Z',
+    error: null,
+    aggregateMetrics: [],
+    aggregateByTask: {},
+    statusCounts: { COMPLETED: 3, ERROR: 1 },
+    timedOut: false,
+    episodes: records,
+  };
+  await writeFile(join(runDir, 'summary.json'), JSON.stringify(summary));
+  await writeFile(join(runDir, 'spec.json'), '{"runId":"x"}');
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const get = (path: string, token: string | null = TOKEN) =>
+  fetch(server.url + path, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+
+describe('run exports', { timeout: 30_000 }, () => {
+  it('CSV: the documented columns, metrics sorted as metric.<name>, RFC 4180 quoting that csv-parse reads back', async () => {
+    const res = await get(`/runs/${RUN_ID}/export.csv`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="${RUN_ID}.csv"`);
+    const text = await res.text();
+    const rows = parse(text, { columns: true }) as Array<Record<string, string>>;
+    expect(Object.keys(rows[0]!)).toEqual([
+      'index',
+      'episodeId',
+      'status',
+      'steps',
+      'seed',
+      'stepBudget',
+      'task',
+      'sampleId',
+      'cluster',
+      'scene',
+      'instruction',
+      'error',
+      'metric.note',
+      'metric.solved',
+      'metric.spl',
+      'metric.success',
+      'workerId',
+      'durationMs',
+      'startedAt',
+      'finishedAt',
+    ]);
+    expect(rows.map((r) => r.index)).toEqual(['0', '1', '2', '3']);
+    expect(rows[1]!['metric.note']).toBe('a "quoted", text\nover lines');
+    expect(rows[2]!.error).toBe('node "agent" failed:\r\nboom');
+    expect(rows[2]!.task).toBe('large, hard');
+    expect(rows[3]!['metric.solved']).toBe('true');
+    expect(rows[0]!['metric.note']).toBe('');
+    expect(rows.map((r) => Number(r['metric.spl']))).toEqual(records.map((r) => (r.metrics as { spl: number }).spl));
+    expect(rows[3]!.durationMs).toBe('13.5');
+    expect(text.split('\r\n')[0]).toMatch(/^index,episodeId,/);
+    expect(csvField(' padded')).toBe('" padded"');
+  });
+
+  it('JSONL: each record as its episode.json holds it, unknown fields kept, in index order', async () => {
+    const text = await (await get(`/runs/${RUN_ID}/export.jsonl`)).text();
+    expect(text.endsWith('\n')).toBe(true);
+    expect(
+      text
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    ).toEqual(records);
+  });
+
+  it('JSON: summary.json as the run wrote it', async () => {
+    const res = await get(`/runs/${RUN_ID}/export.json`);
+    expect(JSON.parse(await res.text())).toEqual(JSON.parse(await readFile(join(runDir, 'summary.json'), 'utf8')));
+  });
+
+  it('tar.gz: the run directory, byte for byte, long names included, as system tar extracts it', async () => {
+    const res = await get(`/runs/${RUN_ID}/export.tar.gz`);
+    expect(res.headers.get('content-type')).toBe('application/gzip');
+    const out = await mkdtemp(join(tmpdir(), 'export-tar-'));
+    try {
+      await writeFile(join(out, 'run.tar.gz'), Buffer.from(await res.arrayBuffer()));
+      const listing = await execa('tar', ['-tzf', join(out, 'run.tar.gz')]);
+      expect(listing.stdout.split('\n')).toContain(`${RUN_ID}/episodes/ep0001/assets/${LONG_ASSET}`);
+      await execa('tar', ['-xzf', join(out, 'run.tar.gz'), '-C', out]);
+      const diff = await execa('diff', ['-r', runDir, join(out, RUN_ID)], { reject: false });
+      expect(diff.stdout).toBe('');
+      expect(diff.exitCode).toBe(0);
+    } finally {
+      await rm(out, { recursive: true, force: true });
+    }
+  });
+
+  it('needs the token (header or access_token), refuses bad ids and unknown runs', async () => {
+    expect((await get(`/runs/${RUN_ID}/export.csv`, null)).status).toBe(401);
+    expect((await get(`/runs/${RUN_ID}/export.csv`, 'wrong')).status).toBe(401);
+    expect((await fetch(`${server.url}/runs/${RUN_ID}/export.jsonl?access_token=${TOKEN}`)).status).toBe(200);
+    expect((await get('/runs/not-a-run/export.csv')).status).toBe(400);
+    const missing = await get('/runs/20990101_000000/export.csv');
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]!.extensions.code).toBe('NOT_FOUND');
+    expect(
+      (await fetch(`${server.url}/runs/${RUN_ID}/export.csv`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } })).status,
+    ).toBe(405);
+  });
+
+  it('evalctl export writes the same bytes as the server, to stdout or -o FILE', async () => {
+    const outputs = join(server.dir, 'outputs');
+    const viaHttp = await (await get(`/runs/${RUN_ID}/export.csv`)).text();
+    const stdout = await execa(process.execPath, [CLI, 'export', RUN_ID, '--format', 'csv', '--outputs', outputs], {
+      stripFinalNewline: false,
+    });
+    expect(stdout.stdout).toBe(viaHttp);
+    const file = join(server.dir, 'eps.jsonl');
+    await execa(process.execPath, [CLI, 'export', RUN_ID, '--format', 'jsonl', '--outputs', outputs, '-o', file]);
+    expect(await readFile(file, 'utf8')).toBe(await (await get(`/runs/${RUN_ID}/export.jsonl`)).text());
+    const bad = await execa(process.execPath, [CLI, 'export', RUN_ID, '--format', 'xml', '--outputs', outputs], { reject: false });
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toMatch(/--format must be one of csv, jsonl, json, tar/);
+    const unknown = await execa(process.execPath, [CLI, 'export', '20990101_000000', '--outputs', outputs], { reject: false });
+    expect(unknown.exitCode).toBe(2);
+    expect(unknown.stderr).toMatch(/not found/);
+  });
+});
