@@ -23,7 +23,7 @@
  * depend on the order requests from different callers arrive in). The fault is `faultKind`:
  * 429, 500 or 'reset' (the socket is destroyed). `latencyMs` delays every answer.
  * `expectedKey`: requests without `Authorization: Bearer <key>` get a 401.
- * GET /stats → { requests, completions, faults, unauthorized }; POST /reset zeroes them;
+ * GET /stats → { requests, completions, faults, unauthorized, maxInFlight }; POST /reset zeroes them;
  * POST /options replaces the options given in its JSON body.
  */
 import { createHash } from 'node:crypto';
@@ -54,6 +54,8 @@ export interface StubStats {
   completions: number;
   faults: number;
   unauthorized: number;
+  /** Most completion requests in flight at once. */
+  maxInFlight: number;
 }
 
 export interface OpenAIStub {
@@ -147,7 +149,8 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0): Promise<OpenAIStub> {
   let options: OpenAIStubOptions = { ...initial };
-  const stats: StubStats = { requests: 0, completions: 0, faults: 0, unauthorized: 0 };
+  const stats: StubStats = { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0 };
+  let inFlight = 0;
   const seen = new Map<string, number>();
   let nextId = 0;
 
@@ -212,11 +215,15 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
     const handle = async (): Promise<void> => {
       switch (route) {
         case 'POST /v1/chat/completions':
-          return complete(req, res);
+          inFlight++;
+          stats.maxInFlight = Math.max(stats.maxInFlight, inFlight);
+          return complete(req, res).finally(() => {
+            inFlight--;
+          });
         case 'GET /stats':
           return sendJson(res, 200, stats);
         case 'POST /reset':
-          Object.assign(stats, { requests: 0, completions: 0, faults: 0, unauthorized: 0 });
+          Object.assign(stats, { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0 });
           seen.clear();
           return sendJson(res, 200, stats);
         case 'POST /options':
@@ -242,7 +249,7 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
     port: actual,
     stats: () => ({ ...stats }),
     reset: () => {
-      Object.assign(stats, { requests: 0, completions: 0, faults: 0, unauthorized: 0 });
+      Object.assign(stats, { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0 });
       seen.clear();
     },
     setOptions: (o) => {

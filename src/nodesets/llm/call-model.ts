@@ -47,7 +47,18 @@ export class InfraFailure extends Error {
 }
 
 const clients = new Map<string, OpenAI>();
-let cache: ResponseCache | undefined;
+const caches = new Map<string, ResponseCache>();
+
+/** The cache of the directory the environment names now (read per call, so a changed variable takes effect). */
+function currentCache(): ResponseCache {
+  const dir = cacheDir();
+  let c = caches.get(dir);
+  if (!c) {
+    c = new ResponseCache(dir);
+    caches.set(dir, c);
+  }
+  return c;
+}
 
 function clientFor(baseURL: string, apiKey: string, timeoutMs: number): OpenAI {
   // Keyed by the key's variable value too: a changed key gets a new client. The map stays in memory only.
@@ -95,8 +106,8 @@ export async function callModel(o: CallModelOptions): Promise<ModelCallResult> {
   const useCache = cacheEnabled(config);
   const key = useCache ? cacheKey(config.baseURL, body) : '';
   const t0 = performance.now();
-  if (useCache) {
-    cache ??= new ResponseCache(cacheDir());
+  const cache = useCache ? currentCache() : undefined;
+  if (cache) {
     const hit = await cache.get(key);
     if (hit) return { response: hit, latencyMs: performance.now() - t0, cached: true, retries: [] };
   }
@@ -107,32 +118,26 @@ export async function callModel(o: CallModelOptions): Promise<ModelCallResult> {
   for (let attempt = 0; ; attempt++) {
     const release = await limiter.acquire(o.signal);
     const tCall = performance.now();
+    let completion: OpenAI.ChatCompletion | undefined;
     let failure: unknown;
     try {
-      const completion = await client.chat.completions.create(
+      completion = await client.chat.completions.create(
         body as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming,
         o.signal ? { signal: o.signal } : undefined,
       );
-      const choice = completion.choices[0];
-      if (!choice) throw new InfraFailure('the endpoint answered without a choice', retries);
-      const m = choice.message;
-      const message: CachedResponse['message'] = { role: 'assistant', content: m.content ?? null };
-      if (m.tool_calls && m.tool_calls.length > 0) message.tool_calls = m.tool_calls;
-      const response: CachedResponse = {
-        message,
-        finish_reason: choice.finish_reason ?? null,
-        usage: { prompt_tokens: completion.usage?.prompt_tokens ?? 0, completion_tokens: completion.usage?.completion_tokens ?? 0 },
-      };
-      const latencyMs = performance.now() - tCall;
-      if (useCache) await cache!.put(key, response);
-      return { response, latencyMs, cached: false, retries };
     } catch (err) {
       failure = err;
     } finally {
       release();
     }
+    if (completion) {
+      const latencyMs = performance.now() - tCall;
+      const response = responseOf(completion, config.baseURL);
+      // A cache that cannot be written costs a re-run a call, not this episode its answer.
+      if (cache) await cache.put(key, response).catch(() => {});
+      return { response, latencyMs, cached: false, retries };
+    }
     o.signal?.throwIfAborted();
-    if (failure instanceof InfraFailure) throw failure;
     const { retry, status } = retryable(failure);
     const message = redact(errorMessage(failure), apiKey);
     if (!retry) {
@@ -150,4 +155,18 @@ export async function callModel(o: CallModelOptions): Promise<ModelCallResult> {
     retries.push({ type: 'infra', kind: 'retry', attempt: attempt + 1, status, error: message, delay_ms: delay });
     await sleep(delay, o.signal);
   }
+}
+
+/** The parts of a completion kept (and cached): the first choice's message, its finish reason, the token counts. */
+function responseOf(completion: OpenAI.ChatCompletion, baseURL: string): CachedResponse {
+  const choice = completion.choices?.[0];
+  if (!choice?.message) throw new Error(`${baseURL} answered without a choice: not a chat-completions endpoint?`);
+  const m = choice.message;
+  const message: CachedResponse['message'] = { role: 'assistant', content: m.content ?? null };
+  if (m.tool_calls && m.tool_calls.length > 0) message.tool_calls = m.tool_calls;
+  return {
+    message,
+    finish_reason: choice.finish_reason ?? null,
+    usage: { prompt_tokens: completion.usage?.prompt_tokens ?? 0, completion_tokens: completion.usage?.completion_tokens ?? 0 },
+  };
 }
