@@ -8,7 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
-/** Where the cache lives: EVAL_LLM_CACHE_DIR, else `./outputs/llm-cache` (the CLI and the server set the variable to `<outputs>/llm-cache`). */
+/** Where the cache lives: EVAL_LLM_CACHE_DIR (`evalctl run` and `evalctl serve` set it to `<outputs>/llm-cache` when unset), else `./outputs/llm-cache`. */
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return resolve(env.EVAL_LLM_CACHE_DIR || join('outputs', 'llm-cache'));
 }

@@ -109,7 +109,7 @@ describe('llm__chat', () => {
     [429, 'every 2nd'],
     [500, 'every 2nd'],
     ['reset', 'every 2nd'],
-  ] as const)('retries %s (%s request) with backoff, each retry an infra event, counted in usage', async (faultKind) => {
+  ] as const)('retries %s (%s request) with backoff, each retry an infra event, counted in usage', async (faultKind, _every) => {
     stub.setOptions({ expectedKey: KEY, faultEvery: 2, faultKind });
     const outs: NodeOutputs[] = [];
     for (let i = 0; i < 3; i++) outs.push(await chat({ inputs: { messages: ask(`What is ${i} + 1?`) }, config: base(), ctx: ctx(key()) }));
