@@ -174,6 +174,18 @@ describe('llm graphs through evalctl run', () => {
     expect(events.map((e) => `${e.type}:${e.kind}`)).toEqual(['infra:retry', 'infra:failed']);
   });
 
+  it('a missing key variable is one clear error before anything runs (exit 2, no run directory)', async () => {
+    const runs = async () => (existsSync(join(outputs, 'eval_runs')) ? await readdir(join(outputs, 'eval_runs')) : []);
+    const before = await runs();
+    const r = await execa(process.execPath, [CLI, 'run', 'llm_fixture_qa', '--episodes', '1', '--outputs', outputs], {
+      reject: false,
+      env: { ACTIVE_WORKSPACE_DIR: WORKSPACE, OPENAI_API_KEY: '' },
+    });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/node "llm" \(llm__chat\) reads its API key from OPENAI_API_KEY, which is not set/);
+    expect(await runs()).toEqual(before);
+  });
+
   it('the API key is nowhere in the outputs (run dirs, logs, cache)', async () => {
     expect(await filesContaining(outputs, KEY)).toEqual([]);
   });
