@@ -62,7 +62,10 @@ async function peakRssMb(pid: number): Promise<number> {
   }
 }
 
-async function throughput(outputs: string, url: string): Promise<{ phaseS: number; calls: number; rssMb: number; status: string; episodeMs: number; callMs: number }> {
+async function throughput(
+  outputs: string,
+  url: string,
+): Promise<{ phaseS: number; calls: number; rssMb: number; status: string; episodeMs: number; callMs: number }> {
   const { runId, dir } = createRunDir(outputs);
   const spec = runSpecSchema.parse({
     runId,
@@ -92,7 +95,8 @@ async function throughput(outputs: string, url: string): Promise<{ phaseS: numbe
   const starts = summary.episodes.map((e) => Date.parse(e.startedAt));
   const ends = summary.episodes.map((e) => Date.parse(e.finishedAt));
   const calls = summary.episodes.reduce((s, e) => s + Number(e.metrics.llm_calls ?? 0), 0);
-  const mean = (f: (e: (typeof summary.episodes)[number]) => number) => summary.episodes.reduce((s, e) => s + f(e), 0) / summary.episodes.length;
+  const mean = (f: (e: (typeof summary.episodes)[number]) => number) =>
+    summary.episodes.reduce((s, e) => s + f(e), 0) / summary.episodes.length;
   return {
     phaseS: (Math.max(...ends) - Math.min(...starts)) / 1000,
     calls,
@@ -160,7 +164,11 @@ export async function benchLlm(): Promise<void> {
       ['llm node overhead p50 ms', (o.node - o.bare).toFixed(3), `≤ ${TARGET_OVERHEAD_MS}`],
     ];
     const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-    console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${availableParallelism()} CPU(s)`);
+    console.log(
+      `load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')} on ${availableParallelism()} CPU(s)`,
+    );
     console.log(`\nllm__chat against the stand-in server (${LATENCY_MS} ms per call for the throughput run, 0 ms for the overhead)`);
     console.log(rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')).join('\n'));
   } finally {

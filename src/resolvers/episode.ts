@@ -86,7 +86,7 @@ const LogPageRef = builder.objectRef<{ lines: LogLineSource[]; total: number }>(
 
 const EventPageRef = builder.objectRef<{ lines: LogLineSource[]; total: number }>('EventPage').implement({
   description:
-    "A page of an episode's events.jsonl: each model call (`type: \"llm_call\"`: new messages, response, tool calls, tokens, latency, cached, retries), infrastructure event (`type: \"infra\"`) and tool call, with the `step` and `nodeId` that emitted it.",
+    'A page of an episode\'s events.jsonl: each model call (`type: "llm_call"`: new messages, response, tool calls, tokens, latency, cached, retries), infrastructure event (`type: "infra"`) and tool call, with the `step` and `nodeId` that emitted it.',
   fields: (t) => ({
     events: t.field({
       type: ['JSON'],

@@ -40,7 +40,16 @@ function run(agent: MemoryFunction, opts: { scoreDoneAt?: number } = {}) {
         return { metrics: { correct: inputs.answer === 'ok' }, done: ctx.step === (opts.scoreDoneAt ?? -1), $events: [{ type: 'scored' }] };
       },
     },
-    side: { outputs: ['n'], run: ({ ctx }) => ({ n: ctx.step, $events: [{ type: 'side', k: 1 }, { type: 'side', k: 2 }] }) },
+    side: {
+      outputs: ['n'],
+      run: ({ ctx }) => ({
+        n: ctx.step,
+        $events: [
+          { type: 'side', k: 1 },
+          { type: 'side', k: 2 },
+        ],
+      }),
+    },
   };
   const events: EpisodeEvent[] = [];
   const firings: FiringLogEntry[] = [];
@@ -87,24 +96,27 @@ describe('reserved outputs', () => {
   it.each([
     ['budget_exhausted', 'BUDGET_EXHAUSTED'],
     ['infra_error', 'INFRA_ERROR'],
-  ] as const)('$ending %s ends the episode after its iteration with %s; nodes it feeds do not fire, its metrics are kept', async (kind, status) => {
-    const { exec, events, scored } = run({
-      outputs: ['answer', 'usage'],
-      run: ({ ctx }) =>
-        ctx.step < 2
-          ? { answer: 'ok', usage: { llm_calls: ctx.step + 1 } }
-          : { usage: { llm_calls: 2 }, $ending: { kind, message: `stopped: ${kind}` }, $events: [{ type: 'end' }] },
-    });
-    const result = await exec.run();
-    expect(result.ending).toBe(kind);
-    expect(result.steps).toBe(3);
-    expect(result.error).toBe(`stopped: ${kind}`);
-    // The scorer fired at steps 0 and 1 only: at step 2 its input came from the ending node.
-    expect(scored).toEqual([0, 1]);
-    expect(result.metrics).toEqual({ correct: true, llm_calls: 2, side: 2 });
-    expect(events.filter((e) => e.step === 2).map((e) => `${e.nodeId}:${e.type}`)).toEqual(['agent:end', 'side:side', 'side:side']);
-    expect(outcomeOfResult(result, undefined, 1000)).toEqual({ status, error: `stopped: ${kind}` });
-  });
+  ] as const)(
+    '$ending %s ends the episode after its iteration with %s; nodes it feeds do not fire, its metrics are kept',
+    async (kind, status) => {
+      const { exec, events, scored } = run({
+        outputs: ['answer', 'usage'],
+        run: ({ ctx }) =>
+          ctx.step < 2
+            ? { answer: 'ok', usage: { llm_calls: ctx.step + 1 } }
+            : { usage: { llm_calls: 2 }, $ending: { kind, message: `stopped: ${kind}` }, $events: [{ type: 'end' }] },
+      });
+      const result = await exec.run();
+      expect(result.ending).toBe(kind);
+      expect(result.steps).toBe(3);
+      expect(result.error).toBe(`stopped: ${kind}`);
+      // The scorer fired at steps 0 and 1 only: at step 2 its input came from the ending node.
+      expect(scored).toEqual([0, 1]);
+      expect(result.metrics).toEqual({ correct: true, llm_calls: 2, side: 2 });
+      expect(events.filter((e) => e.step === 2).map((e) => `${e.nodeId}:${e.type}`)).toEqual(['agent:end', 'side:side', 'side:side']);
+      expect(outcomeOfResult(result, undefined, 1000)).toEqual({ status, error: `stopped: ${kind}` });
+    },
+  );
 
   it('a malformed $ending or $events is a node error naming the output', async () => {
     const bad = run({ outputs: ['answer', 'usage'], run: () => ({ answer: 'ok', $ending: { kind: 'nope' } }) });

@@ -118,7 +118,10 @@ export function stubAnswer(
   if (tools.length > 0 && !messages.some((m) => m.role === 'tool')) {
     const solved = solveArithmetic(userText);
     const name = tools[0]?.function?.name ?? 'tool';
-    return { content: null, toolCall: { name, arguments: JSON.stringify(solved ? { expression: solved.expression } : { input: userText }) } };
+    return {
+      content: null,
+      toolCall: { name, arguments: JSON.stringify(solved ? { expression: solved.expression } : { input: userText }) },
+    };
   }
   if (last?.role === 'tool') return { content: textOf(last.content) };
   const submitted = /^Submitted answer:\s*(.*)$/m.exec(userText);

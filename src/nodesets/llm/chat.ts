@@ -6,7 +6,7 @@
  * episode through `$ending`, with the usage so far.
  */
 import type { NodeCallArgs, NodeOutputs } from '../../core/types.js';
-import { callModel, InfraFailure, type ChatMessage } from './call-model.js';
+import { callModel, InfraFailure, type ChatMessage, type ModelCallResult } from './call-model.js';
 import { readLlmConfig } from './llm-config.js';
 import { emptyUsage, type LlmUsage } from './usage.js';
 import { createHash } from 'node:crypto';
@@ -72,9 +72,15 @@ export async function chat({ inputs, config, ctx, signal }: NodeCallArgs): Promi
   const sentBefore = state.sent;
   const newMessages = state.conversation.slice(sentBefore);
   const prefixHash = sentBefore > 0 ? sha256(state.conversation.slice(0, sentBefore)) : undefined;
-  let result;
+  let result: ModelCallResult;
   try {
-    result = await callModel({ config: c, messages: state.conversation, seed: ctx.seed, callNumber: usage.llm_calls, ...(signal ? { signal } : {}) });
+    result = await callModel({
+      config: c,
+      messages: state.conversation,
+      seed: ctx.seed,
+      callNumber: usage.llm_calls,
+      ...(signal ? { signal } : {}),
+    });
   } catch (err) {
     if (!(err instanceof InfraFailure)) throw err;
     usage.llm_retries += err.retries.length;

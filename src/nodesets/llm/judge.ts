@@ -4,7 +4,7 @@
  * `role: "judge"`. The grade is the last `GRADE: C|P|I` line of the judge's reply (1, 0.5, 0).
  */
 import type { NodeCallArgs, NodeOutputs } from '../../core/types.js';
-import { callModel, InfraFailure, type ChatMessage } from './call-model.js';
+import { callModel, InfraFailure, type ChatMessage, type ModelCallResult } from './call-model.js';
 import { readLlmConfig } from './llm-config.js';
 
 export const DEFAULT_RUBRIC =
@@ -21,8 +21,7 @@ export const evictJudge = (episodeKey: string): void => {
   calls.delete(episodeKey);
 };
 
-const targetText = (t: unknown): string =>
-  Array.isArray(t) ? t.map(String).join(' OR ') : t === undefined || t === null ? '' : String(t);
+const targetText = (t: unknown): string => (Array.isArray(t) ? t.map(String).join(' OR ') : t === undefined || t === null ? '' : String(t));
 
 function questionOf(messages: unknown): string {
   if (typeof messages === 'string') return messages;
@@ -62,13 +61,16 @@ export async function judge({ inputs, config, ctx, signal }: NodeCallArgs): Prom
     };
   }
   const messages = judgePrompt(rubric, questionOf(inputs.messages), answer, target);
-  let result;
+  let result: ModelCallResult;
   try {
     // Stream 1 of the episode's seed: the judge's backoff draws apart from the agent's.
     result = await callModel({ config: c, messages, seed: ctx.seed ^ 0x5f3759df, callNumber: used, ...(signal ? { signal } : {}) });
   } catch (err) {
     if (!(err instanceof InfraFailure)) throw err;
-    return { $ending: { kind: 'infra_error', message: err.message }, $events: [...err.retries, { type: 'infra', kind: 'failed', role: 'judge', error: err.message }] };
+    return {
+      $ending: { kind: 'infra_error', message: err.message },
+      $events: [...err.retries, { type: 'infra', kind: 'failed', role: 'judge', error: err.message }],
+    };
   }
   calls.set(ctx.episodeKey, used + 1);
   const reply = result.response.message.content ?? '';

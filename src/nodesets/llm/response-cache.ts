@@ -23,7 +23,9 @@ export function canonicalJson(v: unknown): string {
 }
 
 export const cacheKey = (baseURL: string, request: Record<string, unknown>): string =>
-  createHash('sha256').update(canonicalJson({ base_url: baseURL, request })).digest('hex');
+  createHash('sha256')
+    .update(canonicalJson({ base_url: baseURL, request }))
+    .digest('hex');
 
 export interface CachedResponse {
   message: { role: 'assistant'; content: string | null; tool_calls?: unknown[] };

@@ -36,7 +36,19 @@ afterAll(async () => {
 async function evalctl(graph: string, episodes: number, sets: string[]): Promise<RunSummary> {
   const r = await execa(
     process.execPath,
-    [CLI, 'run', graph, '--episodes', String(episodes), '--workers', '2', '--outputs', outputs, '--json', ...sets.flatMap((s) => ['--set', s])],
+    [
+      CLI,
+      'run',
+      graph,
+      '--episodes',
+      String(episodes),
+      '--workers',
+      '2',
+      '--outputs',
+      outputs,
+      '--json',
+      ...sets.flatMap((s) => ['--set', s]),
+    ],
     { reject: false, env: { ACTIVE_WORKSPACE_DIR: WORKSPACE, OPENAI_API_KEY: KEY, EVAL_LLM_CACHE_DIR: '' } },
   );
   if (!r.stdout.startsWith('{')) throw new Error(`evalctl run failed (${r.exitCode}): ${r.stderr}`);
@@ -113,7 +125,10 @@ describe('llm graphs through evalctl run', () => {
         { id: firstRun.runId },
       );
       expect(r.errors).toBeUndefined();
-      const items = r.data!.run.episodes.items as Array<{ index: number; events: { total: number; events: Array<Record<string, unknown>> } }>;
+      const items = r.data!.run.episodes.items as Array<{
+        index: number;
+        events: { total: number; events: Array<Record<string, unknown>> };
+      }>;
       expect(items[1]!.events.total).toBe(1);
       expect(items[1]!.events.events[0]).toMatchObject({ type: 'llm_call', nodeId: 'llm', response: { content: '6' } });
     } finally {
