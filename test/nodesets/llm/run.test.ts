@@ -12,7 +12,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIST_DIR, PACKAGE_ROOT } from '../../../src/paths.js';
 import type { RunSummary } from '../../../src/store/types.js';
-import { startServer } from '../../app.helpers.js';
+import { START_EVAL, startServer, waitFor } from '../../app.helpers.js';
 import { startOpenAIStub, type OpenAIStub } from '../../support/openai-stub.js';
 
 const CLI = join(DIST_DIR, 'main.js');
@@ -188,6 +188,40 @@ describe('llm graphs through evalctl run', () => {
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(/node "llm" \(llm__chat\) reads its API key from OPENAI_API_KEY, which is not set/);
     expect(await runs()).toEqual(before);
+  });
+
+  it('through the server: the shared llm host caches under the outputs of the server; a missing key variable is refused at submit', async () => {
+    process.env.OPENAI_API_KEY = KEY;
+    const serverOutputs = join(outputs, 'server');
+    const server = await startServer({ outputsDir: serverOutputs, scheduler: { workspaceDir: WORKSPACE } });
+    try {
+      const refused = await server.gql(START_EVAL, {
+        input: { graphName: 'llm_fixture_qa', episodeCount: 1, overrides: { llm: { api_key_env: 'LLM_TEST_UNSET_KEY' } } },
+      });
+      expect(refused.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+      expect(refused.errors?.[0]?.message).toMatch(/reads its API key from LLM_TEST_UNSET_KEY, which is not set/);
+      const started = await server.gql(START_EVAL, {
+        input: { graphName: 'llm_fixture_qa', episodeCount: 2, workerCount: 2, overrides: { llm: { base_url: stub.baseURL } } },
+      });
+      expect(started.errors).toBeUndefined();
+      const runId = started.data!.startEval.runId as string;
+      const run = await waitFor(
+        'the run to finish',
+        async () => {
+          const r = await server.gql(`query($id: ID!) { run(id: $id) { status statusCounts { status count } } }`, { id: runId });
+          const status = r.data?.run?.status as string | undefined;
+          return status && !['QUEUED', 'RUNNING'].includes(status) ? r.data!.run : undefined;
+        },
+        40_000,
+      );
+      expect(run.status).toBe('COMPLETED');
+      const counts = run.statusCounts as Array<{ status: string; count: number }>;
+      expect(counts.filter((c) => c.count > 0)).toEqual([{ status: 'COMPLETED', count: 2 }]);
+      expect(existsSync(join(serverOutputs, 'llm-cache'))).toBe(true);
+    } finally {
+      await server.stop();
+      delete process.env.OPENAI_API_KEY;
+    }
   });
 
   it('the API key is nowhere in the outputs (run dirs, logs, cache)', async () => {
