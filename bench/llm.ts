@@ -5,6 +5,7 @@
  *   256 episodes on 64 workers in a real eval process, the server answering each call after
  *   200 ms. Throughput (calls/s over the episode phase) against the ideal for 64-way concurrency
  *   (64 / 0.2 s = 320 calls/s; target ≥ 0.8 ×), and the eval process's peak RSS (target ≤ 300 MB);
+ * - the same calls through the `llm__chat` handler alone (no runner, no hosts), 64 lanes;
  * - the overhead of the `llm__chat` handler over a bare `openai` client call to the same server
  *   with no latency (p50 of interleaved sequential calls; target ≤ 1 ms).
  * Needs a build (the eval process and hosts run from dist/). Run alone: `node --import tsx bench/llm.ts`.
@@ -107,6 +108,42 @@ async function throughput(
   };
 }
 
+/** The node alone, no runner or hosts: EPISODES calls in WORKERS concurrent lanes, against LATENCY_MS per call. */
+async function nodeAlone(url: string): Promise<number> {
+  process.env.BENCH_LLM_KEY = KEY;
+  const config = { base_url: url, model: 'bench', api_key_env: 'BENCH_LLM_KEY', cache: false, max_concurrency: WORKERS };
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: WORKERS }, async (_, lane) => {
+      for (let i = lane; i < EPISODES; i += WORKERS) {
+        const episodeKey = `alone:${i}`;
+        const messages = [{ role: 'user', content: `What is ${i} + 7?` }];
+        await chat({ inputs: { messages }, config, ctx: { runSeed: 0, episodeIndex: i, seed: i, step: 0, episodeKey, nodeId: 'llm' } });
+        evictChat(episodeKey);
+      }
+    }),
+  );
+  return (performance.now() - t0) / 1000;
+}
+
+/** The same lanes with bare client calls: what the client, the server and the machine allow without the node. */
+async function bareAlone(url: string): Promise<number> {
+  const client = new OpenAI({ baseURL: url, apiKey: KEY, maxRetries: 0 });
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: WORKERS }, async (_, lane) => {
+      for (let i = lane; i < EPISODES; i += WORKERS) {
+        await client.chat.completions.create({
+          model: 'bench',
+          messages: [{ role: 'user', content: `What is ${i} + 9?` }],
+          temperature: 0,
+        });
+      }
+    }),
+  );
+  return (performance.now() - t0) / 1000;
+}
+
 const p50 = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
 
 async function overhead(url: string): Promise<{ bare: number; node: number }> {
@@ -144,6 +181,8 @@ export async function benchLlm(): Promise<void> {
     const t = await throughput(outputs, stub.url);
     const ideal = WORKERS / (LATENCY_MS / 1000);
     const rate = t.calls / t.phaseS;
+    const alone = await nodeAlone(stub.url);
+    const bareLanes = await bareAlone(stub.url);
     // The same run with instant answers: the floor the runner, hosts and machine put under any model latency.
     await setOptions(stub.url, { latencyMs: 0 });
     const floor = await throughput(outputs, stub.url);
@@ -158,6 +197,13 @@ export async function benchLlm(): Promise<void> {
       ['model call latency mean ms (in the node)', t.callMs.toFixed(0), `${LATENCY_MS} + transport`],
       ['calls/s', rate.toFixed(1), `ideal ${ideal.toFixed(0)}`],
       ['throughput / ideal', (rate / ideal).toFixed(2), `≥ ${TARGET_EFFICIENCY}`],
+      [
+        `llm__chat alone, ${EPISODES} calls in ${WORKERS} lanes, s`,
+        alone.toFixed(2),
+        `ideal ${((EPISODES / WORKERS) * LATENCY_MS) / 1000}`,
+      ],
+      ['llm__chat alone / ideal', (((EPISODES / WORKERS) * LATENCY_MS) / 1000 / alone).toFixed(2), `≥ ${TARGET_EFFICIENCY}`],
+      [`bare client alone, same lanes, s`, bareLanes.toFixed(2), `ideal ${((EPISODES / WORKERS) * LATENCY_MS) / 1000}`],
       ['eval process peak RSS MB', t.rssMb.toFixed(0), `≤ ${TARGET_RSS_MB}`],
       ['bare client call p50 ms', o.bare.toFixed(3), ''],
       ['llm__chat handler p50 ms', o.node.toFixed(3), ''],
