@@ -10,6 +10,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   scheduler: async () => (await import('./scheduler.js')).benchScheduler(),
   graphql: async () => (await import('./graphql.js')).benchGraphql(),
   export: async () => (await import('./export.js')).benchExport(),
+  llm: async () => (await import('./llm.js')).benchLlm(),
 };
 
 const wanted = process.argv.slice(2);

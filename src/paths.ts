@@ -16,3 +16,14 @@ export const WEB_DIST_DIR = join(PACKAGE_ROOT, 'web', 'dist');
 export const EVAL_PROCESS_MAIN = join(DIST_DIR, 'eval-process', 'main.js');
 export const HOST_MAIN = join(DIST_DIR, 'host', 'host-main.js');
 export const DEFAULT_OUTPUTS_DIR = resolve(process.cwd(), 'outputs');
+
+/** The environment variable naming the llm nodeset's response cache folder (inherited by every host). */
+export const LLM_CACHE_ENV = 'EVAL_LLM_CACHE_DIR';
+/** The llm cache variable for a host serving runs of `outputsDir`: the one set in this process, else `<outputs>/llm-cache`. */
+export const llmCacheEnv = (outputsDir: string): Record<string, string> => ({
+  [LLM_CACHE_ENV]: process.env[LLM_CACHE_ENV] || join(resolve(outputsDir), 'llm-cache'),
+});
+/** Points the llm response cache at `<outputs>/llm-cache` for this process and its children, unless the variable is set. */
+export function defaultLlmCacheDir(outputsDir: string): void {
+  if (!process.env[LLM_CACHE_ENV]) process.env[LLM_CACHE_ENV] = join(resolve(outputsDir), 'llm-cache');
+}

@@ -21,13 +21,15 @@ export const runStatusMeaning = (s: RunStatus): string => RUN_STATUS_MEANINGS[s]
 /** How one episode ended. Every ending yields a full record with the metrics measured so far. */
 const EPISODE_STATUS_MEANINGS = {
   COMPLETED: 'A node said `done` and the metrics were harvested.',
-  BUDGET_EXHAUSTED: 'The step budget ran out before any node said `done`.',
+  BUDGET_EXHAUSTED: "The step budget (or a node's own budget, such as `max_llm_calls`) ran out before any node said `done`.",
   TIMEOUT:
     'The wall-clock limit (budget × per-step seconds) passed, or one host call went unanswered past the per-call limit; the one ending that can depend on machine speed.',
   ERROR: 'One or more nodes returned or threw an error; `nodeErrors` names them.',
   NO_VERDICT: 'The episode finished but no graphOut received a metric.',
   CRASHED: "An unexpected exception or a dead host; the worker's host was respawned.",
   CANCELLED: 'The run was cancelled while this episode was in flight.',
+  INFRA_ERROR:
+    'Infrastructure failed (a model endpoint still unreachable or failing after its retries): reported apart and left out of metric means, never counted as a wrong answer.',
 } as const;
 export type EpisodeStatus = keyof typeof EPISODE_STATUS_MEANINGS;
 export const EPISODE_STATUSES = Object.keys(EPISODE_STATUS_MEANINGS) as [EpisodeStatus, ...EpisodeStatus[]];

@@ -15,7 +15,7 @@ import { RemoteServer, type RemoteOptions } from './remote-run.js';
 import { execa } from 'execa';
 import { BadInputError, isInputFault } from '../errors.js';
 import { initialSummary } from '../eval-process/summary-writer.js';
-import { DEFAULT_OUTPUTS_DIR, EVAL_PROCESS_MAIN } from '../paths.js';
+import { DEFAULT_OUTPUTS_DIR, EVAL_PROCESS_MAIN, defaultLlmCacheDir } from '../paths.js';
 import { parseSetFlags } from '../graph/graph.js';
 import { inspectRunGraph } from '../scheduler/run-graph.js';
 import { assertDatasetSelection } from '../scheduler/dataset-selection.js';
@@ -203,6 +203,7 @@ export async function run(argv: string[]): Promise<number> {
   process.on('SIGINT', onSigint);
   process.on('SIGTERM', onSigint);
   const { runId, dir } = createRunDir(args.outputsDir);
+  defaultLlmCacheDir(args.outputsDir);
   const spec = { ...probe, runId };
   await writeSpec(dir, spec);
   await writeSummary(dir, { ...initialSummary(spec), seq: 1 });

@@ -8,7 +8,7 @@
  */
 import { parseArgs } from 'node:util';
 import { BadInputError } from '../errors.js';
-import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
+import { DEFAULT_OUTPUTS_DIR, defaultLlmCacheDir } from '../paths.js';
 import { listeningLine } from './listen-urls.js';
 import { intFlag } from './args.js';
 
@@ -91,6 +91,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   // Loaded after the flags are checked: a typo is answered without loading the server.
   const { buildApp } = await import('../app.js');
+  defaultLlmCacheDir(args.outputsDir);
   const app = buildApp({
     outputsDir: args.outputsDir,
     host: args.host,

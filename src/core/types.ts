@@ -242,7 +242,30 @@ export interface NodeErrorEntry {
 export type MetricValue = number | string | boolean;
 
 /** How the executor stopped; the runner maps it onto an EpisodeStatus. */
-export type ExecutorEnding = 'completed' | 'budget_exhausted' | 'error' | 'aborted' | 'crashed';
+export type ExecutorEnding = 'completed' | 'budget_exhausted' | 'error' | 'aborted' | 'crashed' | 'infra_error';
+
+/**
+ * Reserved node outputs the executor acts on instead of passing downstream as data:
+ * `$events` (an array of event objects for the episode's events.jsonl) and `$ending`.
+ */
+export const EVENTS_OUTPUT = '$events';
+export const ENDING_OUTPUT = '$ending';
+
+/** What a node may put in `$ending`: the episode ends after this iteration with this ending. */
+export type NodeEndingKind = 'budget_exhausted' | 'infra_error';
+export const NODE_ENDING_KINDS: readonly NodeEndingKind[] = ['budget_exhausted', 'infra_error'];
+export interface NodeEnding {
+  kind: NodeEndingKind;
+  message?: string;
+}
+
+/** One line of an episode's events.jsonl: the node's event with the iteration and node that emitted it. */
+export interface EpisodeEvent {
+  step: number;
+  nodeId: string;
+  type?: string;
+  [key: string]: unknown;
+}
 
 export interface ExecutorResult {
   ending: ExecutorEnding;

@@ -222,6 +222,7 @@ export class BatchEvalRunner {
         callTimeoutMs,
         onCallTimeout,
         onFiring: (entry) => writer.logFiring(entry),
+        onEvent: (event) => writer.logEvent(event),
         onAsset: (asset) => writer.writeAsset(asset),
         ...(onStep ? { onStep: (event: StepEvent) => onStep(event, { index, workerId: slot.workerId }) } : {}),
       });

@@ -37,7 +37,10 @@ export function outcomeOfResult(result: ExecutorResult, cause: AbortCause | unde
         ? { status: 'COMPLETED' }
         : { status: 'NO_VERDICT', error: 'the episode finished but no graphOut received a metric' };
     case 'budget_exhausted':
-      return { status: 'BUDGET_EXHAUSTED' };
+      // A node's own budget (`$ending`) says which; the step budget needs no words.
+      return result.error !== undefined ? { status: 'BUDGET_EXHAUSTED', error: result.error } : { status: 'BUDGET_EXHAUSTED' };
+    case 'infra_error':
+      return { status: 'INFRA_ERROR', error: result.error ?? 'infrastructure failure' };
     case 'error':
       return { status: 'ERROR', error: result.nodeErrors.length ? describeNodeErrors(result.nodeErrors) : (result.error ?? 'node error') };
     case 'aborted':

@@ -8,8 +8,13 @@ import { AssetNamer } from './asset-namer.js';
 import { boundMessage, summarizePorts } from './firing-summary.js';
 import type { ValidatedGraph } from './graph.js';
 import {
+  ENDING_OUTPUT,
+  EVENTS_OUTPUT,
   isAssetValue,
+  NODE_ENDING_KINDS,
   type AssetRef,
+  type EpisodeEvent,
+  type NodeEnding,
   type CallContext,
   type ExecutorEnding,
   type ExecutorResult,
@@ -61,6 +66,12 @@ export interface GraphExecutorOptions {
   onFiring?(entry: FiringLogEntry): void;
   /** Receives each asset; a returned promise is awaited before the node's outputs flow on. */
   onAsset?(asset: ExecutorAsset): void | Promise<void>;
+  /**
+   * Each event a node put in its `$events` output, with `step` and `nodeId` added: per
+   * iteration, in topological order of the nodes (so the order never depends on which call
+   * answered first), and within a node in the order given.
+   */
+  onEvent?(event: EpisodeEvent): void;
   /** After each fully run iteration (live Play). Not called when not given. */
   onStep?(event: StepEvent): void;
 }
@@ -253,6 +264,7 @@ export class GraphExecutor {
           this.o.onStep({ step, outputs });
         }
         if (this.errors.length > errorsBefore) return this.result('error');
+        if (it.ending) return this.result(it.ending.kind, it.ending.message);
         if (it.done) return this.result('completed');
         this.prev = it.outputs;
         if (performance.now() - lastYield > YIELD_EVERY_MS) {
@@ -285,12 +297,16 @@ export class GraphExecutor {
   }
 
   /** One iteration; log entries and node errors are flushed in topological order whatever the completion order. */
-  private async runIteration(step: number): Promise<{ end: IterationEnd; outputs: Array<NodeOutputs | undefined>; done: boolean }> {
+  private async runIteration(
+    step: number,
+  ): Promise<{ end: IterationEnd; outputs: Array<NodeOutputs | undefined>; done: boolean; ending?: NodeEnding }> {
     const plans = this.plans;
     const n = plans.length;
     const outputs = new Array<NodeOutputs | undefined>(n);
     const logEntries = this.o.onFiring ? new Array<FiringLogEntry | undefined>(n) : undefined;
     const stepErrors = new Array<NodeErrorEntry | undefined>(n);
+    const stepEvents = new Array<EpisodeEvent[] | undefined>(n);
+    const stepEndings = new Array<NodeEnding | undefined>(n);
     let done = false;
 
     // Loop edges into a sink deliver the previous iteration's value now.
@@ -345,8 +361,16 @@ export class GraphExecutor {
         resolveNode(i, false);
       };
 
-      const succeed = (i: number, inputs: Record<string, unknown>, t0: number, out: NodeOutputs): void => {
+      const succeed = (i: number, inputs: Record<string, unknown>, t0: number, full: NodeOutputs): void => {
         const p = plans[i]!;
+        const reserved = takeReserved(full);
+        if (typeof reserved === 'string') {
+          fail(i, inputs, t0, reserved);
+          return;
+        }
+        const out = reserved.out;
+        if (reserved.events) stepEvents[i] = reserved.events.map((e) => ({ step, nodeId: p.id, ...e }));
+        if (reserved.ending) stepEndings[i] = reserved.ending;
         outputs[i] = out;
         if (out.done === true) done = true;
         for (const e of p.outputs) {
@@ -363,10 +387,11 @@ export class GraphExecutor {
             type: p.type,
             ms: elapsed(t0),
             inputs: summarizePorts(inputs),
-            outputs: summarizePorts(out),
+            outputs: summarizePorts(reserved.ending ? { ...out, [ENDING_OUTPUT]: reserved.ending } : out),
           };
         }
-        resolveNode(i, true);
+        // A node that ends the episode feeds nothing more this iteration (its graphOut values are already recorded).
+        resolveNode(i, reserved.ending === undefined);
       };
 
       const start = (i: number): void => {
@@ -459,7 +484,9 @@ export class GraphExecutor {
 
     for (const e of stepErrors) if (e) this.errors.push(e);
     if (logEntries && this.o.onFiring) for (const e of logEntries) if (e) this.o.onFiring(e);
-    return { end, outputs, done };
+    if (this.o.onEvent) for (const list of stepEvents) if (list) for (const e of list) this.o.onEvent(e);
+    const ending = stepEndings.find((e) => e !== undefined);
+    return ending ? { end, outputs, done, ending } : { end, outputs, done };
   }
 
   /** Replaces each asset-valued port by `{ $assetRef }` and hands the bytes to onAsset. */
@@ -489,6 +516,29 @@ export class GraphExecutor {
     if (!copy) return { out };
     return pending ? { out: copy, pending: Promise.all(pending) } : { out: copy };
   }
+}
+
+/**
+ * Splits the reserved outputs `$events` and `$ending` off a node's outputs; a string when one
+ * of them is malformed (a node error naming what is wrong).
+ */
+function takeReserved(out: NodeOutputs): { out: NodeOutputs; events?: Record<string, unknown>[]; ending?: NodeEnding } | string {
+  if (!(EVENTS_OUTPUT in out) && !(ENDING_OUTPUT in out)) return { out };
+  const { [EVENTS_OUTPUT]: events, [ENDING_OUTPUT]: ending, ...rest } = out;
+  const result: { out: NodeOutputs; events?: Record<string, unknown>[]; ending?: NodeEnding } = { out: rest };
+  if (events !== undefined) {
+    if (!Array.isArray(events) || !events.every(isOutputsObject)) return `output ${EVENTS_OUTPUT} must be an array of objects`;
+    result.events = events;
+  }
+  if (ending !== undefined && ending !== null) {
+    const kind = isOutputsObject(ending) ? ending.kind : undefined;
+    if (!NODE_ENDING_KINDS.includes(kind as NodeEnding['kind'])) {
+      return `output ${ENDING_OUTPUT} must be { kind: ${NODE_ENDING_KINDS.map((k) => `"${k}"`).join(' | ')}, message? }, got ${boundMessage(JSON.stringify(ending))}`;
+    }
+    const message = (ending as { message?: unknown }).message;
+    result.ending = { kind: kind as NodeEnding['kind'], ...(typeof message === 'string' ? { message: boundMessage(message) } : {}) };
+  }
+  return result;
 }
 
 const elapsed = (t0: number): number => Math.round((performance.now() - t0) * 1000) / 1000;

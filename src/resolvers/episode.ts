@@ -9,7 +9,7 @@ import { mimeOf } from '../store/run-reader.js';
 import type { RunWatcher } from '../store/run-watcher.js';
 import type { EpisodeRecord } from '../store/types.js';
 import { builder } from './builder.js';
-import { LOG_PAGE, checkPage } from './paging.js';
+import { EVENTS_PAGE, LOG_PAGE, checkPage } from './paging.js';
 import { EpisodeRef, EpisodeStatusRef, type EpisodeSource } from './refs.js';
 import { assertRunExists } from './run.js';
 
@@ -84,6 +84,19 @@ const LogPageRef = builder.objectRef<{ lines: LogLineSource[]; total: number }>(
   }),
 });
 
+const EventPageRef = builder.objectRef<{ lines: LogLineSource[]; total: number }>('EventPage').implement({
+  description:
+    'A page of an episode\'s events.jsonl: each model call (`type: "llm_call"`: new messages, response, tool calls, tokens, latency, cached, retries), infrastructure event (`type: "infra"`) and tool call, with the `step` and `nodeId` that emitted it.',
+  fields: (t) => ({
+    events: t.field({
+      type: ['JSON'],
+      description: 'The events on this page, in the order they were emitted (each as written).',
+      resolve: (p) => p.lines.map((l) => l.entry),
+    }),
+    total: t.exposeInt('total', { description: 'Events in the whole file (0 when the episode emitted none).' }),
+  }),
+});
+
 const opt = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 
 EpisodeRef.implement({
@@ -126,7 +139,7 @@ EpisodeRef.implement({
     }),
     error: t.string({
       nullable: true,
-      description: 'Why it ended early, for TIMEOUT, ERROR, CRASHED and CANCELLED.',
+      description: 'Why it ended early, for TIMEOUT, ERROR, CRASHED, CANCELLED, INFRA_ERROR and a node-declared BUDGET_EXHAUSTED.',
       resolve: (e) => opt(e.record.error),
     }),
     nodeErrors: t.field({ type: [NodeErrorRef], description: 'Nodes that failed, for ERROR.', resolve: (e) => e.record.nodeErrors ?? [] }),
@@ -145,6 +158,18 @@ EpisodeRef.implement({
       resolve: (e, args, ctx) => {
         const page = checkPage('log', args.offset, args.first, LOG_PAGE);
         return ctx.runs.readLog(e.runId, e.record.index, page.offset, page.first);
+      },
+    }),
+    events: t.field({
+      type: EventPageRef,
+      description: 'Its event history (events.jsonl: model calls, retries, tool calls), paged.',
+      args: {
+        offset: t.arg.int({ defaultValue: 0, description: 'Events to skip.' }),
+        first: t.arg.int({ defaultValue: EVENTS_PAGE.first, description: `Page size, at most ${EVENTS_PAGE.max}.` }),
+      },
+      resolve: (e, args, ctx) => {
+        const page = checkPage('events', args.offset, args.first, EVENTS_PAGE);
+        return ctx.runs.readEvents(e.runId, e.record.index, page.offset, page.first);
       },
     }),
   }),

@@ -24,3 +24,4 @@ export function checkPage(
 export const RUNS_PAGE = { first: 50, max: 500 } as const;
 export const EPISODES_PAGE = { first: 100, max: 10_000 } as const;
 export const LOG_PAGE = { first: 200, max: 2_000 } as const;
+export const EVENTS_PAGE = { first: 200, max: 2_000 } as const;

@@ -8,6 +8,7 @@ import { applyOverrides, validateGraph } from '../graph/graph.js';
 import { GraphCatalog } from '../graph/graph-catalog.js';
 import { NodesetRegistry, type NodesetEntry } from '../nodeset-registry/registry.js';
 import type { GraphSpec } from '../core/types.js';
+import { missingApiKeys } from '../nodesets/llm/preflight.js';
 
 /** Where graphs and nodesets are looked up. */
 export interface GraphDirs {
@@ -52,6 +53,11 @@ export async function inspectRunGraph(opts: RunGraphOptions): Promise<RunGraphIn
     // A graph that is valid until the overrides patch it is the overrides' fault (e.g. a config value of the wrong type).
     const blame = source && source !== graph && isValid(source, registry) ? 'overrides' : `graphName "${opts.graphName}"`;
     throw asBadInput(blame, err);
+  }
+  // At submit only: a recovered run re-checks nothing its first start already accepted.
+  if (!opts.frozen) {
+    const missing = missingApiKeys(graph);
+    if (missing.length > 0) throw new BadInputError(`graphName "${opts.graphName}": ${missing.join('; ')}`);
   }
   const names = new Set<string>();
   for (const n of validated.nodes.values()) if (n.resolved) names.add(n.resolved.nodeset);

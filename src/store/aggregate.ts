@@ -8,8 +8,12 @@ import type { EpisodeRecord, MetricAggregate, RunSummary } from './types.js';
 
 export type Aggregates = Pick<RunSummary, 'aggregateMetrics' | 'aggregateByTask' | 'statusCounts' | 'timedOut'>;
 
-/** Endings whose metrics are left out of the aggregates: the episode was not allowed to finish. */
-const EXCLUDED_FROM_METRICS: ReadonlySet<EpisodeStatus> = new Set<EpisodeStatus>(['CANCELLED']);
+/**
+ * Endings whose metrics are left out of the aggregates: the episode was not allowed to finish
+ * (CANCELLED), or the infrastructure failed under it (INFRA_ERROR: not a wrong answer). Both
+ * still count in `statusCounts`.
+ */
+const EXCLUDED_FROM_METRICS: ReadonlySet<EpisodeStatus> = new Set<EpisodeStatus>(['CANCELLED', 'INFRA_ERROR']);
 
 const byIndex = (a: EpisodeRecord, b: EpisodeRecord) => a.index - b.index;
 

@@ -19,6 +19,7 @@ export const MAX_EPISODE_INDEX = 9_999_999;
 
 const EPISODE_RECORD = 'episode.json';
 const EPISODE_LOG = 'log.jsonl';
+const EPISODE_EVENTS = 'events.jsonl';
 const EPISODE_ASSETS = 'assets';
 
 const MIME_BY_EXT: Record<string, string> = {
@@ -152,7 +153,17 @@ export class RunReader {
   /** Lines `offset … offset+first-1` of the episode's log.jsonl (streamed, so a long log is not held whole). */
   async readLog(runId: string, index: number, offset: number, first: number): Promise<LogPage> {
     assertEpisodeIndex(index);
-    const path = join(episodeDir(this.runDir(runId), index), EPISODE_LOG);
+    return this.#readLines(EPISODE_LOG, runId, index, offset, first);
+  }
+
+  /** Lines `offset … offset+first-1` of the episode's events.jsonl (model calls, retries, tool calls); none without the file. */
+  async readEvents(runId: string, index: number, offset: number, first: number): Promise<LogPage> {
+    assertEpisodeIndex(index);
+    return this.#readLines(EPISODE_EVENTS, runId, index, offset, first);
+  }
+
+  async #readLines(file: string, runId: string, index: number, offset: number, first: number): Promise<LogPage> {
+    const path = join(episodeDir(this.runDir(runId), index), file);
     const lines: LogPage['lines'] = [];
     let total = 0;
     let stream: ReturnType<typeof createReadStream>;

@@ -33,6 +33,19 @@ describe('aggregates', () => {
     expect(summarizeValues('x', [7]).stderr).toBe(0);
   });
 
+  it('leaves INFRA_ERROR episodes out of the metrics (not wrong answers) and counts them apart', () => {
+    const records = [
+      rec(0, { correct: true, llm_calls: 1 }),
+      rec(1, { correct: false, llm_calls: 1 }),
+      rec(2, { llm_calls: 0, llm_retries: 4 }, 'INFRA_ERROR'),
+    ];
+    const all = computeAggregates(records);
+    expect(all.aggregateMetrics.find((m) => m.name === 'correct')).toMatchObject({ mean: 0.5, count: 2 });
+    expect(all.aggregateMetrics.find((m) => m.name === 'llm_calls')).toMatchObject({ mean: 1, count: 2 });
+    expect(all.aggregateMetrics.find((m) => m.name === 'llm_retries')).toBeUndefined();
+    expect(all.statusCounts).toEqual({ COMPLETED: 2, INFRA_ERROR: 1 });
+  });
+
   it('counts booleans as 0/1, skips strings, and leaves cancelled episodes out of the metrics', () => {
     const records = [
       rec(0, { success: true, spl: 0.5, label: 'a' }),

@@ -6,6 +6,7 @@
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { spawnHost, type HostProcess } from '../../host/host-process.js';
+import { llmCacheEnv } from '../../paths.js';
 import type { GraphDirs } from '../run-graph.js';
 
 export class SharedHostStarter {
@@ -33,7 +34,8 @@ export class SharedHostStarter {
       this.logs.set(nodeset, logStream);
     }
     const stream = logStream;
-    return spawnHost({ entry, onStderr: (line) => stream.write(line + '\n') });
+    // The llm response cache sits beside the runs it serves unless the backend's environment names one.
+    return spawnHost({ entry, env: llmCacheEnv(this.outputsDir), onStderr: (line) => stream.write(line + '\n') });
   }
 
   /** Ends the log streams (once the hosts are stopped). */

@@ -22,6 +22,7 @@ export const EPISODE_STATUS_COLORS: Record<EpisodeStatus, string> = {
   NO_VERDICT: '#8a94a6',
   CRASHED: '#8e3b8e',
   CANCELLED: '#9a6b2f',
+  INFRA_ERROR: '#5b6b8c',
 };
 
 export function statusColor(status: string): string {

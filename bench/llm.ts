@@ -1,0 +1,235 @@
+/**
+ * llm benchmarks against the stand-in OpenAI server (test/support/openai-stub-main.ts, its own
+ * process):
+ * - 64 concurrent episodes: the test graph llm_fixture_qa (one model call per episode) over
+ *   256 episodes on 64 workers in a real eval process, the server answering each call after
+ *   200 ms. Throughput (calls/s over the episode phase) against the ideal for 64-way concurrency
+ *   (64 / 0.2 s = 320 calls/s; target ≥ 0.8 ×), and the eval process's peak RSS (target ≤ 300 MB);
+ * - the same calls through the `llm__chat` handler alone (no runner, no hosts), 64 lanes;
+ * - the overhead of the `llm__chat` handler over a bare `openai` client call to the same server
+ *   with no latency (p50 of interleaved sequential calls; target ≤ 1 ms).
+ * Needs a build (the eval process and hosts run from dist/). Run alone: `node --import tsx bench/llm.ts`.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
+import { execa, type ResultPromise } from 'execa';
+import OpenAI from 'openai';
+import { chat, evictChat } from '../src/nodesets/llm/chat.js';
+import { EVAL_PROCESS_MAIN, PACKAGE_ROOT } from '../src/paths.js';
+import { runSpecSchema } from '../src/spec/run-spec.js';
+import { createRunDir, readSummary, writeSpec } from '../src/store/run-dir.js';
+
+const WORKERS = 64;
+const EPISODES = 256;
+const LATENCY_MS = 200;
+const TARGET_EFFICIENCY = 0.8;
+const TARGET_RSS_MB = 300;
+const TARGET_OVERHEAD_MS = 1;
+const OVERHEAD_ROUNDS = 400;
+const KEY = 'bench-key-not-secret';
+const WORKSPACE = join(PACKAGE_ROOT, 'test', 'fixtures', 'llm-workspace');
+
+async function startStub(): Promise<{ url: string; proc: ResultPromise }> {
+  const proc = execa(process.execPath, ['--import', 'tsx', join(PACKAGE_ROOT, 'test', 'support', 'openai-stub-main.ts'), '--port', '0'], {
+    buffer: false,
+    reject: false,
+    stdin: 'ignore',
+    env: { OPENAI_STUB_KEY: KEY },
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      if (line.startsWith('OPENAI_STUB_URL ')) resolve(line.slice('OPENAI_STUB_URL '.length).trim());
+    });
+    void proc.then(() => reject(new Error('the stub exited before it listened')));
+  });
+  return { url, proc };
+}
+
+const setOptions = (url: string, o: Record<string, unknown>) =>
+  fetch(url.replace(/\/v1$/, '/options'), { method: 'POST', body: JSON.stringify({ expectedKey: KEY, ...o }) });
+
+/** VmHWM (peak resident set) of a process, in MB, or NaN once it is gone. */
+async function peakRssMb(pid: number): Promise<number> {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(await readFile(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+async function throughput(
+  outputs: string,
+  url: string,
+): Promise<{ phaseS: number; calls: number; rssMb: number; status: string; episodeMs: number; callMs: number }> {
+  const { runId, dir } = createRunDir(outputs);
+  const spec = runSpecSchema.parse({
+    runId,
+    createdAt: new Date().toISOString(),
+    graphName: 'llm_fixture_qa',
+    episodeCount: EPISODES,
+    workerCount: WORKERS,
+    activeWorkspaceDir: WORKSPACE,
+    overrides: { llm: { base_url: url, cache: false, max_concurrency: WORKERS } },
+  });
+  await writeSpec(dir, spec);
+  const child = execa(process.execPath, [EVAL_PROCESS_MAIN, '--run-dir', dir], {
+    stdin: 'ignore',
+    reject: false,
+    env: { OPENAI_API_KEY: KEY, EVAL_LLM_CACHE_DIR: join(outputs, 'llm-cache') },
+  });
+  let rssMb = 0;
+  const poll = setInterval(() => {
+    void peakRssMb(child.pid!).then((v) => {
+      if (Number.isFinite(v)) rssMb = Math.max(rssMb, v);
+    });
+  }, 50);
+  const r = await child;
+  clearInterval(poll);
+  if (r.exitCode !== 0) throw new Error(`eval process exited ${r.exitCode ?? r.signal}: ${r.stderr}`);
+  const summary = await readSummary(dir);
+  const starts = summary.episodes.map((e) => Date.parse(e.startedAt));
+  const ends = summary.episodes.map((e) => Date.parse(e.finishedAt));
+  const calls = summary.episodes.reduce((s, e) => s + Number(e.metrics.llm_calls ?? 0), 0);
+  const mean = (f: (e: (typeof summary.episodes)[number]) => number) =>
+    summary.episodes.reduce((s, e) => s + f(e), 0) / summary.episodes.length;
+  return {
+    phaseS: (Math.max(...ends) - Math.min(...starts)) / 1000,
+    calls,
+    rssMb,
+    status: JSON.stringify(summary.statusCounts),
+    episodeMs: mean((e) => e.durationMs),
+    callMs: mean((e) => Number(e.metrics.llm_latency_ms ?? 0)),
+  };
+}
+
+/** The node alone, no runner or hosts: EPISODES calls in WORKERS concurrent lanes, against LATENCY_MS per call. */
+async function nodeAlone(url: string): Promise<number> {
+  process.env.BENCH_LLM_KEY = KEY;
+  const config = { base_url: url, model: 'bench', api_key_env: 'BENCH_LLM_KEY', cache: false, max_concurrency: WORKERS };
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: WORKERS }, async (_, lane) => {
+      for (let i = lane; i < EPISODES; i += WORKERS) {
+        const episodeKey = `alone:${i}`;
+        const messages = [{ role: 'user', content: `What is ${i} + 7?` }];
+        await chat({ inputs: { messages }, config, ctx: { runSeed: 0, episodeIndex: i, seed: i, step: 0, episodeKey, nodeId: 'llm' } });
+        evictChat(episodeKey);
+      }
+    }),
+  );
+  return (performance.now() - t0) / 1000;
+}
+
+/** The same lanes with bare client calls: what the client, the server and the machine allow without the node. */
+async function bareAlone(url: string): Promise<number> {
+  const client = new OpenAI({ baseURL: url, apiKey: KEY, maxRetries: 0 });
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: WORKERS }, async (_, lane) => {
+      for (let i = lane; i < EPISODES; i += WORKERS) {
+        await client.chat.completions.create({
+          model: 'bench',
+          messages: [{ role: 'user', content: `What is ${i} + 9?` }],
+          temperature: 0,
+        });
+      }
+    }),
+  );
+  return (performance.now() - t0) / 1000;
+}
+
+const p50 = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
+
+async function overhead(url: string): Promise<{ bare: number; node: number }> {
+  await setOptions(url, { latencyMs: 0 });
+  process.env.BENCH_LLM_KEY = KEY;
+  const client = new OpenAI({ baseURL: url, apiKey: KEY, maxRetries: 0 });
+  const config = { base_url: url, model: 'bench', api_key_env: 'BENCH_LLM_KEY', cache: false };
+  const bare: number[] = [];
+  const node: number[] = [];
+  for (let i = 0; i < OVERHEAD_ROUNDS + 20; i++) {
+    const messages = [{ role: 'user' as const, content: `What is ${i} + 1?` }];
+    let t = performance.now();
+    await client.chat.completions.create({ model: 'bench', messages, temperature: 0 });
+    const b = performance.now() - t;
+    const episodeKey = `bench:${i}`;
+    t = performance.now();
+    await chat({ inputs: { messages }, config, ctx: { runSeed: 0, episodeIndex: i, seed: i, step: 0, episodeKey, nodeId: 'llm' } });
+    const n = performance.now() - t;
+    evictChat(episodeKey);
+    // The first rounds warm the connection pool and the JIT.
+    if (i >= 20) {
+      bare.push(b);
+      node.push(n);
+    }
+  }
+  return { bare: p50(bare), node: p50(node) };
+}
+
+export async function benchLlm(): Promise<void> {
+  if (!existsSync(EVAL_PROCESS_MAIN)) throw new Error(`${EVAL_PROCESS_MAIN} is missing: build first (npm run build:server)`);
+  const outputs = await mkdtemp(join(tmpdir(), 'bench-llm-'));
+  const stub = await startStub();
+  try {
+    await setOptions(stub.url, { latencyMs: LATENCY_MS });
+    const t = await throughput(outputs, stub.url);
+    const ideal = WORKERS / (LATENCY_MS / 1000);
+    const rate = t.calls / t.phaseS;
+    const alone = await nodeAlone(stub.url);
+    const bareLanes = await bareAlone(stub.url);
+    // The same run with instant answers: the floor the runner, hosts and machine put under any model latency.
+    await setOptions(stub.url, { latencyMs: 0 });
+    const floor = await throughput(outputs, stub.url);
+    const o = await overhead(stub.url);
+    const rows = [
+      ['measure', 'value', 'target'],
+      [`episodes (${EPISODES} on ${WORKERS} workers)`, t.status, ''],
+      ['episode phase s', t.phaseS.toFixed(2), `≥ ${((EPISODES / WORKERS) * LATENCY_MS) / 1000} (ideal)`],
+      ['episode phase s with 0 ms per call (floor)', floor.phaseS.toFixed(2), ''],
+      ['model-attributable s (phase − floor)', (t.phaseS - floor.phaseS).toFixed(2), `ideal ${((EPISODES / WORKERS) * LATENCY_MS) / 1000}`],
+      ['episode duration mean ms', t.episodeMs.toFixed(0), ''],
+      ['model call latency mean ms (in the node)', t.callMs.toFixed(0), `${LATENCY_MS} + transport`],
+      ['calls/s', rate.toFixed(1), `ideal ${ideal.toFixed(0)}`],
+      ['throughput / ideal', (rate / ideal).toFixed(2), `≥ ${TARGET_EFFICIENCY}`],
+      [
+        `llm__chat alone, ${EPISODES} calls in ${WORKERS} lanes, s`,
+        alone.toFixed(2),
+        `ideal ${((EPISODES / WORKERS) * LATENCY_MS) / 1000}`,
+      ],
+      ['llm__chat alone / ideal', (((EPISODES / WORKERS) * LATENCY_MS) / 1000 / alone).toFixed(2), `≥ ${TARGET_EFFICIENCY}`],
+      [`bare client alone, same lanes, s`, bareLanes.toFixed(2), `ideal ${((EPISODES / WORKERS) * LATENCY_MS) / 1000}`],
+      ['eval process peak RSS MB', t.rssMb.toFixed(0), `≤ ${TARGET_RSS_MB}`],
+      ['bare client call p50 ms', o.bare.toFixed(3), ''],
+      ['llm__chat handler p50 ms', o.node.toFixed(3), ''],
+      ['llm node overhead p50 ms', (o.node - o.bare).toFixed(3), `≤ ${TARGET_OVERHEAD_MS}`],
+    ];
+    const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+    console.log(
+      `load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')} on ${availableParallelism()} CPU(s)`,
+    );
+    console.log(`\nllm__chat against the stand-in server (${LATENCY_MS} ms per call for the throughput run, 0 ms for the overhead)`);
+    console.log(rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')).join('\n'));
+  } finally {
+    stub.proc.kill('SIGTERM');
+    await stub.proc;
+    await rm(outputs, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  benchLlm().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,172 @@
+/**
+ * One chat-completions call: the response cache first, then the endpoint through the official
+ * `openai` client under the provider's concurrency limit, retried with exponential backoff on
+ * 429, 5xx and connection failures. The client's own retries are off (maxRetries 0) so each retry
+ * is counted and reported here. Every string that leaves is scrubbed of the API key.
+ */
+import OpenAI from 'openai';
+import { createPrng } from '../../core/prng.js';
+import { errorMessage } from '../../errors.js';
+import { sleep } from '../_lib/sleep.js';
+import { readApiKey, redact } from './api-key.js';
+import { cacheEnabled, type LlmConfig } from './llm-config.js';
+import { limiterFor } from './provider-limiter.js';
+import { cacheDir, cacheKey, ResponseCache, type CachedResponse } from './response-cache.js';
+
+/** The longest wait between two tries. */
+const MAX_BACKOFF_MS = 30_000;
+
+export type ChatMessage = { role: string; content: string | null; [k: string]: unknown };
+
+/** An infrastructure event: a retried failure. */
+export interface RetryEvent {
+  type: 'infra';
+  kind: 'retry';
+  attempt: number;
+  status: number | null;
+  error: string;
+  delay_ms: number;
+}
+
+export interface ModelCallResult {
+  response: CachedResponse;
+  latencyMs: number;
+  cached: boolean;
+  retries: RetryEvent[];
+}
+
+/** The endpoint still failed after every retry (or failed in a way no retry can fix, such as a dead host). */
+export class InfraFailure extends Error {
+  constructor(
+    message: string,
+    readonly retries: RetryEvent[],
+  ) {
+    super(message);
+    this.name = 'InfraFailure';
+  }
+}
+
+const clients = new Map<string, OpenAI>();
+const caches = new Map<string, ResponseCache>();
+
+/** The cache of the directory the environment names now (read per call, so a changed variable takes effect). */
+function currentCache(): ResponseCache {
+  const dir = cacheDir();
+  let c = caches.get(dir);
+  if (!c) {
+    c = new ResponseCache(dir);
+    caches.set(dir, c);
+  }
+  return c;
+}
+
+function clientFor(baseURL: string, apiKey: string, timeoutMs: number): OpenAI {
+  // Keyed by the key's variable value too: a changed key gets a new client. The map stays in memory only.
+  const id = `${baseURL}\u0000${apiKey}\u0000${timeoutMs}`;
+  let c = clients.get(id);
+  if (!c) {
+    c = new OpenAI({ baseURL, apiKey, maxRetries: 0, timeout: timeoutMs });
+    clients.set(id, c);
+  }
+  return c;
+}
+
+/** The request body sent (and hashed for the cache): only parameters that are set. */
+export function requestBody(config: LlmConfig, messages: readonly ChatMessage[]): Record<string, unknown> {
+  const body: Record<string, unknown> = { model: config.model, messages, temperature: config.temperature };
+  if (config.maxTokens !== undefined) body.max_tokens = config.maxTokens;
+  if (config.seed !== undefined) body.seed = config.seed;
+  if (config.tools !== undefined) body.tools = config.tools;
+  return body;
+}
+
+/** 429, 408, 409, any 5xx, and no HTTP answer at all (refused, reset, timed out) are worth another try. */
+function retryable(err: unknown): { retry: boolean; status: number | null } {
+  if (err instanceof OpenAI.APIConnectionError) return { retry: true, status: null };
+  if (err instanceof OpenAI.APIError) {
+    const s = err.status ?? null;
+    return { retry: s === null || s === 408 || s === 409 || s === 429 || s >= 500, status: s };
+  }
+  return { retry: false, status: null };
+}
+
+export interface CallModelOptions {
+  config: LlmConfig;
+  messages: readonly ChatMessage[];
+  /** Seeds the backoff jitter: (episode seed, call number), so waits do not depend on the worker. */
+  seed: number;
+  callNumber: number;
+  signal?: AbortSignal;
+}
+
+export async function callModel(o: CallModelOptions): Promise<ModelCallResult> {
+  const { config } = o;
+  const apiKey = readApiKey(config.apiKeyEnv);
+  const body = requestBody(config, o.messages);
+  const useCache = cacheEnabled(config);
+  const key = useCache ? cacheKey(config.baseURL, body) : '';
+  const t0 = performance.now();
+  const cache = useCache ? currentCache() : undefined;
+  if (cache) {
+    const hit = await cache.get(key);
+    if (hit) return { response: hit, latencyMs: performance.now() - t0, cached: true, retries: [] };
+  }
+  const client = clientFor(config.baseURL, apiKey, config.timeoutMs);
+  const limiter = limiterFor(config.baseURL, config.maxConcurrency);
+  const prng = createPrng(o.seed, o.callNumber);
+  const retries: RetryEvent[] = [];
+  for (let attempt = 0; ; attempt++) {
+    const release = await limiter.acquire(o.signal);
+    const tCall = performance.now();
+    let completion: OpenAI.ChatCompletion | undefined;
+    let failure: unknown;
+    try {
+      completion = await client.chat.completions.create(
+        body as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming,
+        o.signal ? { signal: o.signal } : undefined,
+      );
+    } catch (err) {
+      failure = err;
+    } finally {
+      release();
+    }
+    if (completion) {
+      const latencyMs = performance.now() - tCall;
+      const response = responseOf(completion, config.baseURL);
+      // A cache that cannot be written costs a re-run a call, not this episode its answer.
+      if (cache) await cache.put(key, response).catch(() => {});
+      return { response, latencyMs, cached: false, retries };
+    }
+    o.signal?.throwIfAborted();
+    const { retry, status } = retryable(failure);
+    const message = redact(errorMessage(failure), apiKey);
+    if (!retry) {
+      // A request the endpoint refuses (bad model name, bad key, bad parameters): the graph's fault, not the network's.
+      throw new Error(`${config.baseURL} refused the request${status ? ` (HTTP ${status})` : ''}: ${message}`);
+    }
+    if (attempt >= config.maxRetries) {
+      throw new InfraFailure(
+        `${config.baseURL} failed after ${attempt + 1} attempt(s)${status ? ` (HTTP ${status})` : ''}: ${message}`,
+        retries,
+      );
+    }
+    const base = Math.min(MAX_BACKOFF_MS, config.retryBaseMs * 2 ** attempt);
+    const delay = Math.round(base * (0.5 + 0.5 * prng.next()));
+    retries.push({ type: 'infra', kind: 'retry', attempt: attempt + 1, status, error: message, delay_ms: delay });
+    await sleep(delay, o.signal);
+  }
+}
+
+/** The parts of a completion kept (and cached): the first choice's message, its finish reason, the token counts. */
+function responseOf(completion: OpenAI.ChatCompletion, baseURL: string): CachedResponse {
+  const choice = completion.choices?.[0];
+  if (!choice?.message) throw new Error(`${baseURL} answered without a choice: not a chat-completions endpoint?`);
+  const m = choice.message;
+  const message: CachedResponse['message'] = { role: 'assistant', content: m.content ?? null };
+  if (m.tool_calls && m.tool_calls.length > 0) message.tool_calls = m.tool_calls;
+  return {
+    message,
+    finish_reason: choice.finish_reason ?? null,
+    usage: { prompt_tokens: completion.usage?.prompt_tokens ?? 0, completion_tokens: completion.usage?.completion_tokens ?? 0 },
+  };
+}

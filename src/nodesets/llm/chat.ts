@@ -1,0 +1,128 @@
+/**
+ * `llm__chat`: one model turn of an episode's conversation. The conversation and the call count
+ * live in keyed state (episodeKey) until eviction. The first call starts the conversation from the
+ * system prompt and `messages`; later calls append the `tool_results` the tool node sent back.
+ * Every call is an `llm_call` event; a spent budget or an endpoint that keeps failing ends the
+ * episode through `$ending`, with the usage so far.
+ */
+import type { NodeCallArgs, NodeOutputs } from '../../core/types.js';
+import { callModel, InfraFailure, type ChatMessage, type ModelCallResult } from './call-model.js';
+import { readLlmConfig } from './llm-config.js';
+import { emptyUsage, type LlmUsage } from './usage.js';
+import { createHash } from 'node:crypto';
+
+interface EpisodeState {
+  conversation: ChatMessage[];
+  /** How many messages of the conversation were already sent (the rest are new for the next call's event). */
+  sent: number;
+  usage: LlmUsage;
+  /** The outputs of the last final answer, repeated when the node fires again with nothing new. */
+  last?: NodeOutputs;
+}
+
+const states = new Map<string, EpisodeState>();
+
+export const evictChat = (episodeKey: string): void => {
+  states.delete(episodeKey);
+};
+
+/** Episodes with live state (for tests and stats). */
+export const liveChatEpisodes = (): number => states.size;
+
+function readMessages(v: unknown, port: string): ChatMessage[] {
+  if (typeof v === 'string') return [{ role: 'user', content: v }];
+  if (!Array.isArray(v)) throw new Error(`input ${port} must be an array of chat messages or a string, got ${JSON.stringify(v)}`);
+  return v.map((m, i) => {
+    if (typeof m !== 'object' || m === null || typeof (m as { role?: unknown }).role !== 'string') {
+      throw new Error(`input ${port}[${i}] must be a chat message { role, content }, got ${JSON.stringify(m)}`);
+    }
+    const msg = m as ChatMessage;
+    return { ...msg, content: msg.content === undefined ? null : msg.content };
+  });
+}
+
+const sha256 = (v: unknown): string => createHash('sha256').update(JSON.stringify(v)).digest('hex');
+
+export async function chat({ inputs, config, ctx, signal }: NodeCallArgs): Promise<NodeOutputs> {
+  const c = readLlmConfig(config);
+  let state = states.get(ctx.episodeKey);
+  if (!state) {
+    if (inputs.messages === undefined) throw new Error('input messages is required on the first call of an episode');
+    const conversation: ChatMessage[] = c.systemPrompt ? [{ role: 'system', content: c.systemPrompt }] : [];
+    conversation.push(...readMessages(inputs.messages, 'messages'));
+    state = { conversation, sent: 0, usage: emptyUsage() };
+    states.set(ctx.episodeKey, state);
+  } else if (inputs.tool_results !== undefined) {
+    state.conversation.push(...readMessages(inputs.tool_results, 'tool_results'));
+  } else if (state.last) {
+    // Nothing new since the final answer: no call, the same answer again.
+    return { ...state.last, usage: { ...state.usage } };
+  }
+
+  const usage = state.usage;
+  if (c.maxLlmCalls > 0 && usage.llm_calls >= c.maxLlmCalls) {
+    const message = `the call budget of ${c.maxLlmCalls} model call(s) is spent`;
+    return {
+      usage: { ...usage },
+      $ending: { kind: 'budget_exhausted', message },
+      $events: [{ type: 'budget_exhausted', llm_calls: usage.llm_calls, max_llm_calls: c.maxLlmCalls }],
+    };
+  }
+
+  const sentBefore = state.sent;
+  const newMessages = state.conversation.slice(sentBefore);
+  const prefixHash = sentBefore > 0 ? sha256(state.conversation.slice(0, sentBefore)) : undefined;
+  let result: ModelCallResult;
+  try {
+    result = await callModel({
+      config: c,
+      messages: state.conversation,
+      seed: ctx.seed,
+      callNumber: usage.llm_calls,
+      ...(signal ? { signal } : {}),
+    });
+  } catch (err) {
+    if (!(err instanceof InfraFailure)) throw err;
+    usage.llm_retries += err.retries.length;
+    return {
+      usage: { ...usage },
+      $ending: { kind: 'infra_error', message: err.message },
+      $events: [...err.retries, { type: 'infra', kind: 'failed', error: err.message }],
+    };
+  }
+  const { response } = result;
+  const latencyMs = Math.round(result.latencyMs * 1000) / 1000;
+  usage.llm_calls++;
+  usage.prompt_tokens += response.usage.prompt_tokens;
+  usage.completion_tokens += response.usage.completion_tokens;
+  usage.llm_latency_ms = Math.round((usage.llm_latency_ms + latencyMs) * 1000) / 1000;
+  usage.llm_retries += result.retries.length;
+  if (result.cached) usage.llm_cache_hits++;
+  state.conversation.push(response.message);
+  state.sent = state.conversation.length;
+
+  const toolCalls = response.message.tool_calls;
+  const event = {
+    type: 'llm_call',
+    model: c.model,
+    call: usage.llm_calls,
+    ...(prefixHash ? { prior_messages: sentBefore, prior_sha256: prefixHash } : {}),
+    messages: newMessages,
+    response: response.message,
+    ...(toolCalls ? { tool_calls: toolCalls } : {}),
+    finish_reason: response.finish_reason,
+    usage: response.usage,
+    latency_ms: latencyMs,
+    cached: result.cached,
+    retries: result.retries.length,
+  };
+  const out: NodeOutputs = { message: response.message, usage: { ...usage }, $events: [...result.retries, event] };
+  if (toolCalls) {
+    out.tool_calls = toolCalls;
+    state.last = undefined;
+  } else {
+    out.answer = response.message.content ?? '';
+    state.last = { message: response.message, answer: out.answer };
+  }
+  return out;
+}

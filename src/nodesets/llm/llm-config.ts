@@ -1,0 +1,89 @@
+/**
+ * The config of `llm__chat` and `llm__judge`, read and checked once per call: each bad value is
+ * an error naming the key. Defaults come from OPENAI_BASE_URL; the API key is never config, only
+ * the NAME of the environment variable that holds it.
+ */
+import { booleanConfig, numberConfig } from '../_lib/config.js';
+
+export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+export const DEFAULT_API_KEY_ENV = 'OPENAI_API_KEY';
+export const DEFAULT_MAX_LLM_CALLS = 50;
+export const DEFAULT_MAX_RETRIES = 4;
+export const DEFAULT_RETRY_BASE_MS = 500;
+export const DEFAULT_MAX_CONCURRENCY = 16;
+export const DEFAULT_TIMEOUT_MS = 60_000;
+
+export type CacheMode = 'auto' | boolean;
+
+export interface LlmConfig {
+  baseURL: string;
+  model: string;
+  temperature: number;
+  maxTokens: number | undefined;
+  seed: number | undefined;
+  tools: unknown[] | undefined;
+  systemPrompt: string | undefined;
+  cache: CacheMode;
+  /** 0: no limit. */
+  maxLlmCalls: number;
+  maxRetries: number;
+  retryBaseMs: number;
+  maxConcurrency: number;
+  timeoutMs: number;
+  /** '' means the endpoint needs no key. */
+  apiKeyEnv: string;
+}
+
+function optionalString(config: Record<string, unknown>, key: string): string | undefined {
+  const v = config[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw new Error(`config ${key} must be a string, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function integer(config: Record<string, unknown>, key: string, fallback: number, min: number): number {
+  const n = numberConfig(config, key, fallback);
+  if (!Number.isInteger(n) || n < min) throw new Error(`config ${key} must be an integer ≥ ${min}, got ${JSON.stringify(config[key])}`);
+  return n;
+}
+
+function cacheMode(config: Record<string, unknown>): CacheMode {
+  const v = config.cache;
+  if (v === undefined || v === null || v === 'auto') return 'auto';
+  return booleanConfig(config, 'cache', true);
+}
+
+export function readLlmConfig(config: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): LlmConfig {
+  const baseURL = (optionalString(config, 'base_url') || env.OPENAI_BASE_URL || DEFAULT_BASE_URL).replace(/\/+$/, '');
+  const model = optionalString(config, 'model') || env.OPENAI_MODEL;
+  if (!model) throw new Error('config model is required (or set OPENAI_MODEL)');
+  const temperature = numberConfig(config, 'temperature', 0);
+  if (temperature < 0 || temperature > 2) throw new Error(`config temperature must be in [0, 2], got ${temperature}`);
+  const tools = config.tools;
+  if (tools !== undefined && tools !== null && !Array.isArray(tools)) {
+    throw new Error(`config tools must be an array of OpenAI tool definitions, got ${JSON.stringify(tools)}`);
+  }
+  const apiKeyEnv = optionalString(config, 'api_key_env') ?? DEFAULT_API_KEY_ENV;
+  if (apiKeyEnv !== '' && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(apiKeyEnv)) {
+    throw new Error(`config api_key_env must be the name of an environment variable, got ${JSON.stringify(apiKeyEnv)}`);
+  }
+  return {
+    baseURL,
+    model,
+    temperature,
+    maxTokens: config.max_tokens === undefined || config.max_tokens === null ? undefined : integer(config, 'max_tokens', 0, 1),
+    seed: config.seed === undefined || config.seed === null ? undefined : integer(config, 'seed', 0, 0),
+    tools: Array.isArray(tools) && tools.length > 0 ? tools : undefined,
+    systemPrompt: optionalString(config, 'system_prompt') || undefined,
+    cache: cacheMode(config),
+    maxLlmCalls: integer(config, 'max_llm_calls', DEFAULT_MAX_LLM_CALLS, 0),
+    maxRetries: integer(config, 'max_retries', DEFAULT_MAX_RETRIES, 0),
+    retryBaseMs: integer(config, 'retry_base_ms', DEFAULT_RETRY_BASE_MS, 0),
+    maxConcurrency: integer(config, 'max_concurrency', DEFAULT_MAX_CONCURRENCY, 1),
+    timeoutMs: integer(config, 'timeout_ms', DEFAULT_TIMEOUT_MS, 1),
+    apiKeyEnv,
+  };
+}
+
+/** Whether responses are read from and written to the cache: `auto` caches only deterministic (temperature 0) calls. */
+export const cacheEnabled = (c: LlmConfig): boolean => (c.cache === 'auto' ? c.temperature === 0 : c.cache);

@@ -1,0 +1,25 @@
+/**
+ * Checks before a run is queued that every llm node's key variable is set in this process's
+ * environment (which the hosts inherit), so a missing key is one clear error instead of an
+ * ERROR in every episode. Names the node and the variable, never a value.
+ */
+import type { GraphSpec } from '../../core/types.js';
+import { DEFAULT_API_KEY_ENV } from './llm-config.js';
+
+const LLM_TYPES = new Set(['llm__chat', 'llm__judge']);
+
+/** One problem per llm node whose api_key_env names an unset variable; empty when all are set. */
+export function missingApiKeys(graph: GraphSpec, env: NodeJS.ProcessEnv = process.env): string[] {
+  const problems: string[] = [];
+  for (const node of graph.nodes) {
+    if (!LLM_TYPES.has(node.type)) continue;
+    const name = node.config?.api_key_env ?? DEFAULT_API_KEY_ENV;
+    if (typeof name !== 'string' || name === '') continue;
+    if (!env[name]) {
+      problems.push(
+        `node "${node.id}" (${node.type}) reads its API key from ${name}, which is not set in the server's environment (set it, or set config api_key_env to "" for an endpoint without a key)`,
+      );
+    }
+  }
+  return problems;
+}

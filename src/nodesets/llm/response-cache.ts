@@ -1,0 +1,59 @@
+/**
+ * The content-addressed response cache: one JSON file per request under
+ * `<dir>/<first two hex digits>/<sha256>.json`, the key hashed over the base URL, the model, every
+ * request parameter and the messages (never the API key). Written atomically (temp file + rename),
+ * so concurrent hosts writing the same entry leave one whole file.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+
+/** Where the cache lives: EVAL_LLM_CACHE_DIR (`evalctl run` and `evalctl serve` set it to `<outputs>/llm-cache` when unset), else `./outputs/llm-cache`. */
+export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  return resolve(env.EVAL_LLM_CACHE_DIR || join('outputs', 'llm-cache'));
+}
+
+/** JSON with object keys sorted, so equal requests hash equal whatever order their fields were built in. */
+export function canonicalJson(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    x && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : x,
+  );
+}
+
+export const cacheKey = (baseURL: string, request: Record<string, unknown>): string =>
+  createHash('sha256')
+    .update(canonicalJson({ base_url: baseURL, request }))
+    .digest('hex');
+
+export interface CachedResponse {
+  message: { role: 'assistant'; content: string | null; tool_calls?: unknown[] };
+  finish_reason: string | null;
+  usage: { prompt_tokens: number; completion_tokens: number };
+}
+
+export class ResponseCache {
+  constructor(readonly dir: string) {}
+
+  #path(key: string): string {
+    return join(this.dir, key.slice(0, 2), `${key}.json`);
+  }
+
+  /** The stored response, or undefined when absent or unreadable (a torn file is a miss, then overwritten). */
+  async get(key: string): Promise<CachedResponse | undefined> {
+    try {
+      return JSON.parse(await readFile(this.#path(key), 'utf8')) as CachedResponse;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async put(key: string, value: CachedResponse): Promise<void> {
+    const path = this.#path(key);
+    await mkdir(join(this.dir, key.slice(0, 2)), { recursive: true });
+    const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    await writeFile(tmp, JSON.stringify(value));
+    await rename(tmp, path);
+  }
+}

@@ -1,0 +1,230 @@
+/**
+ * Graphs with llm__chat run end to end through `evalctl run` (real eval process, real hosts,
+ * the real openai client) against the stand-in server: events.jsonl per episode, the cache on a
+ * re-run, the call budget, retries under injected 429s, infrastructure failures reported apart,
+ * the key nowhere in the outputs, and the events over GraphQL.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DIST_DIR, PACKAGE_ROOT } from '../../../src/paths.js';
+import type { RunSummary } from '../../../src/store/types.js';
+import { START_EVAL, startServer, waitFor } from '../../app.helpers.js';
+import { startOpenAIStub, type OpenAIStub } from '../../support/openai-stub.js';
+
+const CLI = join(DIST_DIR, 'main.js');
+const WORKSPACE = join(PACKAGE_ROOT, 'test', 'fixtures', 'llm-workspace');
+const KEY = 'sk-e2e-secret-5f0c2a9d7e';
+let stub: OpenAIStub;
+let tmp: string;
+let outputs: string;
+
+beforeAll(async () => {
+  stub = await startOpenAIStub({ expectedKey: KEY });
+  tmp = await mkdtemp(join(tmpdir(), 'llm-run-'));
+  outputs = join(tmp, 'outputs');
+});
+afterAll(async () => {
+  await stub.close();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+async function evalctl(graph: string, episodes: number, sets: string[]): Promise<RunSummary> {
+  const r = await execa(
+    process.execPath,
+    [
+      CLI,
+      'run',
+      graph,
+      '--episodes',
+      String(episodes),
+      '--workers',
+      '2',
+      '--outputs',
+      outputs,
+      '--json',
+      ...sets.flatMap((s) => ['--set', s]),
+    ],
+    { reject: false, env: { ACTIVE_WORKSPACE_DIR: WORKSPACE, OPENAI_API_KEY: KEY, EVAL_LLM_CACHE_DIR: '' } },
+  );
+  if (!r.stdout.startsWith('{')) throw new Error(`evalctl run failed (${r.exitCode}): ${r.stderr}`);
+  return JSON.parse(r.stdout) as RunSummary;
+}
+
+const metric = (s: RunSummary, name: string) => s.aggregateMetrics.find((m) => m.name === name);
+const sum = (s: RunSummary, name: string) => s.episodes.reduce((t, e) => t + Number(e.metrics[name] ?? 0), 0);
+
+async function readEvents(runId: string, index: number): Promise<Array<Record<string, unknown>>> {
+  const file = join(outputs, 'eval_runs', runId, 'episodes', `ep${String(index).padStart(4, '0')}`, 'events.jsonl');
+  return (await readFile(file, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** Every file under `dir` whose bytes contain `needle`. */
+async function filesContaining(dir: string, needle: string): Promise<string[]> {
+  const hits: string[] = [];
+  for (const name of await readdir(dir, { recursive: true })) {
+    const path = join(dir, name);
+    if ((await stat(path)).isFile() && (await readFile(path)).includes(needle)) hits.push(path);
+  }
+  return hits;
+}
+
+describe('llm graphs through evalctl run', () => {
+  let firstRun: RunSummary;
+
+  it('answers every episode, writes events.jsonl per episode; a re-run is answered from the cache (0 endpoint calls)', async () => {
+    stub.reset();
+    firstRun = await evalctl('llm_fixture_qa', 4, [`llm.base_url="${stub.baseURL}"`]);
+    expect(firstRun.statusCounts).toEqual({ COMPLETED: 4 });
+    expect(metric(firstRun, 'correct')).toMatchObject({ mean: 1, count: 4 });
+    expect(metric(firstRun, 'llm_calls')).toMatchObject({ mean: 1 });
+    expect(metric(firstRun, 'llm_cache_hits')).toMatchObject({ mean: 0 });
+    expect(stub.stats()).toMatchObject({ completions: 4, unauthorized: 0 });
+    const events = await readEvents(firstRun.runId, 2);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({
+      step: 0,
+      nodeId: 'llm',
+      type: 'llm_call',
+      messages: [{ role: 'user', content: 'What is 5 + 4?' }],
+      response: { role: 'assistant', content: '9' },
+      cached: false,
+      retries: 0,
+    });
+    expect(existsSync(join(outputs, 'llm-cache'))).toBe(true);
+
+    stub.reset();
+    const again = await evalctl('llm_fixture_qa', 4, [`llm.base_url="${stub.baseURL}"`]);
+    expect(stub.stats().requests).toBe(0);
+    expect(again.statusCounts).toEqual({ COMPLETED: 4 });
+    expect(metric(again, 'correct')).toMatchObject({ mean: 1, count: 4 });
+    expect(metric(again, 'llm_cache_hits')).toMatchObject({ mean: 1 });
+    expect((await readEvents(again.runId, 0))[0]).toMatchObject({ cached: true });
+  });
+
+  it('Episode.events serves the same events over GraphQL', async () => {
+    const server = await startServer({ outputsDir: outputs });
+    try {
+      const r = await server.gql(
+        `query($id: ID!) { run(id: $id) { episodes(first: 2) { items { index status events { total events } } } } }`,
+        { id: firstRun.runId },
+      );
+      expect(r.errors).toBeUndefined();
+      const items = r.data!.run.episodes.items as Array<{
+        index: number;
+        events: { total: number; events: Array<Record<string, unknown>> };
+      }>;
+      expect(items[1]!.events.total).toBe(1);
+      expect(items[1]!.events.events[0]).toMatchObject({ type: 'llm_call', nodeId: 'llm', response: { content: '6' } });
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('the tool loop: tool call, tool result, answer; with max_llm_calls 1 every episode ends BUDGET_EXHAUSTED with its partial usage', async () => {
+    const ok = await evalctl('llm_fixture_react', 2, [`llm.base_url="${stub.baseURL}"`]);
+    expect(ok.statusCounts).toEqual({ COMPLETED: 2 });
+    expect(metric(ok, 'correct')).toMatchObject({ mean: 1 });
+    expect(metric(ok, 'llm_calls')).toMatchObject({ mean: 2 });
+    const events = await readEvents(ok.runId, 1);
+    expect(events.map((e) => `${e.step}:${e.type}`)).toEqual(['0:llm_call', '1:llm_call']);
+    expect(events[0]).toMatchObject({ tool_calls: [{ function: { name: 'calc', arguments: '{"expression":"4 + 2"}' } }] });
+
+    const capped = await evalctl('llm_fixture_react', 2, [`llm.base_url="${stub.baseURL}"`, 'llm.max_llm_calls=1']);
+    expect(capped.statusCounts).toEqual({ BUDGET_EXHAUSTED: 2 });
+    expect(capped.episodes[0]).toMatchObject({ steps: 2, metrics: { llm_calls: 1 }, error: 'the call budget of 1 model call(s) is spent' });
+  });
+
+  it('with 30 % injected 429s every episode completes and the retries are counted', async () => {
+    stub.setOptions({ expectedKey: KEY, faultRate: 0.3, faultSeed: 3, faultKind: 429 });
+    stub.reset();
+    try {
+      const s = await evalctl('llm_fixture_qa', 6, [`llm.base_url="${stub.baseURL}"`, 'llm.cache=false', 'llm.max_retries=8']);
+      expect(s.statusCounts).toEqual({ COMPLETED: 6 });
+      expect(metric(s, 'correct')).toMatchObject({ mean: 1, count: 6 });
+      expect(stub.stats().faults).toBeGreaterThan(0);
+      expect(sum(s, 'llm_retries')).toBe(stub.stats().faults);
+    } finally {
+      stub.setOptions({ expectedKey: KEY });
+    }
+  });
+
+  it('failures that outlast the retries are INFRA_ERROR: counted apart, left out of the accuracy', async () => {
+    // Connection resets on about half the requests, no retries: some episodes answer, the others are infrastructure failures.
+    stub.setOptions({ expectedKey: KEY, faultRate: 0.5, faultSeed: 1, faultKind: 'reset' });
+    stub.reset();
+    let s: RunSummary;
+    try {
+      s = await evalctl('llm_fixture_qa', 6, [`llm.base_url="${stub.baseURL}"`, 'llm.cache=false', 'llm.max_retries=0']);
+      const infra = s.statusCounts.INFRA_ERROR ?? 0;
+      const done = s.statusCounts.COMPLETED ?? 0;
+      expect(infra).toBeGreaterThan(0);
+      expect(done).toBeGreaterThan(0);
+      expect(infra + done).toBe(6);
+      expect(metric(s, 'correct')).toMatchObject({ mean: 1, count: done });
+      const failed = s.episodes.find((e) => e.status === 'INFRA_ERROR')!;
+      expect(failed.error).toMatch(/failed after 1 attempt\(s\)/);
+      expect(s.status).toBe('COMPLETED');
+    } finally {
+      stub.setOptions({ expectedKey: KEY });
+    }
+    const events = await readEvents(s.runId, s.episodes.find((e) => e.status === 'INFRA_ERROR')!.index);
+    expect(events.map((e) => `${e.type}:${e.kind}`)).toEqual(['infra:failed']);
+  });
+
+  it('a missing key variable is one clear error before anything runs (exit 2, no run directory)', async () => {
+    const runs = async () => (existsSync(join(outputs, 'eval_runs')) ? await readdir(join(outputs, 'eval_runs')) : []);
+    const before = await runs();
+    const r = await execa(process.execPath, [CLI, 'run', 'llm_fixture_qa', '--episodes', '1', '--outputs', outputs], {
+      reject: false,
+      env: { ACTIVE_WORKSPACE_DIR: WORKSPACE, OPENAI_API_KEY: '' },
+    });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/node "llm" \(llm__chat\) reads its API key from OPENAI_API_KEY, which is not set/);
+    expect(await runs()).toEqual(before);
+  });
+
+  it('through the server: the shared llm host caches under the outputs of the server; a missing key variable is refused at submit', async () => {
+    process.env.OPENAI_API_KEY = KEY;
+    const serverOutputs = join(outputs, 'server');
+    const server = await startServer({ outputsDir: serverOutputs, scheduler: { workspaceDir: WORKSPACE } });
+    try {
+      const refused = await server.gql(START_EVAL, {
+        input: { graphName: 'llm_fixture_qa', episodeCount: 1, overrides: { llm: { api_key_env: 'LLM_TEST_UNSET_KEY' } } },
+      });
+      expect(refused.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+      expect(refused.errors?.[0]?.message).toMatch(/reads its API key from LLM_TEST_UNSET_KEY, which is not set/);
+      const started = await server.gql(START_EVAL, {
+        input: { graphName: 'llm_fixture_qa', episodeCount: 2, workerCount: 2, overrides: { llm: { base_url: stub.baseURL } } },
+      });
+      expect(started.errors).toBeUndefined();
+      const runId = started.data!.startEval.runId as string;
+      const run = await waitFor(
+        'the run to finish',
+        async () => {
+          const r = await server.gql(`query($id: ID!) { run(id: $id) { status statusCounts { status count } } }`, { id: runId });
+          const status = r.data?.run?.status as string | undefined;
+          return status && !['QUEUED', 'RUNNING'].includes(status) ? r.data!.run : undefined;
+        },
+        40_000,
+      );
+      expect(run.status).toBe('COMPLETED');
+      const counts = run.statusCounts as Array<{ status: string; count: number }>;
+      expect(counts.filter((c) => c.count > 0)).toEqual([{ status: 'COMPLETED', count: 2 }]);
+      expect(existsSync(join(serverOutputs, 'llm-cache'))).toBe(true);
+    } finally {
+      await server.stop();
+      delete process.env.OPENAI_API_KEY;
+    }
+  });
+
+  it('the API key is nowhere in the outputs (run dirs, logs, cache)', async () => {
+    expect(await filesContaining(outputs, KEY)).toEqual([]);
+  });
+});

@@ -1,0 +1,269 @@
+/**
+ * A stand-in OpenAI-compatible chat-completions server for tests and benches. It speaks the
+ * real wire format (POST /v1/chat/completions: id, object, created, model, choices[].message
+ * with content or tool_calls, finish_reason, usage) and answers deterministically from the
+ * request body alone:
+ *
+ * 1. Tools offered and no `tool` message in the conversation yet → one tool call of the first
+ *    tool, arguments `{"expression": "<a> <op> <b>"}` when the last user message holds an
+ *    arithmetic expression, else `{"input": "<last user content>"}`; finish_reason "tool_calls".
+ * 2. The last message is a `tool` message → its content is the answer.
+ * 3. A grading request (the last user message holds the lines `Submitted answer: …` and
+ *    `Expected answer: …`) → `GRADE: C` when both agree after trimming and lower-casing, else `GRADE: I`.
+ * 4. The last user message lists choices (lines `A. …`, `B. …`) → `options.choiceLetter` (default "A").
+ * 5. The last user message holds `<a> <op> <b>` (op one of + - * x × /) → the result, as a plain number.
+ * 6. Anything else → `echo: <last user content>`.
+ *
+ * usage: prompt_tokens = ceil(characters of every message's content / 4), completion_tokens =
+ * ceil(characters of the answer (or the tool call's arguments) / 4), at least 1 each.
+ *
+ * Faults (deterministic): `faultEvery: k` fails every k-th request (by arrival count);
+ * `faultRate: p` fails a request when sha256(faultSeed, body, n) < p, n being how many times the
+ * same body arrived before (so a retry of a failed request draws again, and the draws do not
+ * depend on the order requests from different callers arrive in). The fault is `faultKind`:
+ * 429, 500 or 'reset' (the socket is destroyed). `latencyMs` delays every answer.
+ * `expectedKey`: requests without `Authorization: Bearer <key>` get a 401.
+ * GET /stats → { requests, completions, faults, unauthorized, maxInFlight }; POST /reset zeroes them;
+ * POST /options replaces the options given in its JSON body.
+ */
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type StubFaultKind = 429 | 500 | 'reset';
+
+export interface OpenAIStubOptions {
+  /** Delay before every answer, in ms. @default 0 */
+  latencyMs?: number;
+  /** Fail every k-th request (1-based arrival count). @default never */
+  faultEvery?: number;
+  /** Fail this fraction of requests, drawn from a hash of the body and its repeat count. @default 0 */
+  faultRate?: number;
+  /** @default 0 */
+  faultSeed?: number;
+  /** @default 429 */
+  faultKind?: StubFaultKind;
+  /** When set, the Authorization header must be `Bearer <expectedKey>`. */
+  expectedKey?: string;
+  /** The letter answered to multiple-choice questions. @default 'A' */
+  choiceLetter?: string;
+}
+
+export interface StubStats {
+  requests: number;
+  completions: number;
+  faults: number;
+  unauthorized: number;
+  /** Most completion requests in flight at once. */
+  maxInFlight: number;
+}
+
+export interface OpenAIStub {
+  /** Base URL to hand to the client, ending in `/v1`. */
+  baseURL: string;
+  port: number;
+  stats(): StubStats;
+  reset(): void;
+  setOptions(options: OpenAIStubOptions): void;
+  close(): Promise<void>;
+}
+
+interface WireMessage {
+  role: string;
+  content?: unknown;
+  tool_calls?: unknown;
+  tool_call_id?: string;
+}
+
+interface WireTool {
+  type?: string;
+  function?: { name?: string };
+}
+
+const ARITHMETIC = /(-?\d+(?:\.\d+)?)\s*([+\-*x×/])\s*(-?\d+(?:\.\d+)?)/;
+
+const textOf = (content: unknown): string =>
+  typeof content === 'string'
+    ? content
+    : Array.isArray(content)
+      ? content.map((p) => (typeof p === 'object' && p !== null && 'text' in p ? String((p as { text: unknown }).text) : '')).join('')
+      : '';
+
+const tokens = (chars: number): number => Math.max(1, Math.ceil(chars / 4));
+
+/** `a op b` of the first arithmetic expression in `text`, or undefined. */
+export function solveArithmetic(text: string): { expression: string; value: number } | undefined {
+  const m = ARITHMETIC.exec(text);
+  if (!m) return undefined;
+  const a = Number(m[1]);
+  const b = Number(m[3]);
+  const op = m[2]!;
+  const value = op === '+' ? a + b : op === '-' ? a - b : op === '/' ? a / b : a * b;
+  return { expression: `${m[1]} ${op} ${m[3]}`, value };
+}
+
+const hashUnit = (...parts: Array<string | number>): number =>
+  createHash('sha256').update(parts.join('\u0000')).digest().readUInt32BE(0) / 2 ** 32;
+
+/** The deterministic answer to one request body (rules 1–6 of the module comment). */
+export function stubAnswer(
+  body: { messages?: WireMessage[]; tools?: WireTool[] },
+  choiceLetter = 'A',
+): { content: string | null; toolCall?: { name: string; arguments: string } } {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const last = messages[messages.length - 1];
+  const lastUser = [...messages].reverse().find((m) => m.role === 'user');
+  const userText = textOf(lastUser?.content);
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  if (tools.length > 0 && !messages.some((m) => m.role === 'tool')) {
+    const solved = solveArithmetic(userText);
+    const name = tools[0]?.function?.name ?? 'tool';
+    return {
+      content: null,
+      toolCall: { name, arguments: JSON.stringify(solved ? { expression: solved.expression } : { input: userText }) },
+    };
+  }
+  if (last?.role === 'tool') return { content: textOf(last.content) };
+  const submitted = /^Submitted answer:\s*(.*)$/m.exec(userText);
+  const expected = /^Expected answer:\s*(.*)$/m.exec(userText);
+  if (submitted && expected) {
+    const same = submitted[1]!.trim().toLowerCase() === expected[1]!.trim().toLowerCase();
+    return { content: same ? 'The submission matches the expected answer.\nGRADE: C' : 'The submission differs.\nGRADE: I' };
+  }
+  if (/^\s*A[.)]\s/m.test(userText) && /^\s*B[.)]\s/m.test(userText)) return { content: choiceLetter };
+  const solved = solveArithmetic(userText);
+  if (solved) return { content: String(solved.value) };
+  return { content: `echo: ${userText}` };
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+const errorBody = (message: string, type: string, code: string | null) => ({ error: { message, type, param: null, code } });
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0): Promise<OpenAIStub> {
+  let options: OpenAIStubOptions = { ...initial };
+  const stats: StubStats = { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0 };
+  let inFlight = 0;
+  const seen = new Map<string, number>();
+  let nextId = 0;
+
+  const complete = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const raw = await readBody(req);
+    const n = ++stats.requests;
+    if (options.expectedKey !== undefined && req.headers.authorization !== `Bearer ${options.expectedKey}`) {
+      stats.unauthorized++;
+      sendJson(res, 401, errorBody('Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'));
+      return;
+    }
+    let body: { model?: string; messages?: WireMessage[]; tools?: WireTool[] };
+    try {
+      body = JSON.parse(raw) as typeof body;
+    } catch {
+      sendJson(res, 400, errorBody('We could not parse the JSON body of your request.', 'invalid_request_error', null));
+      return;
+    }
+    if (!Array.isArray(body.messages) || body.messages.length === 0) {
+      sendJson(res, 400, errorBody("'messages' must be a non-empty array", 'invalid_request_error', null));
+      return;
+    }
+    const repeat = seen.get(raw) ?? 0;
+    seen.set(raw, repeat + 1);
+    const everyHit = options.faultEvery !== undefined && options.faultEvery > 0 && n % options.faultEvery === 0;
+    const rateHit = (options.faultRate ?? 0) > 0 && hashUnit(options.faultSeed ?? 0, raw, repeat) < options.faultRate!;
+    if (options.latencyMs) await new Promise((r) => setTimeout(r, options.latencyMs));
+    if (everyHit || rateHit) {
+      stats.faults++;
+      const kind = options.faultKind ?? 429;
+      if (kind === 'reset') {
+        req.socket.destroy();
+        return;
+      }
+      if (kind === 429) sendJson(res, 429, errorBody('Rate limit reached for requests', 'requests', 'rate_limit_exceeded'));
+      else sendJson(res, 500, errorBody('The server had an error while processing your request.', 'server_error', null));
+      return;
+    }
+    const answer = stubAnswer(body, options.choiceLetter);
+    const promptChars = body.messages.reduce((s, m) => s + textOf(m.content).length, 0);
+    const completionChars = answer.toolCall ? answer.toolCall.arguments.length : (answer.content ?? '').length;
+    const id = ++nextId;
+    const message: Record<string, unknown> = { role: 'assistant', content: answer.content, refusal: null };
+    if (answer.toolCall) {
+      message.tool_calls = [{ id: `call_${id}`, type: 'function', function: answer.toolCall }];
+    }
+    const usage = { prompt_tokens: tokens(promptChars), completion_tokens: tokens(completionChars) };
+    stats.completions++;
+    sendJson(res, 200, {
+      id: `chatcmpl-stub-${id}`,
+      object: 'chat.completion',
+      created: 1_700_000_000,
+      model: body.model ?? 'stub',
+      choices: [{ index: 0, message, logprobs: null, finish_reason: answer.toolCall ? 'tool_calls' : 'stop' }],
+      usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+      system_fingerprint: 'fp_stub',
+    });
+  };
+
+  const server: Server = createServer((req, res) => {
+    const route = `${req.method} ${(req.url ?? '').split('?')[0]}`;
+    const handle = async (): Promise<void> => {
+      switch (route) {
+        case 'POST /v1/chat/completions':
+          inFlight++;
+          stats.maxInFlight = Math.max(stats.maxInFlight, inFlight);
+          return complete(req, res).finally(() => {
+            inFlight--;
+          });
+        case 'GET /stats':
+          return sendJson(res, 200, stats);
+        case 'POST /reset':
+          Object.assign(stats, { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0 });
+          seen.clear();
+          return sendJson(res, 200, stats);
+        case 'POST /options':
+          options = JSON.parse((await readBody(req)) || '{}') as OpenAIStubOptions;
+          return sendJson(res, 200, options);
+        default:
+          return sendJson(res, 404, errorBody(`Unknown request URL: ${route}`, 'invalid_request_error', 'unknown_url'));
+      }
+    };
+    handle().catch((err: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, errorBody(String(err), 'server_error', null));
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
+  const actual = (server.address() as AddressInfo).port;
+  let closed: Promise<void> | undefined;
+  return {
+    baseURL: `http://127.0.0.1:${actual}/v1`,
+    port: actual,
+    stats: () => ({ ...stats }),
+    reset: () => {
+      Object.assign(stats, { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0 });
+      seen.clear();
+    },
+    setOptions: (o) => {
+      options = { ...o };
+    },
+    close: () => {
+      closed ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closed;
+    },
+  };
+}
