@@ -3,10 +3,10 @@
 import madge from 'madge';
 
 const LAYERS = [
-  ['errors.ts', 'paths.ts', 'statuses.ts', 'core/'],
+  ['errors.ts', 'paths.ts', 'statuses.ts', 'core/', 'stats/'],
   ['graph/', 'host/', 'nodeset-registry/', 'nodesets/'],
   ['spec/'],
-  ['store/'],
+  ['store/', 'compare/'],
   ['eval-process/'],
   ['scheduler/'],
   ['resolvers/', 'http/'],

@@ -10,6 +10,8 @@ import './graph.js';
 import './nodeset.js';
 import './resources.js';
 import './play.js';
+import './compare.js';
+import './sweep.js';
 
 let schema: GraphQLSchema | undefined;
 

@@ -29,6 +29,13 @@ const metricAggregateSchema = z.object({
   stderr: number,
   min: number,
   max: number,
+  ci95Low: number.optional(),
+  ci95High: number.optional(),
+  ciMethod: z.enum(['t', 'wilson', 'clustered-t']).optional(),
+  binary: z.boolean().optional(),
+  clusters: count.optional(),
+  clusteredStderr: number.optional(),
+  excluded: z.record(z.string(), count).optional(),
 });
 
 export const episodeRecordSchema = z.object({
@@ -43,6 +50,7 @@ export const episodeRecordSchema = z.object({
   startedAt: z.string(),
   finishedAt: z.string(),
   task: z.string().optional(),
+  cluster: z.string().optional(),
   scene: z.string().optional(),
   instruction: z.string().optional(),
   stepBudget: z.number(),
