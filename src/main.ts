@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `evalctl`: serve, run, episode, graphs, nodesets, validate.
+ * `evalctl`: serve, run, episode, graphs, nodesets, validate, compare, plan.
  * Each subcommand lives in src/cli/<name>.ts and exports `run(argv): Promise<number>` (the exit code).
  */
 import { errorMessage, isInputFault } from './errors.js';
@@ -12,6 +12,8 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run(argv
   graphs: { summary: 'list the graphs', load: () => import('./cli/graphs.js') },
   nodesets: { summary: 'list the nodesets', load: () => import('./cli/nodesets.js') },
   validate: { summary: 'validate a graph file', load: () => import('./cli/validate.js') },
+  compare: { summary: 'compare runs episode by episode (paired)', load: () => import('./cli/compare.js') },
+  plan: { summary: 'minimum detectable effect and episodes needed for a run', load: () => import('./cli/plan.js') },
 };
 
 function usage(): string {

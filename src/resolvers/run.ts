@@ -17,7 +17,7 @@ import { EpisodeRef, EpisodeStatusRef, RunRef, RunStatusRef, type EpisodeSource 
 import { loadRun, loadSpec, loadSummary, sourceFromRow, sourceFromSummary, type RunSource } from './run-source.js';
 import { withoutNulls } from './without-nulls.js';
 import { CiMethodRef } from './stats-refs.js';
-import { tInterval } from '../stats/intervals.js';
+import { ci95Of as intervalOf } from '../store/aggregate.js';
 
 export const MetricAggregateRef = builder.objectRef<MetricAggregate>('MetricAggregate').implement({
   description: "One metric over a run's episodes (those that reported it), folded in episode-index order.",
@@ -76,18 +76,6 @@ export const MetricAggregateRef = builder.objectRef<MetricAggregate>('MetricAggr
     }),
   }),
 });
-
-/** The stored interval, else the t interval from mean/stderr/count (older summaries). */
-function intervalOf(m: MetricAggregate): [number, number] | null {
-  if (m.count < 2) return null;
-  const lo = finite(m.ci95Low);
-  const hi = finite(m.ci95High);
-  if (lo !== null && hi !== null) return [lo, hi];
-  const mean = finite(m.mean);
-  const se = finite(m.stderr);
-  if (mean === null || se === null) return null;
-  return tInterval(mean, se, m.count - 1);
-}
 
 const finite = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 

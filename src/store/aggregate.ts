@@ -4,7 +4,7 @@
  * depend on which worker finished first.
  */
 import type { EpisodeStatus } from '../statuses.js';
-import { metricSpread } from '../stats/intervals.js';
+import { metricSpread, tInterval } from '../stats/intervals.js';
 import { isCountedEnding } from './counted-endings.js';
 import type { EpisodeRecord, MetricAggregate, RunSummary } from './types.js';
 
@@ -48,6 +48,23 @@ export function summarizeValues(
   if (s.clusteredStderr !== undefined) out.clusteredStderr = s.clusteredStderr;
   out.excluded = { ...(excluded ?? {}) };
   return out;
+}
+
+const finite = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+
+/**
+ * A metric's 95 % interval: the stored one, else (a summary written before intervals existed)
+ * the t interval from its mean, stderr and count. Null below two episodes.
+ */
+export function ci95Of(m: MetricAggregate): [number, number] | null {
+  if (m.count < 2) return null;
+  const lo = finite(m.ci95Low);
+  const hi = finite(m.ci95High);
+  if (lo !== null && hi !== null) return [lo, hi];
+  const mean = finite(m.mean);
+  const se = finite(m.stderr);
+  if (mean === null || se === null) return null;
+  return tInterval(mean, se, m.count - 1);
 }
 
 /**
