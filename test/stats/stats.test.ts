@@ -70,7 +70,10 @@ describe('intervals', () => {
 
   it('has no interval below two values, and one cluster falls back to the unclustered interval', () => {
     expect(metricSpread([3]).ci95).toBeNull();
-    const s = metricSpread(x, x.map(() => 'only'));
+    const s = metricSpread(
+      x,
+      x.map(() => 'only'),
+    );
     expect(s.ciMethod).toBe('t');
     expect(s.clusters).toBe(1);
   });
