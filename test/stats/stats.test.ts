@@ -141,7 +141,7 @@ describe('Benjamini–Hochberg', () => {
     // stats.false_discovery_control(ps, method='bh')
     const want = [0.035, 0.055999999999999994, 0.055999999999999994, 0.23333333333333336, 0.5, 0.007, 0.055999999999999994];
     const bh = benjaminiHochberg(ps);
-    bh.adjusted.forEach((p, i) => close(p, want[i]!));
+    for (const [i, p] of bh.adjusted.entries()) close(p, want[i]!);
     expect(bh.significant).toEqual([true, false, false, false, false, true, false]);
   });
 
