@@ -9,6 +9,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   eval: async () => (await import('./eval.js')).benchEval(),
   scheduler: async () => (await import('./scheduler.js')).benchScheduler(),
   graphql: async () => (await import('./graphql.js')).benchGraphql(),
+  compare: async () => (await import('./compare.js')).benchCompare(),
 };
 
 const wanted = process.argv.slice(2);

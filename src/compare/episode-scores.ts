@@ -33,38 +33,65 @@ export function numericValue(v: unknown): number | undefined {
 /** Scores of one or more runs' records (several runs of one sweep config are pooled). */
 export function scoreTable(records: readonly EpisodeRecord[]): ScoreTable {
   const sorted = [...records].sort((a, b) => a.index - b.index);
-  const sums = new Map<string, { score: EpisodeScore; sum: Map<string, number>; n: Map<string, number> }>();
+  const episodes = new Map<string, EpisodeScore>();
+  // Values are sums until the end; counts are kept only for episodes seen more than once (repeats, seeds).
+  const counts = new Map<EpisodeScore, Map<string, number>>();
   const metrics = new Set<string>();
   for (const r of sorted) {
-    let acc = sums.get(r.episodeId);
-    if (!acc) {
-      acc = {
-        score: {
-          episodeId: r.episodeId,
-          index: r.index,
-          values: new Map(),
-          counted: false,
-          ...(r.cluster !== undefined ? { cluster: r.cluster } : {}),
-        },
-        sum: new Map(),
-        n: new Map(),
+    let score = episodes.get(r.episodeId);
+    const seen = score !== undefined;
+    if (!score) {
+      score = {
+        episodeId: r.episodeId,
+        index: r.index,
+        values: new Map(),
+        counted: false,
+        ...(r.cluster !== undefined ? { cluster: r.cluster } : {}),
       };
-      sums.set(r.episodeId, acc);
+      episodes.set(r.episodeId, score);
     }
     if (!isCountedEnding(r.status)) continue;
-    acc.score.counted = true;
-    for (const [name, raw] of Object.entries(r.metrics)) {
-      const v = numericValue(raw);
+    score.counted = true;
+    let n = counts.get(score);
+    if (seen && !n) {
+      n = new Map([...score.values.keys()].map((k) => [k, 1]));
+      counts.set(score, n);
+    }
+    for (const name in r.metrics) {
+      const v = numericValue(r.metrics[name]);
       if (v === undefined) continue;
       metrics.add(name);
-      acc.sum.set(name, (acc.sum.get(name) ?? 0) + v);
-      acc.n.set(name, (acc.n.get(name) ?? 0) + 1);
+      score.values.set(name, (score.values.get(name) ?? 0) + v);
+      if (n) n.set(name, (n.get(name) ?? 0) + 1);
     }
   }
-  const episodes = new Map<string, EpisodeScore>();
-  for (const [id, acc] of sums) {
-    for (const [name, s] of acc.sum) acc.score.values.set(name, s / acc.n.get(name)!);
-    episodes.set(id, acc.score);
-  }
+  for (const [score, n] of counts) for (const [name, k] of n) score.values.set(name, score.values.get(name)! / k);
   return { episodes, metrics: [...metrics].sort() };
+}
+
+const isRecordLike = (r: unknown): r is Pick<EpisodeRecord, 'index' | 'episodeId' | 'status' | 'metrics' | 'cluster'> => {
+  if (r === null || typeof r !== 'object') return false;
+  const o = r as Record<string, unknown>;
+  return (
+    Number.isInteger(o.index) &&
+    typeof o.episodeId === 'string' &&
+    typeof o.status === 'string' &&
+    o.metrics !== null &&
+    typeof o.metrics === 'object' &&
+    !Array.isArray(o.metrics) &&
+    (o.cluster === undefined || typeof o.cluster === 'string')
+  );
+};
+
+/**
+ * The scores of parsed summary.json, checking only the fields a comparison reads (a full
+ * schema check of 10,000 records costs more than the comparison itself). Null when the file is
+ * not plainly a summary of `runId` with such records: the caller then takes the checked path.
+ */
+export function scoreTableFromSummaryJson(json: unknown, runId: string): { graphName: string; scores: ScoreTable } | null {
+  if (json === null || typeof json !== 'object') return null;
+  const s = json as Record<string, unknown>;
+  if (s.runId !== runId || typeof s.graphName !== 'string' || !Array.isArray(s.episodes)) return null;
+  if (!s.episodes.every(isRecordLike)) return null;
+  return { graphName: s.graphName, scores: scoreTable(s.episodes as EpisodeRecord[]) };
 }

@@ -1,11 +1,14 @@
 /** Loads the runs a comparison or a power plan needs and hands them to the pure functions in compare/. */
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { BadInputError } from '../errors.js';
+import { assertRunId, FILES } from '../store/run-dir.js';
 import { compareRuns, type RunComparison } from '../compare/compare-runs.js';
-import { scoreTable, type ScoreTable } from '../compare/episode-scores.js';
+import { scoreTable, scoreTableFromSummaryJson, type ScoreTable } from '../compare/episode-scores.js';
 import { powerPlan, sharesEpisodes, type PowerPlan } from '../compare/power-plan.js';
 import { isTerminalRunStatus } from '../statuses.js';
 import type { ApiContext } from './context.js';
-import { loadRun, loadSummary } from './run-source.js';
+import { loadRun, loadSummary, sourceFromRow, type RunSource } from './run-source.js';
 
 export interface RunComparisonSource {
   comparison: RunComparison;
@@ -16,11 +19,50 @@ export const MAX_CANDIDATES = 50;
 /** How many earlier runs of the same graph a power plan looks through for a comparable one. */
 const REFERENCE_LOOKBACK = 20;
 
+interface CachedScores {
+  mtimeMs: number;
+  size: number;
+  graphName: string;
+  scores: ScoreTable;
+}
+
+/** Score tables by run id, for as long as summary.json keeps its mtime and size (a finished run's never changes). */
+const cache = new Map<string, CachedScores>();
+const CACHE_RUNS = 16;
+
 /** The scores of a run's finished episodes; NOT_FOUND for an unknown run. */
 export async function runScores(runId: string, ctx: ApiContext): Promise<{ runId: string; graphName: string; scores: ScoreTable }> {
+  assertRunId(runId);
+  if (!ctx.scheduler.unrecordedSummary?.(runId)) {
+    const path = join(ctx.runs.runDir(runId), FILES.summary);
+    const st = await stat(path).catch(() => null);
+    if (st) {
+      const hit = cache.get(runId);
+      if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return { runId, graphName: hit.graphName, scores: hit.scores };
+      let json: unknown = null;
+      try {
+        json = JSON.parse(await readFile(path, 'utf8'));
+      } catch {
+        // Unreadable or not JSON: the checked path below says what there is.
+      }
+      const fast = scoreTableFromSummaryJson(json, runId);
+      if (fast) {
+        cache.delete(runId);
+        cache.set(runId, { mtimeMs: st.mtimeMs, size: st.size, ...fast });
+        if (cache.size > CACHE_RUNS) cache.delete(cache.keys().next().value!);
+        return { runId, ...fast };
+      }
+    }
+  }
   const src = await loadRun(runId, ctx);
   const summary = await loadSummary(src, ctx);
   return { runId, graphName: src.row.graphName, scores: scoreTable(summary?.episodes ?? []) };
+}
+
+/** A run for a field of a comparison: the catalog's row when it has one (cheap), else read. */
+export function runSource(runId: string, ctx: ApiContext): RunSource | Promise<RunSource> {
+  const row = ctx.catalog.getRun(runId);
+  return row ? sourceFromRow(row) : loadRun(runId, ctx);
 }
 
 export async function compareRunsById(

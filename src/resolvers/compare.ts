@@ -9,15 +9,18 @@ import type { PowerPlan, MetricPower } from '../compare/power-plan.js';
 import { builder } from './builder.js';
 import { EpisodeRef, RunRef, type EpisodeSource } from './refs.js';
 import { CiMethodRef } from './stats-refs.js';
-import { compareRunsById, powerPlanById, type RunComparisonSource } from './compare-source.js';
+import { compareRunsById, powerPlanById, runSource, type RunComparisonSource } from './compare-source.js';
 import { loadRun, loadSummary } from './run-source.js';
 import type { ApiContext } from './context.js';
 
 const finite = (v: number | null | undefined): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
+/** One episode's record: its own episode.json (small), else the run's summary. */
 async function episodeOf(runId: string, index: number, ctx: ApiContext): Promise<EpisodeSource | null> {
+  const own = await ctx.runs.readEpisode(runId, index).catch(() => null);
+  if (own) return { runId, record: own };
   const src = await loadRun(runId, ctx);
-  const record = (await loadSummary(src, ctx))?.episodes.find((e) => e.index === index) ?? (await ctx.runs.readEpisode(runId, index));
+  const record = (await loadSummary(src, ctx))?.episodes.find((e) => e.index === index);
   return record ? { runId, record } : null;
 }
 
@@ -177,7 +180,7 @@ interface CandidateSource {
 const CandidateComparisonRef = builder.objectRef<CandidateSource>('CandidateComparison').implement({
   description: 'One candidate run against the baseline.',
   fields: (t) => ({
-    candidate: t.field({ type: RunRef, description: 'The candidate run.', resolve: (s, _a, ctx) => loadRun(s.c.candidateRunId, ctx) }),
+    candidate: t.field({ type: RunRef, description: 'The candidate run.', resolve: (s, _a, ctx) => runSource(s.c.candidateRunId, ctx) }),
     overlap: t.int({ description: 'Episodes both runs have.', resolve: (s) => s.c.overlap }),
     baselineEpisodes: t.int({ description: 'Distinct episodes in the baseline.', resolve: (s) => s.c.baselineEpisodes }),
     candidateEpisodes: t.int({ description: 'Distinct episodes in the candidate.', resolve: (s) => s.c.candidateEpisodes }),
@@ -197,7 +200,7 @@ const RunComparisonRef = builder.objectRef<RunComparisonSource>('RunComparison')
     baseline: t.field({
       type: RunRef,
       description: 'The baseline run.',
-      resolve: (s, _a, ctx) => loadRun(s.comparison.baselineRunId, ctx),
+      resolve: (s, _a, ctx) => runSource(s.comparison.baselineRunId, ctx),
     }),
     metrics: t.stringList({ description: 'The metrics compared, in order.', resolve: (s) => s.comparison.metrics }),
     fdrLevel: t.float({ description: 'The false discovery rate of the Benjamini–Hochberg flags (0.05).', resolve: () => 0.05 }),
