@@ -227,6 +227,17 @@ RunRef.implement({
       description: "Index of the env episode the run's first episode plays.",
       resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.episodeOffset ?? D.episodeOffset,
     }),
+    sweepId: t.string({
+      nullable: true,
+      description: 'The sweep that queued this run (see `sweep`), if any.',
+      resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.sweepId ?? null,
+    }),
+    sweepPoint: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: 'Its point of the sweep grid ("node.key" → value), if a sweep queued it.',
+      resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.sweepPoint ?? null,
+    }),
     exclusiveGpu: t.boolean({
       description: 'True when nothing else may run beside it.',
       resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.exclusiveGpu ?? D.exclusiveGpu,

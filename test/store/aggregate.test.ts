@@ -42,7 +42,13 @@ describe('aggregates', () => {
     ];
     const agg = aggregateMetrics(records);
     expect(agg.map((m) => m.name)).toEqual(['spl', 'success']);
-    expect(agg.find((m) => m.name === 'success')).toMatchObject({ count: 2, mean: 0.5, min: 0, max: 1, excluded: { CANCELLED: 1, TIMEOUT: 1 } });
+    expect(agg.find((m) => m.name === 'success')).toMatchObject({
+      count: 2,
+      mean: 0.5,
+      min: 0,
+      max: 1,
+      excluded: { CANCELLED: 1, TIMEOUT: 1 },
+    });
     // The TIMEOUT episode did not report spl: left out once, under its ending.
     expect(agg.find((m) => m.name === 'spl')).toMatchObject({ count: 2, mean: 0.25, excluded: { CANCELLED: 1, TIMEOUT: 1 } });
     const all = computeAggregates(records);
