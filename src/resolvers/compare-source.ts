@@ -26,7 +26,7 @@ interface CachedScores {
   scores: ScoreTable;
 }
 
-/** Score tables by run id, for as long as summary.json keeps its mtime and size (a finished run's never changes). */
+/** Score tables by summary.json path (one server may serve one outputs folder, tests run several), while the file keeps its mtime and size (a finished run's never changes). */
 const cache = new Map<string, CachedScores>();
 const CACHE_RUNS = 16;
 
@@ -37,7 +37,7 @@ export async function runScores(runId: string, ctx: ApiContext): Promise<{ runId
     const path = join(ctx.runs.runDir(runId), FILES.summary);
     const st = await stat(path).catch(() => null);
     if (st) {
-      const hit = cache.get(runId);
+      const hit = cache.get(path);
       if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return { runId, graphName: hit.graphName, scores: hit.scores };
       let json: unknown = null;
       try {
@@ -47,8 +47,8 @@ export async function runScores(runId: string, ctx: ApiContext): Promise<{ runId
       }
       const fast = scoreTableFromSummaryJson(json, runId);
       if (fast) {
-        cache.delete(runId);
-        cache.set(runId, { mtimeMs: st.mtimeMs, size: st.size, ...fast });
+        cache.delete(path);
+        cache.set(path, { mtimeMs: st.mtimeMs, size: st.size, ...fast });
         if (cache.size > CACHE_RUNS) cache.delete(cache.keys().next().value!);
         return { runId, ...fast };
       }
