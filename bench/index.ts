@@ -11,6 +11,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   graphql: async () => (await import('./graphql.js')).benchGraphql(),
   export: async () => (await import('./export.js')).benchExport(),
   llm: async () => (await import('./llm.js')).benchLlm(),
+  compare: async () => (await import('./compare.js')).benchCompare(),
 };
 
 const wanted = process.argv.slice(2);

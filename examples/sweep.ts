@@ -1,21 +1,24 @@
 /**
- * A parameter sweep over the GraphQL API: starts a grid of runs (graphs × config overrides ×
- * seeds) with `startEval`, follows each over graphql-ws with `runProgress`, and prints a
- * comparison table when they have all ended.
+ * A parameter sweep over the GraphQL API: `startSweep` queues the grid (config overrides ×
+ * seeds) of each graph as runs sharing their episodes, each run is followed over graphql-ws
+ * with `runProgress`, and when they have all ended `sweep(id)` gives the table: per config
+ * each metric's mean with its 95 % interval and its paired difference against the baseline
+ * config (the grid's first point), `*` where Benjamini–Hochberg flags it.
  *
  *   node --import tsx examples/sweep.ts --graph gridnav_planner \
- *     --grid agent.epsilon=0,0.1,0.3 --seeds 0,1 --episodes 20 --workers 2
+ *     --grid agent.epsilon=0.1,0.3,0.5 --seeds 0,1 --episodes 20 --workers 2
  *
  * Options:
  *   --url URL           GraphQL endpoint (default http://127.0.0.1:4000/graphql)
- *   --graph NAME        a graph to evaluate; repeat for several
+ *   --graph NAME        a graph to evaluate; repeat for several (one sweep each)
  *   --grid node.key=v1,v2,…   one axis of the grid (values parsed as JSON when they can be); repeat
- *   --seeds 0,1,2       run seeds (default 0)
+ *   --seeds 0,1,2       run seeds (default 0); each config runs once per seed
  *   --episodes N        episodes per run (default 10)
  *   --workers K         workers per run (default 1)
- *   --metrics a,b       metrics to compare (default: every metric the runs report)
+ *   --step-budget B     steps per episode (default: the graph's)
+ *   --metrics a,b       metrics to show (default: every metric the runs report)
  *   --token T           API token (default $EVAL_API_TOKEN)
- *   --json              print the results as JSON instead of tables
+ *   --json              print the sweeps as JSON instead of tables
  *
  * Exit status: 0 when every run COMPLETED, 1 otherwise, 2 for bad arguments or a refused start.
  */
@@ -23,37 +26,40 @@ import { parseArgs } from 'node:util';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 
-interface Metric {
-  name: string;
-  mean: number;
-  stderr: number | null;
-  count: number;
-}
-
 interface RunState {
   id: string;
   status: string;
-  seq: number;
-  episodesDone: number;
-  episodeCount: number;
-  aggregateMetrics: Metric[];
   error: { code: string; message: string } | null;
 }
 
-interface Cell {
-  graph: string;
-  overrides: Record<string, Record<string, unknown>>;
-  label: string;
-  seed: number;
-  runId?: string;
-  final?: RunState;
+interface Interval {
+  ci95Low: number | null;
+  ci95High: number | null;
+}
+
+interface SweepMetric {
+  name: string;
+  aggregate: Interval & { mean: number; count: number };
+  vsBaseline: (Interval & { meanDiff: number | null; n: number; bhSignificant: boolean }) | null;
+}
+
+interface SweepTable {
+  id: string;
+  status: string;
+  graphName: string;
+  metrics: string[];
+  configs: Array<{ index: number; label: string; runs: Array<{ id: string; status: string }>; metrics: SweepMetric[] }>;
 }
 
 const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'ABORTED']);
 
-const START = `mutation Start($input: StartEvalInput!) { startEval(input: $input) { runId status } }`;
-const PROGRESS = `subscription Follow($id: ID!) {
-  runProgress(id: $id) { id status seq episodesDone episodeCount aggregateMetrics { name mean stderr count } error { code message } }
+const START = `mutation Start($base: StartEvalInput!, $grid: JSON!, $seeds: [Int!]) {
+  startSweep(base: $base, grid: $grid, seeds: $seeds) { id runs { id } }
+}`;
+const PROGRESS = `subscription Follow($id: ID!) { runProgress(id: $id) { id status error { code message } } }`;
+const TABLE = `query Sweep($id: ID!) {
+  sweep(id: $id) { id status graphName metrics configs { index label runs { id status }
+    metrics { name aggregate { mean count ci95Low ci95High } vsBaseline { meanDiff n ci95Low ci95High bhSignificant } } } }
 }`;
 
 function parseValue(raw: string): unknown {
@@ -64,25 +70,11 @@ function parseValue(raw: string): unknown {
   }
 }
 
-/** `agent.epsilon=0,0.1` → { node: 'agent', key: 'epsilon', values: [0, 0.1] } */
-function parseAxis(flag: string): { node: string; key: string; values: unknown[] } {
-  const m = /^([^.=]+)\.([^=]+)=(.+)$/.exec(flag);
+/** `agent.epsilon=0.1,0.3` → ["agent.epsilon", [0.1, 0.3]] */
+function parseAxis(flag: string): [string, unknown[]] {
+  const m = /^([^.=]+\.[^=]+)=(.+)$/.exec(flag);
   if (!m) throw new Error(`--grid "${flag}": expected node.key=v1,v2,… (e.g. agent.epsilon=0,0.1)`);
-  return { node: m[1]!, key: m[2]!, values: m[3]!.split(',').map(parseValue) };
-}
-
-/** Every combination of the axes, as overrides and a short label. */
-function combinations(axes: Array<{ node: string; key: string; values: unknown[] }>): Array<{ overrides: Cell['overrides']; label: string }> {
-  let out: Array<{ overrides: Cell['overrides']; label: string[] }> = [{ overrides: {}, label: [] }];
-  for (const axis of axes) {
-    out = out.flatMap((c) =>
-      axis.values.map((v) => ({
-        overrides: { ...c.overrides, [axis.node]: { ...(c.overrides[axis.node] ?? {}), [axis.key]: v } },
-        label: [...c.label, `${axis.node}.${axis.key}=${JSON.stringify(v)}`],
-      })),
-    );
-  }
-  return out.map((c) => ({ overrides: c.overrides, label: c.label.join(' ') || '(graph as saved)' }));
+  return [m[1]!, m[2]!.split(',').map(parseValue)];
 }
 
 function request<T>(client: Client, query: string, variables: Record<string, unknown>): Promise<T> {
@@ -102,8 +94,8 @@ function request<T>(client: Client, query: string, variables: Record<string, unk
   });
 }
 
-/** Follows a run to its end; `onChange` sees every state. */
-function follow(client: Client, runId: string, onChange: (s: RunState) => void): Promise<RunState> {
+/** Follows a run to its end. */
+function follow(client: Client, runId: string): Promise<RunState> {
   return new Promise((resolve, reject) => {
     let last: RunState | undefined;
     client.subscribe<{ runProgress: RunState }>(
@@ -112,7 +104,6 @@ function follow(client: Client, runId: string, onChange: (s: RunState) => void):
         next: (r) => {
           if (r.errors?.length) return reject(new Error(r.errors.map((e) => e.message).join('; ')));
           last = r.data!.runProgress;
-          onChange(last);
         },
         error: (err) => reject(err instanceof Error ? err : new Error(JSON.stringify(err))),
         complete: () => (last && TERMINAL.has(last.status) ? resolve(last) : reject(new Error(`run ${runId}: the stream ended before the run did`))),
@@ -128,7 +119,30 @@ function table(headers: string[], rows: string[][]): string {
   return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
-const fmtMetric = (m: Metric | undefined): string => (m ? `${m.mean.toFixed(3)}${m.stderr === null ? '' : ` ±${m.stderr.toFixed(3)}`}` : '–');
+const f3 = (v: number | null | undefined): string => (typeof v === 'number' ? v.toFixed(3) : '?');
+const signed = (v: number | null | undefined): string => (typeof v === 'number' ? `${v >= 0 ? '+' : ''}${v.toFixed(3)}` : '?');
+const cell = (m: SweepMetric | undefined): string => (m ? `${f3(m.aggregate.mean)} [${f3(m.aggregate.ci95Low)}, ${f3(m.aggregate.ci95High)}]` : '–');
+const diffCell = (m: SweepMetric | undefined): string =>
+  !m?.vsBaseline
+    ? '(baseline)'
+    : `${signed(m.vsBaseline.meanDiff)} [${signed(m.vsBaseline.ci95Low)}, ${signed(m.vsBaseline.ci95High)}]${m.vsBaseline.bhSignificant ? ' *' : ''}`;
+
+/** One row per config: its runs and their endings, then per metric the interval and the paired difference against the baseline config. */
+function renderSweep(t: SweepTable, names: string[]): string {
+  const rows = t.configs.map((c) => [
+    c.label,
+    c.runs.map((r) => r.id).join(' '),
+    [...new Set(c.runs.map((r) => r.status))].join(','),
+    ...names.flatMap((n) => {
+      const m = c.metrics.find((x) => x.name === n);
+      return [cell(m), diffCell(m)];
+    }),
+  ]);
+  return (
+    `sweep ${t.id} of ${t.graphName} (${t.status}): mean [95 % CI], and the paired difference against the first config; * = flagged by Benjamini–Hochberg at 5 %\n` +
+    table(['config', 'runs', 'status', ...names.flatMap((n) => [n, `Δ ${n}`])], rows)
+  );
+}
 
 async function main(argv: string[]): Promise<number> {
   let args;
@@ -143,6 +157,7 @@ async function main(argv: string[]): Promise<number> {
         seeds: { type: 'string', default: '0' },
         episodes: { type: 'string', default: '10' },
         workers: { type: 'string', default: '1' },
+        'step-budget': { type: 'string' },
         metrics: { type: 'string' },
         token: { type: 'string' },
         json: { type: 'boolean', default: false },
@@ -153,10 +168,11 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const graphs = args.graph ?? [];
-  let axes, seeds: number[], episodes: number, workers: number;
+  let grid: Record<string, unknown[]>, seeds: number[], episodes: number, workers: number, stepBudget: number | undefined;
   try {
     if (graphs.length === 0) throw new Error('give at least one --graph');
-    axes = (args.grid ?? []).map(parseAxis);
+    if (!args.grid?.length) throw new Error('give at least one --grid node.key=v1,v2,…');
+    grid = Object.fromEntries(args.grid.map(parseAxis));
     seeds = args.seeds.split(',').map((s) => {
       const n = Number(s);
       if (!Number.isInteger(n)) throw new Error(`--seeds: "${s}" is not an integer`);
@@ -164,14 +180,16 @@ async function main(argv: string[]): Promise<number> {
     });
     episodes = Number(args.episodes);
     workers = Number(args.workers);
+    stepBudget = args['step-budget'] === undefined ? undefined : Number(args['step-budget']);
     if (!Number.isInteger(episodes) || episodes < 1) throw new Error(`--episodes must be an integer ≥ 1, got "${args.episodes}"`);
     if (!Number.isInteger(workers) || workers < 1) throw new Error(`--workers must be an integer ≥ 1, got "${args.workers}"`);
+    if (stepBudget !== undefined && (!Number.isInteger(stepBudget) || stepBudget < 1))
+      throw new Error(`--step-budget must be an integer ≥ 1, got "${args['step-budget']}"`);
   } catch (err) {
     process.stderr.write(`sweep: ${(err as Error).message}\n`);
     return 2;
   }
 
-  const cells: Cell[] = graphs.flatMap((graph) => combinations(axes).flatMap((c) => seeds.map((seed) => ({ graph, ...c, seed }))));
   const token = args.token ?? process.env.EVAL_API_TOKEN;
   const client = createClient({
     url: args.url.replace(/^http/, 'ws'),
@@ -179,70 +197,43 @@ async function main(argv: string[]): Promise<number> {
     retryAttempts: 3,
     ...(token ? { connectionParams: { token } } : {}),
   });
+  const tables: SweepTable[] = [];
+  let allCompleted = true;
   try {
-    for (const cell of cells) {
+    const sweeps: Array<{ id: string; runs: Array<{ id: string }> }> = [];
+    for (const graph of graphs) {
       try {
-        const data = await request<{ startEval: { runId: string } }>(client, START, {
-          input: { graphName: cell.graph, episodeCount: episodes, workerCount: workers, seed: cell.seed, overrides: cell.overrides },
-        });
-        cell.runId = data.startEval.runId;
+        const base = { graphName: graph, episodeCount: episodes, workerCount: workers, ...(stepBudget !== undefined ? { stepBudget } : {}) };
+        const data = await request<{ startSweep: { id: string; runs: Array<{ id: string }> } }>(client, START, { base, grid, seeds });
+        sweeps.push(data.startSweep);
+        process.stderr.write(`sweep: ${graph}: sweep ${data.startSweep.id} queued ${data.startSweep.runs.length} run(s)\n`);
       } catch (err) {
-        process.stderr.write(`sweep: ${cell.graph} ${cell.label} seed ${cell.seed} was refused: ${(err as Error).message}\n`);
+        process.stderr.write(`sweep: ${graph} was refused: ${(err as Error).message}\n`);
         return 2;
       }
     }
-    process.stderr.write(`sweep: started ${cells.length} run(s): ${cells.map((c) => c.runId).join(' ')}\n`);
-    const done = new Set<string>();
+    const runs = sweeps.flatMap((s) => s.runs);
+    let done = 0;
     await Promise.all(
-      cells.map(async (cell) => {
-        cell.final = await follow(client, cell.runId!, (s) => {
-          if (TERMINAL.has(s.status) && !done.has(s.id)) {
-            done.add(s.id);
-            process.stderr.write(`sweep: ${s.id} ${s.status} (${done.size}/${cells.length})\n`);
-          }
-        });
+      runs.map(async (r) => {
+        const final = await follow(client, r.id);
+        if (final.status !== 'COMPLETED') allCompleted = false;
+        process.stderr.write(`sweep: ${final.id} ${final.status}${final.error ? ` (${final.error.code})` : ''} (${++done}/${runs.length})\n`);
       }),
     );
+    for (const s of sweeps) tables.push((await request<{ sweep: SweepTable }>(client, TABLE, { id: s.id })).sweep);
   } finally {
     await client.dispose();
   }
 
-  const names = args.metrics
-    ? args.metrics.split(',')
-    : [...new Set(cells.flatMap((c) => c.final!.aggregateMetrics.map((m) => m.name)))].sort();
-  if (args.json) {
-    process.stdout.write(JSON.stringify(cells.map((c) => ({ graph: c.graph, overrides: c.overrides, seed: c.seed, runId: c.runId, ...c.final })), null, 2) + '\n');
-  } else {
-    const metricOf = (c: Cell, name: string) => c.final!.aggregateMetrics.find((m) => m.name === name);
-    process.stdout.write(
-      table(
-        ['graph', 'overrides', 'run', 'seed', 'status', 'episodes', ...names],
-        cells.map((c) => [c.graph, c.label, c.runId!, String(c.seed), c.final!.status, `${c.final!.episodesDone}/${c.final!.episodeCount}`, ...names.map((n) => fmtMetric(metricOf(c, n)))]),
-      ) + '\n',
-    );
-    if (seeds.length > 1) {
-      // Across seeds: the mean of the per-run means, and their spread.
-      const groups = new Map<string, Cell[]>();
-      for (const c of cells) groups.set(`${c.graph}\u0000${c.label}`, [...(groups.get(`${c.graph}\u0000${c.label}`) ?? []), c]);
-      const rows = [...groups.values()].map((group) => {
-        const first = group[0]!;
-        return [
-          first.graph,
-          first.label,
-          String(group.length),
-          ...names.map((n) => {
-            const means = group.map((c) => metricOf(c, n)?.mean).filter((v): v is number => v !== undefined);
-            if (means.length === 0) return '–';
-            const mean = means.reduce((a, b) => a + b, 0) / means.length;
-            const sd = means.length > 1 ? Math.sqrt(means.reduce((a, b) => a + (b - mean) ** 2, 0) / (means.length - 1)) : 0;
-            return `${mean.toFixed(3)} sd ${sd.toFixed(3)}`;
-          }),
-        ];
-      });
-      process.stdout.write(`\nacross ${seeds.length} seeds:\n` + table(['graph', 'overrides', 'runs', ...names], rows) + '\n');
+  if (args.json) process.stdout.write(JSON.stringify(tables, null, 2) + '\n');
+  else {
+    for (const t of tables) {
+      const names = args.metrics ? args.metrics.split(',') : t.metrics;
+      process.stdout.write(renderSweep(t, names) + '\n');
     }
   }
-  return cells.every((c) => c.final!.status === 'COMPLETED') ? 0 : 1;
+  return allCompleted ? 0 : 1;
 }
 
 main(process.argv.slice(2)).then(

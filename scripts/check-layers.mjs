@@ -3,10 +3,10 @@
 import madge from 'madge';
 
 const LAYERS = [
-  ['errors.ts', 'paths.ts', 'statuses.ts', 'core/', 'scoring/'],
+  ['errors.ts', 'paths.ts', 'statuses.ts', 'core/', 'scoring/', 'stats/'],
   ['datasets/', 'graph/', 'host/', 'nodeset-registry/', 'nodesets/'],
   ['spec/'],
-  ['store/'],
+  ['store/', 'compare/'],
   ['export/'],
   ['eval-process/'],
   ['scheduler/'],

@@ -16,6 +16,8 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run(argv
   report: { summary: "rebuild and print a run's evaluation report", load: () => import('./cli/report.js') },
   rescore: { summary: "score a run's stored answers again with another scorer", load: () => import('./cli/rescore.js') },
   export: { summary: "export a run's episodes (CSV, JSONL), summary (JSON) or directory (tar.gz)", load: () => import('./cli/export.js') },
+  compare: { summary: 'compare runs episode by episode (paired)', load: () => import('./cli/compare.js') },
+  plan: { summary: 'minimum detectable effect and episodes needed for a run', load: () => import('./cli/plan.js') },
 };
 
 function usage(): string {

@@ -1,4 +1,4 @@
-/** examples/sweep.ts against a real server: a small grid, followed to the end, compared in a table. */
+/** examples/sweep.ts against a real server: a small grid queued with startSweep, followed to the end, compared in one table. */
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../src/paths.js';
@@ -11,7 +11,7 @@ afterEach(async () => {
 });
 
 describe('examples/sweep.ts', () => {
-  it('starts graph × overrides × seeds, follows every run to its end and prints the comparison', async () => {
+  it('queues the grid × seeds with startSweep, follows every run to its end and prints one table with intervals and paired differences', async () => {
     server = await startServer();
     const result = await execa(
       'node',
@@ -24,11 +24,13 @@ describe('examples/sweep.ts', () => {
         '--graph',
         'gridnav_planner',
         '--grid',
-        'agent.epsilon=0,0.5',
+        'agent.epsilon=0.1,0.3,0.5',
         '--seeds',
         '0,1',
         '--episodes',
-        '2',
+        '4',
+        '--step-budget',
+        '60',
         '--metrics',
         'success,spl',
       ],
@@ -36,17 +38,20 @@ describe('examples/sweep.ts', () => {
     );
     expect(result.exitCode, result.stderr).toBe(0);
     const lines = result.stdout.split('\n');
-    expect(lines[0]).toMatch(/^graph\s+overrides\s+run\s+seed\s+status\s+episodes\s+success\s+spl$/);
-    const rows = lines.filter((l) => l.startsWith('gridnav_planner') && l.includes('COMPLETED'));
-    expect(rows).toHaveLength(4);
-    expect(rows.filter((r) => r.includes('agent.epsilon=0.5'))).toHaveLength(2);
-    expect(result.stdout).toContain('across 2 seeds');
+    expect(lines[0]).toMatch(/^sweep sweep_\d{8}_\d{6}\S* of gridnav_planner \(COMPLETED\)/);
+    expect(lines[1]).toMatch(/^config\s+runs\s+status\s+success\s+Δ success\s+spl\s+Δ spl$/);
+    const rows = lines.filter((l) => l.startsWith('agent.epsilon='));
+    expect(rows).toHaveLength(3);
+    expect(rows[0]).toContain('(baseline)');
+    for (const row of rows) expect(row).toMatch(/COMPLETED\s+\d\.\d{3} \[-?\d\.\d{3}, \d\.\d{3}\]/);
+    expect(rows[1]).toMatch(/[+-]\d\.\d{3} \[[+-]\d\.\d{3}, [+-]\d\.\d{3}\]/);
 
     const runs = await server.gql(`{ runs { total items { status overrides seed } } }`);
-    expect(runs.data!.runs.total).toBe(4);
+    expect(runs.data!.runs.total).toBe(6);
     expect(runs.data!.runs.items.map((r: { overrides: { agent: { epsilon: number } } }) => r.overrides.agent.epsilon).sort()).toEqual([
-      0, 0, 0.5, 0.5,
+      0.1, 0.1, 0.3, 0.3, 0.5, 0.5,
     ]);
+    expect((await server.gql(`{ sweeps { runCount status } }`)).data!.sweeps).toEqual([{ runCount: 6, status: 'COMPLETED' }]);
   });
 
   it('says what is wrong with a bad grid axis', async () => {

@@ -25,7 +25,8 @@ import { readRunFile, RunFileError, runFileLabels, type SweepGrid } from '../spe
 import { runSpecOf, type RunInput } from '../spec/run-spec.js';
 import { FILES, createRunDir, isDone, readSummary, touchDone, writeSpec, writeSummary } from '../store/run-dir.js';
 import { describeStorage, storageCodeOfExit } from '../store/storage-fault.js';
-import type { RunSpec, RunSummary } from '../store/types.js';
+import { ci95Of } from '../store/aggregate.js';
+import type { MetricAggregate, RunSpec, RunSummary } from '../store/types.js';
 
 const USAGE =
   'usage: evalctl run [<graph>] [--config eval.toml] --episodes N [--workers K] [--seed S] [--step-budget B] [--set node.key=value …] ' +
@@ -351,6 +352,20 @@ export function progressLine(s: RunSummary, elapsedMs: number): string {
   return [`${bar} ${s.episodesDone}/${s.episodeCount}`, `${s.status.toLowerCase()}`, `ETA ${eta}`, ...means].join(' · ');
 }
 
+/** "[lo, hi] wilson", with the cluster count when clustered; "–" below two episodes. */
+function ciCell(m: MetricAggregate): string {
+  const ci = ci95Of(m);
+  if (!ci) return '–';
+  const method = m.ciMethod ?? 't';
+  return `[${fmt(ci[0])}, ${fmt(ci[1])}] ${method}${m.clusters !== undefined && method === 'clustered-t' ? ` C=${m.clusters}` : ''}`;
+}
+
+/** "TIMEOUT 2, ERROR 1" or "–". */
+const excludedCell = (m: MetricAggregate): string =>
+  Object.entries(m.excluded ?? {})
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ') || '–';
+
 /** The end-of-run table: aggregates per metric, counts per ending, where the run lives. */
 export function renderSummary(s: RunSummary, dir: string): string {
   const lines: string[] = [];
@@ -359,8 +374,17 @@ export function renderSummary(s: RunSummary, dir: string): string {
   );
   if (s.aggregateMetrics.length > 0) {
     const rows = [
-      ['metric', 'mean', '± stderr', 'min', 'max', 'n'],
-      ...s.aggregateMetrics.map((m) => [m.name, fmt(m.mean), fmt(m.stderr), fmt(m.min), fmt(m.max), String(m.count)]),
+      ['metric', 'mean', '± stderr', 'min', 'max', 'n', '95 % CI', 'excluded'],
+      ...s.aggregateMetrics.map((m) => [
+        m.name,
+        fmt(m.mean),
+        fmt(m.stderr),
+        fmt(m.min),
+        fmt(m.max),
+        String(m.count),
+        ciCell(m),
+        excludedCell(m),
+      ]),
     ];
     const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
     for (const [i, r] of rows.entries()) {
@@ -368,6 +392,8 @@ export function renderSummary(s: RunSummary, dir: string): string {
       if (i === 0) lines.push('  ' + widths.map((w) => '─'.repeat(w)).join('  '));
     }
   }
+  if (s.aggregateMetrics.some((m) => Object.keys(m.excluded ?? {}).length > 0))
+    lines.push('  means count the partial metrics of every ending but CANCELLED and INFRA_ERROR (docs/statistics.md)');
   const counts = Object.entries(s.statusCounts).map(([k, v]) => `${k} ${v}`);
   if (counts.length > 0) lines.push(`endings: ${counts.join(', ')}${s.timedOut ? ' (timeouts depend on machine speed)' : ''}`);
   lines.push(`run dir: ${dir}`);

@@ -12,6 +12,8 @@ import './resources.js';
 import './play.js';
 import './dataset.js';
 import './report.js';
+import './compare.js';
+import './sweep.js';
 
 let schema: GraphQLSchema | undefined;
 

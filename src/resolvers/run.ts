@@ -17,6 +17,8 @@ import { EPISODES_PAGE, RUNS_PAGE, checkPage } from './paging.js';
 import { EpisodeRef, EpisodeStatusRef, RunRef, RunStatusRef, type EpisodeSource } from './refs.js';
 import { loadRun, loadSpec, loadSummary, sourceFromRow, sourceFromSummary, type RunSource } from './run-source.js';
 import { withoutNulls } from './without-nulls.js';
+import { CiMethodRef } from './stats-refs.js';
+import { ci95Of as intervalOf } from '../store/aggregate.js';
 
 export const MetricAggregateRef = builder.objectRef<MetricAggregate>('MetricAggregate').implement({
   description: "One metric over a run's episodes (those that reported it), folded in episode-index order.",
@@ -31,6 +33,48 @@ export const MetricAggregateRef = builder.objectRef<MetricAggregate>('MetricAggr
     }),
     min: t.float({ description: 'Smallest value.', resolve: (m) => finite(m.min) ?? 0 }),
     max: t.float({ description: 'Largest value.', resolve: (m) => finite(m.max) ?? 0 }),
+    ci95Low: t.float({
+      description:
+        'Lower end of the 95 % confidence interval of the mean (ciMethod says how); null below two episodes. Summaries written before intervals existed get the t interval from mean and stderr.',
+      nullable: true,
+      resolve: (m) => intervalOf(m)?.[0] ?? null,
+    }),
+    ci95High: t.float({
+      description: 'Upper end of the 95 % confidence interval of the mean; null below two episodes.',
+      nullable: true,
+      resolve: (m) => intervalOf(m)?.[1] ?? null,
+    }),
+    ciMethod: t.field({
+      type: CiMethodRef,
+      nullable: true,
+      description: 'How the interval was computed; null when there is none.',
+      resolve: (m) => (intervalOf(m) ? (m.ciMethod ?? 't') : null),
+    }),
+    binary: t.boolean({
+      description: 'True when every value was 0 or 1 (a rate): its interval is Wilson (clustered-t when episodes carry clusters).',
+      resolve: (m) => m.binary ?? false,
+    }),
+    clusters: t.int({
+      nullable: true,
+      description:
+        'Distinct clusters among the counted episodes when episodes carry one (e.g. a dataset sample’s metadata.cluster); null otherwise.',
+      resolve: (m) => m.clusters ?? null,
+    }),
+    clusteredStderr: t.float({
+      nullable: true,
+      description:
+        'Cluster-robust standard error sqrt(C/(C−1)·Σ_c(Σ_{i∈c}(s_i−s̄))²)/n, used with C−1 degrees of freedom; null without clusters.',
+      resolve: (m) => (m.clusteredStderr === undefined ? null : finite(m.clusteredStderr)),
+    }),
+    excluded: t.field({
+      type: [StatusCountRef],
+      description:
+        'Finished episodes left out of this metric, by ending: CANCELLED and INFRA_ERROR episodes are left out of the means (partial results of every other ending count; every rate is in the run’s statusCounts), and so is an episode that did not report the metric. Only endings with a count are listed.',
+      resolve: (m) =>
+        Object.keys(m.excluded ?? {})
+          .sort()
+          .map((status) => ({ status: status as EpisodeStatus, count: m.excluded![status]! })),
+    }),
   }),
 });
 
@@ -184,6 +228,17 @@ RunRef.implement({
       description: "Index of the env episode the run's first episode plays.",
       resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.episodeOffset ?? D.episodeOffset,
     }),
+    sweepId: t.string({
+      nullable: true,
+      description: 'The sweep that queued this run (see `sweep`), if any.',
+      resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.sweepId ?? null,
+    }),
+    sweepPoint: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: 'Its point of the sweep grid ("node.key" → value), if a sweep queued it.',
+      resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.sweepPoint ?? null,
+    }),
     exclusiveGpu: t.boolean({
       description: 'True when nothing else may run beside it.',
       resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.exclusiveGpu ?? D.exclusiveGpu,
@@ -263,7 +318,7 @@ builder.queryFields((t) => ({
   }),
 }));
 
-const StartEvalInputRef = builder.inputType('StartEvalInput', {
+export const StartEvalInputRef = builder.inputType('StartEvalInput', {
   description:
     'What to evaluate. Only graphName and episodeCount are required. Defaults and limits are those of the run spec (docs/graphql.md).',
   fields: (t) => ({

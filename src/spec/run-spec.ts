@@ -125,6 +125,13 @@ const inputFields = {
   split: name('split name').optional(),
   /** Env episode index of the first episode; episode i plays env episode episodeOffset + i. */
   episodeOffset: intIn(0, Number.MAX_SAFE_INTEGER).default(RUN_DEFAULTS.episodeOffset),
+  /** The sweep that queued this run (set by startSweep, not by users). */
+  sweepId: z
+    .string({ error: 'must be a sweep id' })
+    .regex(/^sweep_\d{8}_\d{6}(_\d{1,4})?$/, { error: 'must be a sweep id' })
+    .optional(),
+  /** This run's point of its sweep's grid: "node.key" → value. */
+  sweepPoint: z.record(z.string(), z.unknown(), { error: 'must be an object of "node.key" → value' }).optional(),
 };
 
 /** What a user submits. Only graphName and episodeCount are required. */

@@ -1,19 +1,14 @@
 /**
- * Run aggregates: per metric mean / count / stderr / min / max, the same per task, counts by
+ * Run aggregates: per metric mean / count / stderr / min / max / 95 % interval, the same per task, counts by
  * ending and the timeout flag. Always folded in episode-index order, so the result does not
  * depend on which worker finished first.
  */
 import type { EpisodeStatus } from '../statuses.js';
+import { metricSpread, tInterval } from '../stats/intervals.js';
+import { isCountedEnding } from './counted-endings.js';
 import type { EpisodeRecord, MetricAggregate, RunSummary } from './types.js';
 
 export type Aggregates = Pick<RunSummary, 'aggregateMetrics' | 'aggregateByTask' | 'statusCounts' | 'timedOut'>;
-
-/**
- * Endings whose metrics are left out of the aggregates: the episode was not allowed to finish
- * (CANCELLED), or the infrastructure failed under it (INFRA_ERROR: not a wrong answer). Both
- * still count in `statusCounts`.
- */
-const EXCLUDED_FROM_METRICS: ReadonlySet<EpisodeStatus> = new Set<EpisodeStatus>(['CANCELLED', 'INFRA_ERROR']);
 
 const byIndex = (a: EpisodeRecord, b: EpisodeRecord) => a.index - b.index;
 
@@ -23,41 +18,83 @@ function numericValue(v: unknown): number | undefined {
   return undefined;
 }
 
-/** mean, count, stderr (sample std / sqrt(n); 0 for one value), min, max of one metric. */
-export function summarizeValues(name: string, values: readonly number[]): MetricAggregate {
+/**
+ * mean, count, stderr (sample std / sqrt(n); 0 for one value), min, max and the 95 % interval
+ * of one metric (t, Wilson for 0/1 values, clustered t when `clusters` name some), with the
+ * episodes left out of it by ending.
+ */
+export function summarizeValues(
+  name: string,
+  values: readonly number[],
+  clusters?: readonly (string | undefined)[],
+  excluded?: Readonly<Record<string, number>>,
+): MetricAggregate {
   const n = values.length;
-  let sum = 0;
   let min = Infinity;
   let max = -Infinity;
   for (const v of values) {
-    sum += v;
     if (v < min) min = v;
     if (v > max) max = v;
   }
-  const mean = sum / n;
-  let sq = 0;
-  for (const v of values) sq += (v - mean) * (v - mean);
-  const stderr = n > 1 ? Math.sqrt(sq / (n - 1)) / Math.sqrt(n) : 0;
-  return { name, mean, count: n, stderr, min, max };
+  const s = metricSpread(values, clusters);
+  const out: MetricAggregate = { name, mean: s.mean, count: n, stderr: s.stderr, min, max };
+  if (s.ci95) {
+    out.ci95Low = s.ci95[0];
+    out.ci95High = s.ci95[1];
+  }
+  out.ciMethod = s.ciMethod;
+  out.binary = s.binary;
+  if (s.clusters !== undefined) out.clusters = s.clusters;
+  if (s.clusteredStderr !== undefined) out.clusteredStderr = s.clusteredStderr;
+  out.excluded = { ...(excluded ?? {}) };
+  return out;
 }
 
-/** Aggregates over the numeric and boolean metrics of `records`, metric names sorted. */
+const finite = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+
+/**
+ * A metric's 95 % interval: the stored one, else (a summary written before intervals existed)
+ * the t interval from its mean, stderr and count. Null below two episodes.
+ */
+export function ci95Of(m: MetricAggregate): [number, number] | null {
+  if (m.count < 2) return null;
+  const lo = finite(m.ci95Low);
+  const hi = finite(m.ci95High);
+  if (lo !== null && hi !== null) return [lo, hi];
+  const mean = finite(m.mean);
+  const se = finite(m.stderr);
+  if (mean === null || se === null) return null;
+  return tInterval(mean, se, m.count - 1);
+}
+
+/**
+ * Aggregates over the numeric and boolean metrics of `records`, metric names sorted. Only
+ * counted endings (store/counted-endings.ts) enter a metric; every other episode, and a counted
+ * one that did not report the metric, is tallied in the metric's `excluded` by ending.
+ */
 export function aggregateMetrics(records: readonly EpisodeRecord[]): MetricAggregate[] {
-  const columns = new Map<string, number[]>();
-  for (const r of [...records].sort(byIndex)) {
-    if (EXCLUDED_FROM_METRICS.has(r.status)) continue;
-    for (const [name, raw] of Object.entries(r.metrics)) {
-      const v = numericValue(raw);
-      if (v === undefined) continue;
-      let col = columns.get(name);
-      if (!col) {
-        col = [];
-        columns.set(name, col);
-      }
-      col.push(v);
-    }
+  const sorted = [...records].sort(byIndex);
+  const names = new Set<string>();
+  // A metric only left-out episodes reported (e.g. retries of INFRA_ERROR ones) has no mean to show.
+  for (const r of sorted) {
+    if (!isCountedEnding(r.status)) continue;
+    for (const [name, raw] of Object.entries(r.metrics)) if (numericValue(raw) !== undefined) names.add(name);
   }
-  return [...columns.keys()].sort().map((name) => summarizeValues(name, columns.get(name)!));
+  return [...names].sort().map((name) => {
+    const values: number[] = [];
+    const clusters: (string | undefined)[] = [];
+    const excluded: Record<string, number> = {};
+    for (const r of sorted) {
+      const v = isCountedEnding(r.status) ? numericValue(r.metrics[name]) : undefined;
+      if (v === undefined) {
+        excluded[r.status] = (excluded[r.status] ?? 0) + 1;
+        continue;
+      }
+      values.push(v);
+      clusters.push(r.cluster);
+    }
+    return summarizeValues(name, values, clusters.some((c) => c !== undefined) ? clusters : undefined, excluded);
+  });
 }
 
 /** The task of an episode whose env named none, when others in the run have one. */

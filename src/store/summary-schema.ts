@@ -29,6 +29,13 @@ const metricAggregateSchema = z.object({
   stderr: number,
   min: number,
   max: number,
+  ci95Low: number.optional(),
+  ci95High: number.optional(),
+  ciMethod: z.enum(['t', 'wilson', 'clustered-t']).optional(),
+  binary: z.boolean().optional(),
+  clusters: count.optional(),
+  clusteredStderr: number.optional(),
+  excluded: z.record(z.string(), count).optional(),
 });
 
 const scoreTargetSchema = z.union([z.string(), z.number(), z.array(z.string())]);

@@ -43,6 +43,9 @@ export interface EpisodeRecord {
   scores?: ScoreEntry[];
 }
 
+/** How a metric's 95 % interval was computed (docs/statistics.md). */
+export type CiMethod = 't' | 'wilson' | 'clustered-t';
+
 export interface MetricAggregate {
   name: string;
   mean: number;
@@ -50,6 +53,18 @@ export interface MetricAggregate {
   stderr: number;
   min: number;
   max: number;
+  /** 95 % interval of the mean; absent in summaries written before intervals existed. */
+  ci95Low?: number;
+  ci95High?: number;
+  ciMethod?: CiMethod;
+  /** Every value was 0 or 1 (a success rate). */
+  binary?: boolean;
+  /** Distinct clusters among the counted episodes, when episodes carry one. */
+  clusters?: number;
+  /** Cluster-robust standard error (C−1 df), when episodes carry a cluster. */
+  clusteredStderr?: number;
+  /** Episodes left out of this metric, by ending (an excluded ending, or the metric not reported). */
+  excluded?: Record<string, number>;
 }
 
 /** summary.json, atomically rewritten with a rising `seq`. */

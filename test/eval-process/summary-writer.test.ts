@@ -57,7 +57,9 @@ describe('SummaryWriter', () => {
     expect(onDisk.pid).toBeUndefined();
     expect(onDisk.episodesDone).toBe(4);
     expect(onDisk.episodes.map((e) => e.index)).toEqual([0, 1, 2, 3]);
-    expect(onDisk.aggregateMetrics).toEqual([{ name: 'success', mean: 0.75, count: 4, stderr: 0.25, min: 0, max: 1 }]);
+    expect(onDisk.aggregateMetrics).toMatchObject([
+      { name: 'success', mean: 0.75, count: 4, stderr: 0.25, min: 0, max: 1, binary: true, ciMethod: 'wilson' },
+    ]);
     expect((await readdir(dir)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 });

@@ -46,7 +46,7 @@ describe('aggregates', () => {
     expect(all.statusCounts).toEqual({ COMPLETED: 2, INFRA_ERROR: 1 });
   });
 
-  it('counts booleans as 0/1, skips strings, and leaves cancelled episodes out of the metrics', () => {
+  it('counts booleans as 0/1, skips strings, and leaves cancelled episodes out of the metrics, counted by ending', () => {
     const records = [
       rec(0, { success: true, spl: 0.5, label: 'a' }),
       rec(1, { success: false, spl: 0 }),
@@ -55,8 +55,15 @@ describe('aggregates', () => {
     ];
     const agg = aggregateMetrics(records);
     expect(agg.map((m) => m.name)).toEqual(['spl', 'success']);
-    expect(agg.find((m) => m.name === 'success')).toMatchObject({ count: 3, mean: 2 / 3, min: 0, max: 1 });
-    expect(agg.find((m) => m.name === 'spl')).toMatchObject({ count: 2, mean: 0.25 });
+    expect(agg.find((m) => m.name === 'success')).toMatchObject({
+      count: 3,
+      mean: 2 / 3,
+      min: 0,
+      max: 1,
+      excluded: { CANCELLED: 1 },
+    });
+    // The TIMEOUT episode did not report spl: left out once, under its ending.
+    expect(agg.find((m) => m.name === 'spl')).toMatchObject({ count: 2, mean: 0.25, excluded: { CANCELLED: 1, TIMEOUT: 1 } });
     const all = computeAggregates(records);
     expect(all.statusCounts).toEqual({ COMPLETED: 2, CANCELLED: 1, TIMEOUT: 1 });
     expect(all.timedOut).toBe(true);

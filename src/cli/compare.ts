@@ -1,0 +1,110 @@
+/**
+ * `evalctl compare <baseline> <candidate…> [--metric m …] [--outputs DIR] [--json]`: the paired
+ * comparison of runs in an outputs folder, no server needed. Prints per candidate and metric
+ * the mean difference with its paired 95 % interval beside the unpaired one, the correlation,
+ * p (McNemar exact for 0/1 metrics), win/tie/loss, the BH flag, then the flipped episodes.
+ * Exit 0, or 2 for bad input (an unknown run, runs that share no episode).
+ */
+import { compareRuns, type MetricComparison, type RunComparison } from '../compare/compare-runs.js';
+import { readRunScores } from '../compare/run-scores.js';
+import { BadInputError } from '../errors.js';
+import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
+import { RunReader } from '../store/run-reader.js';
+import { parseCliArgs } from './args.js';
+
+const USAGE = 'usage: evalctl compare <baseline-run> <candidate-run>… [--metric NAME …] [--outputs DIR] [--json] [--flips N]';
+
+/** Flipped episodes listed per metric unless --flips says otherwise. */
+const DEFAULT_FLIPS = 20;
+
+const num = (v: number | null | undefined, digits = 4): string => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(digits) : '–');
+const signed = (v: number | null | undefined): string =>
+  typeof v === 'number' && Number.isFinite(v) ? `${v >= 0 ? '+' : ''}${v.toFixed(4)}` : '–';
+const ci = (c: [number, number] | null): string => (c ? `[${signed(c[0])}, ${signed(c[1])}]` : '–');
+const pFmt = (p: number | null): string => (p === null || !Number.isFinite(p) ? '–' : p < 1e-4 ? p.toExponential(1) : p.toFixed(4));
+
+function table(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  const out: string[] = [];
+  for (const [i, r] of rows.entries()) {
+    out.push('  ' + r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));
+    if (i === 0) out.push('  ' + widths.map((w) => '─'.repeat(w)).join('  '));
+  }
+  return out;
+}
+
+function metricRow(m: MetricComparison): string[] {
+  const method = m.ciMethod === 'clustered-t' ? ` C=${m.clusters}` : '';
+  return [
+    m.metric,
+    String(m.n),
+    num(m.baselineMean),
+    num(m.candidateMean),
+    signed(m.meanDiff),
+    ci(m.ci95) + method,
+    ci(m.unpairedCi95),
+    num(m.correlation, 3),
+    pFmt(m.testP) + (m.binary ? ' mcnemar' : ' t'),
+    `${m.wins}/${m.ties}/${m.losses}`,
+    m.bhSignificant ? '*' : '',
+  ];
+}
+
+export function renderComparison(c: RunComparison, maxFlips = DEFAULT_FLIPS): string {
+  const lines: string[] = [];
+  for (const cand of c.candidates) {
+    lines.push(
+      `${cand.candidateRunId} − ${c.baselineRunId} (baseline): ${cand.overlap} shared episodes${cand.note ? `; ${cand.note}` : ''}`,
+    );
+    lines.push(
+      ...table([
+        ['metric', 'n', 'baseline', 'candidate', 'diff', 'paired 95 % CI', 'unpaired 95 % CI', 'corr', 'p', 'W/T/L', 'BH'],
+        ...cand.metrics.map(metricRow),
+      ]),
+    );
+    const excluded = cand.metrics.filter((m) => m.excludedPairs > 0).map((m) => `${m.metric} ${m.excludedPairs}`);
+    if (excluded.length > 0) lines.push(`  pairs left out (an ending that does not count, or the metric missing): ${excluded.join(', ')}`);
+    for (const m of cand.metrics) {
+      if (m.flips.length === 0) continue;
+      const shown = m.flips.slice(0, maxFlips);
+      lines.push(`  ${m.metric} flipped on ${m.flips.length} episode(s) (gained ${m.wins}, lost ${m.losses}):`);
+      for (const f of shown)
+        lines.push(
+          `    ${f.direction === 'gained' ? '+' : '-'} ${f.episodeId}  baseline #${f.baselineIndex} → candidate #${f.candidateIndex}`,
+        );
+      if (m.flips.length > shown.length) lines.push(`    … ${m.flips.length - shown.length} more (--flips N to list them)`);
+    }
+  }
+  lines.push('BH: * = flagged at a 5 % false discovery rate over every metric × candidate; W/T/L = candidate higher/equal/lower.');
+  return lines.join('\n') + '\n';
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCliArgs(
+    {
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        metric: { type: 'string', short: 'm', multiple: true },
+        outputs: { type: 'string' },
+        json: { type: 'boolean' },
+        flips: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    },
+    USAGE,
+  );
+  if (values.help === true) {
+    process.stdout.write(USAGE + '\n');
+    return 0;
+  }
+  if (positionals.length < 2) throw new BadInputError(`give a baseline run and at least one candidate run; ${USAGE}`);
+  const flips = values.flips === undefined ? DEFAULT_FLIPS : Number(values.flips);
+  if (!Number.isInteger(flips) || flips < 0) throw new BadInputError(`--flips must be an integer ≥ 0, got "${values.flips}"`);
+  const reader = new RunReader(values.outputs ?? DEFAULT_OUTPUTS_DIR);
+  const [baseline, ...candidates] = await Promise.all(positionals.map((id) => readRunScores(reader, id)));
+  const comparison = compareRuns(baseline!, candidates, values.metric);
+  process.stdout.write(values.json === true ? JSON.stringify(comparison, null, 2) + '\n' : renderComparison(comparison, flips));
+  return 0;
+}

@@ -1,0 +1,77 @@
+/**
+ * `evalctl plan <run> [--effect X] [--metric m …] [--outputs DIR] [--json]`: how small a
+ * difference the run's episode count can detect (α = 0.05 two-sided, 80 % power), and the
+ * episodes a given effect needs, from the paired spread against the latest comparable run
+ * (same graph, shared episodes), else from the run's own spread.
+ */
+import { powerPlan, type PowerPlan } from '../compare/power-plan.js';
+import { latestComparableRun, readRunScores } from '../compare/run-scores.js';
+import { BadInputError } from '../errors.js';
+import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
+import { RunReader } from '../store/run-reader.js';
+import { parseCliArgs } from './args.js';
+
+const USAGE = 'usage: evalctl plan <run> [--effect X] [--metric NAME …] [--outputs DIR] [--json]';
+
+const num = (v: number | undefined): string => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(4) : '–');
+
+export function renderPlan(p: PowerPlan): string {
+  const lines = [
+    p.source === 'paired'
+      ? `run ${p.runId}: paired against ${p.referenceRunId} (the latest finished run of the same graph sharing its episodes)`
+      : `run ${p.runId}: its own spread (no comparable run found; a paired comparison usually needs fewer episodes)`,
+  ];
+  const withEffect = p.metrics.some((m) => m.effect !== undefined);
+  const rows = [
+    ['metric', 'n', 'sd', 'MDE', ...(withEffect ? ['effect', 'n needed'] : [])],
+    ...p.metrics.map((m) => [
+      m.metric,
+      String(m.n),
+      num(m.sd),
+      num(m.mde),
+      ...(withEffect ? [num(m.effect), m.episodesNeeded === undefined ? '–' : String(m.episodesNeeded)] : []),
+    ]),
+  ];
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  for (const [i, r] of rows.entries()) {
+    lines.push('  ' + r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));
+    if (i === 0) lines.push('  ' + widths.map((w) => '─'.repeat(w)).join('  '));
+  }
+  lines.push('MDE: the smallest true difference detected 80 % of the time at α = 0.05 (two-sided) with n episodes.');
+  return lines.join('\n') + '\n';
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCliArgs(
+    {
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        effect: { type: 'string' },
+        metric: { type: 'string', short: 'm', multiple: true },
+        outputs: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    },
+    USAGE,
+  );
+  if (values.help === true) {
+    process.stdout.write(USAGE + '\n');
+    return 0;
+  }
+  if (positionals.length !== 1) throw new BadInputError(`give one run id; ${USAGE}`);
+  let effect: number | undefined;
+  if (values.effect !== undefined) {
+    effect = Number(values.effect);
+    if (values.effect.trim() === '' || !Number.isFinite(effect) || effect === 0)
+      throw new BadInputError(`--effect must be a non-zero number, got "${values.effect}"`);
+  }
+  const reader = new RunReader(values.outputs ?? DEFAULT_OUTPUTS_DIR);
+  const target = await readRunScores(reader, positionals[0]!);
+  const reference = await latestComparableRun(reader, target);
+  const plan = powerPlan(target, reference, { effect, metrics: values.metric });
+  process.stdout.write(values.json === true ? JSON.stringify(plan, null, 2) + '\n' : renderPlan(plan));
+  return 0;
+}

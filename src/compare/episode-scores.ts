@@ -1,0 +1,97 @@
+/**
+ * A run's episodes as what they evaluate: records grouped by episodeId (the env episode, or a
+ * dataset sample), each metric's value the mean over that episode's counted records (repeats,
+ * or the seeds of one sweep config). Which endings count is the policy in counted-endings.ts.
+ */
+import type { EpisodeRecord } from '../store/types.js';
+import { isCountedEnding } from '../store/counted-endings.js';
+
+export interface EpisodeScore {
+  episodeId: string;
+  /** The lowest episode index among its records (the one a link opens). */
+  index: number;
+  cluster?: string;
+  /** metric → mean of its counted values. */
+  values: Map<string, number>;
+  /** True when at least one of its records ended in a counted ending. */
+  counted: boolean;
+}
+
+export interface ScoreTable {
+  /** By episodeId, in order of first appearance by index. */
+  episodes: Map<string, EpisodeScore>;
+  /** Metric names, sorted. */
+  metrics: string[];
+}
+
+export function numericValue(v: unknown): number | undefined {
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
+  return undefined;
+}
+
+/** Scores of one or more runs' records (several runs of one sweep config are pooled). */
+export function scoreTable(records: readonly EpisodeRecord[]): ScoreTable {
+  const sorted = [...records].sort((a, b) => a.index - b.index);
+  const episodes = new Map<string, EpisodeScore>();
+  // Values are sums until the end; counts are kept only for episodes seen more than once (repeats, seeds).
+  const counts = new Map<EpisodeScore, Map<string, number>>();
+  const metrics = new Set<string>();
+  for (const r of sorted) {
+    let score = episodes.get(r.episodeId);
+    const seen = score !== undefined;
+    if (!score) {
+      score = {
+        episodeId: r.episodeId,
+        index: r.index,
+        values: new Map(),
+        counted: false,
+        ...(r.cluster !== undefined ? { cluster: r.cluster } : {}),
+      };
+      episodes.set(r.episodeId, score);
+    }
+    if (!isCountedEnding(r.status)) continue;
+    score.counted = true;
+    let n = counts.get(score);
+    if (seen && !n) {
+      n = new Map([...score.values.keys()].map((k) => [k, 1]));
+      counts.set(score, n);
+    }
+    for (const name in r.metrics) {
+      const v = numericValue(r.metrics[name]);
+      if (v === undefined) continue;
+      metrics.add(name);
+      score.values.set(name, (score.values.get(name) ?? 0) + v);
+      if (n) n.set(name, (n.get(name) ?? 0) + 1);
+    }
+  }
+  for (const [score, n] of counts) for (const [name, k] of n) score.values.set(name, score.values.get(name)! / k);
+  return { episodes, metrics: [...metrics].sort() };
+}
+
+const isRecordLike = (r: unknown): r is Pick<EpisodeRecord, 'index' | 'episodeId' | 'status' | 'metrics' | 'cluster'> => {
+  if (r === null || typeof r !== 'object') return false;
+  const o = r as Record<string, unknown>;
+  return (
+    Number.isInteger(o.index) &&
+    typeof o.episodeId === 'string' &&
+    typeof o.status === 'string' &&
+    o.metrics !== null &&
+    typeof o.metrics === 'object' &&
+    !Array.isArray(o.metrics) &&
+    (o.cluster === undefined || typeof o.cluster === 'string')
+  );
+};
+
+/**
+ * The scores of parsed summary.json, checking only the fields a comparison reads (a full
+ * schema check of 10,000 records costs more than the comparison itself). Null when the file is
+ * not plainly a summary of `runId` with such records: the caller then takes the checked path.
+ */
+export function scoreTableFromSummaryJson(json: unknown, runId: string): { graphName: string; scores: ScoreTable } | null {
+  if (json === null || typeof json !== 'object') return null;
+  const s = json as Record<string, unknown>;
+  if (s.runId !== runId || typeof s.graphName !== 'string' || !Array.isArray(s.episodes)) return null;
+  if (!s.episodes.every(isRecordLike)) return null;
+  return { graphName: s.graphName, scores: scoreTable(s.episodes as EpisodeRecord[]) };
+}

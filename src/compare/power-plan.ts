@@ -1,0 +1,72 @@
+/**
+ * Power planning for a run: per metric the minimum detectable effect at its n and the
+ * episodes needed for a given effect, from the spread of the per-episode differences against a
+ * comparable run (paired: what a comparison will see), else from the run's own spread.
+ */
+import { meanAndSd } from '../stats/intervals.js';
+import { episodesForEffect, minimumDetectableEffect } from '../stats/power.js';
+import type { ScoreTable } from './episode-scores.js';
+
+export interface MetricPower {
+  metric: string;
+  n: number;
+  sd: number;
+  mde: number;
+  effect?: number;
+  episodesNeeded?: number;
+}
+
+export interface PowerPlan {
+  runId: string;
+  source: 'paired' | 'own';
+  referenceRunId?: string;
+  metrics: MetricPower[];
+}
+
+function metricPower(metric: string, values: readonly number[], effect: number | undefined): MetricPower {
+  const { sd } = meanAndSd(values);
+  const n = values.length;
+  return {
+    metric,
+    n,
+    sd,
+    mde: n > 1 ? minimumDetectableEffect(sd, n) : Number.NaN,
+    ...(effect !== undefined && effect !== 0 ? { effect, episodesNeeded: n > 1 ? episodesForEffect(sd, effect) : undefined } : {}),
+  };
+}
+
+/** `reference`: a comparable run's scores, when one shares episodes with the run. */
+export function powerPlan(
+  run: { runId: string; scores: ScoreTable },
+  reference: { runId: string; scores: ScoreTable } | undefined,
+  opts: { effect?: number | undefined; metrics?: readonly string[] | undefined } = {},
+): PowerPlan {
+  const names = opts.metrics && opts.metrics.length > 0 ? [...new Set(opts.metrics)].sort() : run.scores.metrics;
+  if (reference) {
+    const metrics = names.map((m) => {
+      const diffs: number[] = [];
+      for (const [id, e] of run.scores.episodes) {
+        const v = e.values.get(m);
+        const w = reference.scores.episodes.get(id)?.values.get(m);
+        if (v !== undefined && w !== undefined) diffs.push(v - w);
+      }
+      return metricPower(m, diffs, opts.effect);
+    });
+    return { runId: run.runId, source: 'paired', referenceRunId: reference.runId, metrics };
+  }
+  const metrics = names.map((m) => {
+    const values: number[] = [];
+    for (const e of run.scores.episodes.values()) {
+      const v = e.values.get(m);
+      if (v !== undefined) values.push(v);
+    }
+    return metricPower(m, values, opts.effect);
+  });
+  return { runId: run.runId, source: 'own', metrics };
+}
+
+/** True when the two score tables share at least one episode. */
+export function sharesEpisodes(a: ScoreTable, b: ScoreTable): boolean {
+  for (const id of a.episodes.keys()) if (b.episodes.has(id)) return true;
+  return false;
+}

@@ -1,0 +1,51 @@
+/**
+ * A run directory's scores for comparisons and power plans outside a server (`evalctl compare`,
+ * `evalctl plan`): read from summary.json, else from the episode records on disk.
+ */
+import { readdir } from 'node:fs/promises';
+import { NotFoundError } from '../errors.js';
+import { isTerminalRunStatus } from '../statuses.js';
+import { isValidRunId, runsRoot } from '../store/run-dir.js';
+import type { RunReader } from '../store/run-reader.js';
+import { scoreTable, type ScoreTable } from './episode-scores.js';
+import { sharesEpisodes } from './power-plan.js';
+
+export interface RunScores {
+  runId: string;
+  graphName: string;
+  /** Its status as summary.json says, or null when only episode records could be read. */
+  status: string | null;
+  scores: ScoreTable;
+}
+
+/** NOT_FOUND when the run has no directory; BAD_USER_INPUT for a malformed id. */
+export async function readRunScores(reader: RunReader, runId: string): Promise<RunScores> {
+  if (!(await reader.exists(runId))) throw new NotFoundError(`run "${runId}" in ${reader.outputsDir}`);
+  const summary = await reader.readSummary(runId);
+  if (summary) return { runId, graphName: summary.graphName, status: summary.status, scores: scoreTable(summary.episodes) };
+  const spec = await reader.readSpec(runId).catch(() => null);
+  return { runId, graphName: spec?.graphName ?? '', status: null, scores: scoreTable(await reader.readEpisodeRecords(runId)) };
+}
+
+/** How many earlier runs a plan looks through for a comparable one. */
+const LOOKBACK = 20;
+
+/** The newest other finished run of the same graph sharing an episode with `run` (run ids sort by time). */
+export async function latestComparableRun(reader: RunReader, run: RunScores): Promise<RunScores | undefined> {
+  let ids: string[];
+  try {
+    ids = (await readdir(runsRoot(reader.outputsDir))).filter((id) => isValidRunId(id) && id !== run.runId);
+  } catch {
+    return undefined;
+  }
+  ids.sort((a, b) => (a < b ? 1 : a > b ? -1 : 0));
+  let looked = 0;
+  for (const id of ids) {
+    const summary = await reader.readSummary(id);
+    if (!summary || summary.graphName !== run.graphName || !isTerminalRunStatus(summary.status)) continue;
+    if (++looked > LOOKBACK) break;
+    const other: RunScores = { runId: id, graphName: summary.graphName, status: summary.status, scores: scoreTable(summary.episodes) };
+    if (sharesEpisodes(run.scores, other.scores)) return other;
+  }
+  return undefined;
+}

@@ -1,0 +1,101 @@
+/** Loads the runs a comparison or a power plan needs and hands them to the pure functions in compare/. */
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { BadInputError } from '../errors.js';
+import { assertRunId, FILES } from '../store/run-dir.js';
+import { compareRuns, type RunComparison } from '../compare/compare-runs.js';
+import { scoreTable, scoreTableFromSummaryJson, type ScoreTable } from '../compare/episode-scores.js';
+import { powerPlan, sharesEpisodes, type PowerPlan } from '../compare/power-plan.js';
+import { isTerminalRunStatus } from '../statuses.js';
+import type { ApiContext } from './context.js';
+import { loadRun, loadSummary, sourceFromRow, type RunSource } from './run-source.js';
+
+export interface RunComparisonSource {
+  comparison: RunComparison;
+}
+
+/** Most candidates one comparison takes. */
+export const MAX_CANDIDATES = 50;
+/** How many earlier runs of the same graph a power plan looks through for a comparable one. */
+const REFERENCE_LOOKBACK = 20;
+
+interface CachedScores {
+  mtimeMs: number;
+  size: number;
+  graphName: string;
+  scores: ScoreTable;
+}
+
+/** Score tables by summary.json path (one server may serve one outputs folder, tests run several), while the file keeps its mtime and size (a finished run's never changes). */
+const cache = new Map<string, CachedScores>();
+const CACHE_RUNS = 16;
+
+/** The scores of a run's finished episodes; NOT_FOUND for an unknown run. */
+export async function runScores(runId: string, ctx: ApiContext): Promise<{ runId: string; graphName: string; scores: ScoreTable }> {
+  assertRunId(runId);
+  if (!ctx.scheduler.unrecordedSummary?.(runId)) {
+    const path = join(ctx.runs.runDir(runId), FILES.summary);
+    const st = await stat(path).catch(() => null);
+    if (st) {
+      const hit = cache.get(path);
+      if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return { runId, graphName: hit.graphName, scores: hit.scores };
+      let json: unknown = null;
+      try {
+        json = JSON.parse(await readFile(path, 'utf8'));
+      } catch {
+        // Unreadable or not JSON: the checked path below says what there is.
+      }
+      const fast = scoreTableFromSummaryJson(json, runId);
+      if (fast) {
+        cache.delete(path);
+        cache.set(path, { mtimeMs: st.mtimeMs, size: st.size, ...fast });
+        if (cache.size > CACHE_RUNS) cache.delete(cache.keys().next().value!);
+        return { runId, ...fast };
+      }
+    }
+  }
+  const src = await loadRun(runId, ctx);
+  const summary = await loadSummary(src, ctx);
+  return { runId, graphName: src.row.graphName, scores: scoreTable(summary?.episodes ?? []) };
+}
+
+/** A run for a field of a comparison: the catalog's row when it has one (cheap), else read. */
+export function runSource(runId: string, ctx: ApiContext): RunSource | Promise<RunSource> {
+  const row = ctx.catalog.getRun(runId);
+  return row ? sourceFromRow(row) : loadRun(runId, ctx);
+}
+
+export async function compareRunsById(
+  baseline: string,
+  candidates: readonly string[],
+  metrics: readonly string[] | undefined,
+  ctx: ApiContext,
+): Promise<RunComparisonSource> {
+  if (candidates.length === 0) throw new BadInputError('compareRuns needs at least one candidate run');
+  if (candidates.length > MAX_CANDIDATES)
+    throw new BadInputError(`compareRuns takes at most ${MAX_CANDIDATES} candidates, got ${candidates.length}`);
+  const [base, ...cands] = await Promise.all([baseline, ...candidates].map((id) => runScores(id, ctx)));
+  return { comparison: compareRuns(base!, cands, metrics) };
+}
+
+export async function powerPlanById(
+  runId: string,
+  effect: number | undefined,
+  metrics: readonly string[] | undefined,
+  ctx: ApiContext,
+): Promise<PowerPlan> {
+  if (effect !== undefined && (!Number.isFinite(effect) || effect === 0))
+    throw new BadInputError(`effect must be a non-zero number, got ${effect}`);
+  const run = await runScores(runId, ctx);
+  // The newest other finished run of the same graph that shares episodes with this one.
+  let reference: { runId: string; scores: ScoreTable } | undefined;
+  const rows = ctx.catalog.listRuns({ graphName: run.graphName }).filter((r) => r.id !== runId && isTerminalRunStatus(r.status));
+  for (const row of rows.slice(0, REFERENCE_LOOKBACK)) {
+    const other = await runScores(row.id, ctx);
+    if (sharesEpisodes(run.scores, other.scores)) {
+      reference = other;
+      break;
+    }
+  }
+  return powerPlan(run, reference, { effect, metrics });
+}

@@ -1,0 +1,279 @@
+/**
+ * Paired comparison over the API: `compareRuns` (a baseline against candidates, per metric the
+ * paired difference and its interval beside the unpaired one, McNemar, flips, BH flags) and
+ * `powerPlan` (minimum detectable effect and episodes needed). docs/statistics.md says what
+ * each number means.
+ */
+import type { CandidateComparison, FlippedEpisode, MetricComparison } from '../compare/compare-runs.js';
+import type { PowerPlan, MetricPower } from '../compare/power-plan.js';
+import { builder } from './builder.js';
+import { EpisodeRef, RunRef, type EpisodeSource } from './refs.js';
+import { CiMethodRef } from './stats-refs.js';
+import { compareRunsById, powerPlanById, runSource, type RunComparisonSource } from './compare-source.js';
+import { loadRun, loadSummary } from './run-source.js';
+import type { ApiContext } from './context.js';
+
+const finite = (v: number | null | undefined): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+
+/** One episode's record: its own episode.json (small), else the run's summary. */
+async function episodeOf(runId: string, index: number, ctx: ApiContext): Promise<EpisodeSource | null> {
+  const own = await ctx.runs.readEpisode(runId, index).catch(() => null);
+  if (own) return { runId, record: own };
+  const src = await loadRun(runId, ctx);
+  const record = (await loadSummary(src, ctx))?.episodes.find((e) => e.index === index);
+  return record ? { runId, record } : null;
+}
+
+interface FlipSource {
+  flip: FlippedEpisode;
+  baselineRunId: string;
+  candidateRunId: string;
+}
+
+const FlipDirectionRef = builder.enumType('FlipDirection', {
+  description: 'Which way a 0/1 metric flipped between the baseline and the candidate.',
+  values: {
+    GAINED: { value: 'gained' as const, description: 'Baseline 0, candidate 1 (the candidate got it right).' },
+    LOST: { value: 'lost' as const, description: 'Baseline 1, candidate 0 (the candidate got it wrong).' },
+  },
+});
+
+const FlippedEpisodeRef = builder.objectRef<FlipSource>('FlippedEpisode').implement({
+  description: 'An episode whose 0/1 metric differs between the two runs, with both records.',
+  fields: (t) => ({
+    episodeId: t.string({
+      description: 'What both records evaluate (the env episode or dataset sample).',
+      resolve: (f) => f.flip.episodeId,
+    }),
+    direction: t.field({ type: FlipDirectionRef, description: 'Gained or lost by the candidate.', resolve: (f) => f.flip.direction }),
+    baselineIndex: t.int({ description: "The episode's index in the baseline run.", resolve: (f) => f.flip.baselineIndex }),
+    candidateIndex: t.int({ description: "The episode's index in the candidate run.", resolve: (f) => f.flip.candidateIndex }),
+    baselineValue: t.float({ description: "The baseline's value (mean over repeats).", resolve: (f) => f.flip.baselineValue }),
+    candidateValue: t.float({ description: "The candidate's value (mean over repeats).", resolve: (f) => f.flip.candidateValue }),
+    baselineEpisode: t.field({
+      type: EpisodeRef,
+      nullable: true,
+      description: "The baseline's record (its pictures, log, metrics).",
+      resolve: (f, _a, ctx) => episodeOf(f.baselineRunId, f.flip.baselineIndex, ctx),
+    }),
+    candidateEpisode: t.field({
+      type: EpisodeRef,
+      nullable: true,
+      description: "The candidate's record.",
+      resolve: (f, _a, ctx) => episodeOf(f.candidateRunId, f.flip.candidateIndex, ctx),
+    }),
+  }),
+});
+
+export interface MetricComparisonSource {
+  m: MetricComparison;
+  baselineRunId: string;
+  candidateRunId: string;
+}
+
+export const MetricComparisonRef = builder.objectRef<MetricComparisonSource>('MetricComparison').implement({
+  description:
+    'One metric, candidate − baseline, over the episodes both runs have (paired by episodeId). Intervals are 95 %; null where there are too few pairs.',
+  fields: (t) => ({
+    metric: t.string({ description: 'The metric name.', resolve: (s) => s.m.metric }),
+    n: t.int({ description: 'Pairs compared: shared episodes where both sides count for this metric.', resolve: (s) => s.m.n }),
+    excludedPairs: t.int({
+      description: 'Shared episodes left out: an ending that does not count (docs/statistics.md) or the metric missing, on either side.',
+      resolve: (s) => s.m.excludedPairs,
+    }),
+    binary: t.boolean({ description: 'True when every value on both sides is 0 or 1.', resolve: (s) => s.m.binary }),
+    baselineMean: t.float({ nullable: true, description: "The baseline's mean over the pairs.", resolve: (s) => finite(s.m.baselineMean) }),
+    candidateMean: t.float({
+      nullable: true,
+      description: "The candidate's mean over the pairs.",
+      resolve: (s) => finite(s.m.candidateMean),
+    }),
+    meanDiff: t.float({
+      nullable: true,
+      description: 'Mean of candidate − baseline over the pairs.',
+      resolve: (s) => finite(s.m.meanDiff),
+    }),
+    pairedStderr: t.float({
+      nullable: true,
+      description: 'Standard error of meanDiff from the per-episode differences (clustered when episodes carry clusters).',
+      resolve: (s) => finite(s.m.pairedStderr),
+    }),
+    ci95Low: t.float({
+      nullable: true,
+      description: 'Paired 95 % interval of meanDiff, lower end.',
+      resolve: (s) => finite(s.m.ci95?.[0]),
+    }),
+    ci95High: t.float({
+      nullable: true,
+      description: 'Paired 95 % interval of meanDiff, upper end.',
+      resolve: (s) => finite(s.m.ci95?.[1]),
+    }),
+    ciMethod: t.field({ type: CiMethodRef, description: 'T (n−1 df) or CLUSTERED_T (C−1 df).', resolve: (s) => s.m.ciMethod }),
+    df: t.int({ description: 'Degrees of freedom of the paired interval.', resolve: (s) => Math.max(0, s.m.df) }),
+    clusters: t.int({
+      nullable: true,
+      description: 'Clusters among the pairs, when episodes carry one.',
+      resolve: (s) => s.m.clusters ?? null,
+    }),
+    correlation: t.float({
+      nullable: true,
+      description:
+        'Pearson correlation of the paired values: the higher, the more pairing narrows the interval. Null when a side is constant.',
+      resolve: (s) => finite(s.m.correlation),
+    }),
+    unpairedStderr: t.float({
+      nullable: true,
+      description: 'Standard error as if the runs shared no episodes (Welch), for contrast.',
+      resolve: (s) => finite(s.m.unpairedStderr),
+    }),
+    unpairedCi95Low: t.float({
+      nullable: true,
+      description: 'Unpaired (Welch) 95 % interval, lower end.',
+      resolve: (s) => finite(s.m.unpairedCi95?.[0]),
+    }),
+    unpairedCi95High: t.float({
+      nullable: true,
+      description: 'Unpaired (Welch) 95 % interval, upper end.',
+      resolve: (s) => finite(s.m.unpairedCi95?.[1]),
+    }),
+    pValue: t.float({
+      nullable: true,
+      description: 'Two-sided p: McNemar exact for 0/1 metrics, else the paired t test (clustered when clusters exist).',
+      resolve: (s) => finite(s.m.testP),
+    }),
+    pairedTP: t.float({
+      nullable: true,
+      description: 'Two-sided p of the paired t test, for every metric.',
+      resolve: (s) => finite(s.m.pValue),
+    }),
+    mcnemarP: t.float({ nullable: true, description: "McNemar's exact p (0/1 metrics only).", resolve: (s) => finite(s.m.mcnemarP) }),
+    wins: t.int({ description: 'Pairs where the candidate is higher.', resolve: (s) => s.m.wins }),
+    ties: t.int({ description: 'Pairs that are equal.', resolve: (s) => s.m.ties }),
+    losses: t.int({ description: 'Pairs where the candidate is lower.', resolve: (s) => s.m.losses }),
+    bhAdjustedP: t.float({
+      nullable: true,
+      description: 'Benjamini–Hochberg adjusted p over every metric × candidate of this comparison.',
+      resolve: (s) => finite(s.m.bhAdjustedP),
+    }),
+    bhSignificant: t.boolean({
+      description: 'Flagged by Benjamini–Hochberg at a false discovery rate of 5 % over every metric × candidate.',
+      resolve: (s) => s.m.bhSignificant,
+    }),
+    mde: t.float({
+      nullable: true,
+      description: 'Minimum detectable effect at this n (α = 0.05 two-sided, 80 % power) from the spread of the differences.',
+      resolve: (s) => finite(s.m.mde),
+    }),
+    flips: t.field({
+      type: [FlippedEpisodeRef],
+      description: 'Episodes whose 0/1 value differs between the runs, by baseline index (0/1 metrics only).',
+      resolve: (s) => s.m.flips.map((flip) => ({ flip, baselineRunId: s.baselineRunId, candidateRunId: s.candidateRunId })),
+    }),
+  }),
+});
+
+interface CandidateSource {
+  c: CandidateComparison;
+  baselineRunId: string;
+}
+
+const CandidateComparisonRef = builder.objectRef<CandidateSource>('CandidateComparison').implement({
+  description: 'One candidate run against the baseline.',
+  fields: (t) => ({
+    candidate: t.field({ type: RunRef, description: 'The candidate run.', resolve: (s, _a, ctx) => runSource(s.c.candidateRunId, ctx) }),
+    overlap: t.int({ description: 'Episodes both runs have.', resolve: (s) => s.c.overlap }),
+    baselineEpisodes: t.int({ description: 'Distinct episodes in the baseline.', resolve: (s) => s.c.baselineEpisodes }),
+    candidateEpisodes: t.int({ description: 'Distinct episodes in the candidate.', resolve: (s) => s.c.candidateEpisodes }),
+    partial: t.boolean({ description: 'True when the runs only partly overlap: compared on the overlap.', resolve: (s) => s.c.partial }),
+    note: t.string({ nullable: true, description: 'Says so when the comparison covers only the overlap.', resolve: (s) => s.c.note }),
+    metrics: t.field({
+      type: [MetricComparisonRef],
+      description: 'Each metric compared, in the order of RunComparison.metrics.',
+      resolve: (s) => s.c.metrics.map((m) => ({ m, baselineRunId: s.baselineRunId, candidateRunId: s.c.candidateRunId })),
+    }),
+  }),
+});
+
+const RunComparisonRef = builder.objectRef<RunComparisonSource>('RunComparison').implement({
+  description: 'A baseline run against one or more candidates, paired by episode.',
+  fields: (t) => ({
+    baseline: t.field({
+      type: RunRef,
+      description: 'The baseline run.',
+      resolve: (s, _a, ctx) => runSource(s.comparison.baselineRunId, ctx),
+    }),
+    metrics: t.stringList({ description: 'The metrics compared, in order.', resolve: (s) => s.comparison.metrics }),
+    fdrLevel: t.float({ description: 'The false discovery rate of the Benjamini–Hochberg flags (0.05).', resolve: () => 0.05 }),
+    candidates: t.field({
+      type: [CandidateComparisonRef],
+      description: 'One entry per candidate, in the order given.',
+      resolve: (s) => s.comparison.candidates.map((c) => ({ c, baselineRunId: s.comparison.baselineRunId })),
+    }),
+  }),
+});
+
+const PowerSourceRef = builder.enumType('PowerSource', {
+  description: 'Where the spread a power plan uses came from.',
+  values: {
+    PAIRED: {
+      value: 'paired' as const,
+      description: 'The per-episode differences against the latest comparable run (same graph, shared episodes).',
+    },
+    OWN: {
+      value: 'own' as const,
+      description: "The run's own per-episode spread (no comparable run); a paired comparison will usually need fewer episodes.",
+    },
+  },
+});
+
+const MetricPowerRef = builder.objectRef<MetricPower>('MetricPower').implement({
+  description: 'Power of one metric at α = 0.05 (two-sided) and 80 % power.',
+  fields: (t) => ({
+    metric: t.exposeString('metric', { description: 'The metric name.' }),
+    n: t.exposeInt('n', { description: 'Episodes (or pairs) the spread came from: the MDE is at this n.' }),
+    sd: t.float({ nullable: true, description: 'Standard deviation used (of the differences when PAIRED).', resolve: (p) => finite(p.sd) }),
+    mde: t.float({ nullable: true, description: 'Minimum detectable effect at n.', resolve: (p) => finite(p.mde) }),
+    effect: t.float({ nullable: true, description: 'The effect asked about, if any.', resolve: (p) => p.effect ?? null }),
+    episodesNeeded: t.int({ nullable: true, description: 'Episodes needed to detect `effect`.', resolve: (p) => p.episodesNeeded ?? null }),
+  }),
+});
+
+const PowerPlanRef = builder.objectRef<PowerPlan>('PowerPlan').implement({
+  description: 'How small a difference a run can tell apart, and how many episodes a given one needs.',
+  fields: (t) => ({
+    run: t.field({ type: RunRef, description: 'The run planned for.', resolve: (p, _a, ctx) => loadRun(p.runId, ctx) }),
+    source: t.field({ type: PowerSourceRef, description: 'Paired against a comparable run, or its own spread.', resolve: (p) => p.source }),
+    reference: t.field({
+      type: RunRef,
+      nullable: true,
+      description: 'The comparable run whose differences gave the spread (PAIRED only).',
+      resolve: (p, _a, ctx) => (p.referenceRunId ? loadRun(p.referenceRunId, ctx) : null),
+    }),
+    metrics: t.field({ type: [MetricPowerRef], description: 'Each metric, sorted by name.', resolve: (p) => p.metrics }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  compareRuns: t.field({
+    type: RunComparisonRef,
+    description:
+      'Paired comparison of candidates against a baseline, episodes aligned by episodeId. BAD_USER_INPUT when a candidate shares no episode with the baseline or no candidate is given; NOT_FOUND for an unknown run.',
+    args: {
+      baseline: t.arg.id({ required: true, description: 'The baseline run id.' }),
+      candidates: t.arg.idList({ required: true, description: 'Candidate run ids (at least one).' }),
+      metrics: t.arg.stringList({ description: 'Metrics to compare (default: every metric either side reports).' }),
+    },
+    resolve: (_root, args, ctx) => compareRunsById(String(args.baseline), args.candidates.map(String), args.metrics ?? undefined, ctx),
+  }),
+  powerPlan: t.field({
+    type: PowerPlanRef,
+    description:
+      'Minimum detectable effect (α = 0.05, 80 % power) at the run’s n, and the episodes needed for `effect`, from the paired spread against the latest comparable run (same graph, shared episodes), else the run’s own spread.',
+    args: {
+      run: t.arg.id({ required: true, description: 'The run id.' }),
+      effect: t.arg.float({ description: 'An effect (difference of means) to size for.' }),
+      metrics: t.arg.stringList({ description: 'Metrics (default: all the run reports).' }),
+    },
+    resolve: (_root, args, ctx) => powerPlanById(String(args.run), args.effect ?? undefined, args.metrics ?? undefined, ctx),
+  }),
+}));

@@ -1,0 +1,105 @@
+/**
+ * One metric's spread: mean, standard error and 95 % interval (t with n−1 df; Wilson for 0/1
+ * values; clustered t with C−1 df when episodes carry a cluster). Pure and order-fixed: the
+ * caller passes values in episode-index order, so equal inputs give bit-identical outputs.
+ */
+import { tQuantileOf, zOf } from './distributions.js';
+
+/** The confidence level of every interval the platform reports. */
+export const CONFIDENCE = 0.95;
+
+export type CiMethod = 't' | 'wilson' | 'clustered-t';
+
+/** Mean and sample standard deviation (n−1); sd is 0 for one value, NaN for none. */
+export function meanAndSd(values: readonly number[]): { mean: number; sd: number } {
+  const n = values.length;
+  if (n === 0) return { mean: Number.NaN, sd: Number.NaN };
+  let sum = 0;
+  for (const v of values) sum += v;
+  const mean = sum / n;
+  let sq = 0;
+  for (const v of values) sq += (v - mean) * (v - mean);
+  return { mean, sd: n > 1 ? Math.sqrt(sq / (n - 1)) : 0 };
+}
+
+/** mean ± t_{0.975, df} · se. */
+export function tInterval(mean: number, se: number, df: number): [number, number] {
+  const h = tQuantileOf(1 - (1 - CONFIDENCE) / 2, df) * se;
+  return [mean - h, mean + h];
+}
+
+/** Wilson score interval of `successes` out of `n` (stays inside [0, 1], sane at 0 and n). */
+export function wilsonInterval(successes: number, n: number): [number, number] {
+  const z = zOf(1 - (1 - CONFIDENCE) / 2);
+  const p = successes / n;
+  const z2 = z * z;
+  const centre = (p + z2 / (2 * n)) / (1 + z2 / n);
+  const half = (z / (1 + z2 / n)) * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n));
+  return [Math.max(0, centre - half), Math.min(1, centre + half)];
+}
+
+/**
+ * Cluster-robust standard error of the mean: sqrt(C/(C−1) · Σ_c (Σ_{i∈c}(s_i − s̄))²) / n.
+ * `clusters[i]` is the cluster of `values[i]`. Clusters are summed in first-seen order.
+ */
+export function clusteredStderr(values: readonly number[], clusters: readonly string[]): { se: number; clusters: number } {
+  const n = values.length;
+  let sum = 0;
+  for (const v of values) sum += v;
+  const mean = sum / n;
+  const residualSums = new Map<string, number>();
+  for (let i = 0; i < n; i++) {
+    const c = clusters[i]!;
+    residualSums.set(c, (residualSums.get(c) ?? 0) + (values[i]! - mean));
+  }
+  const C = residualSums.size;
+  if (C < 2) return { se: Number.NaN, clusters: C };
+  let sq = 0;
+  for (const r of residualSums.values()) sq += r * r;
+  return { se: Math.sqrt((C / (C - 1)) * sq) / n, clusters: C };
+}
+
+export const isBinary = (values: readonly number[]): boolean => values.length > 0 && values.every((v) => v === 0 || v === 1);
+
+export interface MetricSpread {
+  count: number;
+  mean: number;
+  /** Sample standard deviation. */
+  sd: number;
+  /** sd / √n (0 for one value). */
+  stderr: number;
+  /** Null below two values. */
+  ci95: [number, number] | null;
+  ciMethod: CiMethod;
+  binary: boolean;
+  clusters?: number;
+  clusteredStderr?: number;
+}
+
+/**
+ * The spread of one metric. With `clusters` (one per value) and at least two distinct ones,
+ * the interval is the clustered t (C−1 df); else Wilson for 0/1 values, else t (n−1 df).
+ */
+export function metricSpread(values: readonly number[], clusters?: readonly (string | undefined)[]): MetricSpread {
+  const n = values.length;
+  const { mean, sd } = meanAndSd(values);
+  const stderr = n > 1 ? sd / Math.sqrt(n) : 0;
+  const binary = isBinary(values);
+  const out: MetricSpread = { count: n, mean, sd, stderr, ci95: null, ciMethod: binary ? 'wilson' : 't', binary };
+  if (clusters?.some((c) => c !== undefined)) {
+    // An episode without a cluster is its own cluster: it shares nothing with the others.
+    const named = clusters.map((c, i) => c ?? `\u0000episode:${i}`);
+    const cl = clusteredStderr(values, named);
+    out.clusters = cl.clusters;
+    if (cl.clusters >= 2) {
+      out.clusteredStderr = cl.se;
+      out.ciMethod = 'clustered-t';
+      out.ci95 = tInterval(mean, cl.se, cl.clusters - 1);
+      return out;
+    }
+  }
+  if (n < 2) return out;
+  if (binary) out.ci95 = wilsonInterval(Math.round(mean * n), n);
+  else out.ci95 = tInterval(mean, stderr, n - 1);
+  return out;
+}

@@ -1,0 +1,104 @@
+/**
+ * Two runs on the same episodes: the paired difference (candidate − baseline) with its
+ * standard error and 95 % interval (clustered when episodes carry a cluster), the correlation
+ * of the two, and the unpaired (Welch) interval beside it for contrast.
+ */
+import { sampleCorrelation } from 'simple-statistics';
+import { tQuantileOf, tTwoSidedP } from './distributions.js';
+import { CONFIDENCE, clusteredStderr, meanAndSd, tInterval, type CiMethod } from './intervals.js';
+
+export interface PairedDifference {
+  /** Pairs compared. */
+  n: number;
+  baselineMean: number;
+  candidateMean: number;
+  /** Mean of candidate − baseline. */
+  meanDiff: number;
+  /** Standard deviation of the per-episode differences (what power planning uses). */
+  diffSd: number;
+  /** Standard error of meanDiff from the differences (clustered when clusters are given). */
+  pairedStderr: number;
+  ci95: [number, number] | null;
+  ciMethod: Exclude<CiMethod, 'wilson'>;
+  /** Degrees of freedom of the paired interval: n−1, or C−1 clustered. */
+  df: number;
+  clusters?: number;
+  /** Two-sided p of the paired t test (clustered when clusters are given). */
+  pValue: number | null;
+  /** Pearson correlation of the pairs; null when either side is constant. */
+  correlation: number | null;
+  /** Welch standard error, as if the runs shared no episodes. */
+  unpairedStderr: number;
+  unpairedCi95: [number, number] | null;
+}
+
+/** Welch–Satterthwaite degrees of freedom of two independent means. */
+function welchDf(va: number, na: number, vb: number, nb: number): number {
+  const a = va / na;
+  const b = vb / nb;
+  return (a + b) ** 2 / ((a * a) / (na - 1) + (b * b) / (nb - 1));
+}
+
+function pOf(mean: number, se: number, df: number): number | null {
+  if (!(df >= 1)) return null;
+  if (se === 0) return mean === 0 ? 1 : 0;
+  return tTwoSidedP(mean / se, df);
+}
+
+/**
+ * `baseline[i]` and `candidate[i]` are one episode's values in the two runs (index order);
+ * `clusters[i]` its cluster, if episodes carry one.
+ */
+export function pairedDifference(
+  baseline: readonly number[],
+  candidate: readonly number[],
+  clusters?: readonly (string | undefined)[],
+): PairedDifference {
+  const n = baseline.length;
+  if (candidate.length !== n) throw new RangeError(`pairedDifference: ${n} baseline values but ${candidate.length} candidate values`);
+  const diffs = baseline.map((b, i) => candidate[i]! - b);
+  const a = meanAndSd(baseline);
+  const b = meanAndSd(candidate);
+  const d = meanAndSd(diffs);
+  let se = n > 1 ? d.sd / Math.sqrt(n) : Number.NaN;
+  let df = n - 1;
+  let ciMethod: PairedDifference['ciMethod'] = 't';
+  let C: number | undefined;
+  if (clusters?.some((c) => c !== undefined)) {
+    const cl = clusteredStderr(
+      diffs,
+      clusters.map((c, i) => c ?? `\u0000episode:${i}`),
+    );
+    C = cl.clusters;
+    if (cl.clusters >= 2) {
+      se = cl.se;
+      df = cl.clusters - 1;
+      ciMethod = 'clustered-t';
+    }
+  }
+  let correlation: number | null = null;
+  if (n > 1 && a.sd > 0 && b.sd > 0) correlation = sampleCorrelation(baseline as number[], candidate as number[]);
+  const unpairedStderr = n > 1 ? Math.sqrt((a.sd * a.sd) / n + (b.sd * b.sd) / n) : Number.NaN;
+  let unpairedCi95: [number, number] | null = null;
+  if (n > 1) {
+    const wdf = unpairedStderr > 0 ? welchDf(a.sd * a.sd, n, b.sd * b.sd, n) : n - 1;
+    const h = tQuantileOf(1 - (1 - CONFIDENCE) / 2, wdf) * unpairedStderr;
+    unpairedCi95 = [d.mean - h, d.mean + h];
+  }
+  return {
+    n,
+    baselineMean: a.mean,
+    candidateMean: b.mean,
+    meanDiff: d.mean,
+    diffSd: d.sd,
+    pairedStderr: se,
+    ci95: df >= 1 && Number.isFinite(se) ? tInterval(d.mean, se, df) : null,
+    ciMethod,
+    df,
+    ...(C !== undefined ? { clusters: C } : {}),
+    pValue: pOf(d.mean, se, df),
+    correlation,
+    unpairedStderr,
+    unpairedCi95,
+  };
+}

@@ -1,0 +1,21 @@
+/**
+ * Power planning from a standard deviation (of paired differences, or of one run's scores):
+ * the minimum detectable effect at n, and the n that detects a given effect, for a two-sided
+ * test at level alpha with the given power (normal approximation, as in Miller 2024 §5).
+ */
+import { zOf } from './distributions.js';
+
+export const DEFAULT_ALPHA = 0.05;
+export const DEFAULT_POWER = 0.8;
+
+const multiplier = (alpha: number, power: number) => zOf(1 - alpha / 2) + zOf(power);
+
+/** Smallest true effect detected with `power` at level `alpha` by n episodes of spread sd. */
+export function minimumDetectableEffect(sd: number, n: number, alpha = DEFAULT_ALPHA, power = DEFAULT_POWER): number {
+  return (multiplier(alpha, power) * sd) / Math.sqrt(n);
+}
+
+/** Episodes needed to detect `effect` (≠ 0) with `power` at level `alpha`, rounded up. */
+export function episodesForEffect(sd: number, effect: number, alpha = DEFAULT_ALPHA, power = DEFAULT_POWER): number {
+  return Math.ceil(((multiplier(alpha, power) * sd) / Math.abs(effect)) ** 2);
+}

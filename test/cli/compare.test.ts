@@ -1,0 +1,107 @@
+/** `evalctl compare` and `evalctl plan` over run directories written by hand (no eval process needed). */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { computeAggregates } from '../../src/store/aggregate.js';
+import { createRunDir, touchDone, writeSummary } from '../../src/store/run-dir.js';
+import type { EpisodeRecord, RunSummary } from '../../src/store/types.js';
+
+const MAIN = resolve(import.meta.dirname, '../../dist/main.js');
+let dir: string;
+let outputs: string;
+const ids: Record<string, string> = {};
+
+function record(index: number, success: number, offset = 0): EpisodeRecord {
+  return {
+    index,
+    episodeId: `gridnav/standard/val/${index + offset}`,
+    status: success ? 'COMPLETED' : 'BUDGET_EXHAUSTED',
+    steps: 10,
+    metrics: { success, spl: success * 0.8 },
+    seed: index,
+    workerId: 0,
+    durationMs: 1,
+    startedAt: '2026-01-01T00:00:00.000Z',
+    finishedAt: '2026-01-01T00:00:00.000Z',
+    stepBudget: 60,
+    assets: [],
+  };
+}
+
+async function writeRun(at: Date, episodes: EpisodeRecord[]): Promise<string> {
+  const { runId, dir: runDir } = createRunDir(outputs, at);
+  const summary: RunSummary = {
+    seq: 1,
+    runId,
+    status: 'COMPLETED',
+    graphName: 'gridnav_planner',
+    episodeCount: episodes.length,
+    workerCount: 1,
+    seed: 0,
+    priority: 0,
+    episodesDone: episodes.length,
+    createdAt: at.toISOString(),
+    startedAt: at.toISOString(),
+    finishedAt: at.toISOString(),
+    error: null,
+    ...computeAggregates(episodes),
+    episodes,
+  };
+  await writeSummary(runDir, summary);
+  await touchDone(runDir);
+  return runId;
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'cli-compare-'));
+  outputs = join(dir, 'outputs');
+  // Baseline succeeds on 3 of every 4 episodes; the candidate loses episodes 1 and 5 and gains 3.
+  const base = Array.from({ length: 12 }, (_, i) => record(i, i % 4 === 3 ? 0 : 1));
+  const cand = base.map((r) => record(r.index, [1, 5].includes(r.index) ? 0 : r.index === 3 ? 1 : (r.metrics.success as number)));
+  ids.base = await writeRun(new Date(2026, 0, 1, 0, 0, 0), base);
+  ids.cand = await writeRun(new Date(2026, 0, 1, 0, 0, 1), cand);
+  ids.apart = await writeRun(new Date(2026, 0, 1, 0, 0, 2), [record(0, 1, 500)]);
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('evalctl compare', () => {
+  it('prints the paired table and the flipped episodes', async () => {
+    const r = await execa('node', [MAIN, 'compare', ids.base!, ids.cand!, '--outputs', outputs], { reject: false });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`${ids.cand} − ${ids.base} (baseline): 12 shared episodes`);
+    expect(r.stdout).toMatch(/success\s+12\s+0\.7500\s+0\.6667\s+-0\.0833\s+\[/);
+    expect(r.stdout).toContain('1/9/2');
+    expect(r.stdout).toContain('success flipped on 3 episode(s) (gained 1, lost 2):');
+    expect(r.stdout).toContain('- gridnav/standard/val/1  baseline #1 → candidate #1');
+    expect(r.stdout).toContain('+ gridnav/standard/val/3  baseline #3 → candidate #3');
+  });
+
+  it('prints JSON, and refuses runs that share no episode (exit 2)', async () => {
+    const j = await execa('node', [MAIN, 'compare', ids.base!, ids.cand!, '--metric', 'success', '--json', '--outputs', outputs]);
+    const cmp = JSON.parse(j.stdout);
+    expect(cmp.metrics).toEqual(['success']);
+    expect(cmp.candidates[0].metrics[0]).toMatchObject({ wins: 1, losses: 2, ties: 9, mcnemarP: 1 });
+    const apart = await execa('node', [MAIN, 'compare', ids.base!, ids.apart!, '--outputs', outputs], { reject: false });
+    expect(apart.exitCode).toBe(2);
+    expect(apart.stderr).toContain('share no episode');
+    const unknown = await execa('node', [MAIN, 'compare', ids.base!, '20000101_000000', '--outputs', outputs], { reject: false });
+    expect(unknown.exitCode).toBe(2);
+  });
+});
+
+describe('evalctl plan', () => {
+  it('plans from the paired spread against the latest comparable run', async () => {
+    const r = await execa('node', [MAIN, 'plan', ids.cand!, '--effect', '0.1', '--metric', 'success', '--outputs', outputs], {
+      reject: false,
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`paired against ${ids.base}`);
+    expect(r.stdout).toMatch(/success\s+12\s+\d\.\d{4}\s+\d\.\d{4}\s+0\.1000\s+\d+/);
+    const bad = await execa('node', [MAIN, 'plan', ids.cand!, '--effect', '0', '--outputs', outputs], { reject: false });
+    expect(bad.exitCode).toBe(2);
+  });
+});

@@ -1,0 +1,77 @@
+/** Pairing rules of compareRuns on hand-made records: repeats pooled, endings left out and counted, BH over candidates. */
+import { describe, expect, it } from 'vitest';
+import { compareRuns, NoSharedEpisodesError } from '../../src/compare/compare-runs.js';
+import { scoreTable } from '../../src/compare/episode-scores.js';
+import type { EpisodeRecord } from '../../src/store/types.js';
+
+function rec(
+  index: number,
+  episodeId: string,
+  metrics: EpisodeRecord['metrics'],
+  status: EpisodeRecord['status'] = 'COMPLETED',
+  cluster?: string,
+): EpisodeRecord {
+  return {
+    index,
+    episodeId,
+    status,
+    steps: 1,
+    metrics,
+    seed: index,
+    workerId: 0,
+    durationMs: 1,
+    startedAt: '',
+    finishedAt: '',
+    stepBudget: 10,
+    assets: [],
+    ...(cluster ? { cluster } : {}),
+  };
+}
+
+describe('scoreTable', () => {
+  it("averages an episode's repeats and leaves uncounted endings out", () => {
+    const t = scoreTable([
+      rec(0, 'e/0', { s: 1, x: 2 }),
+      rec(1, 'e/0', { s: 0 }),
+      rec(2, 'e/0', { s: 1 }, 'CANCELLED'),
+      rec(3, 'e/1', { s: 0 }, 'INFRA_ERROR'),
+      rec(4, 'e/1', { s: 1, x: 4 }, 'BUDGET_EXHAUSTED'),
+    ]);
+    expect(t.metrics).toEqual(['s', 'x']);
+    expect(Object.fromEntries(t.episodes.get('e/0')!.values)).toEqual({ s: 0.5, x: 2 });
+    expect(Object.fromEntries(t.episodes.get('e/1')!.values)).toEqual({ s: 1, x: 4 });
+    expect(t.episodes.get('e/0')!.index).toBe(0);
+  });
+});
+
+describe('compareRuns', () => {
+  const base = { runId: 'A', scores: scoreTable([0, 1, 2, 3].map((i) => rec(i, `e/${i}`, { s: i % 2 }))) };
+
+  it('pairs by episodeId whatever the index, counts excluded pairs, and notes a partial overlap', () => {
+    const cand = {
+      runId: 'B',
+      scores: scoreTable([rec(0, 'e/3', { s: 0 }), rec(1, 'e/2', { s: 1 }), rec(2, 'e/1', { s: 1 }, 'CANCELLED'), rec(3, 'e/9', { s: 1 })]),
+    };
+    const c = compareRuns(base, [cand]);
+    const cc = c.candidates[0]!;
+    expect(cc).toMatchObject({ overlap: 3, partial: true, baselineEpisodes: 4, candidateEpisodes: 4 });
+    expect(cc.note).toContain('3 episodes');
+    const s = cc.metrics[0]!;
+    expect(s).toMatchObject({ metric: 's', n: 2, excludedPairs: 1, wins: 1, ties: 0, losses: 1, binary: true });
+    expect(s.flips.map((f) => [f.episodeId, f.direction, f.baselineIndex, f.candidateIndex])).toEqual([
+      ['e/2', 'gained', 2, 1],
+      ['e/3', 'lost', 3, 0],
+    ]);
+  });
+
+  it('refuses runs that share no episode', () => {
+    expect(() => compareRuns(base, [{ runId: 'C', scores: scoreTable([rec(0, 'other/0', { s: 1 })]) }])).toThrow(NoSharedEpisodesError);
+  });
+
+  it('clusters the paired interval when episodes carry a cluster', () => {
+    const mk = (flip: number) =>
+      scoreTable(Array.from({ length: 12 }, (_, i) => rec(i, `e/${i}`, { v: (i * 7 + flip * i) % 5 }, 'COMPLETED', `c${i % 4}`)));
+    const c = compareRuns({ runId: 'A', scores: mk(0) }, [{ runId: 'B', scores: mk(3) }]);
+    expect(c.candidates[0]!.metrics[0]).toMatchObject({ ciMethod: 'clustered-t', clusters: 4, df: 3 });
+  });
+});

@@ -1,0 +1,164 @@
+/**
+ * Every statistic against reference values computed with scipy 1.17.1 (python3); each
+ * expected number is pasted next to the call that produced it.
+ */
+import { describe, expect, it } from 'vitest';
+import { benjaminiHochberg } from '../../src/stats/benjamini-hochberg.js';
+import { binomialCdfOf, tQuantileOf, tTwoSidedP, zOf } from '../../src/stats/distributions.js';
+import { clusteredStderr, metricSpread, tInterval, wilsonInterval } from '../../src/stats/intervals.js';
+import { mcnemarExactP, winTieLoss } from '../../src/stats/mcnemar.js';
+import { pairedDifference } from '../../src/stats/paired.js';
+import { episodesForEffect, minimumDetectableEffect } from '../../src/stats/power.js';
+
+const close = (got: number | null | undefined, want: number, digits = 12) => expect(got).toBeCloseTo(want, digits);
+
+describe('distributions', () => {
+  it('match scipy', () => {
+    close(tQuantileOf(0.975, 9), 2.262157162798205); // stats.t.ppf(0.975, 9)
+    close(tTwoSidedP(-2, 9), 2 * (1 - 0.9617235881146495)); // 2 * (1 - stats.t.cdf(2, 9))
+    close(binomialCdfOf(3, 10, 0.5), 0.171875); // stats.binom.cdf(3, 10, 0.5)
+    close(zOf(0.975), 1.959963984540054); // stats.norm.ppf(0.975)
+  });
+});
+
+describe('intervals', () => {
+  const x = [0.2, 0.5, 0.9, 1.3, 0.7, 0.4, 1.1, 0.8];
+
+  it('t interval with n−1 df', () => {
+    // stats.t.interval(0.95, df=7, loc=x.mean(), scale=stats.sem(x)) → (0.43134377032266613, 1.043656229677334); stats.sem(x) = 0.1294735218380301
+    const s = metricSpread(x);
+    expect(s.ciMethod).toBe('t');
+    close(s.mean, 0.7375);
+    close(s.stderr, 0.1294735218380301);
+    close(s.ci95![0], 0.43134377032266613);
+    close(s.ci95![1], 1.043656229677334);
+    expect(tInterval(s.mean, s.stderr, 7)).toEqual(s.ci95);
+  });
+
+  it('Wilson for 0/1 values, inside [0, 1] at the edges', () => {
+    // stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method='wilson')
+    const cases: Array<[number, number, number, number]> = [
+      [7, 20, 0.1811918241010821, 0.5671457233147637],
+      [0, 10, 0.0, 0.27753279986288926],
+      [10, 10, 0.7224672001371109, 1.0],
+      [1, 2, 0.09453120573423074, 0.9054687942657693],
+    ];
+    for (const [k, n, lo, hi] of cases) {
+      const [l, h] = wilsonInterval(k, n);
+      close(l, lo);
+      close(h, hi);
+    }
+    const s = metricSpread([1, 1, 0, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0]);
+    expect(s).toMatchObject({ binary: true, ciMethod: 'wilson', count: 20 });
+    close(s.ci95![0], 0.1811918241010821);
+  });
+
+  it('clustered standard error with C−1 df', () => {
+    const v = [1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.5, 0.25, 0.75, 1.0, 0.0];
+    const g = ['a', 'a', 'a', 'b', 'b', 'c', 'c', 'c', 'd', 'd', 'd', 'd'];
+    // numpy: s = v.mean(); C = 4; math.sqrt(C/(C-1) * sum(((v[g==c]-s).sum())**2 for c in 'abcd')) / len(v) → 0.04205069936246516
+    // stats.t.interval(0.95, df=3, loc=s, scale=se) → (0.40784257384599343, 0.6754907594873398)
+    const cl = clusteredStderr(v, g);
+    expect(cl.clusters).toBe(4);
+    close(cl.se, 0.04205069936246516);
+    const s = metricSpread(v, g);
+    expect(s).toMatchObject({ ciMethod: 'clustered-t', clusters: 4 });
+    close(s.clusteredStderr, 0.04205069936246516);
+    close(s.ci95![0], 0.40784257384599343);
+    close(s.ci95![1], 0.6754907594873398);
+  });
+
+  it('has no interval below two values, and one cluster falls back to the unclustered interval', () => {
+    expect(metricSpread([3]).ci95).toBeNull();
+    const s = metricSpread(
+      x,
+      x.map(() => 'only'),
+    );
+    expect(s.ciMethod).toBe('t');
+    expect(s.clusters).toBe(1);
+  });
+});
+
+describe('paired difference', () => {
+  const a = [0.61, 0.48, 0.9, 0.33, 0.75, 0.52, 0.68, 0.41, 0.8, 0.57];
+  const b = [0.66, 0.5, 0.97, 0.31, 0.83, 0.6, 0.7, 0.49, 0.86, 0.58];
+
+  it('matches ttest_rel, its interval, Welch and Pearson', () => {
+    const d = pairedDifference(a, b);
+    // r = stats.ttest_rel(b, a): statistic 4.0249223594996195, pvalue 0.0029957774513988413,
+    // r.confidence_interval(0.95) → (0.019708314040975755, 0.0702916859590242); stats.sem(b - a) = 0.011180339887498949
+    close(d.meanDiff, 0.04499999999999998);
+    close(d.pairedStderr, 0.011180339887498949);
+    close(d.pValue, 0.0029957774513988413);
+    close(d.ci95![0], 0.019708314040975755);
+    close(d.ci95![1], 0.0702916859590242);
+    expect(d).toMatchObject({ n: 10, df: 9, ciMethod: 't' });
+    // stats.ttest_ind(b, a, equal_var=False).confidence_interval(0.95) → (-0.13257194543292247, 0.22257194543292277)
+    close(d.unpairedCi95![0], -0.13257194543292247);
+    close(d.unpairedCi95![1], 0.22257194543292277);
+    // stats.pearsonr(a, b).statistic → 0.9872650389924454
+    close(d.correlation, 0.9872650389924454);
+    // Pairing is what narrows it.
+    expect(d.ci95![1] - d.ci95![0]).toBeLessThan(d.unpairedCi95![1] - d.unpairedCi95![0]);
+  });
+
+  it('clusters the differences when episodes carry clusters', () => {
+    const g = ['p', 'p', 'q', 'q', 'r', 'r', 's', 's', 't', 't'];
+    const d = pairedDifference(a, b, g);
+    const diffs = b.map((v, i) => v - a[i]!);
+    const cl = clusteredStderr(diffs, g);
+    expect(d).toMatchObject({ ciMethod: 'clustered-t', clusters: 5, df: 4 });
+    close(d.pairedStderr, cl.se);
+  });
+
+  it('is well defined for identical runs (no spread)', () => {
+    const d = pairedDifference([1, 0, 1], [1, 0, 1]);
+    expect(d.meanDiff).toBe(0);
+    expect(d.pValue).toBe(1);
+    expect(d.ci95).toEqual([0, 0]);
+  });
+});
+
+describe('McNemar exact', () => {
+  it('matches binomtest on the discordant pairs', () => {
+    // stats.binomtest(min(b, c), b + c, 0.5).pvalue
+    close(mcnemarExactP(3, 11), 0.057373046875);
+    close(mcnemarExactP(5, 5), 1.0);
+    close(mcnemarExactP(0, 7), 0.015625);
+    close(mcnemarExactP(1, 0), 1.0);
+    close(mcnemarExactP(12, 30), 0.007915897334896727);
+    expect(mcnemarExactP(0, 0)).toBe(1);
+  });
+
+  it('counts wins, ties and losses of the candidate', () => {
+    expect(winTieLoss([1, 0, 1, 0], [1, 1, 0, 0])).toEqual({ wins: 1, ties: 2, losses: 1 });
+  });
+});
+
+describe('Benjamini–Hochberg', () => {
+  it('matches false_discovery_control', () => {
+    const ps = [0.01, 0.04, 0.03, 0.2, 0.5, 0.001, 0.04];
+    // stats.false_discovery_control(ps, method='bh')
+    const want = [0.035, 0.055999999999999994, 0.055999999999999994, 0.23333333333333336, 0.5, 0.007, 0.055999999999999994];
+    const bh = benjaminiHochberg(ps);
+    for (const [i, p] of bh.adjusted.entries()) close(p, want[i]!);
+    expect(bh.significant).toEqual([true, false, false, false, false, true, false]);
+  });
+
+  it('leaves untestable entries out of the count', () => {
+    const bh = benjaminiHochberg([0.01, null, 0.04]);
+    expect(Number.isNaN(bh.adjusted[1])).toBe(true);
+    close(bh.adjusted[2], 0.04);
+    expect(bh.significant).toEqual([true, false, true]);
+  });
+});
+
+describe('power', () => {
+  it('minimum detectable effect and episodes needed at α = 0.05, 80 % power', () => {
+    // z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8); z * 0.5 / math.sqrt(100) → 0.14007926090564843
+    close(minimumDetectableEffect(0.5, 100), 0.14007926090564843);
+    // math.ceil((z * 0.5 / 0.05) ** 2) → 785 (784.8879734349086)
+    expect(episodesForEffect(0.5, 0.05)).toBe(785);
+    expect(episodesForEffect(0.5, -0.05)).toBe(785);
+  });
+});
