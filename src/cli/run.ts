@@ -1,7 +1,7 @@
 /**
  * `evalctl run <graph> --episodes N [--workers K] [--seed S] [--step-budget B]
  * [--set node.key=value …] [--outputs DIR] [--json] [--dataset D] [--split S]
- * [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC]`: one batch through a real eval process,
+ * [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] [--name N] [--tag T …] [--note TEXT]`: one batch through a real eval process,
  * no server needed. A live progress line on a terminal, a table of aggregates at the end;
  * `--json` prints the final summary on stdout. Exit 0 when the run finished (whatever its
  * episodes scored), 1 when it failed or was aborted, 2 for bad input (also when the eval
@@ -23,7 +23,8 @@ import type { RunSpec, RunSummary } from '../store/types.js';
 
 const USAGE =
   'usage: evalctl run <graph> --episodes N [--workers K] [--seed S] [--step-budget B] [--set node.key=value …] ' +
-  '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC]';
+  '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] ' +
+  '[--name N] [--tag T …] [--note TEXT]';
 
 const POLL_MS = 200;
 /** After Ctrl-C the eval process gets this long to write its summary before it is killed. */
@@ -42,6 +43,9 @@ export const FLAG_LABELS: FieldLabels = {
   dataset: '--dataset',
   split: '--split',
   episodeOffset: '--episode-offset',
+  name: '--name',
+  tags: '--tag',
+  note: '--note',
 };
 
 /** A number flag as a number when it reads as one, else its text (which the schema refuses, naming the flag). */
@@ -77,6 +81,9 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
       dataset: { type: 'string' },
       split: { type: 'string' },
       'episode-offset': { type: 'string' },
+      name: { type: 'string' },
+      tag: { type: 'string', multiple: true },
+      note: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -101,6 +108,9 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
       dataset: values.dataset,
       split: values.split,
       episodeOffset: numeric(values['episode-offset']),
+      name: values.name,
+      tags: values.tag,
+      note: values.note,
     },
     FLAG_LABELS,
   );

@@ -23,6 +23,13 @@ export const RUN_LIMITS = {
   maxNameChars: 200,
   /** Bytes of the overrides as JSON: config patches, not data (a run copies them into its files and sends them with every call). */
   maxOverridesBytes: 64 * 1024,
+  /** Characters in a run's name. */
+  maxRunNameChars: 200,
+  /** Tags per run, and characters per tag. */
+  maxTags: 32,
+  maxTagChars: 64,
+  /** Characters in a run's note. */
+  maxNoteChars: 10_000,
 } as const;
 
 /** The defaults of the optional fields of a run spec. */
@@ -67,6 +74,33 @@ function jsonBytes(v: unknown): number {
     return Infinity;
   }
 }
+
+/** A run's label fields: what tells it apart in a list. Set at start, editable afterwards (labels.json). */
+export const runLabelFields = {
+  /** A short human name, e.g. "planner eps 0.1". */
+  name: z
+    .string({ error: `must be a string of at most ${RUN_LIMITS.maxRunNameChars} characters` })
+    .trim()
+    .max(RUN_LIMITS.maxRunNameChars, { error: `must be at most ${RUN_LIMITS.maxRunNameChars} characters` })
+    .optional(),
+  /** Free-form tags to filter by; trimmed, blanks and repeats dropped. */
+  tags: z
+    .array(
+      z
+        .string({ error: 'must be strings' })
+        .trim()
+        .max(RUN_LIMITS.maxTagChars, { error: `each tag has at most ${RUN_LIMITS.maxTagChars} characters` }),
+      { error: 'must be a list of strings' },
+    )
+    .transform((tags) => [...new Set(tags.filter((t) => t !== ''))])
+    .refine((tags) => tags.length <= RUN_LIMITS.maxTags, { error: `must be at most ${RUN_LIMITS.maxTags} tags` })
+    .optional(),
+  /** What the run is for, what to look at: free text. */
+  note: z
+    .string({ error: `must be a string of at most ${RUN_LIMITS.maxNoteChars} characters` })
+    .max(RUN_LIMITS.maxNoteChars, { error: `must be at most ${RUN_LIMITS.maxNoteChars} characters` })
+    .optional(),
+};
 
 /** node id → config patch (merged into that node's config). */
 export const overridesSchema = z
@@ -125,6 +159,7 @@ const inputFields = {
   split: name('split name').optional(),
   /** Env episode index of the first episode; episode i plays env episode episodeOffset + i. */
   episodeOffset: intIn(0, Number.MAX_SAFE_INTEGER).default(RUN_DEFAULTS.episodeOffset),
+  ...runLabelFields,
 };
 
 /** What a user submits. Only graphName and episodeCount are required. */
