@@ -10,6 +10,7 @@ export const RunRowFields = graphql(
   fragment RunRowFields on Run {
     id status graphName episodeCount workerCount episodesDone priority createdAt startedAt finishedAt
     aggregateMetrics { ...MetricAggregateFields }
+    name tags note statusCounts { status count } spec
   }
 `,
   [MetricAggregateFields],
