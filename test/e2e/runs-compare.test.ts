@@ -87,4 +87,37 @@ describe('runs list and compare', { timeout: 120_000 }, () => {
     await page.waitForSelector(`tr[data-run-id="${faulty}"] .run-name:has-text("fault drill")`);
     await page.waitForSelector(`tr[data-run-id="${plain}"]`, { state: 'detached' });
   });
+
+  // Needs the compareRuns resolver.
+  it('compares two runs ticked in the list: metrics, forest plot, flipped episodes opening their records', async () => {
+    const s = await sessions.open();
+    const base = await runToEnd(s.url, { ...BASE, name: 'eps 0.1', overrides: { agent: { epsilon: 0.1 } } });
+    const cand = await runToEnd(s.url, { ...BASE, name: 'eps 0.5', overrides: { agent: { epsilon: 0.5 } } });
+    const page = s.page;
+    await page.goto(`${s.url}#/runs`);
+    await page.check(`tr[data-run-id="${cand}"] input[type=checkbox]`);
+    await page.check(`tr[data-run-id="${base}"] input[type=checkbox]`);
+    await page.click('[data-testid=compare-selected]');
+    // The oldest ticked run is the baseline; the address is the comparison.
+    await page.waitForFunction((h) => location.hash === h, `#/compare?baseline=${base}&candidates=${cand}`);
+    await page.waitForSelector('[data-testid=compare-page]');
+    const success = page.locator(`[data-testid=compare-metrics] tr[data-metric=success]`);
+    expect(await success.locator('td').nth(3).textContent()).toBe('-0.5');
+    await page.waitForSelector('figure[data-metric=success] [data-testid=forest-plot][data-rows="1"] [data-testid=forest-ci]');
+    // Every episode the baseline solved and the candidate did not, both sides shown.
+    await page.waitForSelector('[data-testid=flip-list][data-flips="5"]');
+    expect(await page.locator('[data-testid=flip-pair][data-direction=LOST]').count()).toBe(5);
+    await page.locator('[data-testid=flip-pair] img').first().waitFor();
+    await expectAccessible(page, 'the compare page');
+    await s.screenshot('compare');
+
+    // The shared link opens the same comparison; a flipped episode opens in its run.
+    const again = await s.newPage();
+    await again.goto(await page.inputValue('[data-testid=share-link]'));
+    await again.waitForSelector('[data-testid=flip-list][data-flips="5"]');
+    await again.close();
+    await page.locator('[data-testid=flip-candidate-link]').first().click();
+    await page.waitForSelector(`.run-page[data-run-id="${cand}"]`);
+    await page.waitForSelector('[data-testid=episode-image]');
+  });
 });
