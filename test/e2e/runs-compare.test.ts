@@ -116,8 +116,8 @@ describe('runs list and compare', { timeout: 120_000 }, () => {
     await again.goto(await page.inputValue('[data-testid=share-link]'));
     await again.waitForSelector('[data-testid=flip-list][data-flips="5"]');
     await again.close();
-    await page.locator('[data-testid=flip-candidate-link]').first().click();
-    await page.waitForSelector(`.run-page[data-run-id="${cand}"]`);
+    await page.locator('[data-testid=flip-baseline-link]').first().click();
+    await page.waitForSelector(`.run-page[data-run-id="${base}"]`);
     await page.waitForSelector('[data-testid=episode-image]');
   });
 });
