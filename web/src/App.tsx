@@ -7,9 +7,10 @@ import { PlayPage } from './pages/PlayPage.js';
 import { QueuePage } from './pages/QueuePage.js';
 import { RunPage } from './pages/RunPage.js';
 import { RunsPage } from './pages/RunsPage.js';
+import { SweepPage } from './pages/SweepPage.js';
 
 const NAV: Array<{ label: string; to: string; active: (r: Route) => boolean }> = [
-  { label: 'Runs', to: href.runs(), active: (r) => r.page === 'runs' || r.page === 'run' || r.page === 'compare' },
+  { label: 'Runs', to: href.runs(), active: (r) => r.page === 'runs' || r.page === 'run' || r.page === 'compare' || r.page === 'sweep' },
   { label: 'Queue', to: href.queue(), active: (r) => r.page === 'queue' },
   { label: 'New run', to: href.newRun(), active: (r) => r.page === 'new' },
   { label: 'Play', to: href.play(), active: (r) => r.page === 'play' },
@@ -52,6 +53,8 @@ function pageKey(route: Route): string {
       return `run:${route.runId}`;
     case 'runs':
       return `runs:${JSON.stringify(route.filters)}`;
+    case 'sweep':
+      return `sweep:${route.sweepId}`;
     case 'compare':
       return `compare:${route.baseline}:${route.candidates.join(',')}`;
     case 'new':
@@ -65,6 +68,8 @@ function Page({ route }: { route: Route }) {
   switch (route.page) {
     case 'runs':
       return <RunsPage initial={route.filters} />;
+    case 'sweep':
+      return <SweepPage sweepId={route.sweepId} />;
     case 'compare':
       return <ComparePage baseline={route.baseline} candidates={route.candidates} />;
     case 'run':

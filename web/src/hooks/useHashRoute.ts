@@ -15,6 +15,7 @@ export const NO_RUNS_FILTERS: RunsFilters = { status: '', graph: '', tag: '', q:
 export type Route =
   | { page: 'runs'; filters: RunsFilters }
   | { page: 'compare'; baseline: string | null; candidates: string[] }
+  | { page: 'sweep'; sweepId: string }
   | { page: 'run'; runId: string; episode: number | null }
   | { page: 'queue' }
   | { page: 'new'; graph: string | null; from: string | null }
@@ -23,7 +24,7 @@ export type Route =
 
 /**
  * `#/runs[?status=&graph=&tag=&q=&page=]`, `#/runs/<id>`, `#/runs/<id>/episodes/<i>`, `#/queue`,
- * `#/new[?graph=g|?from=<runId>]`, `#/play[?graph=g]`, `#/compare?baseline=<id>&candidates=<id>,<id>`.
+ * `#/new[?graph=g|?from=<runId>]`, `#/play[?graph=g]`, `#/compare?baseline=<id>&candidates=<id>,<id>`, `#/sweeps/<id>`.
  */
 export function parseHash(hash: string): Route {
   const raw = hash.replace(/^#/, '') || '/runs';
@@ -31,6 +32,7 @@ export function parseHash(hash: string): Route {
   const params = new URLSearchParams(qs);
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
   if (parts.length === 0 || (parts[0] === 'runs' && parts.length === 1)) return { page: 'runs', filters: runsFiltersOf(params) };
+  if (parts[0] === 'sweeps' && parts[1] && parts.length === 2) return { page: 'sweep', sweepId: parts[1] };
   if (parts[0] === 'compare' && parts.length === 1)
     return {
       page: 'compare',
@@ -68,6 +70,7 @@ export const href = {
   },
   compare: (baseline: string, candidates: readonly string[]) =>
     `#/compare?baseline=${encodeURIComponent(baseline)}&candidates=${candidates.map(encodeURIComponent).join(',')}`,
+  sweep: (id: string) => `#/sweeps/${encodeURIComponent(id)}`,
   runAgain: (runId: string) => `#/new?from=${encodeURIComponent(runId)}`,
   run: (id: string) => `#/runs/${encodeURIComponent(id)}`,
   episode: (id: string, index: number) => `#/runs/${encodeURIComponent(id)}/episodes/${index}`,

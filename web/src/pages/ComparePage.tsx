@@ -316,7 +316,14 @@ function FlipsPanel({ comparison: c }: { comparison: Comparison }) {
         <div className="filters">
           <label>
             Metric{' '}
-            <select name="flip-metric" value={metric} onChange={(e) => (setMetric(e.target.value), setPage(0))}>
+            <select
+              name="flip-metric"
+              value={metric}
+              onChange={(e) => {
+                setMetric(e.target.value);
+                setPage(0);
+              }}
+            >
               {binary.map((b) => (
                 <option key={b}>{b}</option>
               ))}
@@ -325,7 +332,14 @@ function FlipsPanel({ comparison: c }: { comparison: Comparison }) {
           {c.candidates.length > 1 && (
             <label>
               Candidate{' '}
-              <select name="flip-candidate" value={cand.candidate.id} onChange={(e) => (setCandId(e.target.value), setPage(0))}>
+              <select
+                name="flip-candidate"
+                value={cand.candidate.id}
+                onChange={(e) => {
+                  setCandId(e.target.value);
+                  setPage(0);
+                }}
+              >
                 {c.candidates.map((x) => (
                   <option key={x.candidate.id} value={x.candidate.id}>
                     {runLabel(x.candidate)}
@@ -339,7 +353,10 @@ function FlipsPanel({ comparison: c }: { comparison: Comparison }) {
             <select
               name="flip-direction"
               value={direction}
-              onChange={(e) => (setDirection(e.target.value as '' | 'LOST' | 'GAINED'), setPage(0))}
+              onChange={(e) => {
+                setDirection(e.target.value as '' | 'LOST' | 'GAINED');
+                setPage(0);
+              }}
             >
               <option value="">both ({lost + gained})</option>
               <option value="LOST">baseline ✓ candidate ✗ ({lost})</option>
@@ -417,6 +434,8 @@ function FlipPair({ flip, metric, baseline, candidate }: { flip: Flip; metric: s
           </div>
           {q.error && !q.data ? (
             <span className="muted small">the record could not be loaded</span>
+          ) : s.ep && !s.ep.assets.some((a) => a.mime.startsWith('image/')) ? (
+            <span className="muted small">no picture</span>
           ) : (
             s.ep?.assets
               .filter((a) => a.mime.startsWith('image/'))

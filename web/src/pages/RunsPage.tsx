@@ -16,7 +16,7 @@ import { useQuery } from '../hooks/useQuery.js';
 import { useSubscription } from '../hooks/useSubscription.js';
 import { useThrottled } from '../hooks/useThrottled.js';
 import { elapsedMs, fmtDuration, fmtNumber, fmtTime, titleCase } from '../lib/format.js';
-import { headlineMetrics } from '../lib/metrics.js';
+import { headlineMetrics, metricsOf } from '../lib/metrics.js';
 import { PROBLEM_COLOR, problemCount } from '../lib/endings.js';
 import { configDiffs } from '../lib/runConfig.js';
 import { RUN_STATUSES, isLiveRun, statusColor } from '../lib/statuses.js';
@@ -207,6 +207,16 @@ export function RunsPage({ initial }: { initial: RunsFilters }) {
                       {r.name ?? r.id}
                     </a>
                     {r.name && <div className="mono muted small">{r.id}</div>}
+                    {typeof metricsOf(r.spec).sweepId === 'string' && (
+                      <a
+                        className="small"
+                        href={href.sweep(metricsOf(r.spec).sweepId as string)}
+                        onClick={(e) => e.stopPropagation()}
+                        title="The sweep this run belongs to"
+                      >
+                        in a sweep →
+                      </a>
+                    )}
                     {r.tags.length > 0 && (
                       <div className="run-tags">
                         {r.tags.map((t) => (
