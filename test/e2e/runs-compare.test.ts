@@ -103,7 +103,9 @@ describe('runs list and compare', { timeout: 120_000 }, () => {
     await page.waitForSelector('[data-testid=compare-page]');
     const success = page.locator(`[data-testid=compare-metrics] tr[data-metric=success]`);
     expect(await success.locator('td').nth(3).textContent()).toBe('-0.5');
-    await page.waitForSelector('figure[data-metric=success] [data-testid=forest-plot][data-rows="1"] [data-testid=forest-ci]', { state: 'attached' });
+    await page.waitForSelector('figure[data-metric=success] [data-testid=forest-plot][data-rows="1"] [data-testid=forest-ci]', {
+      state: 'attached',
+    });
     // Every episode the baseline solved and the candidate did not, both sides shown.
     await page.waitForSelector('[data-testid=flip-list][data-flips="5"]');
     expect(await page.locator('[data-testid=flip-pair][data-direction=LOST]').count()).toBe(5);

@@ -257,17 +257,19 @@ export function RunsPage({ initial }: { initial: RunsFilters }) {
                       color={problemCount(r.statusCounts) > 0 ? PROBLEM_COLOR : statusColor(r.status)}
                     />
                   </td>
-                  <td className="metrics-cell">
-                    {headlineMetrics(r.aggregateMetrics).map((m) => (
-                      <span
-                        key={m.name}
-                        className="metric-chip"
-                        title={`${m.name}: mean ${m.mean}${m.stderr != null ? ` ± ${m.stderr}` : ''} (n=${m.count})`}
-                      >
-                        {m.name} <b>{fmtNumber(m.mean)}</b>
-                      </span>
-                    ))}
-                    {r.aggregateMetrics.length === 0 && <span className="muted">–</span>}
+                  <td>
+                    <div className="metrics-cell">
+                      {headlineMetrics(r.aggregateMetrics).map((m) => (
+                        <span
+                          key={m.name}
+                          className="metric-chip"
+                          title={`${m.name}: mean ${m.mean}${m.stderr != null ? ` ± ${m.stderr}` : ''} (n=${m.count})`}
+                        >
+                          {m.name} <b>{fmtNumber(m.mean)}</b>
+                        </span>
+                      ))}
+                      {r.aggregateMetrics.length === 0 && <span className="muted">–</span>}
+                    </div>
                   </td>
                   <td>{fmtTime(r.startedAt)}</td>
                   <td className="num">{fmtDuration(elapsedMs(r.startedAt, r.finishedAt, now))}</td>
