@@ -1,16 +1,16 @@
 /** Every GraphQL operation the dashboard sends; their result and variables types come from the schema. */
-import { ActiveJobFields, EpisodeRowFields, QueueEntryFields, RunDetailFields, RunRowFields } from './fragments.js';
+import { ActiveJobFields, EpisodeRowFields, QueueEntryFields, RunDetailFields, RunListFields } from './fragments.js';
 import { graphql, type ResultOf } from './graphql.js';
 
 export const RUNS = graphql(
   `
   query Runs($status: RunStatus, $graphName: String, $tag: String, $search: String, $offset: Int, $first: Int) {
     runs(status: $status, graphName: $graphName, tag: $tag, search: $search, offset: $offset, first: $first) {
-      total items { ...RunRowFields }
+      total items { ...RunListFields }
     }
   }
 `,
-  [RunRowFields],
+  [RunListFields],
 );
 
 export const GRAPH_NAMES = graphql(`query GraphNames { graphs { name } }`);

@@ -4,7 +4,7 @@
  * the config that differs from the other runs in view) and how its episodes ended; tick rows to compare them.
  */
 import { useEffect, useMemo, useState } from 'react';
-import type { RunRow } from '../api/fragments.js';
+import type { RunListRow } from '../api/fragments.js';
 import { GRAPH_NAMES, QUEUE_CHANGED, RUNS } from '../api/queries.js';
 import { ProgressBar } from '../components/ProgressBar.js';
 import { RunEndings } from '../components/RunEndings.js';
@@ -77,7 +77,7 @@ export function RunsPage({ initial }: { initial: RunsFilters }) {
   const tagsInView = useMemo(() => [...new Set(list.flatMap((r) => r.tags))].sort(), [list]);
   const filtered = Boolean(filters.status || filters.graph || filters.tag || filters.q);
 
-  const toggle = (r: RunRow) =>
+  const toggle = (r: RunListRow) =>
     setPicked((prev) => {
       const next = new Map(prev);
       if (next.has(r.id)) next.delete(r.id);
