@@ -32,6 +32,11 @@ export function RunsPage({ initial }: { initial: RunsFilters }) {
   const [picked, setPicked] = useState<ReadonlyMap<string, string>>(new Map());
   const set = (patch: Partial<RunsFilters>) => setFilters((f) => ({ ...f, page: 0, ...patch }));
 
+  // An address with other filters (the Runs link, Back, a pasted link) replaces those on screen.
+  useEffect(() => {
+    setFilters(initial);
+    setSearchText(initial.q);
+  }, [initial]);
   // The address follows the filters without adding a history entry per keystroke.
   useEffect(() => {
     const to = href.runs(filters);
