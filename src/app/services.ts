@@ -62,6 +62,7 @@ export function buildServices(options: AppOptions, log: SchedulerLogger, backend
       getRun: (id) => scheduler.catalog.getRun(id),
       listRuns: (opts) => scheduler.catalog.listRuns(opts),
       countRuns: (opts) => scheduler.catalog.countRuns(opts),
+      setLabels: (id, labels) => scheduler.catalog.setLabels(id, labels),
     },
     graphs,
     nodesets,

@@ -2,6 +2,7 @@
  * `evalctl run <graph> --episodes N [--workers K] [--seed S] [--step-budget B]
  * [--set node.key=value …] [--outputs DIR] [--json] [--dataset D] [--split S]
  * [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] [--config eval.toml]`: one batch through a real eval process,
+ * [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] [--name N] [--tag T …] [--note TEXT]`: one batch through a real eval process,
  * no server needed. A live progress line on a terminal, a table of aggregates at the end;
  * `--json` prints the final summary on stdout. Exit 0 when the run finished (whatever its
  * episodes scored), 1 when it failed or was aborted, 2 for bad input (also when the eval
@@ -32,6 +33,9 @@ const USAGE =
   'usage: evalctl run [<graph>] [--config eval.toml] --episodes N [--workers K] [--seed S] [--step-budget B] [--set node.key=value …] ' +
   '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] ' +
   '[--server URL [--token T] [--wait-for-room SEC]]';
+'usage: evalctl run <graph> --episodes N [--workers K] [--seed S] [--step-budget B] [--set node.key=value …] ' +
+  '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] ' +
+  '[--name N] [--tag T …] [--note TEXT]';
 
 const POLL_MS = 200;
 /** After Ctrl-C the eval process gets this long to write its summary before it is killed. */
@@ -50,6 +54,9 @@ export const FLAG_LABELS: FieldLabels = {
   dataset: '--dataset',
   split: '--split',
   episodeOffset: '--episode-offset',
+  name: '--name',
+  tags: '--tag',
+  note: '--note',
 };
 
 /** A number flag as a number when it reads as one, else its text (which the schema refuses, naming the flag). */
@@ -108,6 +115,9 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
       server: { type: 'string' },
       token: { type: 'string' },
       'wait-for-room': { type: 'string' },
+      name: { type: 'string' },
+      tag: { type: 'string', multiple: true },
+      note: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -130,6 +140,9 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
     dataset: values.dataset,
     split: values.split,
     episodeOffset: numeric(values['episode-offset']),
+    name: values.name,
+    tags: values.tag,
+    note: values.note,
   };
   const setFlags = parseSetFlags(values.set ?? []);
   // Flags override the file: a flag given wins, a flag left out leaves the file's value.

@@ -6,6 +6,7 @@ import type { DatasetCatalog } from '../datasets/dataset-catalog.js';
 import type { GraphCatalog } from '../graph/graph-catalog.js';
 import type { NodesetEntry } from '../nodeset-registry/registry.js';
 import type { CatalogRun, ListRunsOptions } from '../store/catalog.js';
+import type { RunLabels } from '../spec/run-labels.js';
 import type { RunReader } from '../store/run-reader.js';
 import type { RunWatcher } from '../store/run-watcher.js';
 import type { RunSummary } from '../store/types.js';
@@ -32,6 +33,8 @@ export interface CatalogApi {
   getRun(id: string): CatalogRun | undefined;
   listRuns(opts?: ListRunsOptions): CatalogRun[];
   countRuns(opts?: Omit<ListRunsOptions, 'offset' | 'first'>): number;
+  /** Sets a run's labels after labels.json was written; false for a run it does not know. */
+  setLabels(id: string, labels: RunLabels): boolean;
 }
 
 /** The nodesets known to the backend. */

@@ -293,16 +293,23 @@ const RunPageRef = builder.objectRef<RunPage>('RunPage').implement({
 builder.queryFields((t) => ({
   runs: t.field({
     type: RunPageRef,
-    description: 'Runs newest first, filtered by status and graph, paged.',
+    description: 'Runs newest first, filtered by status, graph, tag and text, paged.',
     args: {
       status: t.arg({ type: RunStatusRef, description: 'Only runs in this state.' }),
       graphName: t.arg.string({ description: 'Only runs of this graph.' }),
+      tag: t.arg.string({ description: 'Only runs carrying this tag.' }),
+      search: t.arg.string({ description: 'Only runs whose id, graph, name, tags or note contain this text (case-insensitive).' }),
       offset: t.arg.int({ defaultValue: 0, description: 'Runs to skip.' }),
       first: t.arg.int({ defaultValue: RUNS_PAGE.first, description: `Page size, at most ${RUNS_PAGE.max}.` }),
     },
     resolve: (_root, args, ctx) => {
       const page = checkPage('runs', args.offset, args.first, RUNS_PAGE);
-      const filter = { ...(args.status ? { status: args.status } : {}), ...(args.graphName ? { graphName: args.graphName } : {}) };
+      const filter = {
+        ...(args.status ? { status: args.status } : {}),
+        ...(args.graphName ? { graphName: args.graphName } : {}),
+        ...(args.tag ? { tag: args.tag } : {}),
+        ...(args.search?.trim() ? { search: args.search } : {}),
+      };
       return {
         total: ctx.catalog.countRuns(filter),
         items: ctx.catalog.listRuns({ ...filter, ...page }).map(sourceFromRow),
@@ -363,6 +370,11 @@ export const StartEvalInputRef = builder.inputType('StartEvalInput', {
     waitForRoomSec: t.float({
       description: `When the queue is full, wait up to this many seconds (0..${MAX_WAIT_FOR_ROOM_SEC}) for room instead of failing with QUEUE_FULL at once; the answer comes once the run is queued. Not part of the run's spec.`,
     }),
+    name: t.string({ description: `A short human name for the run, at most ${L.maxRunNameChars} characters; editable with updateRun.` }),
+    tags: t.stringList({
+      description: `Tags to filter runs by, at most ${L.maxTags} of ${L.maxTagChars} characters; editable with updateRun.`,
+    }),
+    note: t.string({ description: `Free text about the run, at most ${L.maxNoteChars} characters; editable with updateRun.` }),
   }),
 });
 

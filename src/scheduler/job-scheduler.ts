@@ -14,6 +14,7 @@ import type { BackendToEvalMessage } from '../eval-process/messages.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
 import { parseRunInput } from '../spec/parse-run-spec.js';
 import { runSpecOf, type RunInputFields } from '../spec/run-spec.js';
+import { labelsOf } from '../spec/run-labels.js';
 import { lockedReason, planAdmission } from './admission/admission.js';
 import { cancelQueuedJob, stopJob, waitForExits } from './job/cancel-job.js';
 import { estimateRun, nodesetCosts } from './admission/estimate.js';
@@ -499,7 +500,9 @@ export class JobScheduler {
     job.queuedSummary = summary;
     job.waitingReason = this.queued.joiningReason(job, this.lock.holder);
     this.queued.insert(job);
-    this.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: job.viaSubprocess }));
+    // A fresh run's labels are its spec's; a recovered one keeps those the catalog read (labels.json wins).
+    const labels = this.catalog.getRun(job.runId)?.labels ?? labelsOf(job.spec);
+    this.catalog.upsertRun({ ...catalogRunFromSummary(summary, { viaSubprocess: job.viaSubprocess }), labels });
   }
 
   private refreshReasons(): void {

@@ -48,7 +48,8 @@ function problemsOf(error: z.ZodError, labels: FieldLabels): Problem[] {
   return out;
 }
 
-function parseInput<S extends z.ZodType>(schema: S, raw: unknown, labels: FieldLabels): z.output<S> {
+/** Checks `raw` with one of the spec schemas; BAD_USER_INPUT naming each field that is wrong. */
+export function parseInput<S extends z.ZodType>(schema: S, raw: unknown, labels: FieldLabels): z.output<S> {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw new RunInputError(`the run input must be an object, got ${showValue(raw)}`, '');
   const result = schema.safeParse(raw, { reportInput: true });

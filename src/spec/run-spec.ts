@@ -23,6 +23,13 @@ export const RUN_LIMITS = {
   maxNameChars: 200,
   /** Bytes of the overrides as JSON: config patches, not data (a run copies them into its files and sends them with every call). */
   maxOverridesBytes: 64 * 1024,
+  /** Characters in a run's name. */
+  maxRunNameChars: 200,
+  /** Tags per run, and characters per tag. */
+  maxTags: 32,
+  maxTagChars: 64,
+  /** Characters in a run's note. */
+  maxNoteChars: 10_000,
 } as const;
 
 /** The defaults of the optional fields of a run spec. */
@@ -67,6 +74,33 @@ function jsonBytes(v: unknown): number {
     return Infinity;
   }
 }
+
+/** A run's label fields: what tells it apart in a list. Set at start, editable afterwards (labels.json). */
+export const runLabelFields = {
+  /** A short human name, e.g. "planner eps 0.1". */
+  name: z
+    .string({ error: `must be a string of at most ${RUN_LIMITS.maxRunNameChars} characters` })
+    .trim()
+    .max(RUN_LIMITS.maxRunNameChars, { error: `must be at most ${RUN_LIMITS.maxRunNameChars} characters` })
+    .optional(),
+  /** Free-form tags to filter by; trimmed, blanks and repeats dropped. */
+  tags: z
+    .array(
+      z
+        .string({ error: 'must be strings' })
+        .trim()
+        .max(RUN_LIMITS.maxTagChars, { error: `each tag has at most ${RUN_LIMITS.maxTagChars} characters` }),
+      { error: 'must be a list of strings' },
+    )
+    .transform((tags) => [...new Set(tags.filter((t) => t !== ''))])
+    .refine((tags) => tags.length <= RUN_LIMITS.maxTags, { error: `must be at most ${RUN_LIMITS.maxTags} tags` })
+    .optional(),
+  /** What the run is for, what to look at: free text. */
+  note: z
+    .string({ error: `must be a string of at most ${RUN_LIMITS.maxNoteChars} characters` })
+    .max(RUN_LIMITS.maxNoteChars, { error: `must be at most ${RUN_LIMITS.maxNoteChars} characters` })
+    .optional(),
+};
 
 /** node id → config patch (merged into that node's config). */
 export const overridesSchema = z
@@ -132,6 +166,7 @@ const inputFields = {
     .optional(),
   /** This run's point of its sweep's grid: "node.key" → value. */
   sweepPoint: z.record(z.string(), z.unknown(), { error: 'must be an object of "node.key" → value' }).optional(),
+  ...runLabelFields,
 };
 
 /** What a user submits. Only graphName and episodeCount are required. */

@@ -14,6 +14,8 @@ import { FILES, isDone, isValidRunId, runsRoot } from './run-dir.js';
 import type { EpisodeStatus } from '../statuses.js';
 import type { MetricAggregate, RunSummary } from './types.js';
 import { RUN_DEFAULTS } from '../spec/run-spec.js';
+import { matchesSearch, type RunLabels } from '../spec/run-labels.js';
+import { readRunLabels } from './labels-file.js';
 
 export const CATALOG_FILE = 'db.json';
 /** Calibration samples kept per (graph, worker count); the estimate is the largest of them. */
@@ -36,6 +38,8 @@ export interface CatalogRun {
   error: { code: string; message: string } | null;
   pid: number | null;
   viaSubprocess: boolean;
+  /** Name, tags and note (labels.json, else the spec's); absent in rows indexed before labels existed. */
+  labels?: RunLabels;
 }
 
 export interface CalibrationSample {
@@ -57,6 +61,10 @@ export interface CatalogData {
 export interface ListRunsOptions {
   status?: RunStatus | RunStatus[];
   graphName?: string;
+  /** Only runs carrying this tag. */
+  tag?: string;
+  /** Only runs whose id, graph, name, tags or note contain this text (case-insensitive). */
+  search?: string;
   /** @default 0 */
   offset?: number;
   /** Page size. @default all */
@@ -243,7 +251,10 @@ export class RunCatalog {
     } catch {
       proc = null;
     }
-    this.db.data.runs[id] = catalogRunFromSummary(summary, { viaSubprocess, pid: proc?.pid ?? null });
+    this.db.data.runs[id] = {
+      ...catalogRunFromSummary(summary, { viaSubprocess, pid: proc?.pid ?? null }),
+      labels: await readRunLabels(runDir),
+    };
     if (proc?.peakRssMb !== undefined && summary.status === 'COMPLETED' && isDone(runDir)) {
       this.pushCalibration({
         graphName: summary.graphName,
@@ -315,11 +326,24 @@ export class RunCatalog {
     return this.db.data.runs[id];
   }
 
+  /** Sets a run's labels (after labels.json was written); false for a run the catalog does not know. */
+  setLabels(id: string, labels: RunLabels): boolean {
+    const row = this.db.data.runs[id];
+    if (!row) return false;
+    row.labels = labels;
+    this.schedule();
+    return true;
+  }
+
   /** Newest first, filtered by status and graph name, then paged. */
   listRuns(opts: ListRunsOptions = {}): CatalogRun[] {
     const statuses = opts.status === undefined ? null : new Set(Array.isArray(opts.status) ? opts.status : [opts.status]);
     const rows = Object.values(this.db.data.runs).filter(
-      (r) => (statuses === null || statuses.has(r.status)) && (opts.graphName === undefined || r.graphName === opts.graphName),
+      (r) =>
+        (statuses === null || statuses.has(r.status)) &&
+        (opts.graphName === undefined || r.graphName === opts.graphName) &&
+        (opts.tag === undefined || (r.labels?.tags ?? []).includes(opts.tag)) &&
+        (opts.search === undefined || matchesSearch(r, opts.search)),
     );
     rows.sort(compareNewestFirst);
     const offset = Math.max(0, opts.offset ?? 0);

@@ -169,10 +169,21 @@ describe('evalctl run argument parsing and rendering', () => {
       '--json',
       '--outputs',
       '/o',
+      '--name',
+      'eps 0.2',
+      '--tag',
+      'sweep',
+      '--tag',
+      'eps',
+      '--note',
+      'why',
     ]);
     expect(a).toMatchObject({
       input: {
         graphName: 'g',
+        name: 'eps 0.2',
+        tags: ['sweep', 'eps'],
+        note: 'why',
         episodeCount: 5,
         workerCount: 3,
         seed: -4,

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { documentText } from '../../web/src/api/client.js';
 import { START_EVAL_INPUT_DEFAULTS } from '../../web/src/api/inputDefaults.js';
-import { initialRunForm, toPlayVariables, toStartEvalInput } from '../../web/src/lib/runForm.js';
+import { formFromSpec, initialRunForm, toPlayVariables, toStartEvalInput } from '../../web/src/lib/runForm.js';
 
 const schema = buildSchema(readFileSync(join(PACKAGE_ROOT, 'schema', 'schema.graphql'), 'utf8'));
 
@@ -58,5 +58,54 @@ describe('run form model', () => {
       index: '',
       seed: 0,
     });
+  });
+
+  it('Run again fills every field from a spec, keeps fields it has no input for, and gives back the same input', async () => {
+    const defaults = await serverDefaults();
+    const spec = {
+      graphName: 'gridnav_planner',
+      episodeCount: 40,
+      workerCount: 4,
+      seed: 7,
+      stepBudget: 45,
+      perStepTimeoutSec: 0.5,
+      priority: 2,
+      exclusiveGpu: false,
+      viaSubprocess: true,
+      overrides: { agent: { epsilon: 0.3 } },
+      dataset: 'mini',
+      episodeOffset: 5,
+      name: 'old name',
+      tags: ['a'],
+      // What the system added at submit is not an input: left behind.
+      runId: '20260101_000000',
+      createdAt: '2026-01-01T00:00:00Z',
+      graph: { name: 'gridnav_planner', nodes: [], edges: [] },
+    };
+    // A field the form has no input for (here `repeats`, as a later StartEvalInput field would be) is carried as it is.
+    const fields = [...defaults.map((d) => d.name), 'repeats'];
+    const form = formFromSpec(initialRunForm(defaults, 'other'), { ...spec, repeats: 3 }, fields, {
+      name: 'edited',
+      tags: ['a', 'b'],
+      note: null,
+    });
+    expect(form).toMatchObject({
+      graphName: 'gridnav_planner',
+      episodeCount: '40',
+      seed: '7',
+      stepBudget: '45',
+      perStepTimeoutSec: '0.5',
+      name: 'edited',
+      tags: 'a, b',
+      carried: { repeats: 3 },
+    });
+    const { runId: _r, createdAt: _c, graph: _g, ...asInput } = spec;
+    const { repeats, ...input } = toStartEvalInput(form, JSON.parse(form.overrides)) as ReturnType<typeof toStartEvalInput> & {
+      repeats?: number;
+    };
+    expect(repeats).toBe(3);
+    expect(input).toEqual({ ...asInput, name: 'edited', tags: ['a', 'b'] });
+    const type = schema.getType('StartEvalInput') as GraphQLInputType;
+    expect(() => coerceInputValue(JSON.parse(JSON.stringify(input)), type)).not.toThrow();
   });
 });

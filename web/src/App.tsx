@@ -1,14 +1,16 @@
 import { Component, type ReactNode } from 'react';
 import { ErrorBox } from './components/States.js';
 import { href, useHashRoute, type Route } from './hooks/useHashRoute.js';
+import { ComparePage } from './pages/ComparePage.js';
 import { NewRunPage } from './pages/NewRunPage.js';
 import { PlayPage } from './pages/PlayPage.js';
 import { QueuePage } from './pages/QueuePage.js';
 import { RunPage } from './pages/RunPage.js';
 import { RunsPage } from './pages/RunsPage.js';
+import { SweepPage } from './pages/SweepPage.js';
 
 const NAV: Array<{ label: string; to: string; active: (r: Route) => boolean }> = [
-  { label: 'Runs', to: href.runs(), active: (r) => r.page === 'runs' || r.page === 'run' },
+  { label: 'Runs', to: href.runs(), active: (r) => r.page === 'runs' || r.page === 'run' || r.page === 'compare' || r.page === 'sweep' },
   { label: 'Queue', to: href.queue(), active: (r) => r.page === 'queue' },
   { label: 'New run', to: href.newRun(), active: (r) => r.page === 'new' },
   { label: 'Play', to: href.play(), active: (r) => r.page === 'play' },
@@ -36,7 +38,7 @@ export function App() {
         </a>
       </nav>
       <main>
-        <PageBoundary key={route.page === 'run' ? `run:${route.runId}` : route.page}>
+        <PageBoundary key={pageKey(route)}>
           <Page route={route} />
         </PageBoundary>
       </main>
@@ -44,16 +46,38 @@ export function App() {
   );
 }
 
+/** A new key draws the page afresh: another run, another comparison, filters from the address (back/forward). */
+function pageKey(route: Route): string {
+  switch (route.page) {
+    case 'run':
+      return `run:${route.runId}`;
+    case 'runs':
+      return `runs:${JSON.stringify(route.filters)}`;
+    case 'sweep':
+      return `sweep:${route.sweepId}`;
+    case 'compare':
+      return `compare:${route.baseline}:${route.candidates.join(',')}`;
+    case 'new':
+      return `new:${route.from ?? ''}`;
+    default:
+      return route.page;
+  }
+}
+
 function Page({ route }: { route: Route }) {
   switch (route.page) {
     case 'runs':
-      return <RunsPage />;
+      return <RunsPage initial={route.filters} />;
+    case 'sweep':
+      return <SweepPage sweepId={route.sweepId} />;
+    case 'compare':
+      return <ComparePage baseline={route.baseline} candidates={route.candidates} />;
     case 'run':
       return <RunPage runId={route.runId} episode={route.episode} />;
     case 'queue':
       return <QueuePage />;
     case 'new':
-      return <NewRunPage initialGraph={route.graph} />;
+      return <NewRunPage initialGraph={route.graph} fromRun={route.from} />;
     case 'play':
       return <PlayPage initialGraph={route.graph} />;
     case 'notFound':

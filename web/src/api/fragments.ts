@@ -15,11 +15,19 @@ export const RunRowFields = graphql(
   [MetricAggregateFields],
 );
 
+/** A row of the runs list: what tells the run apart (labels, spec) and how its episodes ended. */
+export const RunListFields = graphql(
+  `
+  fragment RunListFields on Run { ...RunRowFields name tags note statusCounts { status count } spec }
+`,
+  [RunRowFields],
+);
+
 export const RunDetailFields = graphql(
   `
   fragment RunDetailFields on Run {
     ...RunRowFields
-    seq seed timedOut error { code message }
+    seq seed timedOut error { code message } name
     aggregateByTask { task metrics { ...MetricAggregateFields } }
     statusCounts { status count }
   }
@@ -48,6 +56,7 @@ export const ActiveJobFields = graphql(`
 
 export type MetricAggregate = ResultOf<typeof MetricAggregateFields>;
 export type RunRow = ResultOf<typeof RunRowFields>;
+export type RunListRow = ResultOf<typeof RunListFields>;
 export type RunDetail = ResultOf<typeof RunDetailFields>;
 export type TaskAggregate = RunDetail['aggregateByTask'][number];
 export type EpisodeRow = ResultOf<typeof EpisodeRowFields>;

@@ -1,14 +1,16 @@
 /** Every GraphQL operation the dashboard sends; their result and variables types come from the schema. */
-import { ActiveJobFields, EpisodeRowFields, QueueEntryFields, RunDetailFields, RunRowFields } from './fragments.js';
+import { ActiveJobFields, EpisodeRowFields, QueueEntryFields, RunDetailFields, RunListFields } from './fragments.js';
 import { graphql, type ResultOf } from './graphql.js';
 
 export const RUNS = graphql(
   `
-  query Runs($status: RunStatus, $graphName: String, $offset: Int, $first: Int) {
-    runs(status: $status, graphName: $graphName, offset: $offset, first: $first) { total items { ...RunRowFields } }
+  query Runs($status: RunStatus, $graphName: String, $tag: String, $search: String, $offset: Int, $first: Int) {
+    runs(status: $status, graphName: $graphName, tag: $tag, search: $search, offset: $offset, first: $first) {
+      total items { ...RunListFields }
+    }
   }
 `,
-  [RunRowFields],
+  [RunListFields],
 );
 
 export const GRAPH_NAMES = graphql(`query GraphNames { graphs { name } }`);
@@ -77,6 +79,15 @@ export const GRAPHS = graphql(`
 export const START_EVAL = graphql(
   `mutation StartEval($input: StartEvalInput!) { startEval(input: $input) { runId status viaSubprocess } }`,
 );
+
+/** A run's labels and its whole spec (the frozen graph included), for the run page and Run again. */
+export const RUN_SPEC = graphql(`query RunSpec($id: ID!) { run(id: $id) { id name tags note spec(withGraph: true) } }`);
+
+export const UPDATE_RUN = graphql(`
+  mutation UpdateRun($id: ID!, $name: String, $tags: [String!], $note: String) {
+    updateRun(id: $id, name: $name, tags: $tags, note: $note) { id name tags note }
+  }
+`);
 
 export const CANCEL_RUN = graphql(`mutation CancelRun($id: ID!) { cancelRun(id: $id) { id status } }`);
 

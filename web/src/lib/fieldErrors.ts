@@ -19,6 +19,12 @@ export const START_FIELDS = [
   'dataset',
   'split',
   'episodeOffset',
+  'perStepTimeoutSec',
+  'perCallTimeoutSec',
+  'memoryBudgetMb',
+  'name',
+  'tags',
+  'note',
 ] as const satisfies ReadonlyArray<keyof StartEvalInput>;
 export type StartField = (typeof START_FIELDS)[number];
 
@@ -38,6 +44,8 @@ const WORDS: Array<[RegExp, StartField]> = [
   [/\bsplit\b/i, 'split'],
   [/\bgraph\b|\bnode type\b|\bedge\b/i, 'graphName'],
 ];
+
+const EVERYDAY_WORDS: ReadonlySet<StartField> = new Set(['name', 'tags', 'note']);
 
 const asField = (s: string): StartField | null => {
   const last = s.split('.').pop() ?? s;
@@ -60,7 +68,8 @@ export function fieldOfError(e: GraphQLErrorItem): StartField | null {
     const f = asField(named[1]);
     if (f) return f;
   }
-  for (const f of START_FIELDS) if (new RegExp(`\\b${f}\\b`).test(e.message)) return f;
+  // "name", "tags" and "note" are everyday words: only the field named in extensions places those.
+  for (const f of START_FIELDS) if (!EVERYDAY_WORDS.has(f) && new RegExp(`\\b${f}\\b`).test(e.message)) return f;
   for (const [re, f] of WORDS) if (re.test(e.message)) return f;
   return null;
 }

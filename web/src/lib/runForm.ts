@@ -25,6 +25,16 @@ export interface RunForm {
   overrides: string;
   /** Play only: the env episode to play. */
   index: string;
+  /** Wall-clock limits and the memory budget (advanced). */
+  perStepTimeoutSec: string;
+  perCallTimeoutSec: string;
+  memoryBudgetMb: string;
+  /** The run's labels: a short name, comma-separated tags, a note. */
+  name: string;
+  tags: string;
+  note: string;
+  /** StartEvalInput fields the form has no input for, copied from a spec by Run again and sent as they are. */
+  carried: Record<string, unknown>;
 }
 
 export type StartEvalInput = VariablesOf<typeof START_EVAL>['input'];
@@ -51,6 +61,13 @@ const BASE: RunForm = {
   episodeOffset: '',
   overrides: '',
   index: '0',
+  perStepTimeoutSec: '',
+  perCallTimeoutSec: '',
+  memoryBudgetMb: '',
+  name: '',
+  tags: '',
+  note: '',
+  carried: {},
 };
 
 /** The starting form: BASE with StartEvalInput's declared defaults (GraphQL literals) laid over it. */
@@ -81,8 +98,19 @@ function requiredNum(s: string): number {
 
 const text = (s: string): string | undefined => s.trim() || undefined;
 
+/** Comma-separated tags as a list; blank → omitted. */
+function tagList(s: string): string[] | undefined {
+  const tags = s
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
+  return tags.length > 0 ? tags : undefined;
+}
+
 export function toStartEvalInput(form: RunForm, overrides: OverridesValue): StartEvalInput {
   return {
+    // Fields with an input below win over those carried from a spec.
+    ...(form.carried as Partial<StartEvalInput>),
     graphName: form.graphName,
     // Blank is omitted: the server refuses the missing required field by its name.
     episodeCount: num(form.episodeCount) as number,
@@ -97,7 +125,48 @@ export function toStartEvalInput(form: RunForm, overrides: OverridesValue): Star
     dataset: text(form.dataset),
     split: text(form.split),
     overrides: overrides ?? undefined,
+    perStepTimeoutSec: num(form.perStepTimeoutSec),
+    perCallTimeoutSec: num(form.perCallTimeoutSec),
+    memoryBudgetMb: num(form.memoryBudgetMb),
+    name: text(form.name),
+    tags: tagList(form.tags),
+    note: text(form.note),
   };
+}
+
+/**
+ * Run again: the form filled from a run's spec (every field it was started with) and its current
+ * labels. Spec fields the form has no input for, but StartEvalInput takes (`inputFields`), are
+ * carried over as they are; what the system added at submit (run id, frozen graph …) is not.
+ */
+export function formFromSpec(
+  base: RunForm,
+  spec: unknown,
+  inputFields: readonly string[],
+  labels: { name: string | null; tags: readonly string[]; note: string | null },
+): RunForm {
+  const s = typeof spec === 'object' && spec !== null && !Array.isArray(spec) ? (spec as Record<string, unknown>) : {};
+  const form: RunForm = { ...base, carried: {} };
+  const fields = form as unknown as Record<string, unknown>;
+  for (const name of inputFields) {
+    const v = s[name];
+    if (v === undefined || v === null) continue;
+    if (name === 'overrides') {
+      form.overrides = Object.keys(v as object).length > 0 ? JSON.stringify(v, null, 2) : '';
+    } else if (name === 'tags' || name === 'name' || name === 'note') {
+      // the labels as they are now, below
+    } else if (typeof fields[name] === 'boolean') {
+      fields[name] = v === true;
+    } else if (typeof fields[name] === 'string') {
+      fields[name] = typeof v === 'string' ? v : JSON.stringify(v);
+    } else {
+      form.carried[name] = v;
+    }
+  }
+  form.name = labels.name ?? '';
+  form.tags = labels.tags.join(', ');
+  form.note = labels.note ?? '';
+  return form;
 }
 
 export function toPlayVariables(form: RunForm, overrides: OverridesValue): PlayVariables {

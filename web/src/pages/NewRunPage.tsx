@@ -2,28 +2,51 @@
 import { useMemo, useState, type ReactNode } from 'react';
 import { gql, GraphQLRequestError } from '../api/client.js';
 import { START_EVAL_INPUT_DEFAULTS } from '../api/inputDefaults.js';
-import { GRAPHS, START_EVAL, type GraphInfo, type NodesetInfo } from '../api/queries.js';
+import { GRAPHS, RUN_SPEC, START_EVAL, type GraphInfo, type NodesetInfo } from '../api/queries.js';
 import { GraphDetails } from '../components/GraphDetails.js';
 import { Empty, ErrorBox, Loading } from '../components/States.js';
 import { href, navigate } from '../hooks/useHashRoute.js';
 import { useQuery } from '../hooks/useQuery.js';
 import { splitErrors, type StartField } from '../lib/fieldErrors.js';
 import { checkOverrides } from '../lib/overrides.js';
-import { initialRunForm, toStartEvalInput, type RunForm } from '../lib/runForm.js';
+import { formFromSpec, initialRunForm, toStartEvalInput, type RunForm } from '../lib/runForm.js';
 
-export function NewRunPage({ initialGraph }: { initialGraph: string | null }) {
+export function NewRunPage({ initialGraph, fromRun }: { initialGraph: string | null; fromRun?: string | null }) {
   const q = useQuery(GRAPHS);
   const d = useQuery(START_EVAL_INPUT_DEFAULTS);
+  // Run again: the form starts from that run's spec.
+  const src = useQuery(RUN_SPEC, { id: fromRun ?? '' }, { skip: !fromRun });
   if (q.error && !q.data) return <ErrorBox error={q.error} title="The graphs could not be loaded" onRetry={q.refetch} />;
   if (d.error && !d.data) return <ErrorBox error={d.error} title="The server's defaults could not be loaded" onRetry={d.refetch} />;
-  if (!q.data || !d.data) return <Loading what="Loading graphs" />;
+  if (fromRun && src.error && !src.data)
+    return <ErrorBox error={src.error} title={`The spec of run ${fromRun} could not be loaded`} onRetry={src.refetch} />;
+  if (!q.data || !d.data || (fromRun && !src.data)) return <Loading what="Loading graphs" />;
   const graphs = q.data.graphs;
   if (graphs.length === 0) return <Empty>No graphs are installed: add one under graphs/ or the workspace overlay.</Empty>;
-  const form = initialRunForm(d.data.__type?.inputFields ?? [], initialGraph || (graphs[0]?.name ?? ''));
-  return <NewRunForm graphs={graphs} nodesets={q.data.nodesets} initial={form} />;
+  const inputFields = d.data.__type?.inputFields ?? [];
+  let form = initialRunForm(inputFields, initialGraph || (graphs[0]?.name ?? ''));
+  const run = src.data?.run;
+  if (fromRun && run)
+    form = formFromSpec(
+      form,
+      run.spec,
+      inputFields.map((f) => f.name),
+      run,
+    );
+  return <NewRunForm graphs={graphs} nodesets={q.data.nodesets} initial={form} fromRun={run ? { id: run.id, name: run.name } : null} />;
 }
 
-function NewRunForm({ graphs, nodesets, initial }: { graphs: GraphInfo[]; nodesets: NodesetInfo[]; initial: RunForm }) {
+function NewRunForm({
+  graphs,
+  nodesets,
+  initial,
+  fromRun,
+}: {
+  graphs: GraphInfo[];
+  nodesets: NodesetInfo[];
+  initial: RunForm;
+  fromRun: { id: string; name: string | null } | null;
+}) {
   const [form, setForm] = useState<RunForm>(initial);
   const [errors, setErrors] = useState<{ byField: Partial<Record<StartField, string>>; general: string[] }>({ byField: {}, general: [] });
   const [busy, setBusy] = useState(false);
@@ -61,6 +84,11 @@ function NewRunForm({ graphs, nodesets, initial }: { graphs: GraphInfo[]; nodese
     <div className="page">
       <header className="page-head">
         <h1>New run</h1>
+        {fromRun && (
+          <p className="muted" data-testid="run-again-from">
+            Every field starts as in run <a href={href.run(fromRun.id)}>{fromRun.name ?? fromRun.id}</a>.
+          </p>
+        )}
       </header>
       <div className="split">
         <form className="panel form" onSubmit={submit} noValidate data-testid="new-run-form">
@@ -72,6 +100,14 @@ function NewRunForm({ graphs, nodesets, initial }: { graphs: GraphInfo[]; nodese
               ))}
             </div>
           )}
+          <div className="row">
+            <Field name="name" label="Name" error={fe.name} hint="tells this run apart in the list">
+              <input name="name" value={form.name} onChange={(e) => set('name', e.target.value)} />
+            </Field>
+            <Field name="tags" label="Tags" error={fe.tags} hint="comma-separated">
+              <input name="tags" value={form.tags} onChange={(e) => set('tags', e.target.value)} />
+            </Field>
+          </div>
           <Field name="graphName" label="Graph" error={fe.graphName}>
             <select name="graphName" value={form.graphName} onChange={(e) => set('graphName', e.target.value)}>
               {graphs.map((g) => (
@@ -176,6 +212,46 @@ function NewRunForm({ graphs, nodesets, initial }: { graphs: GraphInfo[]; nodese
               onChange={(e) => set('overrides', e.target.value)}
             />
           </Field>
+          <details className="advanced" open={Boolean(form.perStepTimeoutSec || form.perCallTimeoutSec || form.memoryBudgetMb)}>
+            <summary>Time limits and memory budget</summary>
+            <div className="row">
+              <Field name="perStepTimeoutSec" label="Seconds per step" error={fe.perStepTimeoutSec} hint="blank: the server's default">
+                <input
+                  name="perStepTimeoutSec"
+                  inputMode="decimal"
+                  value={form.perStepTimeoutSec}
+                  onChange={(e) => set('perStepTimeoutSec', e.target.value)}
+                />
+              </Field>
+              <Field name="perCallTimeoutSec" label="Seconds per host call" error={fe.perCallTimeoutSec}>
+                <input
+                  name="perCallTimeoutSec"
+                  inputMode="decimal"
+                  value={form.perCallTimeoutSec}
+                  onChange={(e) => set('perCallTimeoutSec', e.target.value)}
+                />
+              </Field>
+              <Field name="memoryBudgetMb" label="Memory budget (MB)" error={fe.memoryBudgetMb}>
+                <input
+                  name="memoryBudgetMb"
+                  inputMode="numeric"
+                  value={form.memoryBudgetMb}
+                  onChange={(e) => set('memoryBudgetMb', e.target.value)}
+                />
+              </Field>
+            </div>
+          </details>
+          <Field name="note" label="Note" error={fe.note}>
+            <textarea name="note" rows={2} value={form.note} onChange={(e) => set('note', e.target.value)} />
+          </Field>
+          {Object.keys(form.carried).length > 0 && (
+            <p className="muted small" data-testid="carried">
+              Also as in that run:{' '}
+              {Object.entries(form.carried)
+                .map(([k, v]) => `${k} ${JSON.stringify(v)}`)
+                .join(', ')}
+            </p>
+          )}
           <div className="form-actions">
             <button type="submit" className="primary" disabled={busy || !overrides.ok} data-testid="start-run">
               {busy ? 'Starting…' : 'Start run'}

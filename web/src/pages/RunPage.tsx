@@ -9,6 +9,8 @@ import { CancelButton } from '../components/CancelButton.js';
 import { EpisodeDrawer } from '../components/EpisodeDrawer.js';
 import { EpisodeTable } from '../components/EpisodeTable.js';
 import { MetricCards } from '../components/MetricCards.js';
+import { RunAbout } from '../components/RunAbout.js';
+import { RunEndings } from '../components/RunEndings.js';
 import { ProgressBar } from '../components/ProgressBar.js';
 import { StatusBadge } from '../components/StatusBadge.js';
 import { Empty, ErrorBox, Loading } from '../components/States.js';
@@ -19,6 +21,7 @@ import { useQuery } from '../hooks/useQuery.js';
 import { useRunEpisodes } from '../hooks/useRunEpisodes.js';
 import { useSubscription } from '../hooks/useSubscription.js';
 import { elapsedMs, fmtDuration, fmtTime, titleCase } from '../lib/format.js';
+import { PROBLEM_COLOR, problemCount } from '../lib/endings.js';
 import { numericMetricNames } from '../lib/metrics.js';
 import { EPISODE_STATUSES, episodeStatusColor, isLiveRun, statusColor } from '../lib/statuses.js';
 
@@ -38,7 +41,7 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
   const close = useCallback(() => navigate(href.run(runId)), [runId]);
   const metricNames = useMemo(() => numericMetricNames(eps.episodes), [eps.episodes]);
 
-  const title = run ? `${run.id} · ${titleCase(run.status)} · batch-eval` : 'batch-eval';
+  const title = run ? `${run.name ?? run.id} · ${titleCase(run.status)} · batch-eval` : 'batch-eval';
   useEffect(() => {
     document.title = title;
   }, [title]);
@@ -65,7 +68,15 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
             <a href={href.runs()}>Runs</a> /
           </div>
           <h1>
-            <span className="mono">{run.id}</span> <StatusBadge status={run.status} />
+            {run.name ? (
+              <>
+                {run.name} <span className="mono muted small">{run.id}</span>
+              </>
+            ) : (
+              <span className="mono">{run.id}</span>
+            )}{' '}
+            <StatusBadge status={run.status} color={problemCount(run.statusCounts) > 0 ? PROBLEM_COLOR : undefined} />
+            <RunEndings counts={run.statusCounts} />
           </h1>
           <p className="subtitle">
             <b>{run.graphName}</b> · {run.episodeCount} episodes · {run.workerCount} worker{run.workerCount === 1 ? '' : 's'} · seed{' '}
@@ -80,7 +91,7 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
         </div>
         <div className="actions">
           {live && <CancelButton runId={run.id} onCancelled={q.refetch} />}
-          <a className="button" href={href.newRun(run.graphName)}>
+          <a className="button" href={href.runAgain(run.id)} data-testid="run-again">
             Run again
           </a>
         </div>
@@ -120,6 +131,8 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
           })}
         </div>
       </section>
+
+      <RunAbout runId={run.id} onEdited={q.refetch} />
 
       <section className="panel">
         <h2>Metrics</h2>

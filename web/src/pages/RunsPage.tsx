@@ -1,33 +1,68 @@
-/** Every run, newest first, filterable by status and graph, kept live while runs are in flight. */
+/**
+ * Every run, newest first, filterable by status, graph, tag and text (kept in the address),
+ * kept live while runs are in flight. Each row says what tells the run apart (its name, tags and
+ * the config that differs from the other runs in view) and how its episodes ended; tick rows to compare them.
+ */
 import { useEffect, useMemo, useState } from 'react';
+import type { RunListRow } from '../api/fragments.js';
 import { GRAPH_NAMES, QUEUE_CHANGED, RUNS } from '../api/queries.js';
 import { ProgressBar } from '../components/ProgressBar.js';
+import { RunEndings } from '../components/RunEndings.js';
 import { StatusBadge } from '../components/StatusBadge.js';
 import { Empty, ErrorBox, Loading } from '../components/States.js';
-import { href, navigate } from '../hooks/useHashRoute.js';
+import { href, navigate, type RunsFilters } from '../hooks/useHashRoute.js';
 import { useNow } from '../hooks/useNow.js';
 import { useQuery } from '../hooks/useQuery.js';
 import { useSubscription } from '../hooks/useSubscription.js';
 import { useThrottled } from '../hooks/useThrottled.js';
 import { elapsedMs, fmtDuration, fmtNumber, fmtTime, titleCase } from '../lib/format.js';
-import { headlineMetrics } from '../lib/metrics.js';
-import { RUN_STATUSES, isLiveRun, statusColor, type RunStatus } from '../lib/statuses.js';
+import { headlineMetrics, metricsOf } from '../lib/metrics.js';
+import { PROBLEM_COLOR, problemCount } from '../lib/endings.js';
+import { configDiffs } from '../lib/runConfig.js';
+import { RUN_STATUSES, isLiveRun, statusColor } from '../lib/statuses.js';
 
 const PAGE = 50;
+/** Typing in the search box queries once it pauses this long. */
+const SEARCH_DEBOUNCE_MS = 250;
 
-export function RunsPage() {
-  const [status, setStatus] = useState<RunStatus | ''>('');
-  const [graphName, setGraphName] = useState('');
-  const [page, setPage] = useState(0);
-  useEffect(() => setPage(0), [status, graphName]);
+export function RunsPage({ initial }: { initial: RunsFilters }) {
+  const [filters, setFilters] = useState(initial);
+  const [searchText, setSearchText] = useState(initial.q);
+  /** Ticked runs (id → createdAt, so the oldest can be the baseline), kept across pages and filters. */
+  const [picked, setPicked] = useState<ReadonlyMap<string, string>>(new Map());
+  const set = (patch: Partial<RunsFilters>) => setFilters((f) => ({ ...f, page: 0, ...patch }));
 
-  const vars = { status: status || null, graphName: graphName || null, offset: page * PAGE, first: PAGE };
+  // An address with other filters (the Runs link, Back, a pasted link) replaces those on screen.
+  useEffect(() => {
+    setFilters(initial);
+    setSearchText(initial.q);
+  }, [initial]);
+  // The address follows the filters without adding a history entry per keystroke.
+  useEffect(() => {
+    const to = href.runs(filters);
+    if (location.hash !== to) history.replaceState(null, '', to);
+  }, [filters]);
+  useEffect(() => {
+    if (searchText === filters.q) return;
+    const t = setTimeout(() => setFilters((f) => ({ ...f, page: 0, q: searchText })), SEARCH_DEBOUNCE_MS);
+    return () => clearTimeout(t);
+  }, [searchText, filters.q]);
+
+  const vars = {
+    status: (filters.status || null) as (typeof RUN_STATUSES)[number] | null,
+    graphName: filters.graph || null,
+    tag: filters.tag || null,
+    search: filters.q || null,
+    offset: filters.page * PAGE,
+    first: PAGE,
+  };
   const runs = useQuery(RUNS, vars, { keepPrevious: true });
   const graphs = useQuery(GRAPH_NAMES);
   const list = runs.data?.runs.items ?? [];
   const total = runs.data?.runs.total ?? 0;
   const anyLive = list.some((r) => isLiveRun(r.status));
   const now = useNow(anyLive ? 1000 : 0);
+  const diffs = useMemo(() => configDiffs(list), [list]);
 
   // Queue changes (submit, admit, finish) and progress of running runs arrive as events;
   // a slow poll while something is live covers anything they miss.
@@ -44,6 +79,21 @@ export function RunsPage() {
     for (const r of list) s.add(r.graphName);
     return [...s].sort();
   }, [graphs.data, list]);
+  const tagsInView = useMemo(() => [...new Set(list.flatMap((r) => r.tags))].sort(), [list]);
+  const filtered = Boolean(filters.status || filters.graph || filters.tag || filters.q);
+
+  const toggle = (r: RunListRow) =>
+    setPicked((prev) => {
+      const next = new Map(prev);
+      if (next.has(r.id)) next.delete(r.id);
+      else next.set(r.id, r.createdAt as string);
+      return next;
+    });
+  const compare = () => {
+    // The oldest ticked run is the baseline: usually the one the others change something in.
+    const ids = [...picked].sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : a[0].localeCompare(b[0]))).map(([id]) => id);
+    navigate(href.compare(ids[0]!, ids.slice(1)));
+  };
 
   return (
     <div className="page">
@@ -52,7 +102,7 @@ export function RunsPage() {
         <div className="filters">
           <label>
             Status{' '}
-            <select name="status" value={status} onChange={(e) => setStatus(e.target.value as RunStatus | '')}>
+            <select name="status" value={filters.status} onChange={(e) => set({ status: e.target.value })}>
               <option value="">any</option>
               {RUN_STATUSES.map((s) => (
                 <option key={s} value={s}>
@@ -63,7 +113,7 @@ export function RunsPage() {
           </label>
           <label>
             Graph{' '}
-            <select name="graph" value={graphName} onChange={(e) => setGraphName(e.target.value)}>
+            <select name="graph" value={filters.graph} onChange={(e) => set({ graph: e.target.value })}>
               <option value="">any</option>
               {graphNames.map((g) => (
                 <option key={g} value={g}>
@@ -72,6 +122,36 @@ export function RunsPage() {
               ))}
             </select>
           </label>
+          <label>
+            Tag{' '}
+            <input
+              name="tag"
+              list="run-tags"
+              size={10}
+              value={filters.tag}
+              onChange={(e) => set({ tag: e.target.value.trim() })}
+              placeholder="any"
+            />
+            <datalist id="run-tags">
+              {tagsInView.map((t) => (
+                <option key={t} value={t} />
+              ))}
+            </datalist>
+          </label>
+          <label>
+            Search{' '}
+            <input
+              name="q"
+              type="search"
+              size={16}
+              value={searchText}
+              onChange={(e) => setSearchText(e.target.value)}
+              placeholder="name, note, id…"
+            />
+          </label>
+          <button type="button" data-testid="compare-selected" disabled={picked.size < 2} onClick={compare}>
+            Compare{picked.size > 0 ? ` (${picked.size})` : ''}
+          </button>
           <a className="button primary" href={href.newRun()}>
             New run
           </a>
@@ -83,7 +163,7 @@ export function RunsPage() {
         <Loading what="Loading runs" />
       ) : list.length === 0 ? (
         <Empty>
-          {status || graphName ? (
+          {filtered ? (
             'No run matches these filters.'
           ) : (
             <>
@@ -96,46 +176,106 @@ export function RunsPage() {
           <table className="grid runs" data-testid="runs-table">
             <thead>
               <tr>
+                <th>
+                  <span className="sr-only">compare</span>
+                </th>
                 <th>run</th>
                 <th>status</th>
                 <th>graph</th>
-                <th className="num">workers</th>
+                <th title="The config values that are not the same in every run on this page">config</th>
                 <th className="progress-col">progress</th>
                 <th>headline metrics</th>
-                <th className="num">priority</th>
                 <th>started</th>
                 <th className="num">duration</th>
               </tr>
             </thead>
             <tbody>
               {list.map((r) => (
-                <tr key={r.id} className="clickable" onClick={() => navigate(href.run(r.id))} data-run-id={r.id} data-status={r.status}>
-                  <td className="mono">
-                    <a href={href.run(r.id)} onClick={(e) => e.stopPropagation()}>
-                      {r.id}
-                    </a>
-                  </td>
+                <tr
+                  key={r.id}
+                  className={picked.has(r.id) ? 'clickable selected' : 'clickable'}
+                  onClick={() => navigate(href.run(r.id))}
+                  data-run-id={r.id}
+                  data-status={r.status}
+                >
                   <td>
-                    <StatusBadge status={r.status} />
+                    <input
+                      type="checkbox"
+                      onClick={(e) => e.stopPropagation()}
+                      aria-label={`Pick ${r.name ?? r.id} to compare`}
+                      checked={picked.has(r.id)}
+                      onChange={() => toggle(r)}
+                    />
+                  </td>
+                  <td className="run-cell">
+                    <a href={href.run(r.id)} onClick={(e) => e.stopPropagation()} className={r.name ? 'run-name' : 'mono'}>
+                      {r.name ?? r.id}
+                    </a>
+                    {r.name && <div className="mono muted small">{r.id}</div>}
+                    {typeof metricsOf(r.spec).sweepId === 'string' && (
+                      <a
+                        className="small"
+                        href={href.sweep(metricsOf(r.spec).sweepId as string)}
+                        onClick={(e) => e.stopPropagation()}
+                        title="The sweep this run belongs to"
+                      >
+                        in a sweep →
+                      </a>
+                    )}
+                    {r.tags.length > 0 && (
+                      <div className="run-tags">
+                        {r.tags.map((t) => (
+                          <button
+                            type="button"
+                            key={t}
+                            className="tag-chip"
+                            title={`Show runs tagged ${t}`}
+                            onClick={(e) => {
+                              e.stopPropagation();
+                              set({ tag: t });
+                            }}
+                          >
+                            {t}
+                          </button>
+                        ))}
+                      </div>
+                    )}
+                  </td>
+                  <td data-problems={problemCount(r.statusCounts) || undefined}>
+                    <StatusBadge status={r.status} color={problemCount(r.statusCounts) > 0 ? PROBLEM_COLOR : undefined} />
+                    <RunEndings counts={r.statusCounts} />
                   </td>
                   <td>{r.graphName}</td>
-                  <td className="num">{r.workerCount}</td>
+                  <td>
+                    <div className="config-cell">
+                      {(diffs.get(r.id) ?? []).map((c) => (
+                        <span key={c.key} className="config-chip" title={`${c.key}: ${c.text}`}>
+                          {c.label}=<b>{c.text}</b>
+                        </span>
+                      ))}
+                    </div>
+                  </td>
                   <td className="progress-col">
-                    <ProgressBar done={r.episodesDone} total={r.episodeCount} color={statusColor(r.status)} />
+                    <ProgressBar
+                      done={r.episodesDone}
+                      total={r.episodeCount}
+                      color={problemCount(r.statusCounts) > 0 ? PROBLEM_COLOR : statusColor(r.status)}
+                    />
                   </td>
-                  <td className="metrics-cell">
-                    {headlineMetrics(r.aggregateMetrics).map((m) => (
-                      <span
-                        key={m.name}
-                        className="metric-chip"
-                        title={`${m.name}: mean ${m.mean}${m.stderr != null ? ` ± ${m.stderr}` : ''} (n=${m.count})`}
-                      >
-                        {m.name} <b>{fmtNumber(m.mean)}</b>
-                      </span>
-                    ))}
-                    {r.aggregateMetrics.length === 0 && <span className="muted">–</span>}
+                  <td>
+                    <div className="metrics-cell">
+                      {headlineMetrics(r.aggregateMetrics).map((m) => (
+                        <span
+                          key={m.name}
+                          className="metric-chip"
+                          title={`${m.name}: mean ${m.mean}${m.stderr != null ? ` ± ${m.stderr}` : ''} (n=${m.count})`}
+                        >
+                          {m.name} <b>{fmtNumber(m.mean)}</b>
+                        </span>
+                      ))}
+                      {r.aggregateMetrics.length === 0 && <span className="muted">–</span>}
+                    </div>
                   </td>
-                  <td className="num">{r.priority}</td>
                   <td>{fmtTime(r.startedAt)}</td>
                   <td className="num">{fmtDuration(elapsedMs(r.startedAt, r.finishedAt, now))}</td>
                 </tr>
@@ -146,13 +286,17 @@ export function RunsPage() {
       )}
       {total > PAGE && (
         <div className="pager">
-          <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>
+          <button type="button" disabled={filters.page === 0} onClick={() => setFilters((f) => ({ ...f, page: f.page - 1 }))}>
             ← newer
           </button>
           <span>
-            {page * PAGE + 1}–{page * PAGE + list.length} of {total}
+            {filters.page * PAGE + 1}–{filters.page * PAGE + list.length} of {total}
           </span>
-          <button type="button" disabled={(page + 1) * PAGE >= total} onClick={() => setPage(page + 1)}>
+          <button
+            type="button"
+            disabled={(filters.page + 1) * PAGE >= total}
+            onClick={() => setFilters((f) => ({ ...f, page: f.page + 1 }))}
+          >
             older →
           </button>
         </div>

@@ -1,0 +1,45 @@
+/** What the runs list shows of each run: the config that differs from the others in view, and its endings in words. */
+import { describe, expect, it } from 'vitest';
+import { endingParts, problemCount } from '../../web/src/lib/endings.js';
+import { configDiffs } from '../../web/src/lib/runConfig.js';
+
+describe('configDiffs', () => {
+  it('shows only the values that are not the same in every run, overrides as node.key', () => {
+    const diffs = configDiffs([
+      { id: 'a', spec: { seed: 0, episodeCount: 200, overrides: { agent: { epsilon: 0.1 } } } },
+      { id: 'b', spec: { seed: 1, episodeCount: 200, overrides: { agent: { epsilon: 0.3 }, env: { fail_at_step: 5 } } } },
+      { id: 'c', spec: { seed: 0, episodeCount: 200, dataset: 'mini', overrides: {} } },
+    ]);
+    const shown = (id: string) => diffs.get(id)!.map((c) => `${c.label}=${c.text}`);
+    expect(shown('a')).toEqual(['dataset=–', 'seed=0', 'agent.epsilon=0.1', 'env.fail_at_step=–']);
+    expect(shown('b')).toEqual(['dataset=–', 'seed=1', 'agent.epsilon=0.3', 'env.fail_at_step=5']);
+    expect(shown('c')).toEqual(['dataset=mini', 'seed=0', 'agent.epsilon=–', 'env.fail_at_step=–']);
+  });
+
+  it('shows a lone run its overrides, and nothing for a run without a spec', () => {
+    expect(
+      configDiffs([{ id: 'a', spec: { seed: 3, overrides: { agent: { epsilon: 0.1 } } } }])
+        .get('a')!
+        .map((c) => c.key),
+    ).toEqual(['agent.epsilon']);
+    expect(configDiffs([{ id: 'a' }, { id: 'b' }]).get('a')).toEqual([]);
+  });
+});
+
+describe('endingParts', () => {
+  it('says how episodes ended beyond completed, problems first', () => {
+    const counts = [
+      { status: 'COMPLETED' as const, count: 6 },
+      { status: 'BUDGET_EXHAUSTED' as const, count: 2 },
+      { status: 'ERROR' as const, count: 10 },
+      { status: 'TIMEOUT' as const, count: 1 },
+      { status: 'CRASHED' as const, count: 0 },
+    ];
+    expect(endingParts(counts).map((p) => [p.text, p.problem])).toEqual([
+      ['10 errors', true],
+      ['1 timeout', true],
+      ['2 out of budget', false],
+    ]);
+    expect(problemCount(counts)).toBe(11);
+  });
+});
