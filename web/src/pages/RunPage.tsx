@@ -10,6 +10,7 @@ import { EpisodeDrawer } from '../components/EpisodeDrawer.js';
 import { EpisodeTable } from '../components/EpisodeTable.js';
 import { MetricCards } from '../components/MetricCards.js';
 import { ProgressBar } from '../components/ProgressBar.js';
+import { RunReportSection } from '../components/RunReport.js';
 import { StatusBadge } from '../components/StatusBadge.js';
 import { Empty, ErrorBox, Loading } from '../components/States.js';
 import { TaskTable } from '../components/TaskTable.js';
@@ -131,6 +132,8 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
           </>
         )}
       </section>
+
+      <RunReportSection runId={run.id} status={run.status} />
 
       <RunCharts run={run} episodes={eps.episodes} metricNames={metricNames} onPick={open} />
 
