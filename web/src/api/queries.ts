@@ -40,7 +40,7 @@ export const EPISODE = graphql(
 
 /** An episode's event history (model and tool calls), asked apart so the drawer shows the record even when it is large. */
 export const EPISODE_EVENTS = graphql(
-  `query EpisodeEvents($id: ID!, $index: Int!) { run(id: $id) { id episode(index: $index) { index events } } }`,
+  `query EpisodeEvents($id: ID!, $index: Int!, $first: Int) { run(id: $id) { id episode(index: $index) { index events(first: $first) { total events } } } }`,
 );
 
 /** A run's evaluation report (report.json), null until it is written. */

@@ -6,10 +6,14 @@ import { fmtDuration, fmtNumber } from '../lib/format.js';
 import { Json } from './Json.js';
 import { ErrorBox, Loading } from './States.js';
 
+/** Events asked for at once: the server's largest page. */
+const EVENTS_PAGE = 2000;
+
 /** The conversation section of the episode drawer; absent for an episode without events (a non-model graph). */
 export function EpisodeConversation({ runId, index }: { runId: string; index: number }) {
-  const q = useQuery(EPISODE_EVENTS, { id: runId, index });
-  const events = q.data?.run?.episode?.events;
+  const q = useQuery(EPISODE_EVENTS, { id: runId, index, first: EVENTS_PAGE });
+  const page = q.data?.run?.episode?.events;
+  const events = page?.events;
   if (q.error && !events) return <ErrorBox error={q.error} title="The event history could not be loaded" onRetry={q.refetch} />;
   if (!events)
     return q.loading ? (
@@ -18,10 +22,10 @@ export function EpisodeConversation({ runId, index }: { runId: string; index: nu
       </div>
     ) : null;
   if (events.length === 0) return null;
-  return <Conversation events={events} />;
+  return <Conversation events={events} total={page?.total ?? events.length} />;
 }
 
-export function Conversation({ events }: { events: readonly unknown[] }) {
+export function Conversation({ events, total }: { events: readonly unknown[]; total: number }) {
   const items = conversationOf(events);
   const t = conversationTotals(items);
   return (
@@ -41,6 +45,11 @@ export function Conversation({ events }: { events: readonly unknown[] }) {
           <ChatEntry key={it.key} item={it} />
         ))}
       </ol>
+      {total > events.length && (
+        <p className="muted small">
+          The first {events.length} of {total} events are shown; the rest are in the episode's events.jsonl.
+        </p>
+      )}
     </section>
   );
 }
