@@ -3,16 +3,17 @@
  * episodes, infrastructure failures apart, per-class table, confusion matrix, top failures
  * and successes linking to their episodes, endings, cost per episode) and the episode
  * drawer's conversation (messages, the model's tool call, the tool's result, the final answer,
- * tokens, latency, cached and retry marks). The run directory is written by the test:
- * summary.json, the episode's events.jsonl and report.json, as an eval process leaves them.
+ * tokens, latency, cached and retry marks). The run directory is written by the test: a
+ * label-scored run's spec and summary.json and an episode's events.jsonl, as an eval process
+ * leaves them; the report is made from them as for any finished run.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { episodeDir, runsRoot } from '../../src/store/run-dir.js';
+import { episodeDir, FILES, runsRoot } from '../../src/store/run-dir.js';
+import { runSpecSchema } from '../../src/spec/run-spec.js';
 import { expectAccessible } from './axe.js';
 import { type Session, sessionPerTest } from './harness.js';
-import { writeSyntheticRun } from './synthetic-run.js';
 
 const RUN_ID = '20260102_090000';
 
@@ -69,83 +70,102 @@ const EVENTS = [
   },
 ];
 
-const brief = (index: number, score: number, answer: string, target: string) => ({
-  index,
-  episodeId: `sentiment/test/s${index}`,
-  status: 'COMPLETED',
-  score,
-  answer,
-  extracted: answer,
-  target,
-  explanation: score === 1 ? 'matches' : `expected ${target}`,
-});
+/** Sentiment labels: what each episode's sample expects and what the model answered (episode 5 never got an answer). */
+const TARGETS = ['negative', 'positive', 'positive', 'negative', 'positive'];
+const ANSWERS = ['negative', 'positive', 'maybe', 'positive', 'positive'];
 
-const REPORT = {
-  runId: RUN_ID,
-  graphName: 'qa_llm',
-  status: 'COMPLETED',
-  episodeCount: 6,
-  episodesDone: 6,
-  metrics: [
-    { name: 'score', mean: 0.6, count: 5, stderr: 0.245, min: 0, max: 1, ci95Low: 0.1, ci95High: 0.95, ciMethod: 'wilson' },
-    { name: 'llm_calls', mean: 1.5, count: 6, stderr: 0.2, min: 1, max: 2 },
-  ],
-  endings: [
-    { status: 'COMPLETED', count: 5, rate: 5 / 6 },
-    { status: 'INFRA_ERROR', count: 1, rate: 1 / 6 },
-  ],
-  infrastructureFailures: { count: 1, rate: 1 / 6 },
-  failed: 0,
-  retried: { episodes: 1, retries: 1 },
-  scorers: [
-    {
-      scorer: 'exact',
-      rescored: false,
-      count: 5,
-      mean: 0.6,
-      stderr: 0.245,
-      correct: 3,
-      accuracy: 0.6,
-      unscored: 0,
-      classification: {
-        count: 5,
-        accuracy: 0.6,
-        macroF1: 0.5,
-        perClass: [
-          { label: 'negative', precision: 1, recall: 0.5, f1: 0.667, support: 2 },
-          { label: 'positive', precision: 0.667, recall: 0.667, f1: 0.667, support: 3 },
-        ],
-        confusion: {
-          labels: ['negative', 'positive'],
-          predicted: ['negative', 'positive', '(other)'],
-          matrix: [
-            [1, 1, 0],
-            [0, 2, 1],
-          ],
-        },
-      },
-    },
-  ],
-  worst: [brief(4, 0, 'maybe', 'positive'), brief(2, 0, 'positive', 'negative')],
-  best: [brief(0, 1, 'negative', 'negative'), brief(1, 1, 'positive', 'positive')],
-  perEpisode: [
-    { metric: 'llm_calls', mean: 1.5, total: 9, count: 6 },
-    { metric: 'prompt_tokens', mean: 180, total: 1080, count: 6 },
-    { metric: 'durationMs', mean: 640, total: 3840, count: 6 },
-  ],
-};
+/** A finished label-scored run of 6 episodes: 5 scored by `exact`, one infrastructure failure. */
+async function writeLabelRun(outputsDir: string): Promise<string> {
+  const dir = join(runsRoot(outputsDir), RUN_ID);
+  await mkdir(join(dir, FILES.episodes), { recursive: true });
+  const t0 = Date.parse('2026-01-02T09:00:00.000Z');
+  const episodes = [0, 1, 2, 3, 4, 5].map((i) => {
+    const infra = i === 5;
+    const value = infra ? 0 : ANSWERS[i] === TARGETS[i] ? 1 : 0;
+    const startedAt = new Date(t0 + i * 1000).toISOString();
+    return {
+      index: i,
+      episodeId: `sentiment/test/s${i}`,
+      status: infra ? 'INFRA_ERROR' : 'COMPLETED',
+      steps: infra ? 0 : 1,
+      metrics: infra ? {} : { score: value, correct: value === 1, llm_calls: 1, prompt_tokens: 100 + 10 * i, completion_tokens: 2 },
+      seed: i,
+      workerId: i % 2,
+      durationMs: 500 + 10 * i,
+      startedAt,
+      finishedAt: new Date(t0 + i * 1000 + 500 + 10 * i).toISOString(),
+      stepBudget: 10,
+      assets: [],
+      ...(infra
+        ? { error: 'the endpoint did not answer after 4 retries' }
+        : {
+            scores: [
+              {
+                scorer: 'exact',
+                value,
+                answer: ANSWERS[i],
+                extracted: ANSWERS[i],
+                target: TARGETS[i],
+                explanation: value ? 'matches' : `expected ${TARGETS[i]}`,
+              },
+            ],
+          }),
+    };
+  });
+  const scored = episodes.slice(0, 5);
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const agg = (name: string, xs: number[]) => {
+    const m = mean(xs);
+    const sd = Math.sqrt(xs.reduce((a, b) => a + (b - m) ** 2, 0) / (xs.length - 1));
+    return { name, mean: m, count: xs.length, stderr: sd / Math.sqrt(xs.length), min: Math.min(...xs), max: Math.max(...xs) };
+  };
+  const createdAt = new Date(t0 - 1000).toISOString();
+  const finishedAt = new Date(t0 + 6000).toISOString();
+  const spec = runSpecSchema.parse({ runId: RUN_ID, graphName: 'qa_llm', episodeCount: 6, workerCount: 2, createdAt });
+  const summary = {
+    seq: 7,
+    runId: RUN_ID,
+    status: 'COMPLETED',
+    graphName: 'qa_llm',
+    episodeCount: 6,
+    workerCount: 2,
+    seed: 0,
+    priority: 0,
+    episodesDone: 6,
+    createdAt,
+    startedAt: new Date(t0).toISOString(),
+    finishedAt,
+    error: null,
+    aggregateMetrics: [
+      agg(
+        'score',
+        scored.map((e) => e.metrics.score as number),
+      ),
+      agg(
+        'prompt_tokens',
+        scored.map((e) => e.metrics.prompt_tokens as number),
+      ),
+    ],
+    aggregateByTask: {},
+    statusCounts: { COMPLETED: 5, INFRA_ERROR: 1 },
+    timedOut: false,
+    episodes,
+  };
+  await writeFile(join(dir, FILES.spec), JSON.stringify(spec, null, 2));
+  await writeFile(join(dir, FILES.summary), JSON.stringify(summary));
+  await writeFile(join(dir, FILES.done), `${finishedAt}\n`);
+  return dir;
+}
 
 const sessions = sessionPerTest();
 
 function openWithRun(): Promise<Session> {
   return sessions.open({
     prepare: async (out) => {
-      await writeSyntheticRun(out, { runId: RUN_ID, episodeCount: 6, workerCount: 2 });
-      const runDir = join(runsRoot(out), RUN_ID);
+      const runDir = await writeLabelRun(out);
       const ep = episodeDir(runDir, 1);
       await mkdir(ep, { recursive: true });
-      await writeFile(join(ep, 'events.jsonl'), EVENTS.map((e) => JSON.stringify(e)).join('\n') + '\n');
-      await writeFile(join(runDir, 'report.json'), JSON.stringify(REPORT, null, 2));
+      await writeFile(join(ep, 'events.jsonl'), `${EVENTS.map((e) => JSON.stringify(e)).join('\n')}\n`);
     },
   });
 }
@@ -176,19 +196,25 @@ describe('a model-backed run on the dashboard', { timeout: 60_000 }, () => {
       'negative',
       'positive',
     ]);
-    expect(await page.textContent('[data-testid=report-metrics]')).toMatch(/0\.1 … 0\.95/);
+    expect(await page.$$eval('[data-testid=report-metrics] tbody th', (hs) => hs.map((h) => h.textContent))).toEqual([
+      'score',
+      'prompt_tokens',
+    ]);
     expect(await page.$$eval('[data-testid=report-endings] th', (hs) => hs.map((h) => h.textContent))).toEqual([
       'completed',
       'infra error',
     ]);
-    expect(await page.textContent('[data-testid=report-costs]')).toMatch(/prompt_tokens\s*180\s*1080/);
+    // Per episode over the episodes that report it: prompt tokens 100 … 140, mean 120.
+    expect(await page.textContent('[data-testid=report-costs]')).toMatch(/prompt_tokens\s*120\s*600/);
+    expect(await page.$$eval('[data-testid=report-worst] tbody a', (as) => as.map((a) => a.textContent))).toEqual(['2', '3']);
+    expect(await page.$$eval('[data-testid=report-best] tbody a', (as) => as.map((a) => a.textContent))).toEqual(['0', '1', '4']);
     await expectAccessible(page, 'the run page with its report');
     await s.screenshot('llm-run-report');
 
     // The worst episode's link opens it in the drawer.
-    await page.click('[data-testid=report-worst] a[href$="/episodes/4"]');
-    await page.waitForSelector('[data-testid=episode-drawer][aria-label="episode 4"] .ep-summary');
-    expect(await page.evaluate(() => location.hash)).toBe(`#/runs/${RUN_ID}/episodes/4`);
+    await page.click('[data-testid=report-worst] a[href$="/episodes/2"]');
+    await page.waitForSelector('[data-testid=episode-drawer][aria-label="episode 2"] .ep-summary');
+    expect(await page.evaluate(() => location.hash)).toBe(`#/runs/${RUN_ID}/episodes/2`);
   });
 
   it("shows an episode's event history as a conversation with its tool call, tokens, latency, cache and retry marks", async () => {
