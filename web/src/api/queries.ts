@@ -40,6 +40,14 @@ export const EPISODE = graphql(
   [EpisodeRowFields],
 );
 
+/** An episode's event history (model and tool calls), asked apart so the drawer shows the record even when it is large. */
+export const EPISODE_EVENTS = graphql(
+  `query EpisodeEvents($id: ID!, $index: Int!, $first: Int) { run(id: $id) { id episode(index: $index) { index events(first: $first) { total events } } } }`,
+);
+
+/** A run's evaluation report (report.json), null until it is written. */
+export const RUN_REPORT = graphql(`query RunReport($id: ID!) { run(id: $id) { id status report } }`);
+
 export const RUN_PROGRESS = graphql(`subscription RunProgress($id: ID!) { runProgress(id: $id) { ...RunDetailFields } }`, [
   RunDetailFields,
 ]);

@@ -6,6 +6,7 @@ import { EPISODE } from '../api/queries.js';
 import { useQuery } from '../hooks/useQuery.js';
 import { fmtBytes, fmtDuration, fmtMetricValue, fmtTime } from '../lib/format.js';
 import { metricsOf } from '../lib/metrics.js';
+import { EpisodeConversation } from './Conversation.js';
 import { Json } from './Json.js';
 import { StatusBadge } from './StatusBadge.js';
 import { ErrorBox, Loading } from './States.js';
@@ -73,7 +74,8 @@ export function EpisodeDrawer({ runId, index, lastIndex, onClose, onGo }: Episod
           </button>
         </div>
       </header>
-      <div className="drawer-body">
+      {/* Focusable so the keyboard can scroll it when nothing inside takes focus (a conversation without links). */}
+      <section className="drawer-body" tabIndex={0} aria-label={`episode ${index} details`}>
         {q.error && !ep ? (
           <ErrorBox error={q.error} title="The episode could not be loaded" onRetry={q.refetch} />
         ) : !ep ? (
@@ -83,9 +85,9 @@ export function EpisodeDrawer({ runId, index, lastIndex, onClose, onGo }: Episod
             <ErrorBox error={`episode ${index} of run ${runId} has no record yet`} title="Not found" />
           )
         ) : (
-          <EpisodeBody ep={ep} logOffset={logOffset} setLogOffset={setLogOffset} />
+          <EpisodeBody runId={runId} ep={ep} logOffset={logOffset} setLogOffset={setLogOffset} />
         )}
-      </div>
+      </section>
     </aside>
   );
 }
@@ -94,7 +96,17 @@ function isEditable(t: EventTarget | null): boolean {
   return t instanceof HTMLElement && (t.isContentEditable || t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA');
 }
 
-function EpisodeBody({ ep, logOffset, setLogOffset }: { ep: EpisodeDetail; logOffset: number; setLogOffset(n: number): void }) {
+function EpisodeBody({
+  runId,
+  ep,
+  logOffset,
+  setLogOffset,
+}: {
+  runId: string;
+  ep: EpisodeDetail;
+  logOffset: number;
+  setLogOffset(n: number): void;
+}) {
   const images = ep.assets.filter((a) => a.mime.startsWith('image/'));
   const others = ep.assets.filter((a) => !a.mime.startsWith('image/'));
   const metrics = Object.entries(metricsOf(ep.metrics));
@@ -161,6 +173,7 @@ function EpisodeBody({ ep, logOffset, setLogOffset }: { ep: EpisodeDetail; logOf
           <p className="muted">No metrics were recorded.</p>
         )}
       </section>
+      <EpisodeConversation runId={runId} index={ep.index} />
       <section>
         <h3>Record</h3>
         <dl className="kv">

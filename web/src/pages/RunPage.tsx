@@ -12,6 +12,7 @@ import { MetricCards } from '../components/MetricCards.js';
 import { RunAbout } from '../components/RunAbout.js';
 import { RunEndings } from '../components/RunEndings.js';
 import { ProgressBar } from '../components/ProgressBar.js';
+import { RunReportSection } from '../components/RunReport.js';
 import { StatusBadge } from '../components/StatusBadge.js';
 import { Empty, ErrorBox, Loading } from '../components/States.js';
 import { TaskTable } from '../components/TaskTable.js';
@@ -144,6 +145,8 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
           </>
         )}
       </section>
+
+      <RunReportSection runId={run.id} status={run.status} />
 
       <RunCharts run={run} episodes={eps.episodes} metricNames={metricNames} onPick={open} />
 
