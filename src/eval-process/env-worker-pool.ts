@@ -1,7 +1,7 @@
 /**
  * EnvWorkerPool: N worker slots, each owning one host per replicated nodeset of the graph
  * (`env_gridnav#0` … `#N-1`; a single untagged host when N = 1). Worker k only ever leases
- * slot k, so an episode chunk stays on one env process; a slot whose host died is respawned
+ * slot k, so every episode a worker takes runs on its own env processes; a slot whose host died is respawned
  * before its next episode.
  */
 import { errorMessage } from '../errors.js';
