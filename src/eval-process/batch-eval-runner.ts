@@ -20,6 +20,7 @@ import type { EnvWorkerPool, WorkerSlot } from './env-worker-pool.js';
 import { EpisodeCursor } from './episode-cursor.js';
 import { resolveStepBudget } from './step-budget.js';
 import { perCallTimeoutSecOf } from '../spec/run-spec.js';
+import { effectiveWorkerCount } from '../spec/effective-workers.js';
 import type { SummaryWriter } from './summary-writer.js';
 
 /** setTimeout's longest delay; a longer one would fire at once. */
@@ -120,8 +121,7 @@ export class BatchEvalRunner {
   async execute(): Promise<void> {
     const { spec, pool } = this.#o;
     const cursor = new EpisodeCursor(spec.episodeCount);
-    // More workers than episodes would only start hosts that never get one.
-    const workers = Math.max(1, Math.min(pool.workerCount, spec.episodeCount));
+    const workers = Math.min(pool.workerCount, effectiveWorkerCount(spec));
     try {
       // Settled, not raced: a worker that fails stops the others, but each one's in-flight episode still gets its record before the run ends.
       const results = await Promise.allSettled(Array.from({ length: workers }, (_, k) => this.#work(k, cursor)));

@@ -16,6 +16,7 @@ import type { GraphSpec } from '../core/types.js';
 import type { RunStatus } from '../statuses.js';
 import { readJson, writeJsonAtomic } from '../store/atomic.js';
 import { SpecInvalidError } from '../spec/spec-errors.js';
+import { effectiveWorkerCount } from '../spec/effective-workers.js';
 import { FILES, readSharedUrls, readSpec, readSummary, touchDone, writeSummary } from '../store/run-dir.js';
 import type { EpisodeRecord, RunSpec, RunSummary, SharedUrls } from '../store/types.js';
 import { storageCodeOf } from '../store/storage-fault.js';
@@ -100,7 +101,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       shared,
       replicated,
       lent: opts.sharedUrls ?? (await readSharedUrls(runDir)),
-      workerCount: Math.max(1, Math.min(spec.workerCount, spec.episodeCount)),
+      workerCount: effectiveWorkerCount(spec),
       ...(opts.hostEnv ? { env: opts.hostEnv } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       onStderr: log,
