@@ -7,8 +7,8 @@
  *   2 cores; both runs use the same settings);
  * - the time from the eval process's start to its first episode with 8 workers (target ≤ 1 s).
  * Speedups compare the episode phase (first episode start → last episode end), beside the
- * whole run including host start-up; "balance bound" is the best speedup the contiguous
- * chunks allow (total steps / steps of the longest chunk). Worker 0 starts as soon as its own
+ * whole run including host start-up; "balance bound" is the best speedup the way episodes
+ * fell to workers allows (total steps / steps of the busiest worker). Worker 0 starts as soon as its own
  * hosts are up and the other workers' hosts boot meanwhile, so the episode phase also holds
  * their start-up; "worker span" is the longest time one worker spent from its first episode's
  * start to its last episode's end, which leaves that start-up out. Needs a build (hosts and the eval
@@ -22,7 +22,6 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { execa } from 'execa';
-import { partitionContiguous } from '../src/eval-process/partition-contiguous.js';
 import { runBatch } from '../src/eval-process/run-batch.js';
 import { EVAL_PROCESS_MAIN, HOST_MAIN } from '../src/paths.js';
 import { createRunDir, writeSpec } from '../src/store/run-dir.js';
@@ -78,7 +77,9 @@ async function timeRun(outputs: string, input: SpecInput, workers: number): Prom
   if (summary.status !== 'COMPLETED')
     throw new Error(`bench run ${summary.runId} ended ${summary.status}: ${summary.error?.message ?? ''}`);
   const steps = summary.episodes.map((e) => e.steps);
-  const chunkSteps = partitionContiguous(steps, workers).map((c) => c.reduce((a, b) => a + b, 0));
+  const stepsByWorker = new Map<number, number>();
+  for (const e of summary.episodes) stepsByWorker.set(e.workerId, (stepsByWorker.get(e.workerId) ?? 0) + e.steps);
+  const chunkSteps = [...stepsByWorker.values()];
   const total = steps.reduce((a, b) => a + b, 0);
   return {
     workers,

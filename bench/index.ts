@@ -1,9 +1,10 @@
 /**
  * `npm run bench`: every benchmark, one after another, each printing its own table of
  * figures measured side by side in this run (absolute times vary on a shared machine; the
- * ratios are what to read). `npm run bench -- host eval` runs a subset.
+ * ratios are what to read). `npm run bench -- host eval` runs a subset; flags after the
+ * names go to the benchmarks that take them (`npm run bench -- scaling --quick`).
  */
-const BENCHES: Record<string, () => Promise<void>> = {
+const BENCHES: Record<string, (flags: string[]) => Promise<void>> = {
   executor: async () => (await import('./executor.js')).benchExecutor(),
   host: async () => (await import('./host.js')).benchHost(),
   eval: async () => (await import('./eval.js')).benchEval(),
@@ -12,9 +13,13 @@ const BENCHES: Record<string, () => Promise<void>> = {
   export: async () => (await import('./export.js')).benchExport(),
   llm: async () => (await import('./llm.js')).benchLlm(),
   compare: async () => (await import('./compare.js')).benchCompare(),
+  scaling: async (flags) => (await import('./scaling.js')).benchScaling(flags),
 };
 
-const wanted = process.argv.slice(2);
+const args = process.argv.slice(2);
+const firstFlag = args.findIndex((a) => a.startsWith('--'));
+const wanted = firstFlag < 0 ? args : args.slice(0, firstFlag);
+const flags = firstFlag < 0 ? [] : args.slice(firstFlag);
 const unknown = wanted.filter((w) => !(w in BENCHES));
 if (unknown.length > 0) {
   console.error(`unknown benchmark(s): ${unknown.join(', ')}; choose from ${Object.keys(BENCHES).join(', ')}`);
@@ -23,6 +28,6 @@ if (unknown.length > 0) {
 for (const [name, run] of Object.entries(BENCHES)) {
   if (wanted.length > 0 && !wanted.includes(name)) continue;
   console.log(`\n=== ${name} ===`);
-  await run();
+  await run(flags);
 }
 process.exit(0);

@@ -13,7 +13,7 @@ import { listeningLine } from './listen-urls.js';
 import { intFlag } from './args.js';
 
 const USAGE =
-  'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …] [--allowed-hosts NAME,…] [--ram-mb MB] [--vram-mb MB]\n' +
+  'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …] [--allowed-hosts NAME,…] [--ram-mb MB] [--vram-mb MB] [--cores N]\n' +
   '  listening on a non-loopback host requires EVAL_API_TOKEN; clients send "Authorization: Bearer <token>"';
 
 export interface ServeArgs {
@@ -24,6 +24,8 @@ export interface ServeArgs {
   allowedOrigins: string[];
   /** Admission's static ledger, used only for a resource that cannot be measured. */
   staticCapacity: { ramMb?: number; vramMb?: number };
+  /** CPU cores admission shares out among runs; absent: the machine's (os.availableParallelism()). */
+  cores?: number;
   /** Host names besides loopback ones the server may be addressed by (comma-separated, repeatable). */
   allowedHosts: string[];
   help: boolean;
@@ -44,6 +46,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
           'allow-origin': { type: 'string', multiple: true },
           'ram-mb': { type: 'string' },
           'vram-mb': { type: 'string' },
+          cores: { type: 'string' },
           'allowed-hosts': { type: 'string', multiple: true },
           help: { type: 'boolean', short: 'h' },
         },
@@ -68,9 +71,11 @@ export function parseServeArgs(argv: string[]): ServeArgs {
     const mb = intFlag(flag, v[flag], 0, 'a whole number of MB (0 or more)');
     if (mb !== undefined) staticCapacity[key] = mb;
   }
+  const cores = intFlag('cores', v.cores, 1, 'a whole number of cores (1 or more)');
   return {
     port,
     host,
+    ...(cores !== undefined ? { cores } : {}),
     outputsDir: v.outputs ?? DEFAULT_OUTPUTS_DIR,
     cancelRunningOnExit: v['cancel-running-on-exit'] === true,
     allowedOrigins: v['allow-origin'] ?? [],
@@ -97,7 +102,7 @@ export async function run(argv: string[]): Promise<number> {
     host: args.host,
     allowedOrigins: args.allowedOrigins,
     allowedHosts: args.allowedHosts,
-    scheduler: { staticCapacity: args.staticCapacity },
+    scheduler: { staticCapacity: args.staticCapacity, ...(args.cores !== undefined ? { cores: args.cores } : {}) },
   });
   const { url, port } = await app.start(args.port);
   process.stdout.write(`${listeningLine(args.host, port, url)}\n`);

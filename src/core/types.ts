@@ -93,6 +93,11 @@ export interface PanelSpec {
 export interface ResourceSpec {
   ramMb?: number;
   vramMb?: number;
+  /**
+   * CPU cores one host uses while it works, for admission; of a replicated nodeset, per worker.
+   * A latency-bound env (one that mostly waits) declares less than 1. @default 1
+   */
+  cores?: number;
 }
 
 export interface BatchingSpec {

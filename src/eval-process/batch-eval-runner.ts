@@ -1,7 +1,7 @@
 /**
- * BatchEvalRunner: runs a run's episodes over the worker pool. Episodes are cut into
- * contiguous chunks (array_split sizes); worker k drains only its own chunk on its own slot,
- * with no step barrier between workers. Each episode: env panel cascade + play + load, step
+ * BatchEvalRunner: runs a run's episodes over the worker pool. Each worker, pinned to its own
+ * slot, takes the next episode index from a shared cursor when it is free, with no step
+ * barrier between workers. Each episode: env panel cascade + play + load, step
  * budget resolution, a fresh LoopRunner under a wall-clock limit, a full record whatever the
  * ending, eviction of its keyed state, then the record is appended and the aggregates
  * recomputed under the summary lock.
@@ -17,9 +17,10 @@ import type { EpisodeRecord, RunSpec, RunSummary } from '../store/types.js';
 import { outcomeOfException, outcomeOfResult, type AbortCause, type EpisodeOutcome } from './episode-outcome.js';
 import { EpisodeWriter } from './episode-writer.js';
 import type { EnvWorkerPool, WorkerSlot } from './env-worker-pool.js';
-import { partitionContiguous } from './partition-contiguous.js';
+import { EpisodeCursor } from './episode-cursor.js';
 import { resolveStepBudget } from './step-budget.js';
 import { perCallTimeoutSecOf } from '../spec/run-spec.js';
+import { effectiveWorkerCount } from '../spec/effective-workers.js';
 import type { SummaryWriter } from './summary-writer.js';
 
 /** setTimeout's longest delay; a longer one would fire at once. */
@@ -116,14 +117,14 @@ export class BatchEvalRunner {
     }
   }
 
-  /** Runs every episode; resolves when each worker has drained its chunk (or stopped on cancel). */
+  /** Runs every episode; resolves when the cursor is drained and every worker is idle (or stopped on cancel). */
   async execute(): Promise<void> {
     const { spec, pool } = this.#o;
-    const indices = Array.from({ length: spec.episodeCount }, (_, i) => i);
-    const chunks = partitionContiguous(indices, pool.workerCount);
+    const cursor = new EpisodeCursor(spec.episodeCount);
+    const workers = Math.min(pool.workerCount, effectiveWorkerCount(spec));
     try {
       // Settled, not raced: a worker that fails stops the others, but each one's in-flight episode still gets its record before the run ends.
-      const results = await Promise.allSettled(chunks.map((chunk, k) => this.#work(k, chunk)));
+      const results = await Promise.allSettled(Array.from({ length: workers }, (_, k) => this.#work(k, cursor)));
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) throw failed.reason;
     } finally {
@@ -131,17 +132,20 @@ export class BatchEvalRunner {
     }
   }
 
-  async #work(workerId: number, chunk: number[]): Promise<void> {
-    if (chunk.length === 0) return;
+  async #work(workerId: number, cursor: EpisodeCursor): Promise<void> {
+    if (cursor.remaining === 0) return;
     const { pool, spec } = this.#o;
     const callerId = `${spec.runId}/w${workerId}`;
     const slot = pool.lease(workerId);
     try {
       await pool.ready(workerId);
-      for (const index of chunk) {
-        if (this.#stopped()) break;
+      for (;;) {
+        if (this.#stopped() || cursor.remaining === 0) break;
         await pool.ensureHealthy(workerId, this.#o.signal);
         if (this.#stopped()) break;
+        // Taken only once the slot is healthy, so a respawn never holds an episode another worker could run.
+        const index = cursor.take();
+        if (index === null) break;
         const record = await this.#runEpisode(slot, index, callerId);
         if (record.status === 'CRASHED' || (record.status === 'TIMEOUT' && !(await answers(slot)))) pool.markSuspect(workerId);
       }

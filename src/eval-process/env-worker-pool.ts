@@ -1,7 +1,7 @@
 /**
  * EnvWorkerPool: N worker slots, each owning one host per replicated nodeset of the graph
  * (`env_gridnav#0` … `#N-1`; a single untagged host when N = 1). Worker k only ever leases
- * slot k, so an episode chunk stays on one env process; a slot whose host died is respawned
+ * slot k, so every episode a worker takes runs on its own env processes; a slot whose host died is respawned
  * before its next episode.
  */
 import { errorMessage } from '../errors.js';
@@ -22,6 +22,11 @@ export interface EnvWorkerPoolOptions {
   onStderr?: (line: string) => void;
   /** Each host once it is up, respawns included. */
   onHostStarted?: (host: HostInfo) => void;
+  /**
+   * Boot every slot's hosts at once instead of after `startOthers()`: right where the machine
+   * has a core for each host, so start-up costs one host's boot, not two in a row. @default false
+   */
+  startAllAtOnce?: boolean;
 }
 
 export interface HostInfo {
@@ -70,7 +75,8 @@ export class EnvWorkerPool {
    * Starts slot 0's hosts and resolves once they are up; the other slots' hosts start together
    * in the background after `startOthers()` (`ready(k)` waits for slot k). On 2 cores, booting
    * every host at once would hold the first episode back until the last host is up. When
-   * slot 0 cannot start, whatever started is stopped and the error is thrown.
+   * slot 0 cannot start, whatever started is stopped and the error is thrown. With
+   * `startAllAtOnce` every slot boots at once (a machine with a core per host).
    */
   static async open(opts: EnvWorkerPoolOptions): Promise<EnvWorkerPool> {
     if (!Number.isInteger(opts.workerCount) || opts.workerCount < 1)
@@ -87,16 +93,17 @@ export class EnvWorkerPool {
     const pool = new EnvWorkerPool(opts, slots);
     const [first, ...rest] = slots;
     first!.starting = pool.#startSlot(first!);
+    for (const slot of rest) {
+      slot.starting = pool.#othersGate.then(() => pool.#startSlot(slot));
+      // Reported by ready(k) to the worker that needs the slot.
+      slot.starting.catch(() => {});
+    }
+    if (opts.startAllAtOnce) pool.#openGate();
     try {
       await first!.starting;
     } catch (err) {
       await pool.close();
       throw err;
-    }
-    for (const slot of rest) {
-      slot.starting = pool.#othersGate.then(() => pool.#startSlot(slot));
-      // Reported by ready(k) to the worker that needs the slot.
-      slot.starting.catch(() => {});
     }
     return pool;
   }

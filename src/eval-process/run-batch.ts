@@ -16,6 +16,7 @@ import type { GraphSpec } from '../core/types.js';
 import type { RunStatus } from '../statuses.js';
 import { readJson, writeJsonAtomic } from '../store/atomic.js';
 import { SpecInvalidError } from '../spec/spec-errors.js';
+import { effectiveWorkerCount } from '../spec/effective-workers.js';
 import { FILES, readSharedUrls, readSpec, readSummary, touchDone, writeSummary } from '../store/run-dir.js';
 import { writeReport } from '../store/report.js';
 import type { EpisodeRecord, RunSpec, RunSummary, SharedUrls } from '../store/types.js';
@@ -101,11 +102,11 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       shared,
       replicated,
       lent: opts.sharedUrls ?? (await readSharedUrls(runDir)),
-      workerCount: Math.max(1, Math.min(spec.workerCount, spec.episodeCount)),
       // The run's workspace reaches its hosts too (env_dataset reads its datasets there), also when this process's environment has another.
       ...(opts.hostEnv || workspaceDir
         ? { env: { ...opts.hostEnv, ...(workspaceDir ? { ACTIVE_WORKSPACE_DIR: workspaceDir } : {}) } }
         : {}),
+      workerCount: effectiveWorkerCount(spec),
       ...(opts.signal ? { signal: opts.signal } : {}),
       onStderr: log,
       ...(opts.onHostStarted ? { onHostStarted: opts.onHostStarted } : {}),

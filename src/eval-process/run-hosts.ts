@@ -2,6 +2,7 @@
  * The hosts of one run: the shared nodesets it borrows by URL (never stopped) or starts itself
  * when nobody lends them (the CLI case), and the worker pool of replicated env hosts.
  */
+import { availableParallelism } from 'node:os';
 import { spawnHost, type HostProcess } from '../host/host-process.js';
 import type { NodesetEntry, NodesetRegistry } from '../nodeset-registry/registry.js';
 import type { SharedUrls } from '../store/types.js';
@@ -16,6 +17,8 @@ export interface StartRunHostsOptions {
   /** Shared nodesets lent by the backend: name → URL. */
   lent: SharedUrls;
   workerCount: number;
+  /** CPU cores of the machine: where there is one per host to boot, every host boots at once. @default os.availableParallelism() */
+  cores?: number;
   env?: Record<string, string>;
   signal?: AbortSignal;
   onStderr?(line: string): void;
@@ -38,7 +41,8 @@ const info = (h: HostProcess): HostInfo => ({ nodeset: h.nodeset, tag: h.tag, ur
 
 /**
  * Starts (or borrows) the shared hosts and worker 0's env hosts together and resolves when they
- * are up; the other workers' hosts wait for `pool.startOthers()`. On failure, everything
+ * are up; the other workers' hosts wait for `pool.startOthers()`, unless the machine has a core
+ * for every host to boot: then they all boot at once. On failure, everything
  * already started is stopped before the error is thrown.
  */
 export async function startRunHosts(o: StartRunHostsOptions): Promise<RunHosts> {
@@ -60,8 +64,10 @@ export async function startRunHosts(o: StartRunHostsOptions): Promise<RunHosts> 
     o.registry.attachUrl(entry.name, host.url);
     return [entry.name, host.url];
   });
+  const toBoot = o.workerCount * o.replicated.length + o.shared.filter((e) => !o.lent[e.name]).length;
   const poolStart = EnvWorkerPool.open({
     workerCount: o.workerCount,
+    startAllAtOnce: toBoot <= (o.cores ?? availableParallelism()),
     nodesets: o.replicated,
     ...(o.env ? { env: o.env } : {}),
     ...(o.signal ? { signal: o.signal } : {}),

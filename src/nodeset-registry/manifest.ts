@@ -63,7 +63,13 @@ export const manifestSchema = z
     parallelism: z.enum(['shared', 'replicated']),
     functions: z.array(functionSchema).min(1),
     panel: panelSchema.optional(),
-    resources: z.looseObject({ ramMb: z.number().nonnegative().optional(), vramMb: z.number().nonnegative().optional() }).optional(),
+    resources: z
+      .looseObject({
+        ramMb: z.number().nonnegative().optional(),
+        vramMb: z.number().nonnegative().optional(),
+        cores: z.number().nonnegative().optional(),
+      })
+      .optional(),
     batching: z
       .looseObject({
         maxBatchSize: positiveInt.optional(),

@@ -25,6 +25,11 @@ const ResourceEstimateRef = builder.objectRef<ResourceEstimate>('ResourceEstimat
     ramMb: t.exposeFloat('ramMb', { description: 'RAM in MB.' }),
     vramMb: t.exposeFloat('vramMb', { description: 'GPU memory in MB.' }),
     source: t.field({ type: EstimateSourceRef, description: 'Where the figures come from.', resolve: (e) => e.source }),
+    cores: t.float({
+      nullable: true,
+      description: 'CPU cores: measured on earlier runs of the graph, else declared by its replicated nodesets (null: not counted).',
+      resolve: (e) => e.cores ?? null,
+    }),
   }),
 });
 

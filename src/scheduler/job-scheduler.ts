@@ -18,6 +18,7 @@ import { labelsOf } from '../spec/run-labels.js';
 import { lockedReason, planAdmission } from './admission/admission.js';
 import { cancelQueuedJob, stopJob, waitForExits } from './job/cancel-job.js';
 import { estimateRun, nodesetCosts } from './admission/estimate.js';
+import { effectiveWorkerCount } from '../spec/effective-workers.js';
 import { finalizeJob, retryUnrecorded } from './job/finalize-job.js';
 import { InteractiveLock } from './admission/interactive-lock.js';
 import { createJob, type Job, type JobContext, type UnrecordedRun } from './job/job.js';
@@ -167,12 +168,13 @@ export class JobScheduler {
     try {
       const graph = await inspectRunGraph({ graphName: input.graphName, overrides: input.overrides, ...graphDirs });
       await assertDatasetSelection(graph.nodesets, input, graphDirs.workspaceDir);
-      const { workerCount } = input;
+      const workerCount = effectiveWorkerCount(input);
       const estimate = estimateRun({
         workerCount,
         nodesets: nodesetCosts(graph.nodesets),
         calibratedPeakMb: this.catalog.calibratedPeak(input.graphName, workerCount),
         calibratedVramPeakMb: this.catalog.calibratedVramPeak(input.graphName, workerCount),
+        calibratedCores: this.catalog.calibratedCores(input.graphName, workerCount),
         ...(input.marginalVramMb !== undefined ? { marginalVramMb: input.marginalVramMb } : {}),
       });
       const vramTotal = this.lastSample.vramTotalMb ?? staticCapacity.vramMb;
@@ -466,6 +468,7 @@ export class JobScheduler {
         vramTotalMb: sample.vramTotalMb,
         staticRamMb: staticCapacity.ramMb,
         staticVramMb: staticCapacity.vramMb,
+        cores: this.settings.cores,
       },
       lockHolder: this.lock.holder,
       now,

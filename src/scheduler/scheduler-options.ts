@@ -2,6 +2,7 @@
  * JobScheduler's options, their defaults, and their checks: a bad value fails at construction,
  * naming the option and what it got.
  */
+import { availableParallelism } from 'node:os';
 import { BadInputError } from '../errors.js';
 import { EVAL_PROCESS_MAIN } from '../paths.js';
 import { ResourceSampler, type ResourceSource } from './admission/resource-sampler.js';
@@ -25,6 +26,11 @@ export interface JobSchedulerOptions {
   sharedHostIdleMs?: number;
   /** Capacity of the static ledger, used for a resource that cannot be measured (e.g. VRAM without an NVIDIA GPU). @default none: not a constraint */
   staticCapacity?: { ramMb?: number; vramMb?: number };
+  /**
+   * CPU cores admission shares out among runs (each run holds its core estimate while it runs).
+   * @default os.availableParallelism()
+   */
+  cores?: number;
   /** Free RAM/VRAM and process-tree RSS. @default new ResourceSampler() */
   sampler?: ResourceSource;
   /** How often the RSS of each running eval process tree is sampled (calibration, memory budgets). @default 1000 */
@@ -53,6 +59,7 @@ export interface SchedulerSettings {
   rssSampleIntervalMs: number;
   evalProcessMain: string;
   staticCapacity: { ramMb?: number; vramMb?: number };
+  cores: number;
   sampler: ResourceSource;
   /** True when the sampler is the default one, which close() then stops. */
   ownsSampler: boolean;
@@ -99,6 +106,7 @@ export function resolveSchedulerOptions(options: JobSchedulerOptions): Scheduler
     ...settings,
     evalProcessMain: options.evalProcessMain ?? EVAL_PROCESS_MAIN,
     staticCapacity: { ...options.staticCapacity },
+    cores: positive('cores', options.cores, availableParallelism(), false),
     sampler: options.sampler ?? new ResourceSampler(),
     ownsSampler: options.sampler === undefined,
     graphDirs: {

@@ -13,6 +13,10 @@ export interface ResourceEstimate {
   ramMb: number;
   vramMb: number;
   source: EstimateSource;
+  /** CPU cores the run keeps busy: measured on earlier runs of its graph, else declared (absent: not counted). */
+  cores?: number;
+  /** Where the core figure came from. */
+  coresSource?: 'calibrated' | 'declared';
 }
 
 export interface QueueEntry {

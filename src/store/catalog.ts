@@ -16,6 +16,7 @@ import type { MetricAggregate, RunSummary } from './types.js';
 import { RUN_DEFAULTS } from '../spec/run-spec.js';
 import { matchesSearch, type RunLabels } from '../spec/run-labels.js';
 import { readRunLabels } from './labels-file.js';
+import { effectiveWorkerCount } from '../spec/effective-workers.js';
 
 export const CATALOG_FILE = 'db.json';
 /** Calibration samples kept per (graph, worker count); the estimate is the largest of them. */
@@ -48,6 +49,8 @@ export interface CalibrationSample {
   peakRssMb: number;
   /** Largest GPU memory of the run's processes, MB; absent where it was not measured (or none was used). */
   peakVramMb?: number;
+  /** Average CPU cores the run's processes kept busy (CPU time / wall time); absent where not measured. */
+  cpuCores?: number;
   recordedAt: string;
 }
 
@@ -85,6 +88,8 @@ export interface ProcessRecord {
   peakRssMb?: number;
   /** Largest GPU memory of the process tree seen while it ran (nvidia-smi), MB; absent when none was seen. */
   peakVramMb?: number;
+  /** Average CPU cores the process tree kept busy while it was sampled (CPU time / wall time). */
+  cpuCores?: number;
   exitCode?: number | null;
   signal?: string | null;
   /** When the backend saw the process exit. */
@@ -258,9 +263,10 @@ export class RunCatalog {
     if (proc?.peakRssMb !== undefined && summary.status === 'COMPLETED' && isDone(runDir)) {
       this.pushCalibration({
         graphName: summary.graphName,
-        workerCount: summary.workerCount,
+        workerCount: effectiveWorkerCount(summary),
         peakRssMb: proc.peakRssMb,
         ...(typeof proc.peakVramMb === 'number' && proc.peakVramMb > 0 ? { peakVramMb: proc.peakVramMb } : {}),
+        ...(typeof proc.cpuCores === 'number' && proc.cpuCores > 0 ? { cpuCores: proc.cpuCores } : {}),
         recordedAt: summary.finishedAt ?? summary.createdAt,
       });
     }
@@ -355,9 +361,10 @@ export class RunCatalog {
     return this.listRuns(opts).length;
   }
 
-  recordCalibration(graphName: string, workerCount: number, peakRssMb: number, peakVramMb?: number): void {
+  recordCalibration(graphName: string, workerCount: number, peakRssMb: number, peakVramMb?: number, cpuCores?: number): void {
     const vram = peakVramMb !== undefined && peakVramMb > 0 ? { peakVramMb } : {};
-    this.pushCalibration({ graphName, workerCount, peakRssMb, ...vram, recordedAt: new Date().toISOString() });
+    const cpu = cpuCores !== undefined && cpuCores > 0 ? { cpuCores } : {};
+    this.pushCalibration({ graphName, workerCount, peakRssMb, ...vram, ...cpu, recordedAt: new Date().toISOString() });
     this.schedule();
   }
 
@@ -386,6 +393,16 @@ export class RunCatalog {
     for (const s of this.db.data.calibration) {
       if (s.graphName === graphName && s.workerCount === workerCount && typeof s.peakVramMb === 'number')
         peak = Math.max(peak ?? 0, s.peakVramMb);
+    }
+    return peak;
+  }
+
+  /** The largest average CPU cores of those runs, or null when none had its CPU measured. */
+  calibratedCores(graphName: string, workerCount: number): number | null {
+    let peak: number | null = null;
+    for (const s of this.db.data.calibration) {
+      if (s.graphName === graphName && s.workerCount === workerCount && typeof s.cpuCores === 'number')
+        peak = Math.max(peak ?? 0, s.cpuCores);
     }
     return peak;
   }

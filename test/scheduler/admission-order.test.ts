@@ -40,7 +40,7 @@ describe('admission order', () => {
   it('skips a job that does not fit instead of blocking the ones behind it', async () => {
     const sampler = new FixedSampler({ ramFreeMb: 500 });
     const h = await makeScheduler({ sampler });
-    const big = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 1, workerCount: 8 });
+    const big = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 8, workerCount: 8 });
     const small = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 1, overrides: slow(20) });
     await waitForStatus(h, small.runId, 'RUNNING');
     await h.scheduler.tick();
@@ -61,7 +61,7 @@ describe('admission order', () => {
     const h = await makeScheduler({ sampler, starvationMs: 300 });
     const s1 = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 2, overrides: slow(100) });
     await waitForStatus(h, s1.runId, 'RUNNING');
-    const big = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 1, workerCount: 8, overrides: slow(100) });
+    const big = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 8, workerCount: 8, overrides: slow(100) });
     await waitFor('the big job to reserve', () => h.scheduler.queue().find((e) => e.runId === big.runId && e.reserving));
     // Without the reservation this one would fit now: 900 − 200 (running) ≥ 200.
     const s2 = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 1 });
@@ -120,6 +120,27 @@ describe('admission order', () => {
 
     await h.scheduler.cancel(a.runId);
     await waitForStatus(h, b.runId, ['RUNNING', 'COMPLETED']);
+  });
+
+  it('counts CPU cores: two runs that together need more cores than the machine has do not start together', async () => {
+    // A 4-core machine; gridnav_planner needs 1 core per worker (env_gridnav declares none: the default 1).
+    const h = await makeScheduler({ sampler: new FixedSampler(), cores: 4 });
+    const a = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 3, workerCount: 3, overrides: slow(50) });
+    await waitForStatus(h, a.runId, 'RUNNING');
+    const b = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 3, workerCount: 3 });
+    // More workers than episodes: estimated (and run) as 2 workers, 2 cores.
+    const c = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 2, workerCount: 16 });
+    await h.scheduler.tick();
+    const queue = h.scheduler.queue();
+    expect(queue.map((e) => e.runId)).toEqual([b.runId, c.runId]);
+    expect(queue[0]).toMatchObject({ waitingReason: 'needs 3 cores, 1 free', estimate: { cores: 3, coresSource: 'declared' } });
+    expect(queue[1]).toMatchObject({ waitingReason: 'needs 2 cores, 1 free', estimate: { cores: 2, ramMb: 280 } });
+    expect(h.scheduler.activeJobs().map((j) => j.reservation.cores)).toEqual([3]);
+
+    await h.scheduler.cancel(a.runId);
+    await waitForStatus(h, b.runId, ['RUNNING', 'COMPLETED']);
+    expect(h.started.slice(0, 2)).toEqual([a.runId, b.runId]);
+    await waitForStatus(h, c.runId, 'COMPLETED');
   });
 
   it('refuses submissions past the queue capacity with QUEUE_FULL naming it', async () => {

@@ -128,6 +128,26 @@ describe('planAdmission', () => {
     ]);
   });
 
+  it('shares out CPU cores as a ledger and says what is missing', () => {
+    const cjob = (id: string, cores: number) => ({
+      ...job(id, 10),
+      estimate: { ramMb: 10, vramMb: 0, source: 'declared' as const, cores },
+    });
+    const capacity = { ramFreeMb: 1000, vramFreeMb: null, ramTotalMb: 8000, vramTotalMb: null, cores: 8 };
+    const busy = { ...running('x', 10), reservation: { ramMb: 10, vramMb: 0, source: 'declared' as const, cores: 2 } };
+    const r = plan({ capacity, queue: [cjob('a', 4), cjob('b', 6), cjob('c', 2), cjob('d', 0.5)], running: [busy] });
+    expect(r.admit).toEqual(['a', 'c']);
+    expect(r.waiting.get('b')?.waitingReason).toBe('needs 6 cores, 2 free');
+    expect(r.waiting.get('d')?.waitingReason).toBe('needs 0.5 cores, 0 free');
+    expect([r.coresAvailable, r.reservedCores]).toEqual([6, 2]);
+    // Wider than the machine: it waits for every core, then runs alone instead of never.
+    const wide = plan({ capacity, queue: [cjob('w', 16)], running: [busy] });
+    expect(wide.waiting.get('w')?.waitingReason).toBe('needs all 8 cores of this machine (estimated 16 cores), 6 free');
+    expect(plan({ capacity, queue: [cjob('w', 16)] }).admit).toEqual(['w']);
+    // Without a core count, cores are not a constraint.
+    expect(plan({ queue: [cjob('a', 1000)] }).admit).toEqual(['a']);
+  });
+
   it('formats sizes for people', () => {
     expect(formatMb(300)).toBe('300 MB');
     expect(formatMb(3174)).toBe('3.1 GB');

@@ -45,6 +45,8 @@ export async function makeScheduler(
     tickIntervalMs: 200,
     sharedHostIdleMs: 60_000,
     cancelGraceMs: 3000,
+    // Wide enough that cores never decide admission unless a test sets them (the machine may have 2).
+    cores: 64,
     logger,
     ...opts,
   });

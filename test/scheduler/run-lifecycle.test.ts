@@ -174,9 +174,19 @@ describe('reap', () => {
     // Node plus two env hosts: tens of MB each, far from zero and far from gigabytes.
     expect(peak).toBeGreaterThan(60);
     expect(peak).toBeLessThan(2000);
+    // CPU time over wall time of the tree: a latency-bound run keeps well under its 2 declared cores busy.
+    const cores = h.scheduler.catalog.calibratedCores('gridnav_planner', 2);
+    expect(cores).toBeGreaterThan(0);
+    expect(cores).toBeLessThan(2);
     h.scheduler.acquireInteractiveLock('inspect');
-    await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 1, workerCount: 2 });
-    expect(h.scheduler.queue()[0]!.estimate).toEqual({ ramMb: peak, vramMb: 0, source: 'calibrated' });
+    await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 2, workerCount: 2 });
+    expect(h.scheduler.queue()[0]!.estimate).toEqual({
+      ramMb: peak,
+      vramMb: 0,
+      source: 'calibrated',
+      cores: Math.ceil(cores! * 10 - 1e-9) / 10,
+      coresSource: 'calibrated',
+    });
   });
 });
 

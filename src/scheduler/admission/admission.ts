@@ -33,6 +33,8 @@ export interface Capacity {
   /** The static ledger's capacity where a resource is not measured; absent: not a constraint. */
   staticRamMb?: number | undefined;
   staticVramMb?: number | undefined;
+  /** CPU cores of the machine, shared out by the runs' core estimates; absent: not a constraint. */
+  cores?: number | undefined;
 }
 
 export interface AdmissionInput {
@@ -61,6 +63,24 @@ export interface AdmissionResult {
   vramAvailableMb: number;
   reservedRamMb: number;
   reservedVramMb: number;
+  /** Cores not reserved by running jobs (Infinity where cores are not counted), and those reserved. */
+  coresAvailable: number;
+  reservedCores: number;
+}
+
+/** Cores in words: whole numbers bare, else one decimal. */
+export function formatCores(c: number): string {
+  const v = Math.max(0, Math.round(c * 10) / 10);
+  return `${Number.isInteger(v) ? v : v.toFixed(1)} ${v === 1 ? 'core' : 'cores'}`;
+}
+
+/**
+ * The cores a job holds while it runs: its estimate, but never more than the machine has, so a
+ * run wider than the machine starts alone (slower, oversubscribed) instead of never.
+ */
+export function coresHeld(est: ResourceEstimate, total: number | undefined): number {
+  const c = est.cores ?? 0;
+  return total === undefined ? c : Math.min(c, total);
 }
 
 export function formatMb(mb: number): string {
@@ -88,7 +108,9 @@ export function planAdmission(input: AdmissionInput): AdmissionResult {
   let reservedVram = 0;
   let outstandingRam = 0;
   let outstandingVram = 0;
+  let reservedCores = 0;
   for (const r of running) {
+    reservedCores += coresHeld(r.reservation, cap.cores);
     reservedRam += r.reservation.ramMb;
     reservedVram += r.reservation.vramMb;
     // Measured free memory already lacks what a job uses now; only the rest of its reservation is still to come.
@@ -115,7 +137,11 @@ export function planAdmission(input: AdmissionInput): AdmissionResult {
     vramAvailableMb: vram.available,
     reservedRamMb: reservedRam,
     reservedVramMb: reservedVram,
+    coresAvailable: cap.cores === undefined ? Infinity : cap.cores - reservedCores,
+    reservedCores,
   };
+  // CPU is a ledger: the machine's cores less the running jobs' estimates (a busy core cannot be measured as "free" ahead of time).
+  const cores: CorePool = { available: result.coresAvailable, total: cap.cores };
 
   if (input.lockHolder !== null) {
     const reason = lockedReason(input.lockHolder);
@@ -128,6 +154,7 @@ export function planAdmission(input: AdmissionInput): AdmissionResult {
   // Reservations of starving jobs ahead in the queue, which later jobs may not eat into.
   let heldRam = 0;
   let heldVram = 0;
+  let heldCores = 0;
   const holders: AdmissionCandidate[] = [];
   let exclusiveHolder: string | null = null;
 
@@ -138,6 +165,7 @@ export function planAdmission(input: AdmissionInput): AdmissionResult {
       if (reserving) {
         heldRam += job.estimate.ramMb;
         heldVram += job.estimate.vramMb;
+        heldCores += coresHeld(job.estimate, cores.total);
         holders.push(job);
         if (job.exclusiveGpu) exclusiveHolder ??= job.runId;
       }
@@ -157,9 +185,9 @@ export function planAdmission(input: AdmissionInput): AdmissionResult {
       wait(tooBig, false);
       continue;
     }
-    const lacking = shortfall(job.estimate, ram, vram, heldRam, heldVram);
+    const lacking = shortfall(job.estimate, ram, vram, heldRam, heldVram) ?? coreShortfall(job.estimate, cores, heldCores);
     if (lacking) {
-      const withoutHeld = shortfall(job.estimate, ram, vram, 0, 0);
+      const withoutHeld = shortfall(job.estimate, ram, vram, 0, 0) ?? coreShortfall(job.estimate, cores, 0);
       if (!withoutHeld && holders.length > 0) {
         const higher = holders.every((h) => h.priority > job.priority);
         wait(
@@ -178,10 +206,27 @@ export function planAdmission(input: AdmissionInput): AdmissionResult {
     result.admit.push(job.runId);
     ram.available -= job.estimate.ramMb;
     vram.available -= job.estimate.vramMb;
+    cores.available -= coresHeld(job.estimate, cores.total);
     runningCount++;
     if (job.exclusiveGpu) exclusiveRunning = job.runId;
   }
   return result;
+}
+
+interface CorePool {
+  available: number;
+  total: number | undefined;
+}
+
+/** "needs 6 cores, 2 free"; null when the job's cores fit. */
+function coreShortfall(est: ResourceEstimate, cores: CorePool, held: number): string | null {
+  const need = coresHeld(est, cores.total);
+  // A hair of slack: estimates are tenths, and 0.1 + 0.2 must fit in 0.3.
+  if (need <= cores.available - held + 1e-9) return null;
+  const free = formatCores(cores.available - held).replace(/ cores?$/, '');
+  if ((est.cores ?? 0) > need)
+    return `needs all ${formatCores(need)} of this machine (estimated ${formatCores(est.cores ?? 0)}), ${free} free`;
+  return `needs ${formatCores(need)}, ${free} free`;
 }
 
 function freeLabel(pool: Pool, held: number): string {

@@ -2,7 +2,9 @@
  * How much RAM and VRAM a run will take, for admission: the measured peak of earlier runs of
  * the same graph at the same worker count, else the nodesets' declared figures, else the
  * run's `marginalVramMb`, else a default. RAM and VRAM calibrate separately: VRAM only where
- * nvidia-smi attributed GPU memory to an earlier run's processes.
+ * nvidia-smi attributed GPU memory to an earlier run's processes. CPU cores: the average
+ * cores earlier runs of the graph at that worker count kept busy, else the replicated
+ * nodesets' declared cores per worker (default 1) times the workers.
  */
 import type { NodesetEntry } from '../../nodeset-registry/registry.js';
 import type { Parallelism, ResourceSpec } from '../../core/types.js';
@@ -12,6 +14,10 @@ import type { ResourceEstimate } from '../types.js';
 export const EVAL_PROCESS_BASE_RAM_MB = 120;
 /** A host process of a nodeset that declares no RAM figure. */
 export const DEFAULT_HOST_RAM_MB = 80;
+/** Cores per worker of a replicated nodeset that declares none: assume it computes, not waits. */
+export const DEFAULT_HOST_CORES = 1;
+/** A run whose graph has no replicated nodeset still keeps the eval process's thread busy. */
+export const EVAL_PROCESS_CORES = 1;
 
 /** What estimation needs to know about each nodeset a graph uses. */
 export interface NodesetCost {
@@ -29,6 +35,8 @@ export interface EstimateInput {
   /** Largest process-tree GPU memory of those runs, where it was measured. */
   calibratedVramPeakMb?: number | null;
   marginalVramMb?: number;
+  /** Largest average CPU cores of earlier runs of this graph at this worker count (CPU time / wall time of the process tree). */
+  calibratedCores?: number | null;
 }
 
 /** The part of each nodeset entry that estimation reads. */
@@ -41,6 +49,24 @@ export function nodesetCosts(entries: readonly NodesetEntry[]): NodesetCost[] {
 }
 
 export function estimateRun(input: EstimateInput): ResourceEstimate {
+  return { ...estimateMemory(input), ...estimateCores(input) };
+}
+
+/** The cores a run needs, rounded up to a tenth. */
+export function estimateCores(input: EstimateInput): Pick<ResourceEstimate, 'cores' | 'coresSource'> {
+  const calibrated = input.calibratedCores ?? null;
+  if (calibrated !== null && calibrated > 0) return { cores: roundCores(calibrated), coresSource: 'calibrated' };
+  const replicated = input.nodesets.filter((n) => n.parallelism === 'replicated');
+  const declared =
+    replicated.length === 0
+      ? EVAL_PROCESS_CORES
+      : replicated.reduce((s, n) => s + (n.resources?.cores ?? DEFAULT_HOST_CORES), 0) * input.workerCount;
+  return { cores: roundCores(declared), coresSource: 'declared' };
+}
+
+const roundCores = (c: number): number => Math.max(0.1, Math.ceil(c * 10 - 1e-9) / 10);
+
+function estimateMemory(input: EstimateInput): ResourceEstimate {
   const replicated = input.nodesets.filter((n) => n.parallelism === 'replicated');
   const declaresRam = replicated.some((n) => typeof n.resources?.ramMb === 'number');
   const declaresVram = input.nodesets.some((n) => typeof n.resources?.vramMb === 'number');

@@ -29,6 +29,11 @@ export interface ResourceSource {
   processTreesRssMb?(pids: number[]): Promise<Map<number, number>>;
   /** GPU memory held by each root and its descendants, MB; null where per-process VRAM cannot be read. */
   processTreesVramMb?(pids: number[]): Promise<Map<number, number> | null>;
+  /**
+   * CPU time used so far by each root and its descendants (children it reaped included),
+   * seconds; null where it cannot be read. Admission calibrates a graph's cores from its rate.
+   */
+  processTreesCpuSec?(pids: number[]): Promise<Map<number, number> | null>;
   /** Stops any query in flight. Idempotent. */
   close?(): void;
 }
@@ -132,6 +137,19 @@ export class ResourceSampler implements ResourceSource {
     if (this.vramSource !== 'nvidia-smi' || pids.length === 0) return null;
     const used = await queryComputeApps(this.smi);
     return used === null ? null : processTreesVramMb(pids, used, () => this.recentTable());
+  }
+
+  async processTreesCpuSec(pids: number[]): Promise<Map<number, number> | null> {
+    const table = await this.recentTable();
+    if (!table.cpuSec) return null;
+    const cpu = table.cpuSec;
+    const out = new Map<number, number>();
+    for (const [root, members] of treeMembers(table, pids))
+      out.set(
+        root,
+        members.reduce((s, p) => s + (cpu.get(p) ?? 0), 0),
+      );
+    return out;
   }
 
   close(): void {
@@ -243,10 +261,16 @@ function treeMembers(table: ProcessTable, roots: number[]): Map<number, number[]
 interface ProcessTable {
   parent: Map<number, number>;
   rssKb(pid: number): Promise<number>;
+  /** CPU seconds of each process (user + system, its reaped children's included); absent where not read. */
+  cpuSec?: Map<number, number>;
 }
+
+/** Linux's USER_HZ: /proc reports CPU times in these ticks (100 on every mainstream kernel build). */
+const CLOCK_TICKS_PER_SEC = 100;
 
 async function procTable(): Promise<ProcessTable> {
   const parent = new Map<number, number>();
+  const cpuSec = new Map<number, number>();
   const names = await readdir('/proc');
   await Promise.all(
     names.map(async (name) => {
@@ -257,6 +281,9 @@ async function procTable(): Promise<ProcessTable> {
         const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
         const ppid = Number(rest[1]);
         if (Number.isFinite(ppid)) parent.set(Number(name), ppid);
+        // utime, stime, cutime, cstime: fields 14-17 of the stat line.
+        const ticks = Number(rest[11]) + Number(rest[12]) + Number(rest[13]) + Number(rest[14]);
+        if (Number.isFinite(ticks)) cpuSec.set(Number(name), ticks / CLOCK_TICKS_PER_SEC);
       } catch {
         // exited meanwhile
       }
@@ -264,6 +291,7 @@ async function procTable(): Promise<ProcessTable> {
   );
   return {
     parent,
+    cpuSec,
     async rssKb(pid) {
       try {
         const status = await readFile(`/proc/${pid}/status`, 'utf8');

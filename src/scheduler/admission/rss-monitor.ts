@@ -74,6 +74,7 @@ export class RssMonitor {
         stopJob(job, ctx);
       }
     }
+    await this.sampleCpu(jobs);
     // Applied after the budgets, which a slow nvidia-smi must not hold up.
     const vram = await vramReading;
     for (const job of jobs) {
@@ -81,6 +82,25 @@ export class RssMonitor {
       if (vmb === undefined || job.exit) continue;
       job.vramMb = Math.round(vmb);
       job.peakVramMb = Math.max(job.peakVramMb, vmb);
+    }
+  }
+
+  /** CPU seconds of each tree (the same process-table walk as the RSS): their rate calibrates the graph's cores. */
+  private async sampleCpu(jobs: Job[]): Promise<void> {
+    let cpu: Map<number, number> | null;
+    try {
+      cpu = (await this.opts.source.processTreesCpuSec?.(jobs.map((j) => j.pid!))) ?? null;
+    } catch (err) {
+      this.opts.ctx.log.warn(`process CPU sample failed: ${errorMessage(err)}`);
+      return;
+    }
+    if (!cpu) return;
+    const now = Date.now();
+    for (const job of jobs) {
+      const sec = cpu.get(job.pid!);
+      if (sec === undefined || sec <= 0 || job.exit) continue;
+      if (!job.cpu) job.cpu = { firstSec: sec, firstAtMs: now, lastSec: sec, lastAtMs: now };
+      else if (sec >= job.cpu.lastSec) Object.assign(job.cpu, { lastSec: sec, lastAtMs: now });
     }
   }
 

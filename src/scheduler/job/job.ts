@@ -54,6 +54,8 @@ export interface Job {
   /** Latest GPU memory of the process tree, MB (null until nvidia-smi reports it). */
   vramMb: number | null;
   peakVramMb: number;
+  /** CPU seconds of the process tree at its first and latest sample (null until sampled). */
+  cpu: { firstSec: number; firstAtMs: number; lastSec: number; lastAtMs: number } | null;
   overBudget: { rssMb: number; budgetMb: number } | null;
   /** Set when the scheduler stopped the run because its directory went away under it. */
   storageFault: StorageCode | null;
@@ -94,6 +96,13 @@ export interface UnrecordedRun {
   summaryOnDisk: boolean;
 }
 
+/** Average cores the job's process tree kept busy between its first and latest sample; null before half a second of samples. */
+export function cpuCoresOf(job: Pick<Job, 'cpu'>): number | null {
+  const c = job.cpu;
+  if (!c || c.lastAtMs - c.firstAtMs < 500) return null;
+  return Math.max(0, c.lastSec - c.firstSec) / ((c.lastAtMs - c.firstAtMs) / 1000);
+}
+
 export function createJob(spec: RunSpec, runDir: string, estimate: ResourceEstimate, shared: string[], order: number): Job {
   return {
     runId: spec.runId,
@@ -119,6 +128,7 @@ export function createJob(spec: RunSpec, runDir: string, estimate: ResourceEstim
     peakRssMb: 0,
     vramMb: null,
     peakVramMb: 0,
+    cpu: null,
     overBudget: null,
     storageFault: null,
     episodesDone: 0,

@@ -10,7 +10,8 @@ import { readProcessRecord } from '../../store/catalog.js';
 import { FILES } from '../../store/run-dir.js';
 import { describeStorage, exitStorageFault, type StorageCode } from '../../store/storage-fault.js';
 import type { RunSummary } from '../../store/types.js';
-import type { Job, JobContext, JobExit } from './job.js';
+import { cpuCoresOf, type Job, type JobContext, type JobExit } from './job.js';
+import { effectiveWorkerCount } from '../../spec/effective-workers.js';
 import { groupAlive, signalGroup, spawnEvalProcess, type EvalExit } from './spawn-eval.js';
 import { hostSecretsEnv } from '../../host/host-secret.js';
 
@@ -70,18 +71,27 @@ export async function earlyExitChange(job: Job, exit: EvalExit, storage: Storage
 /** Adds the exit and peak RSS to process.json; a completed run's peak RSS calibrates its graph. */
 export async function recordProcessExit(job: Job, exit: JobExit, summary: RunSummary, ctx: JobContext): Promise<void> {
   const rec = await readProcessRecord(job.runDir);
+  const measured = cpuCoresOf(job);
+  const cores = measured === null ? null : Math.round(measured * 100) / 100;
   if (rec) {
     await writeJsonAtomic(join(job.runDir, FILES.process), {
       ...rec,
       ...(job.peakRssMb > 0 ? { peakRssMb: Math.round(job.peakRssMb) } : {}),
       ...(job.peakVramMb > 0 ? { peakVramMb: Math.round(job.peakVramMb) } : {}),
+      ...(cores !== null ? { cpuCores: cores } : {}),
       exitCode: exit.kind === 'process' ? exit.exit.exitCode : null,
       signal: exit.kind === 'process' ? exit.exit.signal : null,
       ...(exit.kind === 'process' && exit.exit.exitedAt ? { exitedAt: exit.exit.exitedAt } : {}),
     }).catch(() => {});
   }
   if (summary.status === 'COMPLETED' && job.peakRssMb > 0) {
-    ctx.catalog.recordCalibration(job.spec.graphName, job.spec.workerCount, Math.round(job.peakRssMb), Math.round(job.peakVramMb));
+    ctx.catalog.recordCalibration(
+      job.spec.graphName,
+      effectiveWorkerCount(job.spec),
+      Math.round(job.peakRssMb),
+      Math.round(job.peakVramMb),
+      cores ?? undefined,
+    );
   }
 }
 

@@ -11,6 +11,7 @@ import { FILES, touchDone, writeSharedUrls, writeSummary } from '../../store/run
 import { describeStorage, exitStorageFault, storageCodeOf, storageCodeOfExit } from '../../store/storage-fault.js';
 import type { RunSpec, RunSummary } from '../../store/types.js';
 import { estimateRun, nodesetCosts } from '../admission/estimate.js';
+import { effectiveWorkerCount } from '../../spec/effective-workers.js';
 import type { Job, JobContext } from '../job/job.js';
 import { queuedSummary } from '../job/job-summary.js';
 import { isEvalProcessOf, scanUnfinishedRuns, type UnfinishedRun } from './recovery.js';
@@ -62,10 +63,11 @@ async function recoverQueued(run: UnfinishedRun, opts: RecoverRunsOptions): Prom
     const graph = await inspectSpecGraph(spec, opts);
     shared = graph.shared;
     estimate = estimateRun({
-      workerCount: spec.workerCount,
+      workerCount: effectiveWorkerCount(spec),
       nodesets: nodesetCosts(graph.nodesets),
-      calibratedPeakMb: ctx.catalog.calibratedPeak(spec.graphName, spec.workerCount),
-      calibratedVramPeakMb: ctx.catalog.calibratedVramPeak(spec.graphName, spec.workerCount),
+      calibratedPeakMb: ctx.catalog.calibratedPeak(spec.graphName, effectiveWorkerCount(spec)),
+      calibratedVramPeakMb: ctx.catalog.calibratedVramPeak(spec.graphName, effectiveWorkerCount(spec)),
+      calibratedCores: ctx.catalog.calibratedCores(spec.graphName, effectiveWorkerCount(spec)),
       ...(spec.marginalVramMb !== undefined ? { marginalVramMb: spec.marginalVramMb } : {}),
     });
     // The hosts of the previous backend are gone: new ones, new URLs.
@@ -108,10 +110,11 @@ async function recoverRunning(run: UnfinishedRun, opts: RecoverRunsOptions): Pro
   if (spec.viaSubprocess !== false && pid !== null && (await isEvalProcessOf(pid, run.runDir, ctx.evalProcessMain))) {
     const graph = await inspectSpecGraph(spec, opts).catch(() => null);
     const estimate = estimateRun({
-      workerCount: spec.workerCount,
+      workerCount: effectiveWorkerCount(spec),
       nodesets: nodesetCosts(graph?.nodesets ?? []),
-      calibratedPeakMb: ctx.catalog.calibratedPeak(spec.graphName, spec.workerCount),
-      calibratedVramPeakMb: ctx.catalog.calibratedVramPeak(spec.graphName, spec.workerCount),
+      calibratedPeakMb: ctx.catalog.calibratedPeak(spec.graphName, effectiveWorkerCount(spec)),
+      calibratedVramPeakMb: ctx.catalog.calibratedVramPeak(spec.graphName, effectiveWorkerCount(spec)),
+      calibratedCores: ctx.catalog.calibratedCores(spec.graphName, effectiveWorkerCount(spec)),
       ...(spec.marginalVramMb !== undefined ? { marginalVramMb: spec.marginalVramMb } : {}),
     });
     const job = opts.newJob(spec, run.runDir, estimate, []);

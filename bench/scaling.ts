@@ -1,0 +1,298 @@
+/**
+ * Throughput at the core count: the whole `evalctl run` wall time of the same work (64
+ * episodes) at 1, 2, 4, 8 and 16 workers, for three workloads:
+ * - gridnav_planner with env.step_compute_ms=10: every step spends 10 ms of CPU in its
+ *   worker's own env host (CPU-bound);
+ * - gridnav_planner with env.step_latency_ms=20: every step waits 20 ms (latency-bound);
+ * - cartpole_mlp: a cheap env and a shared, batched MLP (the eval process's own work shows).
+ * Per table: wall time and speedup over 1 worker, episodes per second, start-up (spawn →
+ * first episode started) and teardown (last episode → exit), the mean wall time per step of a
+ * worker (a round that waited for the slowest worker would grow it with the worker count) and
+ * the busiest worker's steps over the mean (how evenly the episodes fell), and the CPU time of
+ * the whole process tree per step (which a loaded machine does not inflate). Beneath: the
+ * orchestration overhead per step at 1 worker (step time less the env's own work) and the
+ * targets for this machine's core count.
+ *
+ * Only node: built-ins, so it also runs with a bare Node ≥ 22.6 (`node
+ * --experimental-strip-types bench/scaling.ts`) next to a dist/ and production node_modules,
+ * as bench/device-scaling.sh does on a machine without npm.
+ *
+ * Flags: --quick (1/2/8 workers, 16 episodes), --workers 1,4,16, --episodes N,
+ * --workloads cpu,latency,cartpole, --evalctl PATH (default ../dist/main.js),
+ * --baseline PATH (another build's dist/main.js: cart-pole at 1 worker run with it too, for
+ * the episodes-per-second ratio), --json FILE (every figure, for later comparison).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+
+interface Workload {
+  key: 'cpu' | 'latency' | 'cartpole';
+  title: string;
+  graph: string;
+  set: string[];
+  /** The env's own work per step, ms (what the overhead is measured against). */
+  workMs: number;
+}
+
+const WORKLOADS: Workload[] = [
+  {
+    key: 'cpu',
+    title: 'gridnav_planner, env.step_compute_ms=10 (CPU-bound)',
+    graph: 'gridnav_planner',
+    set: ['env.step_compute_ms=10'],
+    workMs: 10,
+  },
+  {
+    key: 'latency',
+    title: 'gridnav_planner, env.step_latency_ms=20 (latency-bound)',
+    graph: 'gridnav_planner',
+    set: ['env.step_latency_ms=20'],
+    workMs: 20,
+  },
+  { key: 'cartpole', title: 'cartpole_mlp (cheap env, shared batched MLP)', graph: 'cartpole_mlp', set: [], workMs: 0 },
+];
+
+/** Speedup over 1 worker each workload should reach, by worker count, on a machine of this many cores. */
+function targetsFor(cores: number): Record<Workload['key'], Record<number, number>> {
+  if (cores >= 16) return { cpu: { 16: 13 }, latency: { 16: 13 }, cartpole: { 16: 8 } };
+  return { cpu: { 2: 1.85 }, latency: { 8: 7, 16: 11 }, cartpole: {} };
+}
+const TARGET_OVERHEAD_MS = 0.5;
+const TARGET_CARTPOLE_EPS_RATIO = 2;
+
+interface EpisodeLite {
+  index: number;
+  steps: number;
+  workerId: number;
+  durationMs: number;
+  startedAt: string;
+  finishedAt: string;
+  status: string;
+}
+
+interface Measured {
+  workload: Workload['key'];
+  workers: number;
+  episodes: number;
+  wallMs: number;
+  steps: number;
+  startupMs: number;
+  teardownMs: number;
+  /** Mean over workers of (their episodes' wall time / their steps). */
+  msPerStep: number;
+  /** Steps of the busiest worker over the mean steps per worker. */
+  imbalance: number;
+  /** CPU time of the whole process tree (evalctl, eval process, hosts) per step, ms; null where /proc is not readable. */
+  cpuMsPerStep: number | null;
+}
+
+/** CPU seconds of this process's reaped children and theirs (Linux: cutime + cstime of /proc/self/stat); null elsewhere. */
+function childrenCpuSec(): number | null {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(rest[13]) + Number(rest[14])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+interface Options {
+  evalctl: string;
+  outputs: string;
+  episodes: number;
+}
+
+/** One `evalctl run … --json`, timed from spawn to exit. */
+async function timeRun(w: Workload, workers: number, o: Options): Promise<Measured> {
+  const args = [
+    o.evalctl,
+    'run',
+    w.graph,
+    '--episodes',
+    String(o.episodes),
+    '--workers',
+    String(workers),
+    '--outputs',
+    o.outputs,
+    '--json',
+  ];
+  for (const s of w.set) args.push('--set', s);
+  const cpu0 = childrenCpuSec();
+  const spawnedAt = Date.now();
+  const t0 = performance.now();
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  child.stdout.on('data', (b: Buffer) => out.push(b));
+  child.stderr.on('data', (b: Buffer) => err.push(b));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', resolve);
+  });
+  const wallMs = performance.now() - t0;
+  const cpu1 = childrenCpuSec();
+  const exitedAt = spawnedAt + wallMs;
+  if (code !== 0)
+    throw new Error(`evalctl run ${w.graph} (${workers} workers) exited ${code}: ${Buffer.concat(err).toString().slice(-2000)}`);
+  const summary = JSON.parse(Buffer.concat(out).toString()) as { status: string; episodes: EpisodeLite[] };
+  if (summary.status !== 'COMPLETED') throw new Error(`evalctl run ${w.graph} (${workers} workers) ended ${summary.status}`);
+  const eps = summary.episodes;
+  const perWorker = new Map<number, { steps: number; ms: number }>();
+  for (const e of eps) {
+    const p = perWorker.get(e.workerId) ?? { steps: 0, ms: 0 };
+    p.steps += e.steps;
+    p.ms += e.durationMs;
+    perWorker.set(e.workerId, p);
+  }
+  const steps = eps.reduce((s, e) => s + e.steps, 0);
+  const firstStart = Math.min(...eps.map((e) => Date.parse(e.startedAt)));
+  const lastEnd = Math.max(...eps.map((e) => Date.parse(e.finishedAt)));
+  const rows = [...perWorker.values()];
+  return {
+    workload: w.key,
+    workers,
+    episodes: eps.length,
+    wallMs,
+    steps,
+    startupMs: firstStart - spawnedAt,
+    teardownMs: exitedAt - lastEnd,
+    msPerStep: rows.reduce((s, r) => s + r.ms / Math.max(1, r.steps), 0) / rows.length,
+    imbalance: Math.max(...rows.map((r) => r.steps)) / (steps / workers),
+    cpuMsPerStep: cpu0 === null || cpu1 === null ? null : ((cpu1 - cpu0) * 1000) / Math.max(1, steps),
+  };
+}
+
+function table(headers: string[], rows: string[][]): string {
+  const all = [headers, ...rows];
+  const widths = headers.map((_, c) => Math.max(...all.map((r) => r[c]!.length)));
+  return all.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')).join('\n');
+}
+
+const x = (v: number) => `${v.toFixed(2)}×`;
+const s = (ms: number) => (ms / 1000).toFixed(2);
+const ms = (v: number) => v.toFixed(0);
+const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
+
+export async function benchScaling(argv: string[] = process.argv.slice(2)): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      quick: { type: 'boolean' },
+      workers: { type: 'string' },
+      episodes: { type: 'string' },
+      workloads: { type: 'string' },
+      evalctl: { type: 'string' },
+      baseline: { type: 'string' },
+      json: { type: 'string' },
+    },
+  });
+  const workerCounts = (values.workers ?? (values.quick ? '1,2,8' : '1,2,4,8,16')).split(',').map(Number);
+  if (!workerCounts.every((n) => Number.isInteger(n) && n >= 1))
+    throw new Error(`--workers must list whole numbers ≥ 1, got ${values.workers}`);
+  if (!workerCounts.includes(1)) workerCounts.unshift(1);
+  const episodes = Number(values.episodes ?? (values.quick ? 16 : 64));
+  if (!Number.isInteger(episodes) || episodes < 1) throw new Error(`--episodes must be a whole number ≥ 1, got ${values.episodes}`);
+  const keys = (values.workloads ?? 'cpu,latency,cartpole').split(',');
+  const workloads = WORKLOADS.filter((w) => keys.includes(w.key));
+  if (workloads.length !== keys.length)
+    throw new Error(`--workloads takes ${WORKLOADS.map((w) => w.key).join(', ')}; got ${values.workloads}`);
+  const evalctl = values.evalctl ?? fileURLToPath(new URL('../dist/main.js', import.meta.url));
+  const cores = availableParallelism();
+  const targets = targetsFor(cores);
+  const outputs = mkdtempSync(join(tmpdir(), 'bench-scaling-'));
+  const o: Options = { evalctl, outputs, episodes };
+  const all: Measured[] = [];
+  console.log(
+    `Scaling on ${cores} CPU(s), Node ${process.version}: ${episodes} episodes per run, the same work at each worker count; ` +
+      'whole `evalctl run` wall time (spawn → exit). Wall-clock figures on a shared machine vary; read the ratios.',
+  );
+  try {
+    for (const w of workloads) {
+      const runs: Measured[] = [];
+      for (const n of workerCounts) runs.push(await timeRun(w, n, o));
+      all.push(...runs);
+      const base = runs[0]!;
+      console.log(`\n${w.title}: ${base.steps} steps in all`);
+      console.log(
+        table(
+          [
+            'workers',
+            'wall s',
+            'speedup',
+            'episodes/s',
+            'start-up ms',
+            'teardown ms',
+            'ms/step',
+            'step vs 1 worker',
+            'imbalance',
+            'CPU ms/step',
+            'target',
+          ],
+          runs.map((r) => {
+            const t = targets[w.key][r.workers];
+            const speedup = base.wallMs / r.wallMs;
+            return [
+              String(r.workers),
+              s(r.wallMs),
+              x(speedup),
+              ((r.episodes * 1000) / r.wallMs).toFixed(2),
+              ms(r.startupMs),
+              ms(r.teardownMs),
+              r.msPerStep.toFixed(2),
+              x(r.msPerStep / base.msPerStep),
+              x(r.imbalance),
+              r.cpuMsPerStep === null ? '–' : r.cpuMsPerStep.toFixed(2),
+              t === undefined ? '' : `≥ ${x(t)} ${verdict(speedup >= t)}`,
+            ];
+          }),
+        ),
+      );
+    }
+
+    console.log('\nAt 1 worker: orchestration overhead per step (step wall time less the env’s own work)');
+    const rows: string[][] = [];
+    for (const w of workloads.filter((w) => w.workMs > 0)) {
+      const one = all.find((m) => m.workload === w.key && m.workers === 1)!;
+      const overhead = one.msPerStep - w.workMs;
+      rows.push([
+        w.key,
+        one.msPerStep.toFixed(2),
+        overhead.toFixed(2),
+        `≤ ${TARGET_OVERHEAD_MS} ${verdict(overhead <= TARGET_OVERHEAD_MS)}`,
+      ]);
+    }
+    const cart = all.find((m) => m.workload === 'cartpole' && m.workers === 1);
+    if (cart) rows.push(['cartpole', cart.msPerStep.toFixed(2), cart.msPerStep.toFixed(2), '(no env work: all of it is overhead)']);
+    console.log(table(['workload', 'ms/step', 'overhead ms/step', 'target'], rows));
+
+    if (values.baseline && cart) {
+      const cartpole = WORKLOADS.find((w) => w.key === 'cartpole')!;
+      const before = await timeRun(cartpole, 1, { ...o, evalctl: values.baseline });
+      const ratio = before.wallMs / cart.wallMs;
+      console.log(
+        `\ncart-pole at 1 worker: ${((cart.episodes * 1000) / cart.wallMs).toFixed(2)} episodes/s, baseline build ${((before.episodes * 1000) / before.wallMs).toFixed(2)}: ${x(ratio)} (target ≥ ${x(TARGET_CARTPOLE_EPS_RATIO)} ${verdict(ratio >= TARGET_CARTPOLE_EPS_RATIO)})`,
+      );
+      all.push({ ...before, workload: 'cartpole', workers: 1 });
+    }
+    if (values.json) writeFileSync(values.json, JSON.stringify({ cores, node: process.version, episodes, runs: all }, null, 2));
+  } finally {
+    rmSync(outputs, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  benchScaling().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,30 @@
+/** The core estimate: declared per worker for replicated nodesets, else the measured figure. */
+import { describe, expect, it } from 'vitest';
+import { estimateRun, type NodesetCost } from '../../src/scheduler/admission/estimate.js';
+
+const env = (cores?: number): NodesetCost => ({
+  name: 'env',
+  parallelism: 'replicated',
+  ...(cores !== undefined ? { resources: { cores } } : {}),
+});
+const shared: NodesetCost = { name: 'model', parallelism: 'shared', resources: { cores: 4 } };
+
+describe('estimateRun cores', () => {
+  it('counts each replicated nodeset per worker (default 1), shared ones not at all', () => {
+    expect(estimateRun({ workerCount: 3, nodesets: [env(), shared], calibratedPeakMb: null })).toMatchObject({
+      cores: 3,
+      coresSource: 'declared',
+    });
+    expect(estimateRun({ workerCount: 4, nodesets: [env(0.25)], calibratedPeakMb: null }).cores).toBe(1);
+    expect(estimateRun({ workerCount: 3, nodesets: [env(0.3)], calibratedPeakMb: null }).cores).toBe(0.9);
+    // Only shared nodesets: the eval process's own thread.
+    expect(estimateRun({ workerCount: 8, nodesets: [shared], calibratedPeakMb: null }).cores).toBe(1);
+  });
+
+  it('prefers what earlier runs measured, rounded up to a tenth', () => {
+    expect(estimateRun({ workerCount: 8, nodesets: [env()], calibratedPeakMb: null, calibratedCores: 1.23 })).toMatchObject({
+      cores: 1.3,
+      coresSource: 'calibrated',
+    });
+  });
+});
