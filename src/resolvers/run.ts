@@ -10,7 +10,7 @@ import { assertRunId } from '../store/run-dir.js';
 import type { RunWatcher } from '../store/run-watcher.js';
 import type { MetricAggregate, RunSummary } from '../store/types.js';
 import type { SubmitInput } from '../scheduler/types.js';
-import { PER_CALL_TIMEOUT_STEPS, RUN_DEFAULTS as D, RUN_LIMITS as L } from '../spec/run-spec.js';
+import { DEFAULT_SHARD_SIZE, PER_CALL_TIMEOUT_STEPS, RUN_DEFAULTS as D, RUN_LIMITS as L } from '../spec/run-spec.js';
 import { builder } from './builder.js';
 import { EPISODES_PAGE, RUNS_PAGE, checkPage } from './paging.js';
 import { EpisodeRef, EpisodeStatusRef, RunRef, RunStatusRef, type EpisodeSource } from './refs.js';
@@ -303,6 +303,9 @@ const StartEvalInputRef = builder.inputType('StartEvalInput', {
     episodeOffset: t.int({
       defaultValue: D.episodeOffset,
       description: 'Env episode index of the first episode; episode i plays env episode episodeOffset + i.',
+    }),
+    shardSize: t.int({
+      description: `Episodes per shard when the run is spread over machines (default ${DEFAULT_SHARD_SIZE}); shard boundaries depend on this alone, never on the number of machines.`,
     }),
   }),
 });

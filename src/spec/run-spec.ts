@@ -36,6 +36,9 @@ export const RUN_DEFAULTS = {
   episodeOffset: 0,
 } as const;
 
+/** Episodes per shard without `shardSize` (scale-out): shard boundaries depend on the spec alone, never on the number of machines. */
+export const DEFAULT_SHARD_SIZE = 16;
+
 /** Without perCallTimeoutSec, one host call may take this many per-step allowances: a slow step is not cut, a frozen host is. */
 export const PER_CALL_TIMEOUT_STEPS = 10;
 
@@ -125,6 +128,8 @@ const inputFields = {
   split: name('split name').optional(),
   /** Env episode index of the first episode; episode i plays env episode episodeOffset + i. */
   episodeOffset: intIn(0, Number.MAX_SAFE_INTEGER).default(RUN_DEFAULTS.episodeOffset),
+  /** Episodes per shard when the run is spread over machines (`--shard`, `evalctl merge`); default DEFAULT_SHARD_SIZE. */
+  shardSize: intIn(1, RUN_LIMITS.maxEpisodes).optional(),
 };
 
 /** What a user submits. Only graphName and episodeCount are required. */
@@ -146,6 +151,14 @@ export const runSpecSchema = z.strictObject({
    * file later changes nothing. Absent only in specs written before it was frozen here.
    */
   graph: graphSchema.optional(),
+  /**
+   * Set on a partial run: this directory holds only the shards of task `task` of `of`
+   * (shards s with s mod of = task - 1), to be joined by `evalctl merge`.
+   */
+  shard: z
+    .strictObject({ task: intIn(1, RUN_LIMITS.maxEpisodes), of: intIn(1, RUN_LIMITS.maxEpisodes) })
+    .refine((s) => s.task <= s.of, { error: 'task must be at most of' })
+    .optional(),
 });
 export type RunSpec = z.output<typeof runSpecSchema>;
 
