@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `evalctl`: serve, run, episode, graphs, nodesets, datasets, validate.
+ * `evalctl`: serve, run, episode, graphs, nodesets, datasets, validate, merge.
  * Each subcommand lives in src/cli/<name>.ts and exports `run(argv): Promise<number>` (the exit code).
  */
 import { errorMessage, isInputFault } from './errors.js';
@@ -13,6 +13,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run(argv
   nodesets: { summary: 'list the nodesets', load: () => import('./cli/nodesets.js') },
   datasets: { summary: 'list the datasets, or show one with a preview', load: () => import('./cli/datasets.js') },
   validate: { summary: 'validate a graph file', load: () => import('./cli/validate.js') },
+  merge: { summary: 'merge the partial run directories of `run --shard k/K` into one run', load: () => import('./cli/merge.js') },
 };
 
 function usage(): string {

@@ -1,8 +1,9 @@
 /**
  * `evalctl run <graph> --episodes N [--workers K] [--seed S] [--step-budget B]
  * [--set node.key=value …] [--outputs DIR] [--json] [--dataset D] [--split S]
- * [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC]`: one batch through a real eval process,
- * no server needed. A live progress line on a terminal, a table of aggregates at the end;
+ * [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] [--shard-size N] [--shard k/K]`: one batch through a real eval process,
+ * no server needed. `--shard k/K` plays only task k's shards and writes a partial run
+ * directory for `evalctl merge`. A live progress line on a terminal, a table of aggregates at the end;
  * `--json` prints the final summary on stdout. Exit 0 when the run finished (whatever its
  * episodes scored), 1 when it failed or was aborted, 2 for bad input (also when the eval
  * process refuses it), 130 after Ctrl-C.
@@ -18,13 +19,15 @@ import { inspectRunGraph } from '../scheduler/run-graph.js';
 import { assertDatasetSelection } from '../scheduler/dataset-selection.js';
 import { parseRunInput, type FieldLabels } from '../spec/parse-run-spec.js';
 import { runSpecOf, type RunInput } from '../spec/run-spec.js';
+import { assertTaskHasShards, describeIndices, episodeIndicesOf, parseShardFlag, type ShardTask } from '../spec/shards.js';
 import { FILES, createRunDir, isDone, readSummary, touchDone, writeSpec, writeSummary } from '../store/run-dir.js';
 import { describeStorage, storageCodeOfExit } from '../store/storage-fault.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
 
 const USAGE =
   'usage: evalctl run <graph> --episodes N [--workers K] [--seed S] [--step-budget B] [--set node.key=value …] ' +
-  '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC]';
+  '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] ' +
+  '[--shard-size N] [--shard k/K]';
 
 const POLL_MS = 200;
 /** After Ctrl-C the eval process gets this long to write its summary before it is killed. */
@@ -43,6 +46,7 @@ export const FLAG_LABELS: FieldLabels = {
   dataset: '--dataset',
   split: '--split',
   episodeOffset: '--episode-offset',
+  shardSize: '--shard-size',
 };
 
 /** A number flag as a number when it reads as one, else its text (which the schema refuses, naming the flag). */
@@ -57,6 +61,8 @@ export interface RunArgs {
   input: RunInput;
   outputsDir: string;
   json: boolean;
+  /** `--shard k/K`: play only this task's shards, into a partial run directory. */
+  shard?: ShardTask;
   help: false;
 }
 
@@ -78,6 +84,8 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
       dataset: { type: 'string' },
       split: { type: 'string' },
       'episode-offset': { type: 'string' },
+      'shard-size': { type: 'string' },
+      shard: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -102,10 +110,19 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
       dataset: values.dataset,
       split: values.split,
       episodeOffset: numeric(values['episode-offset']),
+      shardSize: numeric(values['shard-size']),
     },
     FLAG_LABELS,
   );
-  return { input, outputsDir: values.outputs ?? DEFAULT_OUTPUTS_DIR, json: values.json === true, help: false };
+  const shard = values.shard === undefined ? undefined : parseShardFlag(values.shard);
+  if (shard) assertTaskHasShards(input, shard);
+  return {
+    input,
+    outputsDir: values.outputs ?? DEFAULT_OUTPUTS_DIR,
+    json: values.json === true,
+    ...(shard ? { shard } : {}),
+    help: false,
+  };
 }
 
 /** The spec of a checked CLI run: its graph found, the overrides applied, validated and frozen into it. */
@@ -139,13 +156,15 @@ export async function run(argv: string[]): Promise<number> {
   process.on('SIGINT', onSigint);
   process.on('SIGTERM', onSigint);
   const { runId, dir } = createRunDir(args.outputsDir);
-  const spec = { ...probe, runId };
+  const spec: RunSpec = { ...probe, runId, ...(args.shard ? { shard: args.shard } : {}) };
   await writeSpec(dir, spec);
   await writeSummary(dir, { ...initialSummary(spec), seq: 1 });
 
   const live = !args.json && process.stderr.isTTY === true;
   if (!args.json)
-    process.stderr.write(`run ${runId}: ${spec.graphName}, ${spec.episodeCount} episodes on ${spec.workerCount} worker(s) → ${dir}\n`);
+    process.stderr.write(
+      `run ${runId}: ${spec.graphName}, ${spec.shard ? `shard task ${spec.shard.task}/${spec.shard.of} (episodes ${describeIndices(episodeIndicesOf(spec))}) of ` : ''}${spec.episodeCount} episodes on ${spec.workerCount} worker(s) → ${dir}\n`,
+    );
 
   if (interrupted) {
     process.off('SIGINT', onSigint);

@@ -56,6 +56,8 @@ export interface BatchEvalRunnerOptions {
   onEpisode?(record: EpisodeRecord, summary: RunSummary): void;
   /** Per-node progress; off in batch runs unless asked for. */
   onStep?: StepListener;
+  /** The run indices to play (a partial run's shards); default all of 0..episodeCount-1. */
+  episodeIndices?: readonly number[];
 }
 
 export class BatchEvalRunner {
@@ -119,7 +121,7 @@ export class BatchEvalRunner {
   /** Runs every episode; resolves when each worker has drained its chunk (or stopped on cancel). */
   async execute(): Promise<void> {
     const { spec, pool } = this.#o;
-    const indices = Array.from({ length: spec.episodeCount }, (_, i) => i);
+    const indices = this.#o.episodeIndices ? [...this.#o.episodeIndices] : Array.from({ length: spec.episodeCount }, (_, i) => i);
     const chunks = partitionContiguous(indices, pool.workerCount);
     try {
       // Settled, not raced: a worker that fails stops the others, but each one's in-flight episode still gets its record before the run ends.

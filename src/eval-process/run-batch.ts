@@ -16,6 +16,7 @@ import type { GraphSpec } from '../core/types.js';
 import type { RunStatus } from '../statuses.js';
 import { readJson, writeJsonAtomic } from '../store/atomic.js';
 import { SpecInvalidError } from '../spec/spec-errors.js';
+import { episodeIndicesOf } from '../spec/shards.js';
 import { FILES, readSharedUrls, readSpec, readSummary, touchDone, writeSummary } from '../store/run-dir.js';
 import type { EpisodeRecord, RunSpec, RunSummary, SharedUrls } from '../store/types.js';
 import { storageCodeOf } from '../store/storage-fault.js';
@@ -100,7 +101,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       shared,
       replicated,
       lent: opts.sharedUrls ?? (await readSharedUrls(runDir)),
-      workerCount: Math.max(1, Math.min(spec.workerCount, spec.episodeCount)),
+      workerCount: Math.max(1, Math.min(spec.workerCount, episodeIndicesOf(spec).length)),
       // The run's workspace reaches its hosts too (env_dataset reads its datasets there), also when this process's environment has another.
       ...(opts.hostEnv || workspaceDir
         ? { env: { ...opts.hostEnv, ...(workspaceDir ? { ACTIVE_WORKSPACE_DIR: workspaceDir } : {}) } }
@@ -130,6 +131,8 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       summary,
       sharedUrls,
       ...(envPanel ? { envPanel } : {}),
+      // A partial run (evalctl run --shard) plays only its task's shards, under their run indices.
+      ...(spec.shard ? { episodeIndices: episodeIndicesOf(spec) } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.onEpisodeStart ? { onEpisodeStart: opts.onEpisodeStart } : {}),
       onEpisode: (record, s) => {
