@@ -8,7 +8,7 @@ const LAYERS = [
   ['spec/'],
   ['store/'],
   ['eval-process/'],
-  ['scheduler/'],
+  ['scheduler/', 'scaleout/'],
   ['resolvers/', 'http/'],
   ['app.ts', 'app/'],
   ['cli/'],
