@@ -9,7 +9,7 @@ const LAYERS = [
   ['store/', 'compare/'],
   ['export/'],
   ['eval-process/'],
-  ['scheduler/'],
+  ['scheduler/', 'scaleout/'],
   ['resolvers/', 'http/'],
   ['app.ts', 'app/'],
   ['cli/'],

@@ -20,6 +20,12 @@ export const ERROR_CODES = {
   SPEC_INVALID: { kind: 'input', public: true },
   /** A dataset file that cannot be read as samples (names the file, the line and the field). */
   DATASET_INVALID: { kind: 'input', public: true },
+  /** `evalctl merge`: partials of different runs (graph, seed, shard size, episode count …). */
+  MERGE_MISMATCH: { kind: 'input', public: true },
+  /** `evalctl merge`: two partials hold the same episode. */
+  MERGE_OVERLAP: { kind: 'input', public: true },
+  /** `evalctl merge`: episodes no partial holds (or a partial that did not complete). */
+  MERGE_GAP: { kind: 'input', public: true },
   QUEUE_FULL: { kind: 'request', public: true },
   UNAUTHENTICATED: { kind: 'request', public: true },
   CONFLICT: { kind: 'request', public: true },

@@ -4,6 +4,9 @@
  * [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] [--config eval.toml]`: one batch through a real eval process,
  * [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] [--name N] [--tag T …] [--note TEXT]`: one batch through a real eval process,
  * no server needed. A live progress line on a terminal, a table of aggregates at the end;
+ * [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] [--shard-size N] [--shard k/K]`: one batch through a real eval process,
+ * no server needed. `--shard k/K` plays only task k's shards and writes a partial run
+ * directory for `evalctl merge`. A live progress line on a terminal, a table of aggregates at the end;
  * `--json` prints the final summary on stdout. Exit 0 when the run finished (whatever its
  * episodes scored), 1 when it failed or was aborted, 2 for bad input (also when the eval
  * process refuses it), 130 after Ctrl-C. `--config` reads the run from a TOML, YAML or JSON
@@ -24,6 +27,7 @@ import { parseRunInput, type FieldLabels } from '../spec/parse-run-spec.js';
 import { checkWaitForRoom } from '../scheduler/submit-when-room.js';
 import { readRunFile, RunFileError, runFileLabels, type SweepGrid } from '../spec/run-file.js';
 import { runSpecOf, type RunInput } from '../spec/run-spec.js';
+import { assertTaskHasShards, describeIndices, episodeIndicesOf, parseShardFlag, type ShardTask } from '../spec/shards.js';
 import { FILES, createRunDir, isDone, readSummary, touchDone, writeSpec, writeSummary } from '../store/run-dir.js';
 import { describeStorage, storageCodeOfExit } from '../store/storage-fault.js';
 import { ci95Of } from '../store/aggregate.js';
@@ -36,6 +40,9 @@ const USAGE =
 'usage: evalctl run <graph> --episodes N [--workers K] [--seed S] [--step-budget B] [--set node.key=value …] ' +
   '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] ' +
   '[--name N] [--tag T …] [--note TEXT]';
+'usage: evalctl run <graph> --episodes N [--workers K] [--seed S] [--step-budget B] [--set node.key=value …] ' +
+  '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] ' +
+  '[--shard-size N] [--shard k/K]';
 
 const POLL_MS = 200;
 /** After Ctrl-C the eval process gets this long to write its summary before it is killed. */
@@ -57,6 +64,7 @@ export const FLAG_LABELS: FieldLabels = {
   name: '--name',
   tags: '--tag',
   note: '--note',
+  shardSize: '--shard-size',
 };
 
 /** A number flag as a number when it reads as one, else its text (which the schema refuses, naming the flag). */
@@ -71,6 +79,8 @@ export interface RunArgs {
   input: RunInput;
   outputsDir: string;
   json: boolean;
+  /** `--shard k/K`: play only this task's shards, into a partial run directory. */
+  shard?: ShardTask;
   help: false;
   /** The run file's sweep grid, when `--config` named a file with one. */
   sweep?: SweepGrid;
@@ -118,6 +128,8 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
       name: { type: 'string' },
       tag: { type: 'string', multiple: true },
       note: { type: 'string' },
+      'shard-size': { type: 'string' },
+      shard: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -143,6 +155,7 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
     name: values.name,
     tags: values.tag,
     note: values.note,
+    shardSize: numeric(values['shard-size']),
   };
   const setFlags = parseSetFlags(values.set ?? []);
   // Flags override the file: a flag given wins, a flag left out leaves the file's value.
@@ -155,6 +168,8 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
   const input = parseRunInput(raw, labels);
   if (values.server === undefined && (values['wait-for-room'] !== undefined || values.token !== undefined))
     throw new BadInputError(`--${values.token !== undefined ? 'token' : 'wait-for-room'} needs --server URL: a local run does not queue`);
+  const shard = values.shard === undefined ? undefined : parseShardFlag(values.shard);
+  if (shard) assertTaskHasShards(input, shard);
   let remote: RemoteOptions | undefined;
   if (values.server !== undefined) {
     if (!/^https?:\/\/[^/]/.test(values.server)) throw new BadInputError(`--server must be an http(s) URL, got "${values.server}"`);
@@ -173,6 +188,7 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
     help: false,
     ...(file?.sweep ? { sweep: file.sweep } : {}),
     ...(file ? { configFile: file.path } : {}),
+    ...(shard ? { shard } : {}),
   };
 }
 
@@ -218,13 +234,15 @@ export async function run(argv: string[]): Promise<number> {
   process.on('SIGTERM', onSigint);
   const { runId, dir } = createRunDir(args.outputsDir);
   defaultLlmCacheDir(args.outputsDir);
-  const spec = { ...probe, runId };
+  const spec: RunSpec = { ...probe, runId, ...(args.shard ? { shard: args.shard } : {}) };
   await writeSpec(dir, spec);
   await writeSummary(dir, { ...initialSummary(spec), seq: 1 });
 
   const live = !args.json && process.stderr.isTTY === true;
   if (!args.json)
-    process.stderr.write(`run ${runId}: ${spec.graphName}, ${spec.episodeCount} episodes on ${spec.workerCount} worker(s) → ${dir}\n`);
+    process.stderr.write(
+      `run ${runId}: ${spec.graphName}, ${spec.shard ? `shard task ${spec.shard.task}/${spec.shard.of} (episodes ${describeIndices(episodeIndicesOf(spec))}) of ` : ''}${spec.episodeCount} episodes on ${spec.workerCount} worker(s) → ${dir}\n`,
+    );
 
   if (interrupted) {
     process.off('SIGINT', onSigint);

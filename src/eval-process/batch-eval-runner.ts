@@ -57,6 +57,8 @@ export interface BatchEvalRunnerOptions {
   onEpisode?(record: EpisodeRecord, summary: RunSummary): void;
   /** Per-node progress; off in batch runs unless asked for. */
   onStep?: StepListener;
+  /** The run indices to play (a partial run's shards); default all of 0..episodeCount-1. */
+  episodeIndices?: readonly number[];
 }
 
 export class BatchEvalRunner {
@@ -120,8 +122,8 @@ export class BatchEvalRunner {
   /** Runs every episode; resolves when the cursor is drained and every worker is idle (or stopped on cancel). */
   async execute(): Promise<void> {
     const { spec, pool } = this.#o;
-    const cursor = new EpisodeCursor(spec.episodeCount);
-    const workers = Math.min(pool.workerCount, effectiveWorkerCount(spec));
+    const cursor = new EpisodeCursor(this.#o.episodeIndices ?? spec.episodeCount);
+    const workers = Math.max(1, Math.min(pool.workerCount, effectiveWorkerCount(spec), cursor.count));
     try {
       // Settled, not raced: a worker that fails stops the others, but each one's in-flight episode still gets its record before the run ends.
       const results = await Promise.allSettled(Array.from({ length: workers }, (_, k) => this.#work(k, cursor)));

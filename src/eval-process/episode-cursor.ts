@@ -6,10 +6,17 @@
  */
 export class EpisodeCursor {
   readonly count: number;
+  readonly #indices: readonly number[] | undefined;
   #next = 0;
 
-  /** `count` episodes, indices 0 … count-1. */
-  constructor(count: number) {
+  /** `count` episodes, indices 0 … count-1; or these indices, in this order (a shard of a run). */
+  constructor(countOrIndices: number | readonly number[]) {
+    if (typeof countOrIndices !== 'number') {
+      this.#indices = [...countOrIndices];
+      this.count = this.#indices.length;
+      return;
+    }
+    const count = countOrIndices;
     if (!Number.isInteger(count) || count < 0) throw new RangeError(`episode count must be a non-negative integer, got ${count}`);
     this.count = count;
   }
@@ -17,7 +24,8 @@ export class EpisodeCursor {
   /** The next index not yet handed out, or null when every episode has been. */
   take(): number | null {
     if (this.#next >= this.count) return null;
-    return this.#next++;
+    const i = this.#next++;
+    return this.#indices ? this.#indices[i]! : i;
   }
 
   /** How many indices are still to hand out. */

@@ -17,6 +17,7 @@ import type { RunStatus } from '../statuses.js';
 import { readJson, writeJsonAtomic } from '../store/atomic.js';
 import { SpecInvalidError } from '../spec/spec-errors.js';
 import { effectiveWorkerCount } from '../spec/effective-workers.js';
+import { episodeIndicesOf } from '../spec/shards.js';
 import { FILES, readSharedUrls, readSpec, readSummary, touchDone, writeSummary } from '../store/run-dir.js';
 import { writeReport } from '../store/report.js';
 import type { EpisodeRecord, RunSpec, RunSummary, SharedUrls } from '../store/types.js';
@@ -106,7 +107,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       ...(opts.hostEnv || workspaceDir
         ? { env: { ...opts.hostEnv, ...(workspaceDir ? { ACTIVE_WORKSPACE_DIR: workspaceDir } : {}) } }
         : {}),
-      workerCount: effectiveWorkerCount(spec),
+      workerCount: Math.max(1, Math.min(effectiveWorkerCount(spec), episodeIndicesOf(spec).length)),
       ...(opts.signal ? { signal: opts.signal } : {}),
       onStderr: log,
       ...(opts.onHostStarted ? { onHostStarted: opts.onHostStarted } : {}),
@@ -132,6 +133,8 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       summary,
       sharedUrls,
       ...(envPanel ? { envPanel } : {}),
+      // A partial run (evalctl run --shard) plays only its task's shards, under their run indices.
+      ...(spec.shard ? { episodeIndices: episodeIndicesOf(spec) } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.onEpisodeStart ? { onEpisodeStart: opts.onEpisodeStart } : {}),
       onEpisode: (record, s) => {

@@ -11,7 +11,7 @@ import type { RunWatcher } from '../store/run-watcher.js';
 import type { MetricAggregate, RunSummary } from '../store/types.js';
 import { checkWaitForRoom, MAX_WAIT_FOR_ROOM_SEC, submitWhenRoom } from '../scheduler/submit-when-room.js';
 import type { SubmitInput } from '../scheduler/types.js';
-import { PER_CALL_TIMEOUT_STEPS, RUN_DEFAULTS as D, RUN_LIMITS as L } from '../spec/run-spec.js';
+import { DEFAULT_SHARD_SIZE, PER_CALL_TIMEOUT_STEPS, RUN_DEFAULTS as D, RUN_LIMITS as L } from '../spec/run-spec.js';
 import { builder } from './builder.js';
 import { EPISODES_PAGE, RUNS_PAGE, checkPage } from './paging.js';
 import { EpisodeRef, EpisodeStatusRef, RunRef, RunStatusRef, type EpisodeSource } from './refs.js';
@@ -375,6 +375,9 @@ export const StartEvalInputRef = builder.inputType('StartEvalInput', {
       description: `Tags to filter runs by, at most ${L.maxTags} of ${L.maxTagChars} characters; editable with updateRun.`,
     }),
     note: t.string({ description: `Free text about the run, at most ${L.maxNoteChars} characters; editable with updateRun.` }),
+    shardSize: t.int({
+      description: `Episodes per shard when the run is spread over machines (default ${DEFAULT_SHARD_SIZE}); shard boundaries depend on this alone, never on the number of machines.`,
+    }),
   }),
 });
 

@@ -43,6 +43,9 @@ export const RUN_DEFAULTS = {
   episodeOffset: 0,
 } as const;
 
+/** Episodes per shard without `shardSize` (scale-out): shard boundaries depend on the spec alone, never on the number of machines. */
+export const DEFAULT_SHARD_SIZE = 16;
+
 /** Without perCallTimeoutSec, one host call may take this many per-step allowances: a slow step is not cut, a frozen host is. */
 export const PER_CALL_TIMEOUT_STEPS = 10;
 
@@ -167,6 +170,8 @@ const inputFields = {
   /** This run's point of its sweep's grid: "node.key" → value. */
   sweepPoint: z.record(z.string(), z.unknown(), { error: 'must be an object of "node.key" → value' }).optional(),
   ...runLabelFields,
+  /** Episodes per shard when the run is spread over machines (`--shard`, `evalctl merge`); default DEFAULT_SHARD_SIZE. */
+  shardSize: intIn(1, RUN_LIMITS.maxEpisodes).optional(),
 };
 
 /** What a user submits. Only graphName and episodeCount are required. */
@@ -188,6 +193,14 @@ export const runSpecSchema = z.strictObject({
    * file later changes nothing. Absent only in specs written before it was frozen here.
    */
   graph: graphSchema.optional(),
+  /**
+   * Set on a partial run: this directory holds only the shards of task `task` of `of`
+   * (shards s with s mod of = task - 1), to be joined by `evalctl merge`.
+   */
+  shard: z
+    .strictObject({ task: intIn(1, RUN_LIMITS.maxEpisodes), of: intIn(1, RUN_LIMITS.maxEpisodes) })
+    .refine((s) => s.task <= s.of, { error: 'task must be at most of' })
+    .optional(),
 });
 export type RunSpec = z.output<typeof runSpecSchema>;
 

@@ -1,0 +1,45 @@
+/**
+ * A run as a BullMQ flow (scale-out over Redis): the run is the parent job, each shard a child
+ * job whose id is derived from (run id, shard), so submitting the same run again cannot
+ * duplicate a shard. Shard boundaries come from the spec (spec/shards.ts). Only the building
+ * block of the Redis path: no server or worker uses it yet (docs/scale-out.md).
+ */
+import type { FlowProducer } from 'bullmq';
+import { RUN_LIMITS, type RunSpec } from '../spec/run-spec.js';
+import { shardCountOf, shardRange } from '../spec/shards.js';
+
+/** The queue of shard jobs that workers take. */
+export const SHARD_QUEUE = 'eval-shards';
+/** The queue of run (parent) jobs: a run job waits for its shards. */
+export const RUN_QUEUE = 'eval-runs';
+
+/** What a shard job carries: enough to find the run on the head and the indices to play. */
+export interface ShardJobData {
+  runId: string;
+  shard: number;
+  /** Run indices `[first, end)`. */
+  first: number;
+  end: number;
+}
+
+/** BullMQ refuses `:` in custom job ids (it is its key separator), hence `-shard-`. */
+export const shardJobId = (runId: string, shard: number): string => `${runId}-shard-${shard}`;
+
+/**
+ * The BullMQ priority of a run priority: BullMQ takes 1 first and larger later (0 means none),
+ * the run spec takes higher first, so the range -max..max maps onto 2max+1..1.
+ */
+export const bullPriorityOf = (priority: number): number => RUN_LIMITS.maxPriority - priority + 1;
+
+/** Adds the run's flow: one parent, one child per shard; adding it again changes nothing. */
+export async function addRunFlow(
+  flows: FlowProducer,
+  spec: Pick<RunSpec, 'runId' | 'episodeCount' | 'shardSize' | 'priority'>,
+): Promise<void> {
+  const priority = bullPriorityOf(spec.priority);
+  const children = Array.from({ length: shardCountOf(spec) }, (_, shard) => {
+    const data: ShardJobData = { runId: spec.runId, shard, ...shardRange(spec, shard) };
+    return { name: 'shard', queueName: SHARD_QUEUE, data, opts: { jobId: shardJobId(spec.runId, shard), priority } };
+  });
+  await flows.add({ name: 'run', queueName: RUN_QUEUE, data: { runId: spec.runId }, opts: { jobId: spec.runId }, children });
+}

@@ -1,0 +1,82 @@
+/**
+ * Shards: a run cut into contiguous runs of episode indices whose boundaries come from the
+ * spec alone (episodeCount, shardSize), never from the number of machines, so a result merged
+ * from shards cannot depend on the fleet. A task `k/K` (1-based, like `vitest --shard`) takes
+ * shards k-1, k-1+K, k-1+2K, …; each episode keeps its run index, so its seed is the same
+ * whichever machine plays it.
+ */
+import { BadInputError } from '../errors.js';
+import { DEFAULT_SHARD_SIZE, type RunSpec } from './run-spec.js';
+
+type ShardFields = Pick<RunSpec, 'episodeCount' | 'shardSize'>;
+
+/** A task of a run spread over machines: `task` of `of`, 1-based. */
+export interface ShardTask {
+  task: number;
+  of: number;
+}
+
+/** Episodes per shard. */
+export const shardSizeOf = (spec: Pick<RunSpec, 'shardSize'>): number => spec.shardSize ?? DEFAULT_SHARD_SIZE;
+
+/** How many shards the run has. */
+export const shardCountOf = (spec: ShardFields): number => Math.ceil(spec.episodeCount / shardSizeOf(spec));
+
+/** The episode indices of shard `s` (0-based): `[first, end)`. */
+export function shardRange(spec: ShardFields, s: number): { first: number; end: number } {
+  const size = shardSizeOf(spec);
+  const first = s * size;
+  return { first, end: Math.min(spec.episodeCount, first + size) };
+}
+
+/** The shards (0-based) task `task` of `of` runs. */
+export function shardsOfTask(spec: ShardFields, t: ShardTask): number[] {
+  const out: number[] = [];
+  for (let s = t.task - 1; s < shardCountOf(spec); s += t.of) out.push(s);
+  return out;
+}
+
+/** The run indices a spec plays, in order: all of them, or only its task's shards on a partial run. */
+export function episodeIndicesOf(spec: ShardFields & Pick<RunSpec, 'shard'>): number[] {
+  if (!spec.shard) return Array.from({ length: spec.episodeCount }, (_, i) => i);
+  const out: number[] = [];
+  for (const s of shardsOfTask(spec, spec.shard)) {
+    const { first, end } = shardRange(spec, s);
+    for (let i = first; i < end; i++) out.push(i);
+  }
+  return out;
+}
+
+/** `k/K` as typed after `--shard`: BAD_USER_INPUT unless 1 ≤ k ≤ K. */
+export function parseShardFlag(raw: string): ShardTask {
+  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(raw);
+  const task = m ? Number(m[1]) : NaN;
+  const of = m ? Number(m[2]) : NaN;
+  if (!m || !Number.isSafeInteger(task) || !Number.isSafeInteger(of) || of < 1 || task < 1 || task > of) {
+    throw new BadInputError(`--shard must be k/K with 1 ≤ k ≤ K (e.g. 2/4), got "${raw}"`);
+  }
+  return { task, of };
+}
+
+/** BAD_USER_INPUT when task k of K would get no shard (K above the run's shard count). */
+export function assertTaskHasShards(spec: ShardFields, t: ShardTask): void {
+  const count = shardCountOf(spec);
+  if (t.of > count) {
+    throw new BadInputError(
+      `--shard ${t.task}/${t.of}: the run has only ${count} shard(s) of ${shardSizeOf(spec)} episodes, so ${t.of} tasks would leave some empty; use at most ${count} tasks or a smaller --shard-size`,
+    );
+  }
+}
+
+/** Indices as short ranges, e.g. `0..5, 12, 18..23`. */
+export function describeIndices(indices: readonly number[]): string {
+  const sorted = [...indices].sort((a, b) => a - b);
+  const parts: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+    parts.push(i === j ? String(sorted[i]) : `${sorted[i]}..${sorted[j]}`);
+    i = j + 1;
+  }
+  return parts.join(', ');
+}
