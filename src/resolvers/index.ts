@@ -12,6 +12,7 @@ import './resources.js';
 import './play.js';
 import './dataset.js';
 import './report.js';
+import './manifest.js';
 
 let schema: GraphQLSchema | undefined;
 
