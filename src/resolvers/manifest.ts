@@ -31,7 +31,7 @@ const NodesetFingerprintRef = builder.objectRef<NodesetFingerprint>('NodesetFing
     codeSha256: t.string({
       nullable: true,
       description:
-        "SHA-256 over every other file of its folder in sorted path order (`path NUL sha256 LF` each); null for a remote nodeset.",
+        'SHA-256 over every other file of its folder in sorted path order (`path NUL sha256 LF` each); null for a remote nodeset.',
       resolve: (n) => n.codeSha256 ?? null,
     }),
     codeFiles: t.int({ nullable: true, description: 'How many files codeSha256 covers.', resolve: (n) => n.codeFiles ?? null }),
@@ -73,7 +73,6 @@ builder.objectField(RunRef, 'manifest', (t) =>
     nullable: true,
     description:
       'What the run was made from: project version and commit, hashes of the frozen graph, of each nodeset and of the dataset files, Node version and platform. Null for a run without manifest.json.',
-    resolve: (src: RunSource, _a, ctx) =>
-      isValidRunId(src.row.id) ? readRunManifest(runDirPath(ctx.outputsDir, src.row.id)) : null,
+    resolve: (src: RunSource, _a, ctx) => (isValidRunId(src.row.id) ? readRunManifest(runDirPath(ctx.outputsDir, src.row.id)) : null),
   }),
 );

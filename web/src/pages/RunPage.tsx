@@ -10,6 +10,7 @@ import { EpisodeDrawer } from '../components/EpisodeDrawer.js';
 import { EpisodeTable } from '../components/EpisodeTable.js';
 import { MetricCards } from '../components/MetricCards.js';
 import { ProgressBar } from '../components/ProgressBar.js';
+import { Reproducibility } from '../components/Reproducibility.js';
 import { StatusBadge } from '../components/StatusBadge.js';
 import { Empty, ErrorBox, Loading } from '../components/States.js';
 import { TaskTable } from '../components/TaskTable.js';
@@ -152,6 +153,8 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
           <EpisodeTable episodes={eps.episodes} metricNames={metricNames} selected={episode} onOpen={open} />
         )}
       </section>
+
+      <Reproducibility runId={run.id} />
 
       {episode != null && (
         <EpisodeDrawer
