@@ -17,7 +17,8 @@ export async function datasetOfRun(
   const env = [...nodesets]
     .sort((a, b) => a.name.localeCompare(b.name))
     .find((e) => e.manifest.parallelism === 'replicated' && e.manifest.panel);
-  if (env?.name !== DATASET_ENV) return undefined;
+  // As the submit check: only the built-in env_dataset is known to read the catalog's datasets.
+  if (env?.name !== DATASET_ENV || env.source !== 'builtin') return undefined;
   const fallback = env.manifest.panel?.fields.find((f) => f.name === 'dataset')?.default;
   const name = spec.dataset ?? (fallback === undefined ? undefined : String(fallback));
   if (name === undefined) return undefined;
