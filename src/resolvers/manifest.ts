@@ -17,15 +17,15 @@ const ManifestFileRef = builder.objectRef<ManifestFile>('ManifestFile').implemen
   description: 'One file a run read, as it was at submit.',
   fields: (t) => ({
     path: t.exposeString('path', { description: "Relative to the dataset's folder, `/`-separated." }),
-    sha256: t.exposeString('sha256'),
-    bytes: t.exposeInt('bytes'),
+    sha256: t.exposeString('sha256', { description: 'SHA-256 of its bytes.' }),
+    bytes: t.exposeInt('bytes', { description: 'Its size.' }),
   }),
 });
 
 const NodesetFingerprintRef = builder.objectRef<NodesetFingerprint>('NodesetFingerprint').implement({
   description: 'A nodeset the graph uses, as it was at submit.',
   fields: (t) => ({
-    name: t.exposeString('name'),
+    name: t.exposeString('name', { description: 'The nodeset.' }),
     source: t.exposeString('source', { description: 'builtin, workspace or remote.' }),
     manifestSha256: t.exposeString('manifestSha256', { description: 'SHA-256 of its manifest.json.' }),
     codeSha256: t.string({
@@ -41,11 +41,11 @@ const NodesetFingerprintRef = builder.objectRef<NodesetFingerprint>('NodesetFing
 const DatasetFingerprintRef = builder.objectRef<DatasetFingerprint>('DatasetFingerprint').implement({
   description: "The dataset a run's episodes come from, as it was at submit.",
   fields: (t) => ({
-    name: t.exposeString('name'),
+    name: t.exposeString('name', { description: 'The dataset.' }),
     source: t.exposeString('source', { description: 'builtin or workspace.' }),
-    split: t.string({ nullable: true, resolve: (d) => d.split ?? null }),
+    split: t.string({ nullable: true, description: 'The split the run reads.', resolve: (d) => d.split ?? null }),
     sha256: t.exposeString('sha256', { description: "SHA-256 over its files' hashes in sorted path order." }),
-    files: t.field({ type: [ManifestFileRef], resolve: (d) => d.files }),
+    files: t.field({ type: [ManifestFileRef], description: 'Every file of its folder, in sorted path order.', resolve: (d) => d.files }),
   }),
 });
 
@@ -59,11 +59,16 @@ const RunManifestRef = builder.objectRef<RunManifest>('RunManifest').implement({
       resolve: (m) => m.project.gitCommit ?? null,
     }),
     graphSha256: t.exposeString('graphSha256', { description: "SHA-256 of the frozen graph's canonical JSON (keys sorted)." }),
-    nodesets: t.field({ type: [NodesetFingerprintRef], resolve: (m) => m.nodesets }),
-    dataset: t.field({ type: DatasetFingerprintRef, nullable: true, resolve: (m) => m.dataset ?? null }),
-    nodeVersion: t.string({ resolve: (m) => m.runtime.node }),
-    platform: t.string({ resolve: (m) => m.runtime.platform }),
-    arch: t.string({ resolve: (m) => m.runtime.arch }),
+    nodesets: t.field({ type: [NodesetFingerprintRef], description: 'Each nodeset the graph uses, by name.', resolve: (m) => m.nodesets }),
+    dataset: t.field({
+      type: DatasetFingerprintRef,
+      nullable: true,
+      description: 'The dataset the episodes come from; null when they come from none.',
+      resolve: (m) => m.dataset ?? null,
+    }),
+    nodeVersion: t.string({ description: 'The Node version that submitted it.', resolve: (m) => m.runtime.node }),
+    platform: t.string({ description: "Node's process.platform (linux, darwin, win32).", resolve: (m) => m.runtime.platform }),
+    arch: t.string({ description: "Node's process.arch (x64, arm64).", resolve: (m) => m.runtime.arch }),
   }),
 });
 
