@@ -22,6 +22,8 @@ import { initialSummary } from '../eval-process/summary-writer.js';
 import { DEFAULT_OUTPUTS_DIR, EVAL_PROCESS_MAIN, defaultLlmCacheDir } from '../paths.js';
 import { parseSetFlags } from '../graph/graph.js';
 import { inspectRunGraph } from '../scheduler/run-graph.js';
+import { recordRunManifest } from '../scheduler/record-run-manifest.js';
+import type { NodesetEntry } from '../nodeset-registry/registry.js';
 import { assertDatasetSelection } from '../scheduler/dataset-selection.js';
 import { parseRunInput, type FieldLabels } from '../spec/parse-run-spec.js';
 import { checkWaitForRoom } from '../scheduler/submit-when-room.js';
@@ -194,10 +196,15 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
 
 /** The spec of a checked CLI run: its graph found, the overrides applied, validated and frozen into it. */
 export async function specFromInput(input: RunInput, runId: string): Promise<RunSpec> {
+  return (await checkedInput(input, runId)).spec;
+}
+
+/** The spec of a checked CLI run and the nodesets its graph uses (for its manifest). */
+async function checkedInput(input: RunInput, runId: string): Promise<{ spec: RunSpec; nodesets: NodesetEntry[] }> {
   const workspaceDir = process.env.ACTIVE_WORKSPACE_DIR || undefined;
   const { graph, nodesets } = await inspectRunGraph({ graphName: input.graphName, overrides: input.overrides, workspaceDir });
   await assertDatasetSelection(nodesets, input, workspaceDir);
-  return runSpecOf(input, { runId, graph, activeWorkspaceDir: workspaceDir });
+  return { spec: runSpecOf(input, { runId, graph, activeWorkspaceDir: workspaceDir }), nodesets };
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -216,7 +223,7 @@ export async function run(argv: string[]): Promise<number> {
     );
   }
   if (args.remote) return runRemote(args, args.remote);
-  const probe = await specFromInput(args.input, '00000000_000000');
+  const { spec: probe, nodesets } = await checkedInput(args.input, '00000000_000000');
   // Ctrl-C from here on cancels the run, also before its eval process exists or has set up its own handlers.
   let interrupted = false;
   let child: ReturnType<typeof startEval> | undefined;
@@ -236,6 +243,7 @@ export async function run(argv: string[]): Promise<number> {
   defaultLlmCacheDir(args.outputsDir);
   const spec: RunSpec = { ...probe, runId, ...(args.shard ? { shard: args.shard } : {}) };
   await writeSpec(dir, spec);
+  await recordRunManifest(dir, spec, nodesets, spec.activeWorkspaceDir);
   await writeSummary(dir, { ...initialSummary(spec), seq: 1 });
 
   const live = !args.json && process.stderr.isTTY === true;

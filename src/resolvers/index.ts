@@ -15,6 +15,7 @@ import './dataset.js';
 import './report.js';
 import './compare.js';
 import './sweep.js';
+import './manifest.js';
 
 let schema: GraphQLSchema | undefined;
 

@@ -31,6 +31,7 @@ import { isPidAlive, type ResourceSample } from './admission/resource-sampler.js
 import { resourceSnapshot } from './admission/resource-snapshot.js';
 import { RssMonitor } from './admission/rss-monitor.js';
 import { inspectRunGraph } from './run-graph.js';
+import { recordRunManifest } from './record-run-manifest.js';
 import { assertDatasetSelection } from './dataset-selection.js';
 import { resolveSchedulerOptions, type JobSchedulerOptions, type SchedulerSettings } from './scheduler-options.js';
 import { SharedHostManager } from './shared-hosts/shared-host-manager.js';
@@ -196,6 +197,7 @@ export class JobScheduler {
           { runId: made.runId, graph: graph.graph, activeWorkspaceDir: graphDirs.workspaceDir },
         );
         await writeSpec(made.dir, spec);
+        await recordRunManifest(made.dir, spec, graph.nodesets, graphDirs.workspaceDir);
         // The summary goes down before the (slow) host start, so a crash here still leaves a recoverable queued run.
         summary = queuedSummary(spec);
         await writeSummary(made.dir, summary);

@@ -1,5 +1,5 @@
 /** `evalctl run` as a user types it: the real CLI, a real eval process, real hosts. */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,12 +62,19 @@ describe('evalctl run', () => {
       '_DONE',
       'episodes',
       'graph.json',
+      'manifest.json',
       'report.json',
       'spec.json',
       'stderr.log',
       'stdout.log',
       'summary.json',
     ]);
+    const manifest = JSON.parse(await readFile(join(runDir, 'manifest.json'), 'utf8'));
+    expect(manifest.nodesets.map((n: { name: string; codeSha256: string }) => [n.name, n.codeSha256.length])).toEqual([
+      ['env_gridnav', 64],
+      ['planner', 64],
+    ]);
+    expect(manifest.runtime).toEqual({ node: process.versions.node, platform: process.platform, arch: process.arch });
   });
 
   it('prints a table of aggregates without --json', async () => {

@@ -53,6 +53,9 @@ describe('dashboard', { timeout: 120_000 }, () => {
     await s.page.waitForSelector('[data-testid=worker-timeline][data-bars="6"]');
     expect(await s.page.locator('[data-testid=metric-cards] .card').count()).toBeGreaterThanOrEqual(3);
     expect(await s.page.locator('[data-testid=episode-row]').count()).toBe(6);
+    // The manifest: the nodesets the run was made from.
+    await s.page.click('[data-testid=reproducibility] summary');
+    await s.page.waitForSelector('[data-testid=manifest] >> text=env_gridnav');
     await expectAccessible(s.page, 'a finished run page');
     await s.screenshot('run-completed');
 

@@ -13,6 +13,7 @@ import { RunAbout } from '../components/RunAbout.js';
 import { RunEndings } from '../components/RunEndings.js';
 import { ProgressBar } from '../components/ProgressBar.js';
 import { RunReportSection } from '../components/RunReport.js';
+import { Reproducibility } from '../components/Reproducibility.js';
 import { StatusBadge } from '../components/StatusBadge.js';
 import { Empty, ErrorBox, Loading } from '../components/States.js';
 import { TaskTable } from '../components/TaskTable.js';
@@ -168,6 +169,8 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
           <EpisodeTable episodes={eps.episodes} metricNames={metricNames} selected={episode} onOpen={open} />
         )}
       </section>
+
+      <Reproducibility runId={run.id} />
 
       {episode != null && (
         <EpisodeDrawer
