@@ -2,6 +2,8 @@
  * compareRuns, powerPlan and sweeps against a real server and real gridnav runs: the planner
  * at epsilon 0.1 and 0.3 on the same episodes (a tight step budget so both fail sometimes).
  */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { START_EVAL, codeOf, startServer, wsCollect, type TestServer } from './app.helpers.js';
 
@@ -32,7 +34,7 @@ const COMPARE = `query($b: ID!, $c: [ID!]!, $m: [String!]) {
   compareRuns(baseline: $b, candidates: $c, metrics: $m) {
     metrics fdrLevel baseline { id }
     candidates {
-      candidate { id } overlap partial note
+      candidate { id } overlap partial note warnings
       metrics {
         metric n excludedPairs binary baselineMean candidateMean meanDiff pairedStderr ci95Low ci95High ciMethod df
         correlation unpairedStderr unpairedCi95Low unpairedCi95High pValue pairedTP mcnemarP wins ties losses bhAdjustedP bhSignificant mde
@@ -70,7 +72,7 @@ describe('compareRuns over two gridnav runs (epsilon 0.1 vs 0.3)', () => {
     expect(cmp.baseline.id).toBe(a1);
     expect(cmp.metrics).toEqual(['distance_to_goal', 'spl', 'steps', 'success']);
     const c = cmp.candidates[0];
-    expect(c).toMatchObject({ overlap: EPISODES, partial: false, note: null });
+    expect(c).toMatchObject({ overlap: EPISODES, partial: false, note: null, warnings: [] });
     const success = c.metrics.find((m: { metric: string }) => m.metric === 'success');
     expect(success).toMatchObject({ binary: true, n: EPISODES, ciMethod: 'T', df: EPISODES - 1, excludedPairs: 0 });
     expect(success.meanDiff).toBeLessThan(0);
@@ -158,6 +160,17 @@ describe('compareRuns over two gridnav runs (epsilon 0.1 vs 0.3)', () => {
     expect(success.ci95High).toBeGreaterThan(success.mean);
     const steps = r.data!.run.aggregateMetrics.find((m: { name: string }) => m.name === 'steps');
     expect(steps).toMatchObject({ binary: false, ciMethod: 'T' });
+  });
+
+  it('warns when two runs differ in more than their config (another nodeset code, from manifest.json)', async () => {
+    const path = join(server.dir, 'outputs', 'eval_runs', b4, 'manifest.json');
+    const manifest = JSON.parse(await readFile(path, 'utf8'));
+    const planner = manifest.nodesets.find((n: { name: string }) => n.name === 'planner');
+    planner.codeSha256 = '0'.repeat(64);
+    await writeFile(path, JSON.stringify(manifest));
+    const r = await server.gql(COMPARE, { b: a4, c: [b4] });
+    expect(r.errors).toBeUndefined();
+    expect(r.data!.compareRuns.candidates[0].warnings).toEqual([expect.stringContaining('planner')]);
   });
 });
 

@@ -12,6 +12,8 @@ import { CiMethodRef } from './stats-refs.js';
 import { compareRunsById, powerPlanById, runSource, type RunComparisonSource } from './compare-source.js';
 import { loadRun, loadSummary } from './run-source.js';
 import type { ApiContext } from './context.js';
+import { manifestDifferences } from '../store/manifest-differences.js';
+import { readRunManifest } from '../store/run-manifest.js';
 
 const finite = (v: number | null | undefined): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
@@ -186,6 +188,17 @@ const CandidateComparisonRef = builder.objectRef<CandidateSource>('CandidateComp
     candidateEpisodes: t.int({ description: 'Distinct episodes in the candidate.', resolve: (s) => s.c.candidateEpisodes }),
     partial: t.boolean({ description: 'True when the runs only partly overlap: compared on the overlap.', resolve: (s) => s.c.partial }),
     note: t.string({ nullable: true, description: 'Says so when the comparison covers only the overlap.', resolve: (s) => s.c.note }),
+    warnings: t.stringList({
+      description:
+        'How the two runs differ beyond their config (from their manifest.json): another project version or commit, nodeset code or manifest, dataset files, Node major or platform. Empty when they differ in config only, or a run has no manifest.',
+      resolve: async (s, _a, ctx) => {
+        const [a, b] = await Promise.all([
+          readRunManifest(ctx.runs.runDir(s.baselineRunId)),
+          readRunManifest(ctx.runs.runDir(s.c.candidateRunId)),
+        ]);
+        return manifestDifferences(a, b).map((d) => d.message);
+      },
+    }),
     metrics: t.field({
       type: [MetricComparisonRef],
       description: 'Each metric compared, in the order of RunComparison.metrics.',

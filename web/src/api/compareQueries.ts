@@ -21,7 +21,7 @@ export const COMPARE_RUNS = graphql(
       baseline { ...CompareRunFields }
       candidates {
         candidate { ...CompareRunFields }
-        overlap partial note baselineEpisodes candidateEpisodes
+        overlap partial note warnings baselineEpisodes candidateEpisodes
         metrics {
           ...MetricComparisonFields
           flips { episodeId direction baselineIndex candidateIndex baselineValue candidateValue }

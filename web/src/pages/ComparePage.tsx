@@ -152,6 +152,11 @@ function RunsPanel({ comparison: c }: { comparison: Comparison }) {
                   <>
                     {cand.overlap} of {cand.baselineEpisodes}
                     {cand.partial && <div className="warn-chip">{cand.note ?? 'compared on the overlap only'}</div>}
+                    {cand.warnings.map((w) => (
+                      <div key={w} className="warn-chip">
+                        differs beyond config: {w}
+                      </div>
+                    ))}
                   </>
                 ) : (
                   '–'
