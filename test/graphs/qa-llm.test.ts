@@ -62,7 +62,13 @@ async function run(graph: string, workers: number, cacheDir: string, extra: stri
 }
 
 /** What may differ between worker counts: placement and timing fields, and the model's measured latency. */
-function resultPart(s: RunSummary): unknown {
+interface ResultPart {
+  aggregates: unknown;
+  statusCounts: unknown;
+  episodes: Array<{ metrics: Record<string, unknown> }>;
+}
+
+function resultPart(s: RunSummary): ResultPart {
   return {
     aggregates: s.aggregateMetrics.filter((m) => m.name !== 'llm_latency_ms'),
     statusCounts: s.statusCounts,
@@ -95,7 +101,7 @@ describe('qa_llm over 60 arith samples', () => {
     expect(again.episodes.every((e) => e.metrics.llm_cache_hits === 1)).toBe(true);
     expect(JSON.stringify(resultPart(again).episodes)).toBe(
       JSON.stringify(
-        (resultPart(one) as { episodes: Array<{ metrics: Record<string, unknown> }> }).episodes.map((e) => ({
+        resultPart(one).episodes.map((e) => ({
           ...e,
           metrics: { ...e.metrics, llm_cache_hits: 1 },
         })),
