@@ -11,6 +11,7 @@ import { BadInputError } from '../errors.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
 import { RunReader } from '../store/run-reader.js';
 import { parseCliArgs } from './args.js';
+import { textTable } from './text-table.js';
 
 const USAGE = 'usage: evalctl compare <baseline-run> <candidate-run>… [--metric NAME …] [--outputs DIR] [--json] [--flips N]';
 
@@ -22,16 +23,6 @@ const signed = (v: number | null | undefined): string =>
   typeof v === 'number' && Number.isFinite(v) ? `${v >= 0 ? '+' : ''}${v.toFixed(4)}` : '–';
 const ci = (c: [number, number] | null): string => (c ? `[${signed(c[0])}, ${signed(c[1])}]` : '–');
 const pFmt = (p: number | null): string => (p === null || !Number.isFinite(p) ? '–' : p < 1e-4 ? p.toExponential(1) : p.toFixed(4));
-
-function table(rows: string[][]): string[] {
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  const out: string[] = [];
-  for (const [i, r] of rows.entries()) {
-    out.push('  ' + r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));
-    if (i === 0) out.push('  ' + widths.map((w) => '─'.repeat(w)).join('  '));
-  }
-  return out;
-}
 
 function metricRow(m: MetricComparison): string[] {
   const method = m.ciMethod === 'clustered-t' ? ` C=${m.clusters}` : '';
@@ -57,7 +48,7 @@ export function renderComparison(c: RunComparison, maxFlips = DEFAULT_FLIPS): st
       `${cand.candidateRunId} − ${c.baselineRunId} (baseline): ${cand.overlap} shared episodes${cand.note ? `; ${cand.note}` : ''}`,
     );
     lines.push(
-      ...table([
+      ...textTable([
         ['metric', 'n', 'baseline', 'candidate', 'diff', 'paired 95 % CI', 'unpaired 95 % CI', 'corr', 'p', 'W/T/L', 'BH'],
         ...cand.metrics.map(metricRow),
       ]),

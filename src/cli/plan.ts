@@ -10,6 +10,7 @@ import { BadInputError } from '../errors.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
 import { RunReader } from '../store/run-reader.js';
 import { parseCliArgs } from './args.js';
+import { textTable } from './text-table.js';
 
 const USAGE = 'usage: evalctl plan <run> [--effect X] [--metric NAME …] [--outputs DIR] [--json]';
 
@@ -32,11 +33,7 @@ export function renderPlan(p: PowerPlan): string {
       ...(withEffect ? [num(m.effect), m.episodesNeeded === undefined ? '–' : String(m.episodesNeeded)] : []),
     ]),
   ];
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  for (const [i, r] of rows.entries()) {
-    lines.push('  ' + r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));
-    if (i === 0) lines.push('  ' + widths.map((w) => '─'.repeat(w)).join('  '));
-  }
+  lines.push(...textTable(rows));
   lines.push('MDE: the smallest true difference detected 80 % of the time at α = 0.05 (two-sided) with n episodes.');
   return lines.join('\n') + '\n';
 }

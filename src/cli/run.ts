@@ -34,6 +34,7 @@ import { FILES, createRunDir, isDone, readSummary, touchDone, writeSpec, writeSu
 import { describeStorage, storageCodeOfExit } from '../store/storage-fault.js';
 import { ci95Of } from '../store/aggregate.js';
 import type { MetricAggregate, RunSpec, RunSummary } from '../store/types.js';
+import { textTable } from './text-table.js';
 
 const USAGE =
   'usage: evalctl run [<graph>] [--config eval.toml] --episodes N [--workers K] [--seed S] [--step-budget B] [--set node.key=value …] ' +
@@ -425,11 +426,7 @@ export function renderSummary(s: RunSummary, dir: string): string {
         excludedCell(m),
       ]),
     ];
-    const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-    for (const [i, r] of rows.entries()) {
-      lines.push('  ' + r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));
-      if (i === 0) lines.push('  ' + widths.map((w) => '─'.repeat(w)).join('  '));
-    }
+    lines.push(...textTable(rows));
   }
   if (s.aggregateMetrics.some((m) => Object.keys(m.excluded ?? {}).length > 0))
     lines.push('  means count the partial metrics of every ending but CANCELLED and INFRA_ERROR (docs/statistics.md)');
