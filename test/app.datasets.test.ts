@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { START_EVAL, codeOf, startServer, waitFor, type TestServer } from './app.helpers.js';
+import { START_EVAL, codeOf, startServer, waitFor, writeDatasetProbeGraph, type TestServer } from './app.helpers.js';
 
 let server: TestServer;
 let ws: string;
@@ -23,19 +23,7 @@ beforeAll(async () => {
   );
   await mkdir(join(ws, 'datasets', 'broken'), { recursive: true });
   await writeFile(join(ws, 'datasets', 'broken', 'test.csv'), 'id,input\nb1,\n');
-  await mkdir(join(ws, 'graphs'), { recursive: true });
-  await writeFile(
-    join(ws, 'graphs', 'dataset_probe.json'),
-    JSON.stringify({
-      name: 'dataset_probe',
-      step_budget: 1,
-      nodes: [
-        { id: 'env', type: 'env_dataset__sample' },
-        { id: 'out', type: 'graphOut' },
-      ],
-      edges: [{ from: 'env.target', to: 'out.target' }],
-    }),
-  );
+  await writeDatasetProbeGraph(ws, 'dataset_probe');
   server = await startServer({ scheduler: { workspaceDir: ws } });
 });
 afterAll(async () => {

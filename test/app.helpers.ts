@@ -1,5 +1,5 @@
 /** Shared by the app tests: a real server on port 0 with a temp outputs dir, and real clients. */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ResultPromise } from 'execa';
@@ -182,4 +182,21 @@ export function urlFrom(proc: ResultPromise): Promise<string> {
     });
     void proc.catch(reject);
   });
+}
+
+/** Writes `<ws>/graphs/<name>.json`: one env_dataset sample per episode, its target as the metric (a graph that only reads a dataset). */
+export async function writeDatasetProbeGraph(ws: string, name: string): Promise<void> {
+  await mkdir(join(ws, 'graphs'), { recursive: true });
+  await writeFile(
+    join(ws, 'graphs', `${name}.json`),
+    JSON.stringify({
+      name,
+      step_budget: 1,
+      nodes: [
+        { id: 'env', type: 'env_dataset__sample' },
+        { id: 'out', type: 'graphOut' },
+      ],
+      edges: [{ from: 'env.target', to: 'out.target' }],
+    }),
+  );
 }

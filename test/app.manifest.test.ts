@@ -1,29 +1,17 @@
 /** Run.manifest over GraphQL for runs queued on a real server: written at submit, the same for two runs of one graph. */
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { START_EVAL, startServer, waitFor, type TestServer } from './app.helpers.js';
+import { START_EVAL, startServer, waitFor, writeDatasetProbeGraph, type TestServer } from './app.helpers.js';
 
 let server: TestServer;
 let ws: string;
 
 beforeAll(async () => {
   ws = await mkdtemp(join(tmpdir(), 'app-manifest-'));
-  await mkdir(join(ws, 'graphs'), { recursive: true });
-  await writeFile(
-    join(ws, 'graphs', 'manifest_probe.json'),
-    JSON.stringify({
-      name: 'manifest_probe',
-      step_budget: 1,
-      nodes: [
-        { id: 'env', type: 'env_dataset__sample' },
-        { id: 'out', type: 'graphOut' },
-      ],
-      edges: [{ from: 'env.target', to: 'out.target' }],
-    }),
-  );
+  await writeDatasetProbeGraph(ws, 'manifest_probe');
   server = await startServer({ scheduler: { workspaceDir: ws } });
 });
 afterAll(async () => {
