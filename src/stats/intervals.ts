@@ -35,7 +35,8 @@ export function wilsonInterval(successes: number, n: number): [number, number] {
   const z2 = z * z;
   const centre = (p + z2 / (2 * n)) / (1 + z2 / n);
   const half = (z / (1 + z2 / n)) * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n));
-  return [Math.max(0, centre - half), Math.min(1, centre + half)];
+  // At 0 or n successes the bound is exactly 0 or 1; the formula leaves rounding noise there.
+  return [successes === 0 ? 0 : Math.max(0, centre - half), successes === n ? 1 : Math.min(1, centre + half)];
 }
 
 /**

@@ -48,6 +48,9 @@ describe('intervals', () => {
       close(l, lo);
       close(h, hi);
     }
+    // All 0 or all 1: the bound at the edge is exactly 0 or 1, not rounding noise.
+    expect(wilsonInterval(0, 8)[0]).toBe(0);
+    expect(wilsonInterval(8, 8)[1]).toBe(1);
     const s = metricSpread([1, 1, 0, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0]);
     expect(s).toMatchObject({ binary: true, ciMethod: 'wilson', count: 20 });
     close(s.ci95![0], 0.1811918241010821);
