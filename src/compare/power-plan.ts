@@ -65,8 +65,16 @@ export function powerPlan(
   return { runId: run.runId, source: 'own', metrics };
 }
 
-/** True when the two score tables share at least one episode. */
-export function sharesEpisodes(a: ScoreTable, b: ScoreTable): boolean {
-  for (const id of a.episodes.keys()) if (b.episodes.has(id)) return true;
+/**
+ * A run that can serve as a power plan's reference: it shares episodes with `run` and scores
+ * at least one of them differently. A re-run of the same config (same seeds, same scores) has
+ * paired differences of 0 and would plan for a spread no real comparison has.
+ */
+export function isPowerReference(run: ScoreTable, other: ScoreTable): boolean {
+  for (const [id, e] of run.episodes) {
+    const o = other.episodes.get(id);
+    if (!o) continue;
+    for (const [m, v] of e.values) if (o.values.has(m) && o.values.get(m) !== v) return true;
+  }
   return false;
 }

@@ -8,7 +8,7 @@ import { isTerminalRunStatus } from '../statuses.js';
 import { isValidRunId, runsRoot } from '../store/run-dir.js';
 import type { RunReader } from '../store/run-reader.js';
 import { scoreTable, type ScoreTable } from './episode-scores.js';
-import { sharesEpisodes } from './power-plan.js';
+import { isPowerReference } from './power-plan.js';
 
 export interface RunScores {
   runId: string;
@@ -45,7 +45,7 @@ export async function latestComparableRun(reader: RunReader, run: RunScores): Pr
     if (!summary || summary.graphName !== run.graphName || !isTerminalRunStatus(summary.status)) continue;
     if (++looked > LOOKBACK) break;
     const other: RunScores = { runId: id, graphName: summary.graphName, status: summary.status, scores: scoreTable(summary.episodes) };
-    if (sharesEpisodes(run.scores, other.scores)) return other;
+    if (isPowerReference(run.scores, other.scores)) return other;
   }
   return undefined;
 }

@@ -5,7 +5,7 @@ import { BadInputError } from '../errors.js';
 import { assertRunId, FILES } from '../store/run-dir.js';
 import { compareRuns, type RunComparison } from '../compare/compare-runs.js';
 import { scoreTable, scoreTableFromSummaryJson, type ScoreTable } from '../compare/episode-scores.js';
-import { powerPlan, sharesEpisodes, type PowerPlan } from '../compare/power-plan.js';
+import { powerPlan, isPowerReference, type PowerPlan } from '../compare/power-plan.js';
 import { isTerminalRunStatus } from '../statuses.js';
 import type { ApiContext } from './context.js';
 import { loadRun, loadSummary, sourceFromRow, type RunSource } from './run-source.js';
@@ -87,12 +87,12 @@ export async function powerPlanById(
   if (effect !== undefined && (!Number.isFinite(effect) || effect === 0))
     throw new BadInputError(`effect must be a non-zero number, got ${effect}`);
   const run = await runScores(runId, ctx);
-  // The newest other finished run of the same graph that shares episodes with this one.
+  // The newest other finished run of the same graph that shares episodes with this one and scores one differently.
   let reference: { runId: string; scores: ScoreTable } | undefined;
   const rows = ctx.catalog.listRuns({ graphName: run.graphName }).filter((r) => r.id !== runId && isTerminalRunStatus(r.status));
   for (const row of rows.slice(0, REFERENCE_LOOKBACK)) {
     const other = await runScores(row.id, ctx);
-    if (sharesEpisodes(run.scores, other.scores)) {
+    if (isPowerReference(run.scores, other.scores)) {
       reference = other;
       break;
     }

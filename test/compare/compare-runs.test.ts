@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { compareRuns, NoSharedEpisodesError } from '../../src/compare/compare-runs.js';
 import { scoreTable } from '../../src/compare/episode-scores.js';
+import { isPowerReference } from '../../src/compare/power-plan.js';
 import type { EpisodeRecord } from '../../src/store/types.js';
 
 function rec(
@@ -73,5 +74,15 @@ describe('compareRuns', () => {
       scoreTable(Array.from({ length: 12 }, (_, i) => rec(i, `e/${i}`, { v: (i * 7 + flip * i) % 5 }, 'COMPLETED', `c${i % 4}`)));
     const c = compareRuns({ runId: 'A', scores: mk(0) }, [{ runId: 'B', scores: mk(3) }]);
     expect(c.candidates[0]!.metrics[0]).toMatchObject({ ciMethod: 'clustered-t', clusters: 4, df: 3 });
+  });
+});
+
+describe('isPowerReference', () => {
+  const table = (values: number[], prefix = 'e') => scoreTable(values.map((s, i) => rec(i, `${prefix}/${i}`, { s })));
+
+  it('takes a run that shares episodes and scores one differently, not a re-run of the same config or a disjoint run', () => {
+    expect(isPowerReference(table([1, 0, 1]), table([1, 1, 1]))).toBe(true);
+    expect(isPowerReference(table([1, 0, 1]), table([1, 0, 1]))).toBe(false);
+    expect(isPowerReference(table([1, 0, 1]), table([0, 1, 0], 'other'))).toBe(false);
   });
 });
