@@ -39,13 +39,7 @@ import { textTable } from './text-table.js';
 const USAGE =
   'usage: evalctl run [<graph>] [--config eval.toml] --episodes N [--workers K] [--seed S] [--step-budget B] [--set node.key=value …] ' +
   '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] ' +
-  '[--server URL [--token T] [--wait-for-room SEC]]';
-'usage: evalctl run <graph> --episodes N [--workers K] [--seed S] [--step-budget B] [--set node.key=value …] ' +
-  '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] ' +
-  '[--name N] [--tag T …] [--note TEXT]';
-'usage: evalctl run <graph> --episodes N [--workers K] [--seed S] [--step-budget B] [--set node.key=value …] ' +
-  '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] ' +
-  '[--shard-size N] [--shard k/K]';
+  '[--name N] [--tag T …] [--note TEXT] [--shard-size N] [--shard k/K] [--server URL [--token T] [--wait-for-room SEC]]';
 
 const POLL_MS = 200;
 /** After Ctrl-C the eval process gets this long to write its summary before it is killed. */
