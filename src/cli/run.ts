@@ -34,10 +34,11 @@ import { FILES, createRunDir, isDone, readSummary, touchDone, writeSpec, writeSu
 import { describeStorage, storageCodeOfExit } from '../store/storage-fault.js';
 import { ci95Of } from '../store/aggregate.js';
 import type { MetricAggregate, RunSpec, RunSummary } from '../store/types.js';
+import { repeatsAdvice } from '../stats/variance-components.js';
 
 const USAGE =
   'usage: evalctl run [<graph>] [--config eval.toml] --episodes N [--workers K] [--seed S] [--step-budget B] [--set node.key=value …] ' +
-  '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] ' +
+  '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] [--repeats K] ' +
   '[--server URL [--token T] [--wait-for-room SEC]]';
 'usage: evalctl run <graph> --episodes N [--workers K] [--seed S] [--step-budget B] [--set node.key=value …] ' +
   '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] ' +
@@ -67,6 +68,7 @@ export const FLAG_LABELS: FieldLabels = {
   tags: '--tag',
   note: '--note',
   shardSize: '--shard-size',
+  repeats: '--repeats',
 };
 
 /** A number flag as a number when it reads as one, else its text (which the schema refuses, naming the flag). */
@@ -132,6 +134,7 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
       note: { type: 'string' },
       'shard-size': { type: 'string' },
       shard: { type: 'string' },
+      repeats: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -158,6 +161,7 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
     tags: values.tag,
     note: values.note,
     shardSize: numeric(values['shard-size']),
+    repeats: numeric(values.repeats),
   };
   const setFlags = parseSetFlags(values.set ?? []);
   // Flags override the file: a flag given wins, a flag left out leaves the file's value.
@@ -405,11 +409,22 @@ const excludedCell = (m: MetricAggregate): string =>
     .map(([k, v]) => `${k} ${v}`)
     .join(', ') || '–';
 
+/** Under the table of a run with repeats: what n counts, and per metric the variance components and which dial narrows the bar. */
+function repeatsLines(s: RunSummary): string[] {
+  const out = [`  ${s.repeats} plays per episode: n counts episodes, each scoring the mean of its plays`];
+  for (const m of s.aggregateMetrics) {
+    const advice = repeatsAdvice({ repeats: m.repeats ?? s.repeats!, between: m.betweenVar ?? null, within: m.withinVar ?? null });
+    if (advice === null) continue;
+    out.push(`  ${m.name}: σ²_between ${fmt(m.betweenVar!)}, σ²_within ${fmt(m.withinVar!)}; ${advice}`);
+  }
+  return out;
+}
+
 /** The end-of-run table: aggregates per metric, counts per ending, where the run lives. */
 export function renderSummary(s: RunSummary, dir: string): string {
   const lines: string[] = [];
   lines.push(
-    `run ${s.runId} ${s.status}: ${s.episodesDone}/${s.episodeCount} episodes of ${s.graphName} (seed ${s.seed}, ${s.workerCount} worker(s))`,
+    `run ${s.runId} ${s.status}: ${s.episodesDone}/${s.episodeCount} ${s.repeats !== undefined && s.repeats > 1 ? `plays (${s.episodeCount / s.repeats} episodes × ${s.repeats} repeats)` : 'episodes'} of ${s.graphName} (seed ${s.seed}, ${s.workerCount} worker(s))`,
   );
   if (s.aggregateMetrics.length > 0) {
     const rows = [
@@ -433,6 +448,7 @@ export function renderSummary(s: RunSummary, dir: string): string {
   }
   if (s.aggregateMetrics.some((m) => Object.keys(m.excluded ?? {}).length > 0))
     lines.push('  means count the partial metrics of every ending but CANCELLED and INFRA_ERROR (docs/statistics.md)');
+  if (s.repeats !== undefined && s.repeats > 1) lines.push(...repeatsLines(s));
   const counts = Object.entries(s.statusCounts).map(([k, v]) => `${k} ${v}`);
   if (counts.length > 0) lines.push(`endings: ${counts.join(', ')}${s.timedOut ? ' (timeouts depend on machine speed)' : ''}`);
   lines.push(`run dir: ${dir}`);
