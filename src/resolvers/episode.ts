@@ -107,7 +107,8 @@ EpisodeRef.implement({
     episodeId: t.string({ description: "The env's id for it, e.g. `gridnav/val/3`.", resolve: (e) => e.record.episodeId }),
     repeat: t.int({
       nullable: true,
-      description: 'On a run with repeats: which play (0-based) of its episode this is (index = episode × repeats + repeat); the plays share episodeId. Null without repeats.',
+      description:
+        'On a run with repeats: which play (0-based) of its episode this is (index = episode × repeats + repeat); the plays share episodeId. Null without repeats.',
       resolve: (e) => e.record.repeat ?? null,
     }),
     status: t.field({ type: EpisodeStatusRef, description: 'How it ended.', resolve: (e) => e.record.status }),

@@ -81,8 +81,7 @@ export const MetricAggregateRef = builder.objectRef<MetricAggregate>('MetricAggr
     }),
     withinVar: t.float({
       nullable: true,
-      description:
-        'On a run with repeats: the pooled variance of an episode’s plays around its mean (σ²_within); null without repeats.',
+      description: 'On a run with repeats: the pooled variance of an episode’s plays around its mean (σ²_within); null without repeats.',
       resolve: (m) => (m.withinVar === undefined ? null : finite(m.withinVar)),
     }),
     repeatsAdvice: t.string({

@@ -230,7 +230,10 @@ describe('evalctl run argument parsing and rendering', () => {
   });
 
   it('reads --repeats and, on a run with repeats, says what n counts and which dial narrows the bar', () => {
-    expect((parseRunArgs(['g', '--episodes', '6', '--repeats', '3']) as { input: unknown }).input).toMatchObject({ episodeCount: 6, repeats: 3 });
+    expect((parseRunArgs(['g', '--episodes', '6', '--repeats', '3']) as { input: unknown }).input).toMatchObject({
+      episodeCount: 6,
+      repeats: 3,
+    });
     expect(() => parseRunArgs(['g', '--episodes', '6', '--repeats', '0'])).toThrow(/--repeats must be an integer in 1\.\.100/);
     const s: RunSummary = {
       ...initialSummary(
@@ -244,6 +247,8 @@ describe('evalctl run argument parsing and rendering', () => {
     const table = renderSummary(s, '/runs/x');
     expect(table).toContain('18/18 plays (6 episodes × 3 repeats)');
     expect(table).toContain('3 plays per episode: n counts episodes');
-    expect(table).toMatch(/steps: σ²_between 1, σ²_within 3; more episodes shrink the bar faster than more repeats: ×2 episodes → SE ×0\.71, ×2 repeats → SE ×0\.87/);
+    expect(table).toMatch(
+      /steps: σ²_between 1, σ²_within 3; more episodes shrink the bar faster than more repeats: ×2 episodes → SE ×0\.71, ×2 repeats → SE ×0\.87/,
+    );
   });
 });

@@ -103,7 +103,11 @@ describe('repeats', () => {
   });
 
   it('compareRuns pairs a repeat run with a plain run by episode, pooling the repeats', () => {
-    const c = compareRuns({ runId: 'plain', scores: scoreTable(plain.episodes) }, [{ runId: 'rep', scores: scoreTable(r1.episodes) }], ['steps']);
+    const c = compareRuns(
+      { runId: 'plain', scores: scoreTable(plain.episodes) },
+      [{ runId: 'rep', scores: scoreTable(r1.episodes) }],
+      ['steps'],
+    );
     const cc = c.candidates[0]!;
     expect(cc.overlap).toBe(N);
     expect(cc.partial).toBe(false);

@@ -19,7 +19,12 @@ describe('varianceComponents', () => {
   });
 
   it('clips between at 0, has no within without a second play, and skips empty groups', () => {
-    expect(varianceComponents([[0, 1], [1, 0]]).between).toBe(0);
+    expect(
+      varianceComponents([
+        [0, 1],
+        [1, 0],
+      ]).between,
+    ).toBe(0);
     expect(varianceComponents([[1], [2], [4]])).toMatchObject({ within: null, repeats: 1 });
     expect(varianceComponents([[1, 3], []])).toMatchObject({ episodes: 1, between: null, within: 2 });
   });
