@@ -253,7 +253,7 @@ export async function run(argv: string[]): Promise<number> {
   const live = !args.json && process.stderr.isTTY === true;
   if (!args.json)
     process.stderr.write(
-      `run ${runId}: ${spec.graphName}, ${spec.shard ? `shard task ${spec.shard.task}/${spec.shard.of} (episodes ${describeIndices(episodeIndicesOf(spec))}) of ` : ''}${spec.episodeCount} episodes on ${spec.workerCount} worker(s) → ${dir}\n`,
+      `run ${runId}: ${spec.graphName}, ${spec.shard ? `shard task ${spec.shard.task}/${spec.shard.of} (episodes ${describeIndices(episodeIndicesOf(spec))}) of ` : ''}${spec.episodeCount} episodes${spec.repeats !== undefined && spec.repeats > 1 ? ` × ${spec.repeats} repeats` : ''} on ${spec.workerCount} worker(s) → ${dir}\n`,
     );
 
   if (interrupted) {
@@ -414,7 +414,8 @@ function repeatsLines(s: RunSummary): string[] {
   const out = [`  ${s.repeats} plays per episode: n counts episodes, each scoring the mean of its plays`];
   for (const m of s.aggregateMetrics) {
     const advice = repeatsAdvice({ repeats: m.repeats ?? s.repeats!, between: m.betweenVar ?? null, within: m.withinVar ?? null });
-    if (advice === null) continue;
+    // A metric every play agrees on (e.g. success 1 throughout) has nothing to tell apart.
+    if (advice === null || (m.betweenVar === 0 && m.withinVar === 0)) continue;
     out.push(`  ${m.name}: σ²_between ${fmt(m.betweenVar!)}, σ²_within ${fmt(m.withinVar!)}; ${advice}`);
   }
   return out;
