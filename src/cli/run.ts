@@ -35,10 +35,11 @@ import { describeStorage, storageCodeOfExit } from '../store/storage-fault.js';
 import { ci95Of } from '../store/aggregate.js';
 import type { MetricAggregate, RunSpec, RunSummary } from '../store/types.js';
 import { textTable } from './text-table.js';
+import { repeatsAdvice } from '../stats/variance-components.js';
 
 const USAGE =
   'usage: evalctl run [<graph>] [--config eval.toml] --episodes N [--workers K] [--seed S] [--step-budget B] [--set node.key=value …] ' +
-  '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] ' +
+  '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] [--repeats K] ' +
   '[--name N] [--tag T …] [--note TEXT] [--shard-size N] [--shard k/K] [--server URL [--token T] [--wait-for-room SEC]]';
 
 const POLL_MS = 200;
@@ -62,6 +63,7 @@ export const FLAG_LABELS: FieldLabels = {
   tags: '--tag',
   note: '--note',
   shardSize: '--shard-size',
+  repeats: '--repeats',
 };
 
 /** A number flag as a number when it reads as one, else its text (which the schema refuses, naming the flag). */
@@ -127,6 +129,7 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
       note: { type: 'string' },
       'shard-size': { type: 'string' },
       shard: { type: 'string' },
+      repeats: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -153,6 +156,7 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
     tags: values.tag,
     note: values.note,
     shardSize: numeric(values['shard-size']),
+    repeats: numeric(values.repeats),
   };
   const setFlags = parseSetFlags(values.set ?? []);
   // Flags override the file: a flag given wins, a flag left out leaves the file's value.
@@ -244,7 +248,7 @@ export async function run(argv: string[]): Promise<number> {
   const live = !args.json && process.stderr.isTTY === true;
   if (!args.json)
     process.stderr.write(
-      `run ${runId}: ${spec.graphName}, ${spec.shard ? `shard task ${spec.shard.task}/${spec.shard.of} (episodes ${describeIndices(episodeIndicesOf(spec))}) of ` : ''}${spec.episodeCount} episodes on ${spec.workerCount} worker(s) → ${dir}\n`,
+      `run ${runId}: ${spec.graphName}, ${spec.shard ? `shard task ${spec.shard.task}/${spec.shard.of} (episodes ${describeIndices(episodeIndicesOf(spec))}) of ` : ''}${spec.episodeCount} episodes${spec.repeats !== undefined && spec.repeats > 1 ? ` × ${spec.repeats} repeats` : ''} on ${spec.workerCount} worker(s) → ${dir}\n`,
     );
 
   if (interrupted) {
@@ -400,11 +404,23 @@ const excludedCell = (m: MetricAggregate): string =>
     .map(([k, v]) => `${k} ${v}`)
     .join(', ') || '–';
 
+/** Under the table of a run with repeats: what n counts, and per metric the variance components and which dial narrows the bar. */
+function repeatsLines(s: RunSummary): string[] {
+  const out = [`  ${s.repeats} plays per episode: n counts episodes, each scoring the mean of its plays`];
+  for (const m of s.aggregateMetrics) {
+    const advice = repeatsAdvice({ repeats: m.repeats ?? s.repeats!, between: m.betweenVar ?? null, within: m.withinVar ?? null });
+    // A metric every play agrees on (e.g. success 1 throughout) has nothing to tell apart.
+    if (advice === null || (m.betweenVar === 0 && m.withinVar === 0)) continue;
+    out.push(`  ${m.name}: σ²_between ${fmt(m.betweenVar!)}, σ²_within ${fmt(m.withinVar!)}; ${advice}`);
+  }
+  return out;
+}
+
 /** The end-of-run table: aggregates per metric, counts per ending, where the run lives. */
 export function renderSummary(s: RunSummary, dir: string): string {
   const lines: string[] = [];
   lines.push(
-    `run ${s.runId} ${s.status}: ${s.episodesDone}/${s.episodeCount} episodes of ${s.graphName} (seed ${s.seed}, ${s.workerCount} worker(s))`,
+    `run ${s.runId} ${s.status}: ${s.episodesDone}/${s.episodeCount} ${s.repeats !== undefined && s.repeats > 1 ? `plays (${s.episodeCount / s.repeats} episodes × ${s.repeats} repeats)` : 'episodes'} of ${s.graphName} (seed ${s.seed}, ${s.workerCount} worker(s))`,
   );
   if (s.aggregateMetrics.length > 0) {
     const rows = [
@@ -424,6 +440,7 @@ export function renderSummary(s: RunSummary, dir: string): string {
   }
   if (s.aggregateMetrics.some((m) => Object.keys(m.excluded ?? {}).length > 0))
     lines.push('  means count the partial metrics of every ending but CANCELLED and INFRA_ERROR (docs/statistics.md)');
+  if (s.repeats !== undefined && s.repeats > 1) lines.push(...repeatsLines(s));
   const counts = Object.entries(s.statusCounts).map(([k, v]) => `${k} ${v}`);
   if (counts.length > 0) lines.push(`endings: ${counts.join(', ')}${s.timedOut ? ' (timeouts depend on machine speed)' : ''}`);
   lines.push(`run dir: ${dir}`);

@@ -11,7 +11,6 @@ import { BadInputError, CodedError, HostDiedError, HostError } from '../errors.j
 import type { ValidatedGraph } from '../graph/graph.js';
 import { HostClient } from '../host/host-client.js';
 import { LoopRunner, type LoopRunOptions } from '../graph/loop-runner.js';
-import { deriveSeed } from '../core/prng.js';
 import type { ExecutorResult, PanelLoadResult, PanelSpec, PanelValues } from '../core/types.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from '../store/types.js';
 import { outcomeOfException, outcomeOfResult, type AbortCause, type EpisodeOutcome } from './episode-outcome.js';
@@ -21,6 +20,7 @@ import { EpisodeCursor } from './episode-cursor.js';
 import { resolveStepBudget } from './step-budget.js';
 import { perCallTimeoutSecOf } from '../spec/run-spec.js';
 import { effectiveWorkerCount } from '../spec/effective-workers.js';
+import { playCountOf, playOf, playSeed, repeatsOf } from '../spec/repeats.js';
 import type { SummaryWriter } from './summary-writer.js';
 
 /** setTimeout's longest delay; a longer one would fire at once. */
@@ -122,7 +122,7 @@ export class BatchEvalRunner {
   /** Runs every episode; resolves when the cursor is drained and every worker is idle (or stopped on cancel). */
   async execute(): Promise<void> {
     const { spec, pool } = this.#o;
-    const cursor = new EpisodeCursor(this.#o.episodeIndices ?? spec.episodeCount);
+    const cursor = new EpisodeCursor(this.#o.episodeIndices ?? playCountOf(spec));
     const workers = Math.max(1, Math.min(pool.workerCount, effectiveWorkerCount(spec), cursor.count));
     try {
       // Settled, not raced: a worker that fails stops the others, but each one's in-flight episode still gets its record before the run ends.
@@ -175,8 +175,10 @@ export class BatchEvalRunner {
     const { spec, graph, runDir } = this.#o;
     const startedAt = new Date();
     const t0 = performance.now();
-    const episodeIndex = spec.episodeOffset + index;
-    const seed = deriveSeed(spec.seed, episodeIndex);
+    // With repeats, run index `index` is play k of episode i (spec/repeats.ts); without, i = index and k = 0.
+    const play = playOf(spec, index);
+    const episodeIndex = spec.episodeOffset + play.episode;
+    const seed = playSeed(spec.seed, episodeIndex, play.repeat);
     const episodeKey = `${spec.runId}:${index}`;
     const writer = await EpisodeWriter.open(runDir, index);
     this.#o.onEpisodeStart?.({ index, workerId: slot.workerId });
@@ -256,6 +258,7 @@ export class BatchEvalRunner {
       finishedAt,
       load,
       stepBudget,
+      ...(repeatsOf(spec) > 1 ? { repeat: play.repeat } : {}),
     });
     await writer.finish(record);
     const summary = await this.#o.summary.addEpisode(record);
@@ -341,6 +344,8 @@ interface RecordParts {
   finishedAt: Date;
   load: PanelLoadResult | undefined;
   stepBudget: number;
+  /** Which play of its episode this is, on a run with repeats > 1. */
+  repeat?: number;
 }
 
 /** A record with a fixed key order, so equal episodes serialise to equal bytes. */
@@ -365,6 +370,7 @@ function buildRecord(p: RecordParts): EpisodeRecord {
   if (p.load?.instruction !== undefined) record.instruction = p.load.instruction;
   if (p.load?.sampleId !== undefined) record.sampleId = p.load.sampleId;
   if (p.load?.cluster !== undefined) record.cluster = p.load.cluster;
+  if (p.repeat !== undefined) record.repeat = p.repeat;
   if (p.outcome.error !== undefined) record.error = p.outcome.error;
   if (r && r.nodeErrors.length > 0) record.nodeErrors = r.nodeErrors;
   if (r?.scores) record.scores = r.scores;
@@ -387,6 +393,7 @@ const RECORD_KEY_ORDER: (keyof EpisodeRecord)[] = [
   'instruction',
   'sampleId',
   'cluster',
+  'repeat',
   'stepBudget',
   'error',
   'nodeErrors',

@@ -8,9 +8,13 @@ import type { RunStatus } from '../statuses.js';
 import { FILES, readSummary, writeSummary } from '../store/run-dir.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from '../store/types.js';
 import { computeAggregates } from '../store/aggregate.js';
+import { playCountOf, repeatsOf } from '../spec/repeats.js';
 
 /** The spec fields a summary repeats. */
-export type SummarySpec = Pick<RunSpec, 'runId' | 'graphName' | 'episodeCount' | 'workerCount' | 'seed' | 'priority' | 'createdAt'>;
+export type SummarySpec = Pick<
+  RunSpec,
+  'runId' | 'graphName' | 'episodeCount' | 'workerCount' | 'seed' | 'priority' | 'createdAt' | 'repeats'
+>;
 
 export function initialSummary(spec: SummarySpec, status: RunStatus = 'QUEUED'): RunSummary {
   return {
@@ -18,7 +22,9 @@ export function initialSummary(spec: SummarySpec, status: RunStatus = 'QUEUED'):
     runId: spec.runId,
     status,
     graphName: spec.graphName,
-    episodeCount: spec.episodeCount,
+    // Plays: episodeCount × repeats, the records the run will have (episodesDone counts them too).
+    episodeCount: playCountOf(spec),
+    ...(repeatsOf(spec) > 1 ? { repeats: repeatsOf(spec) } : {}),
     workerCount: spec.workerCount,
     seed: spec.seed,
     priority: spec.priority,

@@ -105,6 +105,12 @@ EpisodeRef.implement({
     runId: t.id({ description: 'The run it belongs to.', resolve: (e) => e.runId }),
     index: t.int({ description: 'Its index in the run (0-based).', resolve: (e) => e.record.index }),
     episodeId: t.string({ description: "The env's id for it, e.g. `gridnav/val/3`.", resolve: (e) => e.record.episodeId }),
+    repeat: t.int({
+      nullable: true,
+      description:
+        'On a run with repeats: which play (0-based) of its episode this is (index = episode × repeats + repeat); the plays share episodeId. Null without repeats.',
+      resolve: (e) => e.record.repeat ?? null,
+    }),
     status: t.field({ type: EpisodeStatusRef, description: 'How it ended.', resolve: (e) => e.record.status }),
     steps: t.int({ description: 'Iterations run (also for partial endings).', resolve: (e) => e.record.steps }),
     stepBudget: t.int({

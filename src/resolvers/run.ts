@@ -19,6 +19,7 @@ import { loadRun, loadSpec, loadSummary, sourceFromRow, sourceFromSummary, type 
 import { withoutNulls } from './without-nulls.js';
 import { CiMethodRef } from './stats-refs.js';
 import { ci95Of as intervalOf } from '../store/aggregate.js';
+import { repeatsAdvice } from '../stats/variance-components.js';
 
 export const MetricAggregateRef = builder.objectRef<MetricAggregate>('MetricAggregate').implement({
   description: "One metric over a run's episodes (those that reported it), folded in episode-index order.",
@@ -65,6 +66,30 @@ export const MetricAggregateRef = builder.objectRef<MetricAggregate>('MetricAggr
       description:
         'Cluster-robust standard error sqrt(C/(C−1)·Σ_c(Σ_{i∈c}(s_i−s̄))²)/n, used with C−1 degrees of freedom; null without clusters.',
       resolve: (m) => (m.clusteredStderr === undefined ? null : finite(m.clusteredStderr)),
+    }),
+    repeats: t.float({
+      nullable: true,
+      description:
+        'On a run with repeats: the mean plays per episode behind this metric. Each episode then scores the mean of its plays, and count, mean, stderr and the interval are over episodes. Null without repeats.',
+      resolve: (m) => (m.repeats === undefined ? null : finite(m.repeats)),
+    }),
+    betweenVar: t.float({
+      nullable: true,
+      description:
+        'On a run with repeats: the variance between episodes’ true scores (σ²_between, one-way random effects, clipped at 0); null without repeats or below two episodes.',
+      resolve: (m) => (m.betweenVar === undefined ? null : finite(m.betweenVar)),
+    }),
+    withinVar: t.float({
+      nullable: true,
+      description: 'On a run with repeats: the pooled variance of an episode’s plays around its mean (σ²_within); null without repeats.',
+      resolve: (m) => (m.withinVar === undefined ? null : finite(m.withinVar)),
+    }),
+    repeatsAdvice: t.string({
+      nullable: true,
+      description:
+        'On a run with repeats: whether more episodes or more repeats shrink the interval faster, from Var(mean) = σ²_between/n + σ²_within/(n·K), with the factor each doubling gives the standard error.',
+      resolve: (m) =>
+        m.repeats === undefined ? null : repeatsAdvice({ repeats: m.repeats, between: m.betweenVar ?? null, within: m.withinVar ?? null }),
     }),
     excluded: t.field({
       type: [StatusCountRef],
@@ -137,7 +162,14 @@ RunRef.implement({
     id: t.id({ description: 'The run id: `YYYYMMDD_HHMMSS`, with `_1`, `_2` … on collision.', resolve: (r) => r.row.id }),
     status: t.field({ type: RunStatusRef, description: 'Where the run is in its lifecycle.', resolve: (r) => r.row.status }),
     graphName: t.string({ description: 'The graph evaluated (frozen into the run dir at start).', resolve: (r) => r.row.graphName }),
-    episodeCount: t.int({ description: 'Episodes asked for.', resolve: (r) => r.row.episodeCount }),
+    episodeCount: t.int({
+      description: 'Plays asked for: the episodes × repeats (the records the run will have; episodes without repeats).',
+      resolve: (r) => r.row.episodeCount,
+    }),
+    repeats: t.int({
+      description: 'Plays of each episode, each with its own derived seed; 1 without repeats.',
+      resolve: async (r, _a, ctx) => (await loadSummary(r, ctx))?.repeats ?? (await loadSpec(r, ctx))?.repeats ?? 1,
+    }),
     workerCount: t.int({ description: 'Parallel workers; changes the speed, never the results.', resolve: (r) => r.row.workerCount }),
     episodesDone: t.int({ description: 'Episodes finished so far, whatever their ending.', resolve: (r) => r.row.episodesDone }),
     progress: t.float({
@@ -375,6 +407,9 @@ export const StartEvalInputRef = builder.inputType('StartEvalInput', {
       description: `Tags to filter runs by, at most ${L.maxTags} of ${L.maxTagChars} characters; editable with updateRun.`,
     }),
     note: t.string({ description: `Free text about the run, at most ${L.maxNoteChars} characters; editable with updateRun.` }),
+    repeats: t.int({
+      description: `Plays of each episode, 1..${L.maxRepeats} (default 1), each with its own seed; episode i's play k is run index i × repeats + k, and each episode scores the mean of its plays. episodeCount × repeats is at most ${L.maxEpisodes}.`,
+    }),
     shardSize: t.int({
       description: `Episodes per shard when the run is spread over machines (default ${DEFAULT_SHARD_SIZE}); shard boundaries depend on this alone, never on the number of machines.`,
     }),

@@ -30,6 +30,8 @@ export const RUN_LIMITS = {
   maxTagChars: 64,
   /** Characters in a run's note. */
   maxNoteChars: 10_000,
+  /** Plays of each episode (`repeats`). */
+  maxRepeats: 100,
 } as const;
 
 /** The defaults of the optional fields of a run spec. */
@@ -172,10 +174,27 @@ const inputFields = {
   ...runLabelFields,
   /** Episodes per shard when the run is spread over machines (`--shard`, `evalctl merge`); default DEFAULT_SHARD_SIZE. */
   shardSize: intIn(1, RUN_LIMITS.maxEpisodes).optional(),
+  /**
+   * Plays of each episode, each with its own derived seed (docs/statistics.md, Repeats);
+   * absent means 1. The run then has episodeCount × repeats records.
+   */
+  repeats: intIn(1, RUN_LIMITS.maxRepeats).optional(),
 };
 
+/** episodeCount × repeats plays must stay within maxEpisodes: the run has one record per play. */
+function checkPlayCount(input: { episodeCount: number; repeats?: number | undefined }, ctx: z.RefinementCtx): void {
+  const plays = input.episodeCount * (input.repeats ?? 1);
+  if (plays > RUN_LIMITS.maxEpisodes) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['repeats'],
+      message: `episodeCount × repeats must be at most ${RUN_LIMITS.maxEpisodes} plays, got ${input.episodeCount} × ${input.repeats} = ${plays}`,
+    });
+  }
+}
+
 /** What a user submits. Only graphName and episodeCount are required. */
-export const runInputSchema = z.strictObject(inputFields);
+export const runInputSchema = z.strictObject(inputFields).superRefine(checkPlayCount);
 /** A submitted run as given (optional fields may be left out). */
 export type RunInputFields = z.input<typeof runInputSchema>;
 /** A submitted run, checked, with every default filled in. */

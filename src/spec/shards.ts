@@ -6,9 +6,11 @@
  * whichever machine plays it.
  */
 import { BadInputError } from '../errors.js';
+import { playCountOf } from './repeats.js';
 import { DEFAULT_SHARD_SIZE, type RunSpec } from './run-spec.js';
 
-type ShardFields = Pick<RunSpec, 'episodeCount' | 'shardSize'>;
+// Shards cut the run's plays (episodeCount × repeats, spec/repeats.ts); without repeats, its episodes.
+type ShardFields = Pick<RunSpec, 'episodeCount' | 'shardSize' | 'repeats'>;
 
 /** A task of a run spread over machines: `task` of `of`, 1-based. */
 export interface ShardTask {
@@ -20,13 +22,13 @@ export interface ShardTask {
 export const shardSizeOf = (spec: Pick<RunSpec, 'shardSize'>): number => spec.shardSize ?? DEFAULT_SHARD_SIZE;
 
 /** How many shards the run has. */
-export const shardCountOf = (spec: ShardFields): number => Math.ceil(spec.episodeCount / shardSizeOf(spec));
+export const shardCountOf = (spec: ShardFields): number => Math.ceil(playCountOf(spec) / shardSizeOf(spec));
 
 /** The episode indices of shard `s` (0-based): `[first, end)`. */
 export function shardRange(spec: ShardFields, s: number): { first: number; end: number } {
   const size = shardSizeOf(spec);
   const first = s * size;
-  return { first, end: Math.min(spec.episodeCount, first + size) };
+  return { first, end: Math.min(playCountOf(spec), first + size) };
 }
 
 /** The shards (0-based) task `task` of `of` runs. */
@@ -38,7 +40,7 @@ export function shardsOfTask(spec: ShardFields, t: ShardTask): number[] {
 
 /** The run indices a spec plays, in order: all of them, or only its task's shards on a partial run. */
 export function episodeIndicesOf(spec: ShardFields & Pick<RunSpec, 'shard'>): number[] {
-  if (!spec.shard) return Array.from({ length: spec.episodeCount }, (_, i) => i);
+  if (!spec.shard) return Array.from({ length: playCountOf(spec) }, (_, i) => i);
   const out: number[] = [];
   for (const s of shardsOfTask(spec, spec.shard)) {
     const { first, end } = shardRange(spec, s);

@@ -5,6 +5,7 @@
  */
 import type { EpisodeStatus } from '../statuses.js';
 import { metricSpread, tInterval } from '../stats/intervals.js';
+import { varianceComponents } from '../stats/variance-components.js';
 import { isCountedEnding } from './counted-endings.js';
 import type { EpisodeRecord, MetricAggregate, RunSummary } from './types.js';
 
@@ -74,6 +75,7 @@ export function ci95Of(m: MetricAggregate): [number, number] | null {
  */
 export function aggregateMetrics(records: readonly EpisodeRecord[]): MetricAggregate[] {
   const sorted = [...records].sort(byIndex);
+  if (sorted.some((r) => r.repeat !== undefined)) return aggregateRepeated(sorted);
   const names = new Set<string>();
   // A metric only left-out episodes reported (e.g. retries of INFRA_ERROR ones) has no mean to show.
   for (const r of sorted) {
@@ -94,6 +96,46 @@ export function aggregateMetrics(records: readonly EpisodeRecord[]): MetricAggre
       clusters.push(r.cluster);
     }
     return summarizeValues(name, values, clusters.some((c) => c !== undefined) ? clusters : undefined, excluded);
+  });
+}
+
+/**
+ * A run with repeats: per metric, each episode (its episodeId) scores the mean of its counted
+ * plays, and mean / stderr / interval are over those episode scores, so `count` is episodes;
+ * `repeats`, `betweenVar` and `withinVar` give the variance components. `excluded` still
+ * counts plays. `sorted` is in run-index order, hence in episode order.
+ */
+function aggregateRepeated(sorted: readonly EpisodeRecord[]): MetricAggregate[] {
+  const names = new Set<string>();
+  for (const r of sorted) {
+    if (!isCountedEnding(r.status)) continue;
+    for (const [name, raw] of Object.entries(r.metrics)) if (numericValue(raw) !== undefined) names.add(name);
+  }
+  return [...names].sort().map((name) => {
+    const groups = new Map<string, { values: number[]; cluster: string | undefined }>();
+    const excluded: Record<string, number> = {};
+    for (const r of sorted) {
+      const v = isCountedEnding(r.status) ? numericValue(r.metrics[name]) : undefined;
+      if (v === undefined) {
+        excluded[r.status] = (excluded[r.status] ?? 0) + 1;
+        continue;
+      }
+      let g = groups.get(r.episodeId);
+      if (!g) {
+        g = { values: [], cluster: r.cluster };
+        groups.set(r.episodeId, g);
+      }
+      g.values.push(v);
+    }
+    const list = [...groups.values()];
+    const means = list.map((g) => g.values.reduce((a, b) => a + b, 0) / g.values.length);
+    const clusters = list.map((g) => g.cluster);
+    const out = summarizeValues(name, means, clusters.some((c) => c !== undefined) ? clusters : undefined, excluded);
+    const vc = varianceComponents(list.map((g) => g.values));
+    out.repeats = vc.repeats;
+    if (vc.between !== null) out.betweenVar = vc.between;
+    if (vc.within !== null) out.withinVar = vc.within;
+    return out;
   });
 }
 

@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { CodedError } from '../errors.js';
+import { playCountOf, repeatsOf } from '../spec/repeats.js';
 import { describeIndices, shardSizeOf } from '../spec/shards.js';
 import { computeAggregates } from './aggregate.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from './types.js';
@@ -114,7 +115,8 @@ export function mergePartials(partials: readonly PartialRun[], added: { runId: s
     throw new MergeError('MERGE_OVERLAP', `the partials overlap: ${parts.join('; ')}`);
   }
 
-  const { episodeCount } = first.spec;
+  // Run indices are plays (episodes × repeats); the summary counts them too.
+  const episodeCount = playCountOf(first.spec);
   const missing: number[] = [];
   for (let i = 0; i < episodeCount; i++) if (!byIndex.has(i)) missing.push(i);
   const outside = [...byIndex.keys()].filter((i) => i < 0 || i >= episodeCount);
@@ -147,6 +149,7 @@ export function mergePartials(partials: readonly PartialRun[], added: { runId: s
     status: 'COMPLETED',
     graphName: spec.graphName,
     episodeCount,
+    ...(repeatsOf(spec) > 1 ? { repeats: repeatsOf(spec) } : {}),
     workerCount: spec.workerCount,
     seed: spec.seed,
     priority: spec.priority,

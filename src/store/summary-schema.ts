@@ -36,6 +36,9 @@ const metricAggregateSchema = z.object({
   clusters: count.optional(),
   clusteredStderr: number.optional(),
   excluded: z.record(z.string(), count).optional(),
+  repeats: number.optional(),
+  betweenVar: number.optional(),
+  withinVar: number.optional(),
 });
 
 const scoreTargetSchema = z.union([z.string(), z.number(), z.array(z.string())]);
@@ -67,6 +70,7 @@ export const episodeRecordSchema = z.object({
   instruction: z.string().optional(),
   sampleId: z.string().optional(),
   cluster: z.string().optional(),
+  repeat: count.optional(),
   stepBudget: z.number(),
   error: z.string().optional(),
   nodeErrors: z.array(z.object({ nodeId: z.string(), step: z.number(), message: z.string() })).optional(),
@@ -81,6 +85,7 @@ const summaryHeadFields = {
   status: z.enum(RUN_STATUSES),
   graphName: z.string(),
   episodeCount: count,
+  repeats: count.optional(),
   workerCount: count,
   seed: z.number(),
   priority: z.number().int(),

@@ -35,6 +35,8 @@ export interface EpisodeRecord {
   sampleId?: string;
   /** The sample's group (`metadata.cluster`), for per-group and clustered statistics. */
   cluster?: string;
+  /** Which play (0-based) of its episode this is, on a run with repeats > 1; the K plays share episodeId. */
+  repeat?: number;
   stepBudget: number;
   error?: string;
   nodeErrors?: NodeErrorEntry[];
@@ -65,6 +67,14 @@ export interface MetricAggregate {
   clusteredStderr?: number;
   /** Episodes left out of this metric, by ending (an excluded ending, or the metric not reported). */
   excluded?: Record<string, number>;
+  /**
+   * On a run with repeats: the mean plays per episode behind this metric, and the variance
+   * components (one-way random effects): between episodes (σ²_b) and within an episode
+   * across its plays (σ²_w). Var(mean) ≈ σ²_b/n + σ²_w/(n·K). `count` is then episodes, not plays.
+   */
+  repeats?: number;
+  betweenVar?: number;
+  withinVar?: number;
 }
 
 /** summary.json, atomically rewritten with a rising `seq`. */
@@ -73,7 +83,10 @@ export interface RunSummary {
   runId: string;
   status: RunStatus;
   graphName: string;
+  /** Plays the run will have: the spec's episodeCount × repeats (= episodes without repeats). */
   episodeCount: number;
+  /** Plays of each episode, when more than one (docs/statistics.md, Repeats). */
+  repeats?: number;
   workerCount: number;
   seed: number;
   priority: number;

@@ -228,4 +228,27 @@ describe('evalctl run argument parsing and rendering', () => {
     expect(table).toMatch(/success\s+0\.7500\s+0\.2500\s+0\s+1\s+4/);
     expect(table).toContain('endings: COMPLETED 4');
   });
+
+  it('reads --repeats and, on a run with repeats, says what n counts and which dial narrows the bar', () => {
+    expect((parseRunArgs(['g', '--episodes', '6', '--repeats', '3']) as { input: unknown }).input).toMatchObject({
+      episodeCount: 6,
+      repeats: 3,
+    });
+    expect(() => parseRunArgs(['g', '--episodes', '6', '--repeats', '0'])).toThrow(/--repeats must be an integer in 1\.\.100/);
+    const s: RunSummary = {
+      ...initialSummary(
+        { runId: '20260101_000000', graphName: 'g', episodeCount: 6, repeats: 3, workerCount: 1, seed: 0, priority: 0, createdAt: '' },
+        'COMPLETED',
+      ),
+      episodesDone: 18,
+      aggregateMetrics: [{ name: 'steps', mean: 9, count: 6, stderr: 1, min: 4, max: 14, repeats: 3, betweenVar: 1, withinVar: 3 }],
+    };
+    expect(s.episodeCount).toBe(18);
+    const table = renderSummary(s, '/runs/x');
+    expect(table).toContain('18/18 plays (6 episodes × 3 repeats)');
+    expect(table).toContain('3 plays per episode: n counts episodes');
+    expect(table).toMatch(
+      /steps: σ²_between 1, σ²_within 3; more episodes shrink the bar faster than more repeats: ×2 episodes → SE ×0\.71, ×2 repeats → SE ×0\.87/,
+    );
+  });
 });

@@ -82,9 +82,9 @@ describe('run form model', () => {
       createdAt: '2026-01-01T00:00:00Z',
       graph: { name: 'gridnav_planner', nodes: [], edges: [] },
     };
-    // A field the form has no input for (here `repeats`, as a later StartEvalInput field would be) is carried as it is.
-    const fields = [...defaults.map((d) => d.name), 'repeats'];
-    const form = formFromSpec(initialRunForm(defaults, 'other'), { ...spec, repeats: 3 }, fields, {
+    // A field the form has no input for (here `shardSize`, as a later StartEvalInput field would be) is carried as it is.
+    const fields = [...defaults.map((d) => d.name), 'shardSize'];
+    const form = formFromSpec(initialRunForm(defaults, 'other'), { ...spec, shardSize: 3 }, fields, {
       name: 'edited',
       tags: ['a', 'b'],
       note: null,
@@ -97,13 +97,13 @@ describe('run form model', () => {
       perStepTimeoutSec: '0.5',
       name: 'edited',
       tags: 'a, b',
-      carried: { repeats: 3 },
+      carried: { shardSize: 3 },
     });
     const { runId: _r, createdAt: _c, graph: _g, ...asInput } = spec;
-    const { repeats, ...input } = toStartEvalInput(form, JSON.parse(form.overrides)) as ReturnType<typeof toStartEvalInput> & {
-      repeats?: number;
+    const { shardSize, ...input } = toStartEvalInput(form, JSON.parse(form.overrides)) as ReturnType<typeof toStartEvalInput> & {
+      shardSize?: number;
     };
-    expect(repeats).toBe(3);
+    expect(shardSize).toBe(3);
     expect(input).toEqual({ ...asInput, name: 'edited', tags: ['a', 'b'] });
     const type = schema.getType('StartEvalInput') as GraphQLInputType;
     expect(() => coerceInputValue(JSON.parse(JSON.stringify(input)), type)).not.toThrow();

@@ -37,6 +37,9 @@ describe('parseRunInput', () => {
     ],
     ['graphName', { graphName: '  ' }, /graphName must be a non-empty graph name/],
     ['episodeOffset', { episodeOffset: -1 }, /episodeOffset must be an integer ≥ 0/],
+    ['repeats', { repeats: 0 }, /^repeats must be an integer in 1\.\.100, got 0$/],
+    ['repeats', { repeats: 101 }, /^repeats must be an integer in 1\.\.100/],
+    ['repeats', { episodeCount: 2000, repeats: 51 }, /episodeCount × repeats must be at most 100000 plays, got 2000 × 51 = 102000/],
     ['frobnicate', { frobnicate: 1 }, /^unknown field "frobnicate"$/],
   ])('refuses a bad %s, naming it', (field, patch, message) => {
     let err: unknown;

@@ -21,6 +21,13 @@ describe('shards', () => {
     for (const bad of ['0/4', '5/4', '2', 'a/b', '1/0']) expect(() => parseShardFlag(bad)).toThrow(/--shard must be k\/K/);
   });
 
+  it('with repeats, cuts the plays (episodes × repeats), whose indices are i × K + k', () => {
+    const spec = { episodeCount: 5, repeats: 3, shardSize: 4 };
+    expect(shardCountOf(spec)).toBe(4);
+    expect(shardRange(spec, 3)).toEqual({ first: 12, end: 15 });
+    expect(episodeIndicesOf({ ...spec, shard: { task: 2, of: 2 } })).toEqual([4, 5, 6, 7, 12, 13, 14]);
+  });
+
   it('describes indices as ranges', () => {
     expect(describeIndices([5, 0, 1, 2, 7, 8])).toBe('0..2, 5, 7..8');
   });

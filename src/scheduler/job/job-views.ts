@@ -3,6 +3,7 @@
  * the dashboard, a candidate or a running reservation for admission.
  */
 import type { AdmissionCandidate, RunningReservation } from '../admission/admission.js';
+import { playCountOf } from '../../spec/repeats.js';
 import type { Job } from './job.js';
 import type { ActiveJob, QueueEntry } from '../types.js';
 
@@ -13,7 +14,8 @@ export function queueEntry(j: Job, position: number): QueueEntry {
     position,
     priority: j.spec.priority,
     graphName: j.spec.graphName,
-    episodeCount: j.spec.episodeCount,
+    // Plays (episodes × repeats), what episodesDone counts.
+    episodeCount: playCountOf(j.spec),
     workerCount: j.spec.workerCount,
     createdAt: j.spec.createdAt,
     exclusiveGpu: j.spec.exclusiveGpu,
@@ -31,7 +33,7 @@ export function activeJob(j: Job): ActiveJob {
     graphName: j.spec.graphName,
     startedAt: j.startedAt ?? j.spec.createdAt,
     episodesDone: j.episodesDone,
-    episodeCount: j.spec.episodeCount,
+    episodeCount: playCountOf(j.spec),
     workerCount: j.spec.workerCount,
     viaSubprocess: j.viaSubprocess,
     exclusiveGpu: j.spec.exclusiveGpu,

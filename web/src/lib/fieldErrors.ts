@@ -19,6 +19,7 @@ export const START_FIELDS = [
   'dataset',
   'split',
   'episodeOffset',
+  'repeats',
   'perStepTimeoutSec',
   'perCallTimeoutSec',
   'memoryBudgetMb',
@@ -32,6 +33,7 @@ export type StartField = (typeof START_FIELDS)[number];
 const WORDS: Array<[RegExp, StartField]> = [
   [/overrides?\b/i, 'overrides'],
   [/\bepisode ?offset|\boffset\b/i, 'episodeOffset'],
+  [/\brepeats\b/i, 'repeats'],
   [/\bepisode ?count|\bepisodes?\b(?! ?(index|record|id))/i, 'episodeCount'],
   [/\bworker ?count|\bworkers?\b/i, 'workerCount'],
   [/\bstep ?budget|\bbudget\b/i, 'stepBudget'],

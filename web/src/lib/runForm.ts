@@ -21,6 +21,8 @@ export interface RunForm {
   dataset: string;
   split: string;
   episodeOffset: string;
+  /** Plays of each episode (blank: 1). */
+  repeats: string;
   /** JSON text of node id → config patch, checked by lib/overrides.ts. */
   overrides: string;
   /** Play only: the env episode to play. */
@@ -59,6 +61,7 @@ const BASE: RunForm = {
   dataset: '',
   split: '',
   episodeOffset: '',
+  repeats: '',
   overrides: '',
   index: '0',
   perStepTimeoutSec: '',
@@ -122,6 +125,7 @@ export function toStartEvalInput(form: RunForm, overrides: OverridesValue): Star
     viaSubprocess: form.viaSubprocess,
     marginalVramMb: num(form.marginalVramMb),
     episodeOffset: num(form.episodeOffset),
+    repeats: num(form.repeats),
     dataset: text(form.dataset),
     split: text(form.split),
     overrides: overrides ?? undefined,

@@ -154,6 +154,15 @@ function NewRunForm({
                 onChange={(e) => set('episodeOffset', e.target.value)}
               />
             </Field>
+            <Field name="repeats" label="Repeats" error={fe.repeats} hint="plays per episode, each with its own seed">
+              <input
+                name="repeats"
+                inputMode="numeric"
+                placeholder="1"
+                value={form.repeats}
+                onChange={(e) => set('repeats', e.target.value)}
+              />
+            </Field>
           </div>
           <div className="row">
             <Field name="dataset" label="Dataset" error={fe.dataset} hint="blank: the env's default">
