@@ -7,7 +7,11 @@
  * 1. Tools offered and no `tool` message in the conversation yet → one tool call of the first
  *    tool, arguments `{"expression": "<a> <op> <b>"}` when the last user message holds an
  *    arithmetic expression, else `{"input": "<last user content>"}`; finish_reason "tool_calls".
- * 2. The last message is a `tool` message → its content is the answer.
+ * 2. The last message is a `tool` message → its content is the answer. For a built-in word
+ *    problem (rule 6) the stub first checks the tool's result, as a careful agent would: after the
+ *    first tool result it asks the calculator for the inverse operation (`<result> - <b>` for
+ *    `<a> + <b>`, …), and after that it answers the first result. So react_llm takes three model
+ *    calls per arith sample (a budget of 2 runs out), and the loop's answer is the tool's.
  * 3. A grading request (the last user message holds the lines `Submitted answer: …` and
  *    `Expected answer: …`) → `GRADE: C` when both agree after trimming and lower-casing, else `GRADE: I`.
  * 4. The last user message lists choices (lines `A. …`, `B. …`) → `options.choiceLetter` (default "A").
@@ -150,6 +154,15 @@ export function sentimentOf(text: string): 'positive' | 'negative' | 'neutral' {
   return 'neutral';
 }
 
+const INVERSE: Record<string, string> = { '+': '-', '-': '+', '*': '/', '/': '*' };
+
+/** `<result> <inverse op> <b>` for an expression `<a> <op> <b>`: what the stub computes to check a tool's result. */
+function inverseCheck(expression: string, result: string): string | undefined {
+  const m = /^(-?\d+(?:\.\d+)?) ([+\-*/]) (-?\d+(?:\.\d+)?)$/.exec(expression);
+  if (!m || !/^-?\d+(?:\.\d+)?$/.test(result)) return undefined;
+  return `${result} ${INVERSE[m[2]!]} ${m[3]}`;
+}
+
 const SENTIMENT_TASK = /sentiment/i;
 const LABELS_LISTED = /positive.*negative.*neutral/is;
 
@@ -166,8 +179,19 @@ export function stubAnswer(
   const lastUser = [...messages].reverse().find((m) => m.role === 'user');
   const userText = textOf(lastUser?.content);
   const tools = Array.isArray(body.tools) ? body.tools : [];
-  if (tools.length > 0 && !messages.some((m) => m.role === 'tool')) {
-    const solved = solveArithmetic(userText) ?? solveWordProblem(userText);
+  const toolMessages = messages.filter((m) => m.role === 'tool');
+  const word = solveWordProblem(userText);
+  if (tools.length > 0 && word && last?.role === 'tool') {
+    // Rule 2 for word problems: check the first result with the inverse operation, then answer it.
+    const first = textOf(toolMessages[0]?.content).trim();
+    if (toolMessages.length >= 2) return { content: first };
+    const check = inverseCheck(word.expression, first);
+    if (check) {
+      return { content: null, toolCall: { name: tools[0]?.function?.name ?? 'tool', arguments: JSON.stringify({ expression: check }) } };
+    }
+  }
+  if (tools.length > 0 && toolMessages.length === 0) {
+    const solved = solveArithmetic(userText) ?? word;
     const name = tools[0]?.function?.name ?? 'tool';
     return {
       content: null,
