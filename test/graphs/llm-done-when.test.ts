@@ -62,7 +62,13 @@ async function run(graph: string, args: string[], sets: string[], opts: { cache?
     [CLI, 'run', graph, '--outputs', outputs, '--json', ...args, ...sets.flatMap((s) => ['--set', s])],
     {
       reject: false,
-      env: { ACTIVE_WORKSPACE_DIR: workspace, OPENAI_API_KEY: KEY, EVAL_LLM_CACHE_DIR: opts.cache ?? '', ...opts.env },
+      env: {
+        ACTIVE_WORKSPACE_DIR: workspace,
+        OPENAI_API_KEY: KEY,
+        OPENAI_MODEL: 'stand-in-model',
+        EVAL_LLM_CACHE_DIR: opts.cache ?? '',
+        ...opts.env,
+      },
     },
   );
   return {
@@ -278,18 +284,21 @@ describe('qa_llm and react_llm over the built-in datasets through evalctl', () =
     expect(rep.worst.map((w) => w.target)).toEqual(['positive', 'positive']);
   });
 
-  it('a bad dataset line, an unknown scorer, a missing key variable: one clear error each, before anything runs', async () => {
+  it('a bad dataset line, an unknown scorer, a missing key variable (or model): one clear error each, before anything runs', async () => {
     const before = await runDirs();
     const bad = await run('qa_llm', ['--dataset', 'broken', '--episodes', '2'], [atStub()]);
     expect(bad.exitCode).toBe(2);
-    expect(bad.stderr).toMatch(/broken.*test\.jsonl.*line 2/s);
+    expect(bad.stderr).toMatch(/datasets\/broken\/test\.jsonl:2: not valid JSON/);
     const fuzzy = await run('qa_fuzzy', ['--episodes', '2'], [atStub()]);
     expect(fuzzy.exitCode).toBe(2);
     expect(fuzzy.stderr).toMatch(/score__fuzzy/);
     const nokey = await run('qa_llm', ['--episodes', '2'], [atStub()], { env: { OPENAI_API_KEY: '' } });
     expect(nokey.exitCode).toBe(2);
     expect(nokey.stderr).toMatch(/node "llm" \(llm__chat\) reads its API key from OPENAI_API_KEY, which is not set/);
-    for (const r of [bad, fuzzy, nokey]) expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    const nomodel = await run('qa_llm', ['--episodes', '2'], [atStub()], { env: { OPENAI_MODEL: '' } });
+    expect(nomodel.exitCode).toBe(2);
+    expect(nomodel.stderr).toMatch(/node "llm" \(llm__chat\) names no model/);
+    for (const r of [bad, fuzzy, nokey, nomodel]) expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(await runDirs()).toEqual(before);
   });
 
