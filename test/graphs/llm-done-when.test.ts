@@ -56,7 +56,12 @@ interface Cli {
 }
 
 /** `evalctl run <graph> …` with the key in the environment and the cache in `cache` ('' = the default under outputs). */
-async function run(graph: string, args: string[], sets: string[], opts: { cache?: string; env?: Record<string, string> } = {}): Promise<Cli> {
+async function run(
+  graph: string,
+  args: string[],
+  sets: string[],
+  opts: { cache?: string; env?: Record<string, string> } = {},
+): Promise<Cli> {
   const r = await execa(
     process.execPath,
     [CLI, 'run', graph, '--outputs', outputs, '--json', ...args, ...sets.flatMap((s) => ['--set', s])],
@@ -183,13 +188,7 @@ describe('qa_llm and react_llm over the built-in datasets through evalctl', () =
     expect(metric(ok, 'llm_calls')).toMatchObject({ mean: 3 });
     expect(metric(ok, 'correct')).toMatchObject({ mean: 0.8 });
     const events = await readEvents(outputs, ok.runId, 0);
-    expect(events.map((e) => `${e.step}:${e.type}`)).toEqual([
-      '0:llm_call',
-      '0:tool_call',
-      '1:llm_call',
-      '1:tool_call',
-      '2:llm_call',
-    ]);
+    expect(events.map((e) => `${e.step}:${e.type}`)).toEqual(['0:llm_call', '0:tool_call', '1:llm_call', '1:tool_call', '2:llm_call']);
     expect(events[1]).toMatchObject({ name: 'calculator', arguments: '{"expression":"356 + 75"}', exit_code: 0 });
     expect(events[3]).toMatchObject({ name: 'calculator', arguments: '{"expression":"431 - 75"}' });
     expect(events[4]).toMatchObject({ response: { content: '431' } });

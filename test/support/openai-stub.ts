@@ -126,7 +126,11 @@ const WORD_PROBLEMS: Array<{ pattern: RegExp; expression: (n: number[]) => strin
   { pattern: /There are (\d+) boxes with (\d+) \w+ in each box/, expression: ([a, b]) => `${a} * ${b}`, value: ([a, b]) => a! * b! },
   { pattern: /shares (\d+) \w+ equally among (\d+) friends/, expression: ([a, b]) => `${a} / ${b}`, value: ([a, b]) => a! / b! },
   // Wrong on purpose (rule 6): the loss is forgotten.
-  { pattern: /buys (\d+) packs of \w+ with (\d+) in each pack, then loses (\d+)/, expression: ([a, b]) => `${a} * ${b}`, value: ([a, b]) => a! * b! },
+  {
+    pattern: /buys (\d+) packs of \w+ with (\d+) in each pack, then loses (\d+)/,
+    expression: ([a, b]) => `${a} * ${b}`,
+    value: ([a, b]) => a! * b!,
+  },
 ];
 
 /** The stub's reading of a built-in arithmetic word problem (rule 6), or undefined. */
@@ -143,7 +147,21 @@ export function solveWordProblem(text: string): { expression: string; value: num
 /** Rule 7's word list: substrings that make a review read positive or negative. */
 export const SENTIMENT_WORDS = {
   positive: ['delicious', 'outstanding', 'perfectly', 'worth', 'exceeded', 'brilliant', 'joy', 'lovely', 'wonderful', 'better'],
-  negative: ['bland', 'disappointment', 'ruined', 'broke', 'waste', 'stopped', 'boring', 'no sense', 'worst', 'dirty', 'delayed', 'rude', 'tears'],
+  negative: [
+    'bland',
+    'disappointment',
+    'ruined',
+    'broke',
+    'waste',
+    'stopped',
+    'boring',
+    'no sense',
+    'worst',
+    'dirty',
+    'delayed',
+    'rude',
+    'tears',
+  ],
 };
 
 /** The stub's sentiment label for a review (rule 7). */
@@ -208,7 +226,10 @@ export function stubAnswer(
   if (/^\s*A[.)]\s/m.test(userText) && /^\s*B[.)]\s/m.test(userText)) return { content: choiceLetter };
   const solved = solveArithmetic(userText) ?? solveWordProblem(userText);
   if (solved) return { content: String(solved.value) };
-  const system = messages.filter((m) => m.role === 'system').map((m) => textOf(m.content)).join('\n');
+  const system = messages
+    .filter((m) => m.role === 'system')
+    .map((m) => textOf(m.content))
+    .join('\n');
   if (SENTIMENT_TASK.test(system) && LABELS_LISTED.test(system)) return { content: sentimentOf(userText) };
   return { content: `echo: ${userText}` };
 }
