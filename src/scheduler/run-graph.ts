@@ -8,7 +8,7 @@ import { applyOverrides, validateGraph } from '../graph/graph.js';
 import { GraphCatalog } from '../graph/graph-catalog.js';
 import { NodesetRegistry, type NodesetEntry } from '../nodeset-registry/registry.js';
 import type { GraphSpec } from '../core/types.js';
-import { missingApiKeys } from '../nodesets/llm/preflight.js';
+import { missingApiKeys, missingModels } from '../nodesets/llm/preflight.js';
 
 /** Where graphs and nodesets are looked up. */
 export interface GraphDirs {
@@ -56,7 +56,7 @@ export async function inspectRunGraph(opts: RunGraphOptions): Promise<RunGraphIn
   }
   // At submit only: a recovered run re-checks nothing its first start already accepted.
   if (!opts.frozen) {
-    const missing = missingApiKeys(graph);
+    const missing = [...missingApiKeys(graph), ...missingModels(graph)];
     if (missing.length > 0) throw new BadInputError(`graphName "${opts.graphName}": ${missing.join('; ')}`);
   }
   const names = new Set<string>();

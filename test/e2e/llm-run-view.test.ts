@@ -5,13 +5,18 @@
  * drawer's conversation (messages, the model's tool call, the tool's result, the final answer,
  * tokens, latency, cached and retry marks). The run directory is written by the test: a
  * label-scored run's spec and summary.json and an episode's events.jsonl, as an eval process
- * leaves them; the report is made from them as for any finished run.
+ * leaves them; the report is made from them as for any finished run. A last test shows the
+ * report of a real `evalctl run` of qa_llm_labels over the sentiment dataset against the
+ * stand-in server.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DIST_DIR } from '../../src/paths.js';
 import { episodeDir, FILES, runsRoot } from '../../src/store/run-dir.js';
 import { runSpecSchema } from '../../src/spec/run-spec.js';
+import { startOpenAIStub, type OpenAIStub } from '../support/openai-stub.js';
 import { expectAccessible } from './axe.js';
 import { type Session, sessionPerTest } from './harness.js';
 
@@ -246,5 +251,61 @@ describe('a model-backed run on the dashboard', { timeout: 60_000 }, () => {
     // The events are asked for once the record is shown: wait for that answer.
     await page.waitForSelector('[data-testid=conversation-loading]', { state: 'detached' });
     expect(await page.$('[data-testid=conversation]')).toBeNull();
+  });
+});
+
+describe('the report of a real label run on the dashboard', { timeout: 90_000 }, () => {
+  let stub: OpenAIStub;
+  beforeAll(async () => {
+    stub = await startOpenAIStub();
+  });
+  afterAll(async () => {
+    await stub.close();
+  });
+
+  it('qa_llm_labels over sentiment: accuracy, the confusion matrix and the misread reviews as top failures', async () => {
+    let runId = '';
+    const s = await sessions.open({
+      prepare: async (out) => {
+        const r = await execa(
+          process.execPath,
+          [
+            join(DIST_DIR, 'main.js'),
+            'run',
+            'qa_llm_labels',
+            '--dataset',
+            'sentiment',
+            '--episodes',
+            '24',
+            '--workers',
+            '4',
+            '--outputs',
+            out,
+            '--json',
+          ],
+          {
+            env: { OPENAI_MODEL: 'stand-in-model', OPENAI_BASE_URL: stub.baseURL, OPENAI_API_KEY: 'none', EVAL_LLM_CACHE_DIR: '' },
+            reject: false,
+          },
+        );
+        if (!r.stdout.startsWith('{')) throw new Error(`evalctl run failed (${r.exitCode}): ${r.stderr}`);
+        runId = (JSON.parse(r.stdout) as { runId: string }).runId;
+      },
+    });
+    const { page, url } = s;
+    await page.goto(`${url}#/runs/${runId}`);
+    await page.waitForSelector('[data-testid=run-report]');
+    // The stand-in's word list misreads two positive reviews (episodes 0 and 18): 22 of 24.
+    expect(await page.textContent('[data-testid=report-accuracy]')).toMatch(/exact accuracy 91\.7 % over 24 scored episodes/);
+    const matrix = await page.$$eval('[data-testid=confusion-matrix] tbody tr', (rows) =>
+      rows.map((r) => Array.from(r.children).map((c) => c.textContent?.trim())),
+    );
+    expect(matrix).toEqual([
+      ['negative', '8', '0', '0'],
+      ['neutral', '0', '8', '0'],
+      ['positive', '1', '1', '6'],
+    ]);
+    expect(await page.$$eval('[data-testid=report-worst] tbody a', (as) => as.map((a) => a.textContent))).toEqual(['0', '18']);
+    expect(await page.$$eval('[data-testid=report-best] tbody a', (as) => as.length)).toBeGreaterThan(0);
   });
 });

@@ -1,22 +1,25 @@
 /**
- * The built-in model graphs (qa_llm, react_llm) over the built-in arith dataset, through the
- * real CLI against the stand-in OpenAI server: results that do not depend on the worker count,
- * a re-run and a rescoring that call the endpoint 0 times, the call budget, retries under
- * injected 429s, a dead endpoint reported apart, and bad input refused before anything runs.
+ * The built-in model-backed graphs over the built-in datasets, end to end through the real
+ * `evalctl run` / `evalctl rescore` (real eval process, hosts and openai client) against one
+ * stand-in server: worker count never changes a result, the cache and rescoring call no model,
+ * the call budget, retries and a dead endpoint, clear errors before anything runs, the report,
+ * and the API key nowhere in the outputs.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIST_DIR, PACKAGE_ROOT } from '../../src/paths.js';
-import type { RunSummary } from '../../src/store/types.js';
-import { type OpenAIStub, startOpenAIStub } from '../support/openai-stub.js';
+import type { RunReport } from '../../src/store/report.js';
+import type { EpisodeRecord, RunSummary } from '../../src/store/types.js';
+import { startOpenAIStub, type OpenAIStub } from '../support/openai-stub.js';
+import { filesContaining, readEvents } from '../support/run-files.js';
 
 const CLI = join(DIST_DIR, 'main.js');
-const KEY = 'sk-done-when-7c41e9b2a0d35f86';
+const KEY = 'sk-done-when-7c41e9b2d6f08a35';
 let stub: OpenAIStub;
 let tmp: string;
 let outputs: string;
@@ -24,11 +27,22 @@ let workspace: string;
 
 beforeAll(async () => {
   stub = await startOpenAIStub({ expectedKey: KEY });
-  tmp = await mkdtemp(join(tmpdir(), 'llm-done-when-'));
+  tmp = await mkdtemp(join(tmpdir(), 'llm-done-'));
   outputs = join(tmp, 'outputs');
   workspace = join(tmp, 'workspace');
-  await mkdir(join(workspace, 'graphs'), { recursive: true });
   await mkdir(join(workspace, 'datasets', 'broken'), { recursive: true });
+  await writeFile(
+    join(workspace, 'datasets', 'broken', 'test.jsonl'),
+    '{"id":"a","input":"What is 2 + 2?","target":4}\n{"id":"b","input":"What is 3 + 3?","target":6\n',
+  );
+  await mkdir(join(workspace, 'graphs'), { recursive: true });
+  const qa = JSON.parse(await readFile(join(PACKAGE_ROOT, 'graphs', 'qa_llm.json'), 'utf8')) as {
+    name: string;
+    nodes: Array<{ id: string; type: string }>;
+  };
+  qa.name = 'qa_fuzzy';
+  qa.nodes.find((n) => n.id === 'score')!.type = 'score__fuzzy';
+  await writeFile(join(workspace, 'graphs', 'qa_fuzzy.json'), JSON.stringify(qa));
 });
 afterAll(async () => {
   await stub.close();
@@ -36,195 +50,260 @@ afterAll(async () => {
 });
 
 interface Cli {
-  exitCode: number | undefined;
-  stdout: string;
+  exitCode: number;
   stderr: string;
+  summary?: RunSummary;
 }
 
-async function cli(args: string[], env: Record<string, string> = {}): Promise<Cli> {
-  const r = await execa(process.execPath, [CLI, ...args, '--outputs', outputs], {
-    reject: false,
-    env: {
-      ACTIVE_WORKSPACE_DIR: workspace,
-      OPENAI_API_KEY: KEY,
-      OPENAI_BASE_URL: stub.baseURL,
-      OPENAI_MODEL: 'stub-model',
-      EVAL_LLM_CACHE_DIR: '',
-      ...env,
+/** `evalctl run <graph> …` with the key in the environment and the cache in `cache` ('' = the default under outputs). */
+async function run(
+  graph: string,
+  args: string[],
+  sets: string[],
+  opts: { cache?: string; env?: Record<string, string> } = {},
+): Promise<Cli> {
+  const r = await execa(
+    process.execPath,
+    [CLI, 'run', graph, '--outputs', outputs, '--json', ...args, ...sets.flatMap((s) => ['--set', s])],
+    {
+      reject: false,
+      env: {
+        ACTIVE_WORKSPACE_DIR: workspace,
+        OPENAI_API_KEY: KEY,
+        OPENAI_MODEL: 'stand-in-model',
+        EVAL_LLM_CACHE_DIR: opts.cache ?? '',
+        ...opts.env,
+      },
     },
-  });
-  return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
+  );
+  return {
+    exitCode: r.exitCode ?? -1,
+    stderr: r.stderr,
+    ...(r.stdout.startsWith('{') ? { summary: JSON.parse(r.stdout) as RunSummary } : {}),
+  };
 }
 
-async function run(graph: string, episodes: number, workers: number, sets: string[], env: Record<string, string> = {}) {
-  const args = [
-    'run',
-    graph,
-    '--episodes',
-    String(episodes),
-    '--workers',
-    String(workers),
-    '--dataset',
-    'arith',
-    '--split',
-    'test',
-    '--json',
-  ];
-  const r = await cli([...args, ...sets.flatMap((s) => ['--set', s])], env);
-  if (!r.stdout.startsWith('{')) throw new Error(`evalctl run failed (${r.exitCode}): ${r.stderr}`);
-  return JSON.parse(r.stdout) as RunSummary;
+async function runOk(graph: string, args: string[], sets: string[], opts: { cache?: string } = {}): Promise<RunSummary> {
+  const r = await run(graph, args, sets, opts);
+  if (!r.summary) throw new Error(`evalctl run failed (${r.exitCode}): ${r.stderr}`);
+  return r.summary;
 }
 
-/** The stub's call count as a client sees it: GET /stats. */
-async function stubRequests(): Promise<number> {
-  const r = await fetch(new URL('/stats', stub.baseURL));
-  return ((await r.json()) as { requests: number }).requests;
-}
-
-const TIMING_FIELDS = new Set(['workerId', 'durationMs', 'startedAt', 'finishedAt', 'llm_latency_ms']);
-/** A deep copy without the fields that depend on the clock or the worker. */
-function untimed(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(untimed);
-  if (value === null || typeof value !== 'object') return value;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) if (!TIMING_FIELDS.has(k)) out[k] = untimed(v);
-  return out;
-}
-const comparable = (s: RunSummary) =>
-  JSON.stringify({
-    episodes: untimed(s.episodes),
-    aggregates: untimed(s.aggregateMetrics.filter((m) => !TIMING_FIELDS.has(m.name))),
-  });
-
+const atStub = () => `llm.base_url="${stub.baseURL}"`;
 const metric = (s: RunSummary, name: string) => s.aggregateMetrics.find((m) => m.name === name);
 const sum = (s: RunSummary, name: string) => s.episodes.reduce((t, e) => t + Number(e.metrics[name] ?? 0), 0);
-const report = async (s: RunSummary) =>
-  JSON.parse(await readFile(join(outputs, 'eval_runs', s.runId, 'report.json'), 'utf8')) as Record<string, unknown>;
+const report = async (s: RunSummary): Promise<RunReport> =>
+  JSON.parse(await readFile(join(outputs, 'eval_runs', s.runId, 'report.json'), 'utf8')) as RunReport;
+const runDirs = async (): Promise<string[]> => (existsSync(join(outputs, 'eval_runs')) ? await readdir(join(outputs, 'eval_runs')) : []);
 
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as { port: number };
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
+/** Timing fields (docs/llm.md): the only ones allowed to differ between worker counts or cache states. */
+const TIMING_METRICS = new Set(['llm_latency_ms', 'durationMs']);
+const episodeResult = (e: EpisodeRecord, drop: Set<string>) => ({
+  index: e.index,
+  episodeId: e.episodeId,
+  sampleId: e.sampleId,
+  cluster: e.cluster,
+  status: e.status,
+  steps: e.steps,
+  seed: e.seed,
+  error: e.error,
+  scores: e.scores,
+  metrics: Object.fromEntries(Object.entries(e.metrics).filter(([k]) => !drop.has(k))),
+});
+/** The result of a run as bytes, timing fields (and `also`) aside. */
+const resultBytes = (s: RunSummary, also: string[] = []): string => {
+  const drop = new Set([...TIMING_METRICS, ...also]);
+  return JSON.stringify({
+    episodes: s.episodes.map((e) => episodeResult(e, drop)),
+    aggregates: s.aggregateMetrics.filter((m) => !drop.has(m.name)),
+    byTask: Object.fromEntries(Object.entries(s.aggregateByTask).map(([t, ms]) => [t, ms.filter((m) => !drop.has(m.name))])),
+    statusCounts: s.statusCounts,
+  });
+};
 
-async function filesContaining(dir: string, needle: string): Promise<string[]> {
-  const hits: string[] = [];
-  for (const name of await readdir(dir, { recursive: true })) {
-    const path = join(dir, name);
-    if ((await stat(path)).isFile() && (await readFile(path)).includes(needle)) hits.push(path);
-  }
-  return hits;
-}
+describe('qa_llm and react_llm over the built-in datasets through evalctl', () => {
+  let qa: RunSummary;
 
-describe('qa_llm and react_llm over arith through evalctl', () => {
-  it('qa_llm: 1, 4 and 16 workers give identical records and aggregates; a re-run and a rescoring call the endpoint 0 times', async () => {
-    const caches = [1, 4, 16].map((w) => join(tmp, `cache-${w}`));
+  it('qa_llm over 60 samples: 1, 4 and 16 workers give byte-identical results; a warm re-run and a rescore call the model 0 times', async () => {
     const runs: RunSummary[] = [];
-    for (const [i, workers] of [1, 4, 16].entries()) {
-      runs.push(await run('qa_llm', 60, workers, [], { EVAL_LLM_CACHE_DIR: caches[i]! }));
+    for (const workers of [1, 4, 16]) {
+      stub.reset();
+      // Each its own fresh cache: llm_cache_hits depends on the cache, not on the workers.
+      const s = await runOk('qa_llm', ['--episodes', '60', '--workers', String(workers), '--split', 'test'], [atStub()], {
+        cache: join(tmp, `cache-qa-${workers}`),
+      });
+      expect(stub.stats()).toMatchObject({ completions: 60, unauthorized: 0 });
+      runs.push(s);
     }
-    expect(runs[0]!.statusCounts).toEqual({ COMPLETED: 60 });
-    expect(metric(runs[0]!, 'llm_calls')).toMatchObject({ mean: 1, count: 60 });
-    expect(metric(runs[0]!, 'llm_cache_hits')).toMatchObject({ mean: 0 });
-    expect(comparable(runs[1]!)).toBe(comparable(runs[0]!));
-    expect(comparable(runs[2]!)).toBe(comparable(runs[0]!));
+    [qa] = runs as [RunSummary];
+    expect(qa.statusCounts).toEqual({ COMPLETED: 60 });
+    // The stand-in answers the two-step template wrongly (12 of 60), everything else right.
+    expect(metric(qa, 'correct')).toMatchObject({ mean: 0.8, count: 60 });
+    expect(metric(qa, 'llm_cache_hits')).toMatchObject({ mean: 0 });
+    expect(metric(qa, 'llm_latency_ms')).toBeDefined();
+    expect(resultBytes(runs[1]!)).toBe(resultBytes(qa));
+    expect(resultBytes(runs[2]!)).toBe(resultBytes(qa));
 
-    const before = await stubRequests();
-    const again = await run('qa_llm', 60, 4, [], { EVAL_LLM_CACHE_DIR: caches[0]! });
-    expect(await stubRequests()).toBe(before);
-    expect(metric(again, 'llm_cache_hits')).toMatchObject({ mean: 1 });
-    expect(again.episodes.map((e) => e.metrics.correct)).toEqual(runs[0]!.episodes.map((e) => e.metrics.correct));
+    stub.reset();
+    const warm = await runOk('qa_llm', ['--episodes', '60', '--workers', '4', '--split', 'test'], [atStub()], {
+      cache: join(tmp, 'cache-qa-4'),
+    });
+    expect(stub.stats().requests).toBe(0);
+    expect(metric(warm, 'llm_cache_hits')).toMatchObject({ mean: 1, count: 60 });
+    expect(resultBytes(warm, ['llm_cache_hits'])).toBe(resultBytes(qa, ['llm_cache_hits']));
 
-    const r = await cli(['rescore', runs[0]!.runId, '--scorer', 'exact', '--json']);
+    const r = await execa(process.execPath, [CLI, 'rescore', qa.runId, '--scorer', 'exact', '--outputs', outputs, '--json'], {
+      reject: false,
+      env: { OPENAI_API_KEY: KEY },
+    });
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(await stubRequests()).toBe(before);
-    const { report: rescored } = JSON.parse(r.stdout) as {
-      report: { scorers: Array<{ scorer: string; rescored: boolean; count: number }> };
-    };
-    expect(rescored.scorers).toContainEqual(expect.objectContaining({ scorer: 'exact', rescored: true, count: 60 }));
+    expect(stub.stats().requests).toBe(0);
+    const rescored = await report(qa);
+    expect(rescored.scorers.map((s) => [s.scorer, s.rescored, s.count])).toEqual([
+      ['numeric', false, 60],
+      ['exact', true, 60],
+    ]);
+    expect(rescored.scorers[1]!.accuracy).toBe(0.8);
   });
 
-  it('react_llm: the call budget ends episodes BUDGET_EXHAUSTED with their usage', async () => {
-    // The stub's tool loop answers in 2 calls, so a budget of 2 would finish: 1 cuts it.
-    const ok = await run('react_llm', 4, 2, []);
-    expect(ok.statusCounts).toEqual({ COMPLETED: 4 });
-    expect(metric(ok, 'llm_calls')).toMatchObject({ mean: 2 });
-    const capped = await run('react_llm', 4, 2, ['llm.max_llm_calls=1']);
-    expect(capped.statusCounts).toEqual({ BUDGET_EXHAUSTED: 4 });
-    for (const e of capped.episodes) {
-      expect(e.metrics).toMatchObject({ llm_calls: 1, llm_retries: 0 });
-      expect(e.metrics).toHaveProperty('llm_cache_hits');
-      expect(e.metrics.prompt_tokens).toBeGreaterThan(0);
-      expect(e.metrics.completion_tokens).toBeGreaterThan(0);
+  it('report.json of qa_llm: the wrong answers are the worst episodes, the right ones the best', async () => {
+    const rep = await report(qa);
+    expect(rep.scorers[0]).toMatchObject({ scorer: 'numeric', count: 60, correct: 48, accuracy: 0.8 });
+    expect(rep.worst.length).toBeGreaterThan(0);
+    expect(rep.best.length).toBeGreaterThan(0);
+    for (const w of rep.worst) {
+      expect(w.score).toBe(0);
+      expect(qa.episodes[w.index]!.cluster).toBe('multi_step');
     }
+    for (const b of rep.best) expect(b).toMatchObject({ score: 1, status: 'COMPLETED' });
+    expect(rep.worst[0]).toMatchObject({ index: 4, episodeId: 'arith/test/test-004', answer: '80', target: 75 });
+    expect(rep.perEpisode.find((c) => c.metric === 'llm_calls')).toMatchObject({ mean: 1, total: 60 });
   });
 
-  it('react_llm: under 30 % injected 429s every episode completes and the retries equal the faults', async () => {
-    stub.setOptions({ expectedKey: KEY, faultRate: 0.3, faultSeed: 5, faultKind: 429 });
+  it('react_llm: the calculator loop answers; at a budget of 2 calls every episode ends BUDGET_EXHAUSTED with partial usage', async () => {
+    const cache = join(tmp, 'cache-react');
+    stub.reset();
+    const ok = await runOk('react_llm', ['--episodes', '5', '--workers', '2'], [atStub()], { cache });
+    expect(ok.statusCounts).toEqual({ COMPLETED: 5 });
+    expect(metric(ok, 'llm_calls')).toMatchObject({ mean: 3 });
+    expect(metric(ok, 'correct')).toMatchObject({ mean: 0.8 });
+    const events = await readEvents(outputs, ok.runId, 0);
+    expect(events.map((e) => `${e.step}:${e.type}`)).toEqual(['0:llm_call', '0:tool_call', '1:llm_call', '1:tool_call', '2:llm_call']);
+    expect(events[1]).toMatchObject({ name: 'calculator', arguments: '{"expression":"356 + 75"}', exit_code: 0 });
+    expect(events[3]).toMatchObject({ name: 'calculator', arguments: '{"expression":"431 - 75"}' });
+    expect(events[4]).toMatchObject({ response: { content: '431' } });
+
+    const capped = await runOk('react_llm', ['--episodes', '5', '--workers', '2'], [atStub(), 'llm.max_llm_calls=2'], { cache });
+    expect(capped.statusCounts).toEqual({ BUDGET_EXHAUSTED: 5 });
+    for (const e of capped.episodes) {
+      expect(e.error).toBe('the call budget of 2 model call(s) is spent');
+      expect(e.metrics).toMatchObject({ llm_calls: 2, llm_retries: 0 });
+      expect(e.metrics.prompt_tokens).toBeGreaterThan(0);
+      expect(e.metrics.correct).toBeUndefined();
+    }
+    const rep = await report(capped);
+    expect(rep.endings).toEqual([{ status: 'BUDGET_EXHAUSTED', count: 5, rate: 1 }]);
+    expect(rep.scorers).toEqual([]);
+  });
+
+  it('react_llm with 30 % injected 429s: every episode completes and the retries are counted', async () => {
+    stub.setOptions({ expectedKey: KEY, faultRate: 0.3, faultSeed: 7, faultKind: 429 });
     stub.reset();
     try {
-      const s = await run('react_llm', 8, 4, ['llm.cache=false', 'llm.max_retries=10']);
-      expect(s.statusCounts).toEqual({ COMPLETED: 8 });
-      // The stub cannot read word problems, so the answers are wrong; what matters is that all 8 were scored.
-      expect(metric(s, 'correct')).toMatchObject({ count: 8 });
-      expect(stub.stats().faults).toBeGreaterThan(0);
-      expect(sum(s, 'llm_retries')).toBe(stub.stats().faults);
+      const s = await runOk(
+        'react_llm',
+        ['--episodes', '6', '--workers', '3'],
+        [atStub(), 'llm.cache=false', 'llm.max_retries=10', 'llm.retry_base_ms=5'],
+      );
+      expect(s.statusCounts).toEqual({ COMPLETED: 6 });
+      const faults = stub.stats().faults;
+      expect(faults).toBeGreaterThan(0);
+      expect(sum(s, 'llm_retries')).toBe(faults);
+      const rep = await report(s);
+      expect(rep.retried.retries).toBe(faults);
+      expect(rep.infrastructureFailures).toEqual({ count: 0, rate: 0 });
     } finally {
       stub.setOptions({ expectedKey: KEY });
     }
   });
 
-  it('react_llm against a dead endpoint: every episode INFRA_ERROR, counted apart and left out of the accuracy', async () => {
-    const port = await closedPort();
-    const s = await run('react_llm', 4, 2, [`llm.base_url="http://127.0.0.1:${port}/v1"`, 'llm.max_retries=1']);
-    expect(s.statusCounts).toEqual({ INFRA_ERROR: 4 });
-    expect(s.status).toBe('COMPLETED');
-    expect(metric(s, 'correct')?.count ?? 0).toBe(0);
-    const rep = (await report(s)) as {
-      infrastructureFailures: { count: number };
-      endings: Array<{ status: string; count: number }>;
-      scorers: Array<{ count: number; accuracy: number | null }>;
-    };
-    expect(rep.infrastructureFailures).toMatchObject({ count: 4, rate: 1 });
-    expect(rep.endings).toContainEqual(expect.objectContaining({ status: 'INFRA_ERROR', count: 4 }));
-    for (const sc of rep.scorers) expect(sc.count).toBe(0);
-  });
-
-  it('refuses bad input before anything runs: exit 2 and no run directory', async () => {
-    const runsDir = join(outputs, 'eval_runs');
-    const list = async () => (existsSync(runsDir) ? (await readdir(runsDir)).sort() : []);
-    const before = await list();
-
-    const qa = JSON.parse(await readFile(join(PACKAGE_ROOT, 'graphs', 'qa_llm.json'), 'utf8')) as {
-      name: string;
-      nodes: Array<{ id: string; type: string }>;
-    };
-    qa.name = 'qa_fuzzy';
-    qa.nodes.find((n) => n.id === 'score')!.type = 'score__fuzzy';
-    await writeFile(join(workspace, 'graphs', 'qa_fuzzy.json'), JSON.stringify(qa));
-    const fuzzy = await cli(['run', 'qa_fuzzy', '--episodes', '2']);
-    expect(fuzzy.exitCode, fuzzy.stderr).toBe(2);
-    expect(fuzzy.stderr).toMatch(/score__fuzzy/);
-
-    const noKey = await cli(['run', 'qa_llm', '--episodes', '2'], { OPENAI_API_KEY: '' });
-    expect(noKey.exitCode, noKey.stderr).toBe(2);
-    expect(noKey.stderr).toMatch(/OPENAI_API_KEY/);
-
-    await writeFile(
-      join(workspace, 'datasets', 'broken', 'test.jsonl'),
-      '{"id":"a","input":"1 + 1","target":2}\n{"id":"b","input": oops}\n',
+  it('react_llm against a dead endpoint: every episode is INFRA_ERROR, reported apart, nothing counted as a wrong answer', async () => {
+    const dead = createServer();
+    await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r));
+    const port = (dead.address() as { port: number }).port;
+    await new Promise<void>((r) => dead.close(() => r()));
+    const s = await runOk(
+      'react_llm',
+      ['--episodes', '4', '--workers', '2'],
+      [`llm.base_url="http://127.0.0.1:${port}/v1"`, 'llm.max_retries=1', 'llm.retry_base_ms=5'],
     );
-    const bad = await cli(['run', 'qa_llm', '--episodes', '2', '--dataset', 'broken', '--split', 'test']);
-    expect(bad.exitCode, bad.stderr).toBe(2);
-    expect(bad.stderr).toMatch(/broken/);
-    expect(bad.stderr).toMatch(/test\.jsonl:2: not valid JSON/);
-
-    expect(await list()).toEqual(before);
+    expect(s.status).toBe('COMPLETED');
+    expect(s.statusCounts).toEqual({ INFRA_ERROR: 4 });
+    expect(metric(s, 'correct')).toBeUndefined();
+    const rep = await report(s);
+    expect(rep.infrastructureFailures).toEqual({ count: 4, rate: 1 });
+    expect(rep.failed).toBe(0);
+    expect(rep.worst).toEqual([]);
   });
 
-  it('no file under the outputs holds the API key', async () => {
+  it('some calls outlast their retries: accuracy is over the answered episodes, with their count', async () => {
+    stub.setOptions({ expectedKey: KEY, faultRate: 0.5, faultSeed: 1, faultKind: 'reset' });
+    stub.reset();
+    try {
+      const s = await runOk('qa_llm', ['--episodes', '10', '--workers', '2'], [atStub(), 'llm.cache=false', 'llm.max_retries=0']);
+      const infra = s.statusCounts.INFRA_ERROR ?? 0;
+      const answered = s.statusCounts.COMPLETED ?? 0;
+      expect(infra).toBeGreaterThan(0);
+      expect(answered).toBeGreaterThan(0);
+      expect(infra + answered).toBe(10);
+      const rep = await report(s);
+      expect(rep.infrastructureFailures).toEqual({ count: infra, rate: infra / 10 });
+      const right = s.episodes.filter((e) => e.status === 'COMPLETED' && e.metrics.correct === true).length;
+      expect(rep.scorers[0]).toMatchObject({ count: answered, correct: right, accuracy: right / answered });
+      expect(metric(s, 'correct')).toMatchObject({ count: answered });
+    } finally {
+      stub.setOptions({ expectedKey: KEY });
+    }
+  });
+
+  it('qa_llm_labels over sentiment: report.json has the per-class table and the confusion matrix', async () => {
+    const s = await runOk('qa_llm_labels', ['--dataset', 'sentiment', '--episodes', '48', '--workers', '4'], [atStub()]);
+    expect(s.statusCounts).toEqual({ COMPLETED: 48 });
+    const rep = await report(s);
+    const cls = rep.scorers[0]!.classification!;
+    expect(cls.count).toBe(48);
+    expect(cls.confusion.labels).toEqual(['negative', 'neutral', 'positive']);
+    // The stand-in's word list misreads two positive reviews (one as negative, one as neutral).
+    expect(cls.confusion.matrix).toEqual([
+      [16, 0, 0],
+      [0, 16, 0],
+      [1, 1, 14],
+    ]);
+    expect(cls.perClass.find((c) => c.label === 'positive')).toMatchObject({ precision: 1, recall: 14 / 16, support: 16 });
+    expect(rep.worst.map((w) => w.target)).toEqual(['positive', 'positive']);
+  });
+
+  it('a bad dataset line, an unknown scorer, a missing key variable (or model): one clear error each, before anything runs', async () => {
+    const before = await runDirs();
+    const bad = await run('qa_llm', ['--dataset', 'broken', '--episodes', '2'], [atStub()]);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toMatch(/datasets\/broken\/test\.jsonl:2: not valid JSON/);
+    const fuzzy = await run('qa_fuzzy', ['--episodes', '2'], [atStub()]);
+    expect(fuzzy.exitCode).toBe(2);
+    expect(fuzzy.stderr).toMatch(/score__fuzzy/);
+    const nokey = await run('qa_llm', ['--episodes', '2'], [atStub()], { env: { OPENAI_API_KEY: '' } });
+    expect(nokey.exitCode).toBe(2);
+    expect(nokey.stderr).toMatch(/node "llm" \(llm__chat\) reads its API key from OPENAI_API_KEY, which is not set/);
+    const nomodel = await run('qa_llm', ['--episodes', '2'], [atStub()], { env: { OPENAI_MODEL: '' } });
+    expect(nomodel.exitCode).toBe(2);
+    expect(nomodel.stderr).toMatch(/node "llm" \(llm__chat\) names no model/);
+    for (const r of [bad, fuzzy, nokey, nomodel]) expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(await runDirs()).toEqual(before);
+  });
+
+  it('the API key is nowhere in the outputs (grep -r of the whole folder: runs, logs, cache)', async () => {
+    const grep = await execa('grep', ['-r', '-l', KEY, outputs], { reject: false });
+    expect(grep.exitCode).toBe(1);
     expect(await filesContaining(outputs, KEY)).toEqual([]);
   });
 });

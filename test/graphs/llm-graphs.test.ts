@@ -14,7 +14,7 @@ import { openAiTools, toolSet } from '../../src/nodesets/tools/tool-set.js';
 const nodesetsDir = fileURLToPath(new URL('../../src/nodesets/', import.meta.url));
 const graphsDir = fileURLToPath(new URL('../../graphs/', import.meta.url));
 const NODESETS = ['env_dataset', 'llm', 'score', 'tools'];
-const GRAPHS = ['qa_llm', 'qa_llm_mcq', 'react_llm'];
+const GRAPHS = ['qa_llm', 'qa_llm_mcq', 'qa_llm_labels', 'react_llm'];
 
 async function resolver(): Promise<NodeTypeResolver> {
   const manifests: NodesetManifest[] = await Promise.all(

@@ -7,12 +7,29 @@
  * 1. Tools offered and no `tool` message in the conversation yet → one tool call of the first
  *    tool, arguments `{"expression": "<a> <op> <b>"}` when the last user message holds an
  *    arithmetic expression, else `{"input": "<last user content>"}`; finish_reason "tool_calls".
- * 2. The last message is a `tool` message → its content is the answer.
+ * 2. The last message is a `tool` message → its content is the answer. For a built-in word
+ *    problem (rule 6) the stub first checks the tool's result, as a careful agent would: after the
+ *    first tool result it asks the calculator for the inverse operation (`<result> - <b>` for
+ *    `<a> + <b>`, …), and after that it answers the first result. So react_llm takes three model
+ *    calls per arith sample (a budget of 2 runs out), and the loop's answer is the tool's.
  * 3. A grading request (the last user message holds the lines `Submitted answer: …` and
  *    `Expected answer: …`) → `GRADE: C` when both agree after trimming and lower-casing, else `GRADE: I`.
  * 4. The last user message lists choices (lines `A. …`, `B. …`) → `options.choiceLetter` (default "A").
  * 5. The last user message holds `<a> <op> <b>` (op one of + - * x × /) → the result, as a plain number.
- * 6. Anything else → `echo: <last user content>`.
+ * 6. The last user message is one of the built-in `arith` word problems (the five templates of
+ *    scripts/generate-datasets.mjs) → the number, computed from the numbers in the text. Like a
+ *    small model, the stub gets the two-step template ("buys P packs … with N in each pack, then
+ *    loses L") wrong on purpose: it answers P × N and forgets the loss, so a fixed fifth of the
+ *    samples (metadata.cluster `multi_step`) is answered wrongly and a run's accuracy is neither 0
+ *    nor 1. With tools offered (rule 1) the calculator is asked for that same expression.
+ * 7. A system message asks to classify sentiment as positive, negative or neutral → a label from a
+ *    small fixed word list (SENTIMENT_WORDS): a positive word → positive, a negative one →
+ *    negative, neither → neutral. The list is deliberately naive ("tears" reads negative, "made
+ *    our evening" has no positive word), so the confusion matrix is not diagonal.
+ * 8. Anything else → `echo: <last user content>`.
+ *
+ * Rules 6 and 7 follow only the text of the request, never an answer key: the stub cannot peek at
+ * a target, and which samples it gets wrong is visible from these rules alone.
  *
  * usage: prompt_tokens = ceil(characters of every message's content / 4), completion_tokens =
  * ceil(characters of the answer (or the tool call's arguments) / 4), at least 1 each.
@@ -102,10 +119,75 @@ export function solveArithmetic(text: string): { expression: string; value: numb
   return { expression: `${m[1]} ${op} ${m[3]}`, value };
 }
 
+/** The built-in `arith` templates: a pattern and how the stub computes the answer from its numbers. */
+const WORD_PROBLEMS: Array<{ pattern: RegExp; expression: (n: number[]) => string; value: (n: number[]) => number }> = [
+  { pattern: /has (\d+) \w+ and is given (\d+) more/, expression: ([a, b]) => `${a} + ${b}`, value: ([a, b]) => a! + b! },
+  { pattern: /had (\d+) \w+ and gave away (\d+)/, expression: ([a, b]) => `${a} - ${b}`, value: ([a, b]) => a! - b! },
+  { pattern: /There are (\d+) boxes with (\d+) \w+ in each box/, expression: ([a, b]) => `${a} * ${b}`, value: ([a, b]) => a! * b! },
+  { pattern: /shares (\d+) \w+ equally among (\d+) friends/, expression: ([a, b]) => `${a} / ${b}`, value: ([a, b]) => a! / b! },
+  // Wrong on purpose (rule 6): the loss is forgotten.
+  {
+    pattern: /buys (\d+) packs of \w+ with (\d+) in each pack, then loses (\d+)/,
+    expression: ([a, b]) => `${a} * ${b}`,
+    value: ([a, b]) => a! * b!,
+  },
+];
+
+/** The stub's reading of a built-in arithmetic word problem (rule 6), or undefined. */
+export function solveWordProblem(text: string): { expression: string; value: number } | undefined {
+  for (const w of WORD_PROBLEMS) {
+    const m = w.pattern.exec(text);
+    if (!m) continue;
+    const n = m.slice(1).map(Number);
+    return { expression: w.expression(n), value: w.value(n) };
+  }
+  return undefined;
+}
+
+/** Rule 7's word list: substrings that make a review read positive or negative. */
+export const SENTIMENT_WORDS = {
+  positive: ['delicious', 'outstanding', 'perfectly', 'worth', 'exceeded', 'brilliant', 'joy', 'lovely', 'wonderful', 'better'],
+  negative: [
+    'bland',
+    'disappointment',
+    'ruined',
+    'broke',
+    'waste',
+    'stopped',
+    'boring',
+    'no sense',
+    'worst',
+    'dirty',
+    'delayed',
+    'rude',
+    'tears',
+  ],
+};
+
+/** The stub's sentiment label for a review (rule 7). */
+export function sentimentOf(text: string): 'positive' | 'negative' | 'neutral' {
+  const t = text.toLowerCase();
+  if (SENTIMENT_WORDS.positive.some((w) => t.includes(w))) return 'positive';
+  if (SENTIMENT_WORDS.negative.some((w) => t.includes(w))) return 'negative';
+  return 'neutral';
+}
+
+const INVERSE: Record<string, string> = { '+': '-', '-': '+', '*': '/', '/': '*' };
+
+/** `<result> <inverse op> <b>` for an expression `<a> <op> <b>`: what the stub computes to check a tool's result. */
+function inverseCheck(expression: string, result: string): string | undefined {
+  const m = /^(-?\d+(?:\.\d+)?) ([+\-*/]) (-?\d+(?:\.\d+)?)$/.exec(expression);
+  if (!m || !/^-?\d+(?:\.\d+)?$/.test(result)) return undefined;
+  return `${result} ${INVERSE[m[2]!]} ${m[3]}`;
+}
+
+const SENTIMENT_TASK = /sentiment/i;
+const LABELS_LISTED = /positive.*negative.*neutral/is;
+
 const hashUnit = (...parts: Array<string | number>): number =>
   createHash('sha256').update(parts.join('\u0000')).digest().readUInt32BE(0) / 2 ** 32;
 
-/** The deterministic answer to one request body (rules 1–6 of the module comment). */
+/** The deterministic answer to one request body (rules 1–8 of the module comment). */
 export function stubAnswer(
   body: { messages?: WireMessage[]; tools?: WireTool[] },
   choiceLetter = 'A',
@@ -115,8 +197,19 @@ export function stubAnswer(
   const lastUser = [...messages].reverse().find((m) => m.role === 'user');
   const userText = textOf(lastUser?.content);
   const tools = Array.isArray(body.tools) ? body.tools : [];
-  if (tools.length > 0 && !messages.some((m) => m.role === 'tool')) {
-    const solved = solveArithmetic(userText);
+  const toolMessages = messages.filter((m) => m.role === 'tool');
+  const word = solveWordProblem(userText);
+  if (tools.length > 0 && word && last?.role === 'tool') {
+    // Rule 2 for word problems: check the first result with the inverse operation, then answer it.
+    const first = textOf(toolMessages[0]?.content).trim();
+    if (toolMessages.length >= 2) return { content: first };
+    const check = inverseCheck(word.expression, first);
+    if (check) {
+      return { content: null, toolCall: { name: tools[0]?.function?.name ?? 'tool', arguments: JSON.stringify({ expression: check }) } };
+    }
+  }
+  if (tools.length > 0 && toolMessages.length === 0) {
+    const solved = solveArithmetic(userText) ?? word;
     const name = tools[0]?.function?.name ?? 'tool';
     return {
       content: null,
@@ -131,8 +224,13 @@ export function stubAnswer(
     return { content: same ? 'The submission matches the expected answer.\nGRADE: C' : 'The submission differs.\nGRADE: I' };
   }
   if (/^\s*A[.)]\s/m.test(userText) && /^\s*B[.)]\s/m.test(userText)) return { content: choiceLetter };
-  const solved = solveArithmetic(userText);
+  const solved = solveArithmetic(userText) ?? solveWordProblem(userText);
   if (solved) return { content: String(solved.value) };
+  const system = messages
+    .filter((m) => m.role === 'system')
+    .map((m) => textOf(m.content))
+    .join('\n');
+  if (SENTIMENT_TASK.test(system) && LABELS_LISTED.test(system)) return { content: sentimentOf(userText) };
   return { content: `echo: ${userText}` };
 }
 

@@ -1,7 +1,7 @@
 /**
  * Checks before a run is queued that every llm node's key variable is set in this process's
- * environment (which the hosts inherit) and that it names a model, so a missing key or model is one clear error instead of an
- * ERROR in every episode. Names the node and the variable, never a value.
+ * environment (which the hosts inherit) and that it names a model, so a missing key or model is
+ * one clear error instead of an ERROR in every episode. Names the node and the variable, never a value.
  */
 import type { GraphSpec } from '../../core/types.js';
 import { DEFAULT_API_KEY_ENV } from './llm-config.js';
@@ -24,6 +24,20 @@ export function missingApiKeys(graph: GraphSpec, env: NodeJS.ProcessEnv = proces
         `node "${node.id}" (${node.type}) reads its API key from ${name}, which is not set in the server's environment (set it, or set config api_key_env to "" for an endpoint without a key)`,
       );
     }
+  }
+  return problems;
+}
+
+/** One problem per llm node that names no model, in its config or through OPENAI_MODEL; empty when all do. */
+export function missingModels(graph: GraphSpec, env: NodeJS.ProcessEnv = process.env): string[] {
+  const problems: string[] = [];
+  for (const node of graph.nodes) {
+    if (!LLM_TYPES.has(node.type)) continue;
+    const model = node.config?.model;
+    if ((typeof model === 'string' && model !== '') || env.OPENAI_MODEL) continue;
+    problems.push(
+      `node "${node.id}" (${node.type}) names no model: set config model (--set ${node.id}.model=NAME) or OPENAI_MODEL in the server's environment`,
+    );
   }
   return problems;
 }

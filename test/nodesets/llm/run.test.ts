@@ -5,7 +5,7 @@
  * the key nowhere in the outputs, and the events over GraphQL.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -14,6 +14,7 @@ import { DIST_DIR, PACKAGE_ROOT } from '../../../src/paths.js';
 import type { RunSummary } from '../../../src/store/types.js';
 import { START_EVAL, startServer, waitFor } from '../../app.helpers.js';
 import { startOpenAIStub, type OpenAIStub } from '../../support/openai-stub.js';
+import { filesContaining, readEvents as readRunEvents } from '../../support/run-files.js';
 
 const CLI = join(DIST_DIR, 'main.js');
 const WORKSPACE = join(PACKAGE_ROOT, 'test', 'fixtures', 'llm-workspace');
@@ -57,23 +58,7 @@ async function evalctl(graph: string, episodes: number, sets: string[]): Promise
 const metric = (s: RunSummary, name: string) => s.aggregateMetrics.find((m) => m.name === name);
 const sum = (s: RunSummary, name: string) => s.episodes.reduce((t, e) => t + Number(e.metrics[name] ?? 0), 0);
 
-async function readEvents(runId: string, index: number): Promise<Array<Record<string, unknown>>> {
-  const file = join(outputs, 'eval_runs', runId, 'episodes', `ep${String(index).padStart(4, '0')}`, 'events.jsonl');
-  return (await readFile(file, 'utf8'))
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-}
-
-/** Every file under `dir` whose bytes contain `needle`. */
-async function filesContaining(dir: string, needle: string): Promise<string[]> {
-  const hits: string[] = [];
-  for (const name of await readdir(dir, { recursive: true })) {
-    const path = join(dir, name);
-    if ((await stat(path)).isFile() && (await readFile(path)).includes(needle)) hits.push(path);
-  }
-  return hits;
-}
+const readEvents = (runId: string, index: number) => readRunEvents(outputs, runId, index);
 
 describe('llm graphs through evalctl run', () => {
   let firstRun: RunSummary;
