@@ -41,6 +41,7 @@ import { TickLoop } from './tick-loop.js';
 import { hostSecretFor } from '../host/host-secret.js';
 import type {
   ActiveJob,
+  FrozenSubmit,
   QueueEntry,
   ResourceEstimate,
   ResourceSnapshot,
@@ -168,7 +169,7 @@ export class JobScheduler {
    * Checks the input with the run-spec schema, freezes the graph (overrides applied, validated)
    * into the spec, writes the run dir, takes references on the shared hosts, queues. Never spawns.
    */
-  async submit(fields: RunInputFields): Promise<RunSummary> {
+  async submit(fields: RunInputFields, frozen?: FrozenSubmit): Promise<RunSummary> {
     this.assertOpen();
     await this.start();
     const input = parseRunInput(fields);
@@ -176,8 +177,14 @@ export class JobScheduler {
     if (this.queued.length + this.submitting >= queueCapacity) throw new QueueFullError(queueCapacity);
     this.submitting++;
     try {
-      const graph = await inspectRunGraph({ graphName: input.graphName, overrides: input.overrides, ...graphDirs });
+      const graph = await inspectRunGraph({
+        graphName: input.graphName,
+        overrides: input.overrides,
+        ...(frozen ? { frozen: frozen.graph } : {}),
+        ...graphDirs,
+      });
       await assertDatasetSelection(graph.nodesets, input, graphDirs.workspaceDir);
+      await frozen?.check?.(graph.nodesets, graphDirs.workspaceDir);
       const workerCount = effectiveWorkerCount(input);
       const estimate = estimateRun({
         workerCount,
@@ -205,6 +212,7 @@ export class JobScheduler {
           { ...input, viaSubprocess },
           { runId: made.runId, graph: graph.graph, activeWorkspaceDir: graphDirs.workspaceDir },
         );
+        if (frozen?.audit) spec.audit = frozen.audit;
         await writeSpec(made.dir, spec);
         await recordRunManifest(made.dir, spec, graph.nodesets, graphDirs.workspaceDir);
         // The summary goes down before the (slow) host start, so a crash here still leaves a recoverable queued run.

@@ -1,0 +1,113 @@
+/**
+ * auditRun on a real server: a finished gridnav run re-played at another worker count passes and
+ * Run.audit says so; a run whose nodeset code changed since (a workspace copy, edited) is refused
+ * by the manifest check before anything is queued.
+ */
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codeOf, START_EVAL, startServer, waitFor, type TestServer } from './app.helpers.js';
+
+const EXAMPLE_DIR = join(import.meta.dirname, '..', 'examples', 'python-env');
+
+let server: TestServer;
+let ws: string;
+
+beforeAll(async () => {
+  ws = await mkdtemp(join(tmpdir(), 'app-audit-'));
+  await cp(EXAMPLE_DIR, join(ws, 'graph_nodes', 'env_corridor'), { recursive: true });
+  await mkdir(join(ws, 'graphs'), { recursive: true });
+  await cp(join(EXAMPLE_DIR, 'graph.json'), join(ws, 'graphs', 'python_corridor.json'));
+  server = await startServer({ scheduler: { workspaceDir: ws } });
+});
+afterAll(async () => {
+  await server?.stop();
+  await rm(ws, { recursive: true, force: true });
+});
+
+const RUN = `query($id: ID!) { run(id: $id) { id status workerCount auditOf
+  audit { status passed auditRunId sample workerCount originalWorkerCount episodesCompared notes
+    diffs { index episodeId moreFields fields { path original audit } } error { code message } } } }`;
+const AUDIT = `mutation($id: ID!, $sample: Int, $workerCount: Int) {
+  auditRun(id: $id, sample: $sample, workerCount: $workerCount) { status auditRunId sample workerCount originalWorkerCount } }`;
+const RUNS = `{ runs { total items { id } } }`;
+
+async function finishedRun(input: Record<string, unknown>): Promise<string> {
+  const started = await server.gql<{ startEval: { runId: string } }>(START_EVAL, { input });
+  expect(started.errors).toBeUndefined();
+  const id = started.data!.startEval.runId;
+  const status = await waitFor(
+    'the run to finish',
+    async () => {
+      const s = (await server.gql(RUN, { id })).data?.run?.status as string | undefined;
+      return s && ['COMPLETED', 'FAILED', 'CANCELLED', 'ABORTED'].includes(s) ? s : undefined;
+    },
+    60_000,
+  );
+  expect(status).toBe('COMPLETED');
+  return id;
+}
+
+describe('auditRun', () => {
+  it('re-plays a seeded sample of a finished gridnav run at another worker count: passed, shown in Run.audit', async () => {
+    const id = await finishedRun({ graphName: 'gridnav_planner', episodeCount: 6, workerCount: 2, seed: 5 });
+    const asked = await server.gql(AUDIT, { id, sample: 4 });
+    expect(asked.errors).toBeUndefined();
+    const started = asked.data!.auditRun;
+    expect(started).toMatchObject({ status: 'RUNNING', workerCount: 1, originalWorkerCount: 2 });
+    expect(started.sample).toHaveLength(4);
+    expect([...started.sample].sort((a: number, b: number) => a - b)).toEqual(started.sample);
+
+    // Asked again while it runs: the same audit, no second scratch run.
+    expect((await server.gql(AUDIT, { id, sample: 4 })).data!.auditRun.auditRunId).toBe(started.auditRunId);
+
+    const run = await waitFor(
+      'the audit verdict',
+      async () => {
+        const r = (await server.gql(RUN, { id })).data?.run;
+        return r?.audit?.status !== 'RUNNING' ? r : undefined;
+      },
+      60_000,
+    );
+    expect(run.audit).toMatchObject({
+      status: 'PASSED',
+      passed: true,
+      auditRunId: started.auditRunId,
+      sample: started.sample,
+      workerCount: 1,
+      originalWorkerCount: 2,
+      episodesCompared: 4,
+      diffs: [],
+      error: null,
+    });
+    expect(existsSync(join(server.dir, 'outputs', 'eval_runs', id, 'audit.json'))).toBe(true);
+    const scratch = (await server.gql(RUN, { id: started.auditRunId })).data!.run;
+    expect(scratch).toMatchObject({ status: 'COMPLETED', auditOf: id, workerCount: 1, audit: null });
+
+    // The sample is seeded from the run id: a second audit re-plays the same episodes.
+    const again = await server.gql(AUDIT, { id, sample: 4 });
+    expect(again.data!.auditRun.sample).toEqual(started.sample);
+    expect(again.data!.auditRun.auditRunId).not.toBe(started.auditRunId);
+    await waitFor('the second verdict', async () => (await server.gql(RUN, { id })).data?.run?.audit?.status === 'PASSED', 60_000);
+
+    // An audit's scratch run is not itself audited.
+    expect(codeOf(await server.gql(AUDIT, { id: started.auditRunId }))).toBe('BAD_USER_INPUT');
+  });
+
+  it('refuses with AUDIT_MANIFEST_CHANGED when the nodeset code changed since the run, queueing nothing', async () => {
+    const id = await finishedRun({ graphName: 'python_corridor', episodeCount: 3, workerCount: 1 });
+    const host = join(ws, 'graph_nodes', 'env_corridor', 'host.py');
+    await writeFile(host, `${await readFile(host, 'utf8')}\n# edited after the run\n`);
+    const before = (await server.gql(RUNS)).data!.runs.total;
+    const refused = await server.gql(AUDIT, { id });
+    expect(refused.data).toBeNull();
+    expect(codeOf(refused)).toBe('AUDIT_MANIFEST_CHANGED');
+    expect(refused.errors![0]!.message).toMatch(/env_corridor: its code differs/);
+    expect(refused.errors![0]!.extensions!.changes).toEqual([expect.objectContaining({ kind: 'nodeset_code', subject: 'env_corridor' })]);
+    expect((await server.gql(RUNS)).data!.runs.total).toBe(before);
+    expect(existsSync(join(server.dir, 'outputs', 'eval_runs', id, 'audit.json'))).toBe(false);
+    expect((await server.gql(RUN, { id })).data!.run.audit).toBeNull();
+  });
+});
