@@ -94,6 +94,24 @@ describe('auditRun', () => {
 
     // An audit's scratch run is not itself audited.
     expect(codeOf(await server.gql(AUDIT, { id: started.auditRunId }))).toBe('BAD_USER_INPUT');
+
+    // Records that do not come out again (edited here, as a nondeterministic graph would make them): FAILED, with the field.
+    const summaryPath = join(server.dir, 'outputs', 'eval_runs', id, 'summary.json');
+    const summary = JSON.parse(await readFile(summaryPath, 'utf8'));
+    for (const e of summary.episodes) e.metrics.spl = 0.123;
+    await writeFile(summaryPath, JSON.stringify(summary));
+    expect((await server.gql(AUDIT, { id, sample: 2, workerCount: 3 })).errors).toBeUndefined();
+    const failed = await waitFor(
+      'the failed verdict',
+      async () => {
+        const a = (await server.gql(RUN, { id })).data?.run?.audit;
+        return a?.status !== 'RUNNING' ? a : undefined;
+      },
+      60_000,
+    );
+    expect(failed).toMatchObject({ status: 'FAILED', passed: false, episodesCompared: 2, workerCount: 2 });
+    expect(failed.diffs).toHaveLength(2);
+    expect(failed.diffs[0].fields).toEqual([{ path: 'metrics.spl', original: 0.123, audit: expect.any(Number) }]);
   });
 
   it('refuses with AUDIT_MANIFEST_CHANGED when the nodeset code changed since the run, queueing nothing', async () => {
