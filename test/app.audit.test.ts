@@ -7,6 +7,8 @@ import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execa } from 'execa';
+import { DIST_DIR } from '../src/paths.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeOf, START_EVAL, startServer, waitFor, type TestServer } from './app.helpers.js';
 
@@ -114,8 +116,14 @@ describe('auditRun', () => {
     expect(failed.diffs[0].fields).toEqual([{ path: 'metrics.spl', original: 0.123, audit: expect.any(Number) }]);
   });
 
-  it('refuses with AUDIT_MANIFEST_CHANGED when the nodeset code changed since the run, queueing nothing', async () => {
+  it('evalctl audit verifies a run of a workspace nodeset; once its code is edited the audit is refused (AUDIT_MANIFEST_CHANGED), queueing nothing', async () => {
     const id = await finishedRun({ graphName: 'python_corridor', episodeCount: 3, workerCount: 1 });
+    // Before the edit, `evalctl audit` verifies it (a Python env host, re-played at 2 workers).
+    const cli = await execa(process.execPath, [join(DIST_DIR, 'main.js'), 'audit', id, '--server', server.url, '--sample', '2'], {
+      reject: false,
+    });
+    expect(cli.exitCode).toBe(0);
+    expect(cli.stdout).toContain(`determinism: verified at 2 worker(s) on 2 episode(s) of run ${id}`);
     const host = join(ws, 'graph_nodes', 'env_corridor', 'host.py');
     await writeFile(host, `${await readFile(host, 'utf8')}\n# edited after the run\n`);
     const before = (await server.gql(RUNS)).data!.runs.total;
@@ -125,7 +133,9 @@ describe('auditRun', () => {
     expect(refused.errors![0]!.message).toMatch(/env_corridor: its code differs/);
     expect(refused.errors![0]!.extensions!.changes).toEqual([expect.objectContaining({ kind: 'nodeset_code', subject: 'env_corridor' })]);
     expect((await server.gql(RUNS)).data!.runs.total).toBe(before);
-    expect(existsSync(join(server.dir, 'outputs', 'eval_runs', id, 'audit.json'))).toBe(false);
-    expect((await server.gql(RUN, { id })).data!.run.audit).toBeNull();
+    expect((await server.gql(RUN, { id })).data!.run.audit).toMatchObject({ status: 'PASSED' });
+    const again = await execa(process.execPath, [join(DIST_DIR, 'main.js'), 'audit', id, '--server', server.url], { reject: false });
+    expect(again.exitCode).toBe(1);
+    expect(again.stderr).toMatch(/cannot be audited: .*env_corridor: its code differs/);
   });
 });
