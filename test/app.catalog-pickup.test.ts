@@ -35,7 +35,8 @@ describe('runs written by a local evalctl run', () => {
     const cli = execa(
       process.execPath,
       [join(DIST_DIR, 'main.js'), 'run', 'gridnav_planner', '--episodes', '20', '--outputs', outputs, '--json'],
-      { reject: false, env: { ACTIVE_WORKSPACE_DIR: '' } },
+      // Its own process group: the CLI and the eval process it starts can be held and let go together.
+      { reject: false, detached: true, env: { ACTIVE_WORKSPACE_DIR: '' } },
     );
     try {
       const root = runsRoot(outputs);
@@ -50,8 +51,8 @@ describe('runs written by a local evalctl run', () => {
         30_000,
         20,
       );
-      // Hold the run where it is (the CLI runs the batch itself), so "while running" does not depend on its speed.
-      process.kill(cli.pid!, 'SIGSTOP');
+      // Hold the run where it is (the CLI and its eval process), so "while running" does not depend on its speed.
+      process.kill(-cli.pid!, 'SIGSTOP');
       const held = await readSummary(join(root, runId));
       expect(held.status).toBe('RUNNING');
       // It may be listed QUEUED first (picked up as its folder appeared), then RUNNING as summary.json says.
@@ -62,7 +63,7 @@ describe('runs written by a local evalctl run', () => {
       await waitFor('a queueChanged event for it', () => queueEvents > before);
 
       const progress = wsCollect(server.ws(), PROGRESS, { id: runId });
-      process.kill(cli.pid!, 'SIGCONT');
+      process.kill(-cli.pid!, 'SIGCONT');
       const done = await cli;
       expect(done.exitCode).toBe(0);
       const states = await progress;
@@ -75,11 +76,11 @@ describe('runs written by a local evalctl run', () => {
     } finally {
       unsubscribe();
       try {
-        if (cli.pid) process.kill(cli.pid, 'SIGCONT');
+        if (cli.pid) process.kill(-cli.pid, 'SIGCONT');
+        if (cli.pid && cli.exitCode === null) process.kill(-cli.pid, 'SIGKILL');
       } catch {
         // already gone
       }
-      cli.kill('SIGKILL');
       await cli.catch(() => {});
     }
   });
