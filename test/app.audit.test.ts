@@ -137,5 +137,12 @@ describe('auditRun', () => {
     const again = await execa(process.execPath, [join(DIST_DIR, 'main.js'), 'audit', id, '--server', server.url], { reject: false });
     expect(again.exitCode).toBe(1);
     expect(again.stderr).toMatch(/cannot be audited: .*env_corridor: its code differs/);
+
+    // The nodeset gone altogether: the frozen graph no longer resolves, refused the same way.
+    await rm(join(ws, 'graph_nodes', 'env_corridor'), { recursive: true });
+    const gone = await server.gql(AUDIT, { id });
+    expect(codeOf(gone)).toBe('AUDIT_MANIFEST_CHANGED');
+    expect(gone.errors![0]!.message).toMatch(/no longer resolves: .*env_corridor/);
+    expect((await server.gql(RUNS)).data!.runs.total).toBe(before);
   });
 });

@@ -6,7 +6,8 @@
  * run's end is seen, or at the next read of the audit (a server restarted meanwhile loses nothing).
  */
 import { existsSync } from 'node:fs';
-import { BadInputError, ConflictError, NotFoundError, errorMessage } from '../errors.js';
+import { BadInputError, CodedError, ConflictError, NotFoundError, errorMessage } from '../errors.js';
+import { AuditManifestChangedError } from './audit-errors.js';
 import type { FrozenSubmit, SchedulerEvent } from '../scheduler/types.js';
 import { effectiveWorkerCount } from '../spec/effective-workers.js';
 import { RUN_LIMITS, runInputSchema, type RunInputFields } from '../spec/run-spec.js';
@@ -88,7 +89,8 @@ export function startAudit(outputsDir: string, scheduler: AuditScheduler, runId:
     const summary = await readSummary(runDir);
     if (!isTerminalRunStatus(summary.status))
       throw new ConflictError(`run ${runId} is ${summary.status}; only a finished run can be audited`);
-    if (!spec.graph) throw new ConflictError(`run ${runId} was recorded before graphs were frozen into spec.json; it cannot be re-played`);
+    const graph = spec.graph;
+    if (!graph) throw new ConflictError(`run ${runId} was recorded before graphs were frozen into spec.json; it cannot be re-played`);
     const recorded = await readRunManifest(runDir);
     if (!recorded) throw new ConflictError(`run ${runId} has no manifest.json, so nothing can tell whether its code changed since`);
     const eligible = summary.episodes.filter((r) => !UNAUDITABLE_ENDINGS.includes(r.status)).map((r) => r.index);
@@ -100,21 +102,23 @@ export function startAudit(outputsDir: string, scheduler: AuditScheduler, runId:
     const originalWorkerCount = effectiveWorkerCount(spec);
     const workerCount = askedWorkers ?? (originalWorkerCount > 1 ? 1 : 2);
     let notes: string[] = [];
-    const started = await scheduler.submit(
-      {
-        ...configOf(spec),
-        workerCount,
-        name: `audit of ${runId}`,
-        tags: ['audit'],
-        note: `Determinism audit of run ${runId}: episodes ${describeIndices(sample)} re-played at ${workerCount} worker(s) (the run used ${originalWorkerCount}).`,
-      },
-      {
-        graph: spec.graph,
-        audit: { of: runId, indices: sample },
-        check: async (nodesets, workspaceDir) => {
-          notes = (await checkRunManifest(runId, recorded, spec, nodesets, workspaceDir)).notes;
+    const started = await submitReplay(runId, () =>
+      scheduler.submit(
+        {
+          ...configOf(spec),
+          workerCount,
+          name: `audit of ${runId}`,
+          tags: ['audit'],
+          note: `Determinism audit of run ${runId}: episodes ${describeIndices(sample)} re-played at ${workerCount} worker(s) (the run used ${originalWorkerCount}).`,
         },
-      },
+        {
+          graph: spec.graph,
+          audit: { of: runId, indices: sample },
+          check: async (nodesets, workspaceDir) => {
+            notes = (await checkRunManifest(runId, recorded, spec, nodesets, workspaceDir)).notes;
+          },
+        },
+      ),
     );
     const record: AuditRecord = {
       version: 1,
@@ -134,6 +138,23 @@ export function startAudit(outputsDir: string, scheduler: AuditScheduler, runId:
     follow(outputsDir, scheduler, record);
     return record;
   });
+}
+
+/**
+ * The scratch run's submit. The frozen graph was valid at the run's submit, so a graph or dataset
+ * that no longer resolves (a nodeset or dataset deleted, a port dropped from a manifest) means
+ * what the run was made from changed: refused as such rather than as the user's bad input.
+ */
+async function submitReplay(runId: string, submit: () => Promise<RunSummary>): Promise<RunSummary> {
+  try {
+    return await submit();
+  } catch (err) {
+    if (err instanceof CodedError && (err.code === 'BAD_USER_INPUT' || err.code === 'GRAPH_INVALID'))
+      throw new AuditManifestChangedError(runId, [
+        { kind: 'nodeset_removed', message: `the run's frozen graph or dataset no longer resolves: ${err.message}` },
+      ]);
+    throw err;
+  }
 }
 
 /** Settles the audit as soon as the scheduler says its scratch run ended. */
