@@ -112,7 +112,7 @@ export function startAudit(outputsDir: string, scheduler: AuditScheduler, runId:
           note: `Determinism audit of run ${runId}: episodes ${describeIndices(sample)} re-played at ${workerCount} worker(s) (the run used ${originalWorkerCount}).`,
         },
         {
-          graph: spec.graph,
+          graph,
           audit: { of: runId, indices: sample },
           check: async (nodesets, workspaceDir) => {
             notes = (await checkRunManifest(runId, recorded, spec, nodesets, workspaceDir)).notes;
