@@ -9,7 +9,7 @@ const LAYERS = [
   ['store/', 'compare/'],
   ['export/'],
   ['eval-process/'],
-  ['scheduler/', 'scaleout/'],
+  ['scheduler/', 'scaleout/', 'audit/'],
   ['resolvers/', 'http/'],
   ['app.ts', 'app/'],
   ['cli/'],

@@ -27,6 +27,8 @@ export const ERROR_CODES = {
   /** `evalctl merge`: episodes no partial holds (or a partial that did not complete). */
   MERGE_GAP: { kind: 'input', public: true },
   QUEUE_FULL: { kind: 'request', public: true },
+  /** auditRun: a nodeset's code or manifest, or a dataset file, changed since the run (the message names what). */
+  AUDIT_MANIFEST_CHANGED: { kind: 'request', public: true },
   UNAUTHENTICATED: { kind: 'request', public: true },
   CONFLICT: { kind: 'request', public: true },
   /** A scorer name nobody registered (the message lists the known ones). */

@@ -10,13 +10,13 @@ import type { RunLabels } from '../spec/run-labels.js';
 import type { RunReader } from '../store/run-reader.js';
 import type { RunWatcher } from '../store/run-watcher.js';
 import type { RunSummary } from '../store/types.js';
-import type { ActiveJob, QueueEntry, ResourceSnapshot, SchedulerEvent, SubmitInput } from '../scheduler/types.js';
+import type { ActiveJob, FrozenSubmit, QueueEntry, ResourceSnapshot, SchedulerEvent, SubmitInput } from '../scheduler/types.js';
 import type { ApiPubSub } from './pubsub.js';
 import type { PlayRunner } from './play-runner.js';
 
 /** The scheduler as the API uses it. */
 export interface SchedulerApi {
-  submit(input: SubmitInput): Promise<RunSummary>;
+  submit(input: SubmitInput, frozen?: FrozenSubmit): Promise<RunSummary>;
   cancel(runId: string): Promise<RunSummary>;
   queue(): QueueEntry[];
   activeJobs(): ActiveJob[];

@@ -5,6 +5,7 @@
 import { GraphQLError } from 'graphql';
 import { CodedError, GraphValidationError, isPublicCode, type PublicErrorCode, QueueFullError } from '../errors.js';
 import { RunInputError, SpecInvalidError } from '../spec/spec-errors.js';
+import { AuditManifestChangedError } from '../audit/audit-errors.js';
 
 export type ApiErrorCode = PublicErrorCode;
 
@@ -32,6 +33,8 @@ function extensionsOf(err: unknown): Record<string, unknown> | undefined {
   if (err instanceof RunInputError) return { code: err.code, field: err.field, ...(err.limit !== undefined ? { limit: err.limit } : {}) };
   // A run dir's spec.json that is not a valid spec: said as it is, naming the field, for that run only.
   if (err instanceof SpecInvalidError) return { code: err.code, field: err.field };
+  // What changed since the run, each with its kind and subject, so a client can say it.
+  if (err instanceof AuditManifestChangedError) return { code: err.code, changes: err.changes };
   if (err instanceof CodedError && err.code !== 'INTERNAL_SERVER_ERROR' && isPublicCode(err.code)) return { code: err.code };
   return undefined;
 }

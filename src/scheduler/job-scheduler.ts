@@ -8,6 +8,7 @@ import { rm } from 'node:fs/promises';
 import { BadInputError, ConflictError, CodedError, NotFoundError, QueueFullError, errorMessage } from '../errors.js';
 import { isTerminalRunStatus } from '../statuses.js';
 import { catalogRunFromSummary, RunCatalog } from '../store/catalog.js';
+import { RunsRootWatcher } from '../store/runs-root-watcher.js';
 import { assertRunId, createRunDir, readSummary, runDirPath, writeSharedUrls, writeSpec, writeSummary } from '../store/run-dir.js';
 import { describeStorage, StorageError, storageCodeOf, type StorageCode } from '../store/storage-fault.js';
 import type { BackendToEvalMessage } from '../eval-process/messages.js';
@@ -40,6 +41,7 @@ import { TickLoop } from './tick-loop.js';
 import { hostSecretFor } from '../host/host-secret.js';
 import type {
   ActiveJob,
+  FrozenSubmit,
   QueueEntry,
   ResourceEstimate,
   ResourceSnapshot,
@@ -63,6 +65,8 @@ export class JobScheduler {
   private readonly rss: RssMonitor;
   private readonly lock = new InteractiveLock();
   private catalogRef: RunCatalog | null = null;
+  /** Run dirs appearing or leaving (a local `evalctl run` into these outputs) trigger a rescan at once. */
+  private runsRootWatcher: RunsRootWatcher | null = null;
 
   /** Queued jobs in admission order. */
   private readonly queued = new JobQueue();
@@ -149,6 +153,12 @@ export class JobScheduler {
         // the first tick tries again
       }
       if (this.closing) return;
+      this.runsRootWatcher = new RunsRootWatcher({
+        outputsDir: this.outputsDir,
+        onChange: () => this.ticks.request(),
+        onError: (err) => this.log.warn(`watching ${this.outputsDir} for run directories: ${errorMessage(err)}; rescanning every tick`),
+      });
+      this.runsRootWatcher.start();
       this.ticks.start();
       this.ticks.request();
     })();
@@ -159,7 +169,7 @@ export class JobScheduler {
    * Checks the input with the run-spec schema, freezes the graph (overrides applied, validated)
    * into the spec, writes the run dir, takes references on the shared hosts, queues. Never spawns.
    */
-  async submit(fields: RunInputFields): Promise<RunSummary> {
+  async submit(fields: RunInputFields, frozen?: FrozenSubmit): Promise<RunSummary> {
     this.assertOpen();
     await this.start();
     const input = parseRunInput(fields);
@@ -167,8 +177,14 @@ export class JobScheduler {
     if (this.queued.length + this.submitting >= queueCapacity) throw new QueueFullError(queueCapacity);
     this.submitting++;
     try {
-      const graph = await inspectRunGraph({ graphName: input.graphName, overrides: input.overrides, ...graphDirs });
+      const graph = await inspectRunGraph({
+        graphName: input.graphName,
+        overrides: input.overrides,
+        ...(frozen ? { frozen: frozen.graph } : {}),
+        ...graphDirs,
+      });
       await assertDatasetSelection(graph.nodesets, input, graphDirs.workspaceDir);
+      await frozen?.check?.(graph.nodesets, graphDirs.workspaceDir);
       const workerCount = effectiveWorkerCount(input);
       const estimate = estimateRun({
         workerCount,
@@ -196,6 +212,7 @@ export class JobScheduler {
           { ...input, viaSubprocess },
           { runId: made.runId, graph: graph.graph, activeWorkspaceDir: graphDirs.workspaceDir },
         );
+        if (frozen?.audit) spec.audit = frozen.audit;
         await writeSpec(made.dir, spec);
         await recordRunManifest(made.dir, spec, graph.nodesets, graphDirs.workspaceDir);
         // The summary goes down before the (slow) host start, so a crash here still leaves a recoverable queued run.
@@ -343,6 +360,7 @@ export class JobScheduler {
     this.closing ??= (async () => {
       this.ticks.stop();
       await this.started?.catch(() => {});
+      this.runsRootWatcher?.close();
       await this.ticks.settled();
       await this.rss.settled();
       const jobs = [...this.running.values()];
@@ -387,9 +405,14 @@ export class JobScheduler {
     this.rss.poke([...this.running.values()]);
     await retryUnrecorded(this.ctx);
     // Runs written by others (`evalctl run` into the same outputs) and dirs deleted by hand.
-    await this.catalog
+    const synced = await this.catalog
       .syncRunDirs((id) => this.running.has(id) || this.finishing.has(id) || this.queued.has(id) || this.unrecorded.has(id))
-      .catch((err: unknown) => this.log.warn(`catalog: scanning the run directories: ${errorMessage(err)}`));
+      .catch((err: unknown) => {
+        this.log.warn(`catalog: scanning the run directories: ${errorMessage(err)}`);
+        return false;
+      });
+    // A run that appeared, moved on or went away outside this scheduler reaches the runs lists listening for queue changes.
+    if (synced) this.emit({ type: 'queue' });
   }
 
   /** A queued run cancelled while the disk refuses writes: CANCELLED in memory, written by a later tick. */

@@ -1,11 +1,25 @@
 /**
  * The scheduler's public face, used by the GraphQL resolvers and the dashboard.
  */
+import type { GraphSpec } from '../core/types.js';
+import type { NodesetEntry } from '../nodeset-registry/registry.js';
 import type { RunSummary } from '../store/types.js';
 import type { GpuMemory } from './admission/nvidia-smi.js';
 
 /** What `startEval` accepts: the run-spec schema's input (spec/run-spec.ts). */
 export type { RunInputFields as SubmitInput } from '../spec/run-spec.js';
+
+/**
+ * A submit that re-plays an earlier run (a determinism audit): its frozen graph is evaluated as
+ * it is (the graph file is not read again, the overrides are not applied twice).
+ */
+export interface FrozenSubmit {
+  graph: GraphSpec;
+  /** Written into the spec: the audited run and the run indices to play. */
+  audit?: { of: string; indices: number[] };
+  /** Called with the nodesets the graph uses before anything is written (a manifest check); throws to refuse. */
+  check?: (nodesets: readonly NodesetEntry[], workspaceDir: string | undefined) => Promise<void>;
+}
 
 export type EstimateSource = 'calibrated' | 'declared' | 'marginal' | 'default';
 

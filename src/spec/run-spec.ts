@@ -220,6 +220,16 @@ export const runSpecSchema = z.strictObject({
     .strictObject({ task: intIn(1, RUN_LIMITS.maxEpisodes), of: intIn(1, RUN_LIMITS.maxEpisodes) })
     .refine((s) => s.task <= s.of, { error: 'task must be at most of' })
     .optional(),
+  /**
+   * Set on a determinism audit's scratch run (`auditRun`): the run it re-plays and the run
+   * indices it plays, with that run's frozen graph and seeds.
+   */
+  audit: z
+    .strictObject({
+      of: z.string().min(1).max(64),
+      indices: z.array(intIn(0, RUN_LIMITS.maxEpisodes - 1)).min(1),
+    })
+    .optional(),
 });
 export type RunSpec = z.output<typeof runSpecSchema>;
 

@@ -39,7 +39,9 @@ export function shardsOfTask(spec: ShardFields, t: ShardTask): number[] {
 }
 
 /** The run indices a spec plays, in order: all of them, or only its task's shards on a partial run. */
-export function episodeIndicesOf(spec: ShardFields & Pick<RunSpec, 'shard'>): number[] {
+export function episodeIndicesOf(spec: ShardFields & Pick<RunSpec, 'shard'> & Partial<Pick<RunSpec, 'audit'>>): number[] {
+  // An audit's scratch run plays only its sample, under the audited run's indices.
+  if (spec.audit) return [...spec.audit.indices];
   if (!spec.shard) return Array.from({ length: playCountOf(spec) }, (_, i) => i);
   const out: number[] = [];
   for (const s of shardsOfTask(spec, spec.shard)) {

@@ -14,6 +14,7 @@ import { RunEndings } from '../components/RunEndings.js';
 import { ProgressBar } from '../components/ProgressBar.js';
 import { RunReportSection } from '../components/RunReport.js';
 import { Reproducibility } from '../components/Reproducibility.js';
+import { DeterminismAudit } from '../components/DeterminismAudit.js';
 import { StatusBadge } from '../components/StatusBadge.js';
 import { Empty, ErrorBox, Loading } from '../components/States.js';
 import { TaskTable } from '../components/TaskTable.js';
@@ -133,6 +134,8 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
           })}
         </div>
       </section>
+
+      <DeterminismAudit runId={run.id} runStatus={run.status} />
 
       <RunAbout runId={run.id} onEdited={q.refetch} />
 
