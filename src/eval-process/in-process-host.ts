@@ -12,16 +12,22 @@ import { spawnHost, type HostEntry, type HostExit, type HostProcess, type SpawnH
 import { loadNodesetModule } from '../nodeset-registry/nodeset-module.js';
 import type { NodesetModule } from '../core/types.js';
 
-/** Set to `0` to run every host as a child process, whatever its manifest declares. */
+/**
+ * `0`: every host is a child process, whatever its manifest declares. A comma-separated list of
+ * nodeset names: those are served in-process too (a JS-module nodeset the user knows to be
+ * light for this run, e.g. `env_gridnav` without `step_compute_ms` or `crash_at_step`).
+ */
 export const IN_PROCESS_ENV = 'EVAL_IN_PROCESS_HOSTS';
 
 /** A host this run started: a child process, or one served in-process (then `pid` is this process's and must not be signalled). */
 export type RunHost = HostProcess & { readonly inProcess: boolean };
 
-/** Whether `entry` is served in this process: its manifest asks for it, it is a JS module, and it is not switched off. */
+/** Whether `entry` is served in this process: a JS module whose manifest asks for it or that IN_PROCESS_ENV names, unless that is `0`. */
 export function runsInProcess(entry: HostEntry, env: Record<string, string> | undefined): boolean {
-  const off = env?.[IN_PROCESS_ENV] ?? process.env[IN_PROCESS_ENV];
-  return entry.manifest.inProcess === true && entry.manifest.module !== undefined && off !== '0';
+  const setting = (env?.[IN_PROCESS_ENV] ?? process.env[IN_PROCESS_ENV] ?? '').trim();
+  if (entry.manifest.module === undefined || setting === '0') return false;
+  if (entry.manifest.inProcess === true) return true;
+  return setting.split(',').some((name) => name.trim() === entry.name);
 }
 
 /** One module instance per folder and process, initialised once, shared by every in-process host of the nodeset. */

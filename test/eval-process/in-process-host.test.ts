@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallContext } from '../../src/core/types.js';
-import { IN_PROCESS_ENV, startHost, type RunHost } from '../../src/eval-process/in-process-host.js';
+import { IN_PROCESS_ENV, runsInProcess, startHost, type RunHost } from '../../src/eval-process/in-process-host.js';
 import { HostClient } from '../../src/host/host-client.js';
 import { loadManifest } from '../../src/nodeset-registry/manifest.js';
 import type { HostEntry } from '../../src/host/host-process.js';
@@ -96,6 +96,17 @@ describe('startHost', () => {
     } finally {
       client.close();
     }
+  });
+
+  it(`${IN_PROCESS_ENV} names nodesets to serve in-process besides those that declare it`, async () => {
+    const plain: HostEntry = { ...entry, manifest: { ...entry.manifest, inProcess: false } };
+    expect(runsInProcess(plain, {})).toBe(false);
+    expect(runsInProcess(plain, { [IN_PROCESS_ENV]: 'planner, echo' })).toBe(true);
+    expect(runsInProcess(plain, { [IN_PROCESS_ENV]: 'planner' })).toBe(false);
+    expect(runsInProcess(entry, { [IN_PROCESS_ENV]: 'planner' })).toBe(true);
+    expect(runsInProcess(entry, { [IN_PROCESS_ENV]: '0' })).toBe(false);
+    const command: HostEntry = { ...plain, manifest: { ...plain.manifest, module: undefined, command: ['python3', 'host.py'] } };
+    expect(runsInProcess(command, { [IN_PROCESS_ENV]: 'echo' })).toBe(false);
   });
 
   it(`${IN_PROCESS_ENV}=0 starts a child process instead`, async () => {
