@@ -120,6 +120,13 @@ export interface NodesetManifest {
   module?: string;
   /** Or: a command (argv, relative paths resolved against the manifest's folder) that starts a host speaking the host protocol. */
   command?: string[];
+  /**
+   * A light JS-module nodeset: an eval process serves its hosts in-process instead of starting
+   * a child process per host (calls still cross as JSON). Only for handlers that never block
+   * the thread for long, never exit the process, and keep their state per `episodeKey`, since
+   * every worker's host of it shares one module instance. @default false
+   */
+  inProcess?: boolean;
 }
 
 // ---------------------------------------------------------------- handlers

@@ -6,7 +6,7 @@
  */
 import { errorMessage } from '../errors.js';
 import { HostClient } from '../host/host-client.js';
-import { spawnHost, type HostProcess } from '../host/host-process.js';
+import { startHost, type RunHost } from './in-process-host.js';
 import type { NodesetEntry } from '../nodeset-registry/registry.js';
 
 export interface EnvWorkerPoolOptions {
@@ -20,7 +20,7 @@ export interface EnvWorkerPoolOptions {
   signal?: AbortSignal;
   /** Receives each host's stderr lines, prefixed with its name. */
   onStderr?: (line: string) => void;
-  /** Each host once it is up, respawns included. */
+  /** Each host process once it is up, respawns included (not hosts served in-process: they have no process of their own). */
   onHostStarted?: (host: HostInfo) => void;
   /**
    * Boot every slot's hosts at once instead of after `startOthers()`: right where the machine
@@ -47,7 +47,7 @@ export interface WorkerSlot {
 interface SlotState extends WorkerSlot {
   urlOverrides: Record<string, string>;
   clients: Map<string, HostClient>;
-  hosts: Map<string, HostProcess>;
+  hosts: Map<string, RunHost>;
   /** Settles when the slot's first hosts are up (rejects when one could not start). */
   starting: Promise<void>;
   leased: boolean;
@@ -160,10 +160,16 @@ export class EnvWorkerPool {
     );
   }
 
+  /** The host processes (hosts served in-process are left out: their pid is this process's). */
   hosts(): HostInfo[] {
     return this.#slots.flatMap((slot) =>
-      [...slot.hosts.values()].map((h) => ({ nodeset: h.nodeset, tag: h.tag ?? null, url: h.url, pid: h.pid })),
+      [...slot.hosts.values()].filter((h) => !h.inProcess).map((h) => ({ nodeset: h.nodeset, tag: h.tag ?? null, url: h.url, pid: h.pid })),
     );
+  }
+
+  /** nodeset → URL of slot k's hosts (in-process ones included). */
+  urlsOf(workerId: number): Record<string, string> {
+    return { ...this.#slot(workerId).urlOverrides };
   }
 
   /** Stops every host (SIGTERM, then SIGKILL after a grace). Idempotent. */
@@ -198,9 +204,9 @@ export class EnvWorkerPool {
   async #spawnInto(slot: SlotState, entry: NodesetEntry, signal = this.#opts.signal): Promise<void> {
     const tag = this.tagOf(slot.workerId);
     const name = tag === undefined ? entry.name : `${entry.name}#${tag}`;
-    let host: HostProcess;
+    let host: RunHost;
     try {
-      host = await spawnHost({
+      host = await startHost({
         entry,
         ...(tag !== undefined ? { tag } : {}),
         ...(this.#opts.env ? { env: this.#opts.env } : {}),
@@ -217,6 +223,6 @@ export class EnvWorkerPool {
     slot.hosts.set(entry.name, host);
     slot.urlOverrides[entry.name] = host.url;
     slot.clients.set(entry.name, new HostClient(host.url));
-    this.#opts.onHostStarted?.({ nodeset: host.nodeset, tag: host.tag ?? null, url: host.url, pid: host.pid });
+    if (!host.inProcess) this.#opts.onHostStarted?.({ nodeset: host.nodeset, tag: host.tag ?? null, url: host.url, pid: host.pid });
   }
 }

@@ -3,7 +3,7 @@
  * when nobody lends them (the CLI case), and the worker pool of replicated env hosts.
  */
 import { availableParallelism } from 'node:os';
-import { spawnHost, type HostProcess } from '../host/host-process.js';
+import { startHost, type RunHost } from './in-process-host.js';
 import type { NodesetEntry, NodesetRegistry } from '../nodeset-registry/registry.js';
 import type { SharedUrls } from '../store/types.js';
 import { EnvWorkerPool, type HostInfo } from './env-worker-pool.js';
@@ -30,14 +30,14 @@ export interface RunHosts {
   /** Every shared nodeset the graph uses → the URL its calls go to. */
   sharedUrls: Record<string, string>;
   /** Shared hosts this run started (and will stop). */
-  owned: readonly HostProcess[];
-  /** Every host this run started. */
+  owned: readonly RunHost[];
+  /** Every host process this run started (hosts served in-process are not processes of their own). */
   list(): HostInfo[];
   /** Stops what this run started; borrowed hosts are left alone. Idempotent. */
   close(): Promise<void>;
 }
 
-const info = (h: HostProcess): HostInfo => ({ nodeset: h.nodeset, tag: h.tag, url: h.url, pid: h.pid });
+const info = (h: RunHost): HostInfo => ({ nodeset: h.nodeset, tag: h.tag, url: h.url, pid: h.pid });
 
 /**
  * Starts (or borrows) the shared hosts and worker 0's env hosts together and resolves when they
@@ -46,21 +46,21 @@ const info = (h: HostProcess): HostInfo => ({ nodeset: h.nodeset, tag: h.tag, ur
  * already started is stopped before the error is thrown.
  */
 export async function startRunHosts(o: StartRunHostsOptions): Promise<RunHosts> {
-  const owned: HostProcess[] = [];
+  const owned: RunHost[] = [];
   const sharedStarts = o.shared.map(async (entry): Promise<[string, string]> => {
     const url = o.lent[entry.name];
     if (url) {
       await o.registry.registerRemote(entry.name, url, o.signal);
       return [entry.name, url];
     }
-    const host = await spawnHost({
+    const host = await startHost({
       entry,
       ...(o.env ? { env: o.env } : {}),
       ...(o.signal ? { signal: o.signal } : {}),
       onStderr: (line) => o.onStderr?.(`[${entry.name}] ${line}`),
     });
     owned.push(host);
-    o.onHostStarted?.(info(host));
+    if (!host.inProcess) o.onHostStarted?.(info(host));
     o.registry.attachUrl(entry.name, host.url);
     return [entry.name, host.url];
   });
@@ -89,13 +89,13 @@ export async function startRunHosts(o: StartRunHostsOptions): Promise<RunHosts> 
   }
   const sharedUrls: Record<string, string> = Object.fromEntries(shared.map((r) => (r as PromiseFulfilledResult<[string, string]>).value));
   // One worker: its hosts are also the nodesets' registered URLs.
-  if (o.workerCount === 1) for (const h of pool.p.hosts()) o.registry.attachUrl(h.nodeset, h.url);
+  if (o.workerCount === 1) for (const [nodeset, url] of Object.entries(pool.p.urlsOf(0))) o.registry.attachUrl(nodeset, url);
   let closing: Promise<void> | undefined;
   return {
     pool: pool.p,
     sharedUrls,
     owned,
-    list: () => [...pool.p.hosts(), ...owned.map(info)],
+    list: () => [...pool.p.hosts(), ...owned.filter((h) => !h.inProcess).map(info)],
     close() {
       closing ??= Promise.allSettled([pool.p.close(), ...owned.map((h) => h.stop())]).then(() => {});
       return closing;

@@ -112,8 +112,6 @@ export class BatchedInferenceServer {
     if (!queue) {
       queue = { key, fn, handler, rows: [], ready: false };
       this.queues.set(key, queue);
-      const q = queue;
-      queue.deadline = setTimeout(() => this.markReady(q), this.maxQueueDelayMs);
     }
     const callerId = row.ctx.callerId;
     if (callerId !== undefined) {
@@ -144,6 +142,9 @@ export class BatchedInferenceServer {
 
     if (q.rows.length >= this.maxBatchSize) this.markReady(q);
     else if (callerId !== undefined && this.everyActiveCallerWaits()) this.markAllReady();
+    // The deadline counts from the queue's first call; armed only when that call did not make it ready at once (a timer set and cleared on every call of a lone caller costs more than its batch).
+    if (!q.ready && q.deadline === undefined && this.queues.get(q.key) === q)
+      q.deadline = setTimeout(() => this.markReady(q), this.maxQueueDelayMs);
     return promise;
   }
 

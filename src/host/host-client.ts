@@ -12,6 +12,8 @@ import type { HostStats } from './host.js';
 import type { HostCallRequest, HostHealth, NodeOutputs, NodesetManifest, PanelLoadResult, PanelState } from '../core/types.js';
 import { ChunkedDecoder, joinParts } from './chunked-body.js';
 import { hostSecretFor } from './host-secret.js';
+import { inProcessHost, isInProcessUrl } from './in-process-hosts.js';
+import type { JsonHttpAnswer, JsonHttpRequest } from './json-http-server.js';
 
 /** Socket errors that mean nobody is listening any more: the host exited or was killed. */
 const DEAD_HOST_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH']);
@@ -255,12 +257,26 @@ export class HostClient {
   /** Requests waiting for a socket while MAX_SOCKETS are busy. */
   private readonly waiting: Array<() => void> = [];
   private closed = false;
+  /** The host lives in this process: requests go to its handler, not over a socket. */
+  private readonly inProcess: boolean = false;
+  /** In-process requests not answered yet: close() fails them, as it fails the exchanges on its sockets. */
+  private readonly pendingInProcess = new Set<(err: Error) => void>();
 
   /**
    * `secret`: what the host requires in `Authorization: Bearer …`. @default the secret this
    * process holds for the URL (every host it spawned or was lent), else none (a remote host)
    */
   constructor(baseUrl: string, options: { secret?: string } = {}) {
+    if (isInProcessUrl(baseUrl)) {
+      // Served by this process (in-process-hosts.ts): no socket, no secret.
+      this.baseUrl = baseUrl;
+      this.host = '';
+      this.port = 0;
+      this.hostHeader = '';
+      this.authHeader = '';
+      this.inProcess = true;
+      return;
+    }
     let url: URL;
     try {
       url = new URL(baseUrl);
@@ -332,6 +348,9 @@ export class HostClient {
     this.idle.length = 0;
     this.busy.clear();
     for (const wake of this.waiting.splice(0)) wake();
+    for (const fail of [...this.pendingInProcess])
+      fail(new ConnectionLost(`the client of ${this.baseUrl} was closed`, 'ECONNRESET', false));
+    this.pendingInProcess.clear();
   }
 
   private async json<T>(method: 'GET' | 'POST', path: string, payload: unknown, signal?: AbortSignal): Promise<T> {
@@ -361,6 +380,7 @@ export class HostClient {
 
   private async request(method: string, path: string, data: string | undefined, signal: AbortSignal | undefined): Promise<RawResponse> {
     signal?.throwIfAborted();
+    if (this.inProcess) return this.requestInProcess(method, path, data, signal);
     let head = `${method} ${path} HTTP/1.1\r\nHost: ${this.hostHeader}\r\n${this.authHeader}Accept: application/json\r\nConnection: keep-alive\r\n`;
     head += data === undefined ? '\r\n' : `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(data)}\r\n\r\n${data}`;
     let answer: { status: number; text: string };
@@ -396,6 +416,69 @@ export class HostClient {
       }
     }
     return { status: answer.status, body };
+  }
+
+  /**
+   * The same exchange with a host served by this process: the JSON text of the request in, the
+   * JSON text of the answer out (so values cross exactly as they would over HTTP), and an abort
+   * reaches the handler as a caller hanging up does.
+   */
+  private requestInProcess(method: string, path: string, data: string | undefined, signal: AbortSignal | undefined): Promise<RawResponse> {
+    const target = inProcessHost(this.baseUrl);
+    if (!target) return Promise.reject(new ConnectionLost(`in-process host ${this.baseUrl} stopped`, 'ECONNREFUSED', true));
+    let gone: Error | undefined;
+    let controller: AbortController | undefined;
+    let hangUps: Array<(reason: Error) => void> | undefined;
+    const req: JsonHttpRequest = {
+      method,
+      path,
+      body: data === undefined ? NO_BYTES : Buffer.from(data, 'utf8'),
+      get signal(): AbortSignal {
+        controller ??= new AbortController();
+        if (gone && !controller.signal.aborted) controller.abort(gone);
+        return controller.signal;
+      },
+      onHangUp(cb) {
+        if (gone) cb(gone);
+        else {
+          hangUps ??= [];
+          hangUps.push(cb);
+        }
+      },
+    };
+    return new Promise<RawResponse>((resolve, reject) => {
+      const hangUp = (err: Error): void => {
+        if (gone) return;
+        gone = new HostError('the caller went away');
+        this.pendingInProcess.delete(hangUp);
+        signal?.removeEventListener('abort', onAbort);
+        controller?.abort(gone);
+        for (const cb of hangUps?.splice(0) ?? []) cb(gone);
+        reject(err);
+      };
+      const onAbort = (): void => hangUp(signal!.reason instanceof Error ? signal!.reason : new Error(String(signal!.reason)));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.pendingInProcess.add(hangUp);
+      const answered = (a: JsonHttpAnswer): void => {
+        if (gone) return;
+        this.pendingInProcess.delete(hangUp);
+        signal?.removeEventListener('abort', onAbort);
+        let status = a.status;
+        let text: string;
+        try {
+          text = a.json ?? JSON.stringify(a.body ?? null);
+        } catch (err) {
+          status = 500;
+          text = JSON.stringify({ error: `the answer could not be serialised: ${errorMessage(err)}` });
+        }
+        try {
+          resolve({ status, body: text.length > 0 ? JSON.parse(text) : null });
+        } catch {
+          reject(new HostError(`host ${this.baseUrl}: ${method} ${path} answered HTTP ${status} with non-JSON: ${text.slice(0, 200)}`));
+        }
+      };
+      target.handle(req).then(answered, (err: unknown) => answered({ status: 500, body: { error: errorMessage(err) } }));
+    });
   }
 
   private exchange(conn: Connection, head: string, signal: AbortSignal | undefined): Promise<{ status: number; text: string }> {

@@ -41,6 +41,8 @@ export interface CreateHostOptions {
 export interface Host {
   /** Listens on 127.0.0.1; resolves with the port (0 = chosen by the OS). */
   listen(port?: number): Promise<number>;
+  /** Answers one request as the HTTP server would (errors become their status and `{ error }`): the in-process path. */
+  handle(req: JsonHttpRequest): Promise<JsonHttpAnswer>;
   /** Stops listening, fails waiting batched calls, drops connections. Idempotent. */
   close(): Promise<void>;
 }
@@ -305,25 +307,24 @@ export function createHost(options: CreateHostOptions): Host {
     }
   }
 
-  const server = createJsonHttpServer(
-    (req) =>
-      route(req).catch((err: unknown): JsonHttpAnswer => {
-        if (err instanceof RouteError) return { status: err.status, body: { error: err.message } };
-        return { status: 500, body: { error: errorMessage(err) } };
-      }),
-    {
-      maxBodyBytes: MAX_BODY_BYTES,
-      keepAliveMs: 60_000,
-      callerGone: () => new HostError('the caller went away'),
-      ...(options.secret !== undefined ? { secret: options.secret } : {}),
-    },
-  );
+  const handle = (req: JsonHttpRequest): Promise<JsonHttpAnswer> =>
+    route(req).catch((err: unknown): JsonHttpAnswer => {
+      if (err instanceof RouteError) return { status: err.status, body: { error: err.message } };
+      return { status: 500, body: { error: errorMessage(err) } };
+    });
+  const server = createJsonHttpServer(handle, {
+    maxBodyBytes: MAX_BODY_BYTES,
+    keepAliveMs: 60_000,
+    callerGone: () => new HostError('the caller went away'),
+    ...(options.secret !== undefined ? { secret: options.secret } : {}),
+  });
 
   let closing: Promise<void> | undefined;
   return {
     listen(port = 0) {
       return server.listen(port, '127.0.0.1');
     },
+    handle,
     close() {
       closing ??= (async () => {
         try {

@@ -10,6 +10,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IN_PROCESS_ENV } from '../../src/eval-process/in-process-host.js';
 import { runBatch } from '../../src/eval-process/run-batch.js';
 import { episodeDir } from '../../src/store/run-dir.js';
 import type { RunSpec, RunSummary } from '../../src/store/types.js';
@@ -30,14 +31,29 @@ interface Outcome {
   summary: RunSummary;
   /** Every episode's firing log with the per-firing wall time removed. */
   logs: string[];
+  /** The nodesets whose hosts ran as child processes. */
+  processes: Set<string>;
 }
 
-async function run(spec: Partial<RunSpec> & Pick<RunSpec, 'graphName' | 'episodeCount'>, delay: boolean): Promise<Outcome> {
+async function run(
+  spec: Partial<RunSpec> & Pick<RunSpec, 'graphName' | 'episodeCount'>,
+  delay: boolean,
+  /** Every host a child process, also those of nodesets that declare themselves light (served in-process otherwise). */
+  processesOnly = false,
+): Promise<Outcome> {
   const { dir } = await makeRun(outputs, { seed: 11, ...spec });
+  const hostEnv: Record<string, string> = {
+    ...(delay ? { EVAL_HOST_INJECT_DELAY_MS: '5' } : {}),
+    ...(processesOnly ? { [IN_PROCESS_ENV]: '0' } : {}),
+  };
+  const processes = new Set<string>();
   const summary = await runBatch({
     runDir: dir,
-    ...(delay ? { hostEnv: { EVAL_HOST_INJECT_DELAY_MS: '5' } } : {}),
-    onHostStarted: (h) => pids.push(h.pid),
+    ...(Object.keys(hostEnv).length > 0 ? { hostEnv } : {}),
+    onHostStarted: (h) => {
+      pids.push(h.pid);
+      processes.add(h.nodeset);
+    },
   });
   const logs = await Promise.all(
     summary.episodes.map(async (e) => {
@@ -52,7 +68,7 @@ async function run(spec: Partial<RunSpec> & Pick<RunSpec, 'graphName' | 'episode
         .join('\n');
     }),
   );
-  return { summary, logs };
+  return { summary, logs, processes };
 }
 
 function expectIdentical(base: Outcome, other: Outcome, label: string): void {
@@ -93,5 +109,22 @@ describe('determinism across worker counts', () => {
     expectIdentical(base, await run({ ...spec, workerCount: 3 }, false), '3 workers');
     expectIdentical(base, await run({ ...spec, workerCount: 8 }, false), '8 workers');
     expectIdentical(base, await run({ ...spec, workerCount: 3 }, true), '3 workers, delayed hosts');
+  }, 300_000);
+
+  it('hosts served in-process give the bytes of host processes (cartpole_mlp, gridnav_planner at 3 workers)', async () => {
+    // env_cartpole, policy_mlp and planner declare inProcess; switched off, every host is a child process.
+    for (const spec of [
+      { graphName: 'cartpole_mlp', episodeCount: 12, stepBudget: 40, workerCount: 3 },
+      { graphName: 'gridnav_planner', episodeCount: 12, dataset: 'mini', workerCount: 3 },
+    ]) {
+      const inProcess = await run(spec, true);
+      const processes = await run(spec, true, true);
+      expect(processes.summary.status).toBe('COMPLETED');
+      expect([...processes.processes].sort()).toEqual(
+        spec.graphName === 'cartpole_mlp' ? ['env_cartpole', 'policy_mlp'] : ['env_gridnav', 'planner'],
+      );
+      expect([...inProcess.processes]).toEqual(spec.graphName === 'cartpole_mlp' ? [] : ['env_gridnav']);
+      expectIdentical(processes, inProcess, `${spec.graphName}: in-process against child processes`);
+    }
   }, 300_000);
 });

@@ -24,8 +24,10 @@ function episodeFor({ ctx }: NodeCallArgs): CartPoleEpisode {
 }
 
 async function step(args: NodeCallArgs): Promise<NodeOutputs> {
-  const { inputs, config, signal } = args;
-  await sleep(numberConfig(config, 'step_latency_ms', 0), signal);
+  const { inputs, config } = args;
+  // The signal is read only when there is a wait to cut short: a host makes it on first read.
+  const latency = numberConfig(config, 'step_latency_ms', 0);
+  if (latency > 0) await sleep(latency, args.signal);
   const ep = episodeFor(args);
   const action = inputs.action;
   const reward = action === undefined || action === null ? 0 : applyAction(ep, parseCartPoleAction(action));

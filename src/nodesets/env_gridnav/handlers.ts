@@ -46,7 +46,7 @@ function episodeFor({ ctx }: NodeCallArgs): GridNavEpisode {
 }
 
 async function step(args: NodeCallArgs): Promise<NodeOutputs> {
-  const { inputs, config, ctx, signal } = args;
+  const { inputs, config, ctx } = args;
   const crashAt = optionalStepConfig(config, 'crash_at_step');
   const failAt = optionalStepConfig(config, 'fail_at_step');
   const latency = numberConfig(config, 'step_latency_ms', 0);
@@ -56,7 +56,8 @@ async function step(args: NodeCallArgs): Promise<NodeOutputs> {
   if (crashAt === ctx.step) process.exit(1);
   if (failAt === ctx.step) throw new Error(`env_gridnav step failed on purpose at step ${ctx.step} (config fail_at_step)`);
   if (compute < 0) throw new Error(`config step_compute_ms must be ≥ 0, got ${compute}`);
-  await sleep(latency, signal);
+  // The signal is read only when there is a wait to cut short: a host makes it on first read.
+  if (latency > 0) await sleep(latency, args.signal);
   const ep = episodeFor(args);
   if (inputs.action !== undefined && inputs.action !== null) applyAction(ep, parseAction(inputs.action));
   computeFor(ep, compute);

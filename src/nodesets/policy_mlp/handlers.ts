@@ -40,7 +40,9 @@ function actRow(net: PackedMlp, { inputs }: NodeCallArgs): NodeOutputs {
 async function actBatch(rows: NodeCallArgs[]): Promise<NodeOutputs[]> {
   if (rows.length === 0) return [];
   // One batch shares one config (the batcher keys queues by it).
-  await sleep(numberConfig(rows[0]!.config, 'call_overhead_ms', 0), rows[0]!.signal);
+  // The signal is read only when there is a wait to cut short: a host makes it on first read.
+  const overhead = numberConfig(rows[0]!.config, 'call_overhead_ms', 0);
+  if (overhead > 0) await sleep(overhead, rows[0]!.signal);
   const net = prepare();
   return rows.map((row) => actRow(net, row));
 }
