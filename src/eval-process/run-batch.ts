@@ -39,7 +39,7 @@ export interface RunBatchOptions {
   sharedUrls?: SharedUrls;
   /** After each episode, with the summary that includes it. */
   onEpisode?(record: EpisodeRecord, summary: RunSummary): void;
-  /** After every summary.json rewrite (start, each episode, the end). */
+  /** At the start, after each episode and at the end (summary.json itself is rewritten at most every 250 ms in between). */
   onSummary?(summary: RunSummary): void;
   /** When an episode starts on a worker. */
   onEpisodeStart?(info: { index: number; workerId: number }): void;
@@ -80,6 +80,9 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     return s;
   };
   emit(await summary.start());
+  // What has finished before a stop reaches the disk at once, even if winding down then takes long.
+  const flushOnStop = () => void summary.flush().catch(() => {});
+  opts.signal?.addEventListener('abort', flushOnStop, { once: true });
 
   let registry: NodesetRegistry | undefined;
   let hosts: RunHosts | undefined;
@@ -166,6 +169,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       log(`run failed: ${error.message}`);
     }
   } finally {
+    opts.signal?.removeEventListener('abort', flushOnStop);
     await hosts?.close();
     registry?.close();
   }
