@@ -35,6 +35,8 @@ const HEALTH_TIMEOUT_MS = 2000;
 export interface EnvPanelTarget {
   nodeset: string;
   panel: PanelSpec;
+  /** A shared env: one host for every worker, each load carrying its selection. */
+  shared?: boolean;
 }
 
 export type StepEvent = Parameters<NonNullable<LoopRunOptions['onStep']>>[0];
@@ -89,8 +91,11 @@ export class BatchEvalRunner {
     const target = this.#o.envPanel;
     if (!target) return;
     const { spec } = this.#o;
-    const client = this.#o.pool.lease(0).clients.get(target.nodeset);
-    this.#o.pool.release(0);
+    let client = this.#sharedClients.get(target.nodeset);
+    if (!target.shared) {
+      client = this.#o.pool.lease(0).clients.get(target.nodeset);
+      this.#o.pool.release(0);
+    }
     if (!client) return;
     const values = panelValues(target.panel, spec, spec.episodeOffset);
     const episodeField = values[values.length - 1]?.[0];
@@ -284,6 +289,12 @@ export class BatchEvalRunner {
   ): Promise<PanelLoadResult | undefined> {
     const target = this.#o.envPanel;
     if (!target) return undefined;
+    if (target.shared) {
+      // Every worker drives the one host: the load carries the whole selection and leaves its panel state alone.
+      const shared = this.#sharedClients.get(target.nodeset);
+      if (!shared) throw new HostDiedError(`no host of ${target.nodeset}`);
+      return shared.panelLoad(episodeKey, signal, Object.fromEntries(panelValues(target.panel, this.#o.spec, episodeIndex)));
+    }
     const client = slot.clients.get(target.nodeset);
     if (!client) throw new HostDiedError(`worker ${slot.workerId} has no host of ${target.nodeset}`);
     // Only this worker drives its host's panel, so a field that already holds its value (the

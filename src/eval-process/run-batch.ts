@@ -12,6 +12,7 @@ import { CodedError, errorMessage } from '../errors.js';
 import { applyOverrides, parseGraph, validateGraph, type ValidatedGraph } from '../graph/graph.js';
 import { GraphCatalog } from '../graph/graph-catalog.js';
 import { NodesetRegistry, type NodesetEntry } from '../nodeset-registry/registry.js';
+import { envPanelNodeset } from '../nodeset-registry/env-panel-nodeset.js';
 import type { GraphSpec } from '../core/types.js';
 import type { RunStatus } from '../statuses.js';
 import { readJson, writeJsonAtomic } from '../store/atomic.js';
@@ -127,7 +128,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       () => {},
     );
 
-    const envPanel = envPanelOf(replicated);
+    const envPanel = envPanelOf(used);
     const runner = new BatchEvalRunner({
       spec,
       runDir,
@@ -243,8 +244,9 @@ function nodesetsOf(graph: ValidatedGraph, registry: NodesetRegistry): NodesetEn
   return [...names].sort().map((name) => registry.get(name));
 }
 
-/** The replicated nodeset whose panel picks episodes (the first by name when several have one). */
-function envPanelOf(replicated: readonly NodesetEntry[]): EnvPanelTarget | undefined {
-  const env = replicated.find((e) => e.manifest.panel);
-  return env?.manifest.panel ? { nodeset: env.name, panel: env.manifest.panel } : undefined;
+/** The nodeset whose panel picks episodes (nodeset-registry/env-panel-nodeset.ts). */
+function envPanelOf(used: readonly NodesetEntry[]): EnvPanelTarget | undefined {
+  const env = envPanelNodeset(used);
+  if (!env?.manifest.panel) return undefined;
+  return { nodeset: env.name, panel: env.manifest.panel, ...(env.manifest.parallelism === 'shared' ? { shared: true } : {}) };
 }
