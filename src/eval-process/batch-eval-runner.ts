@@ -68,6 +68,8 @@ export class BatchEvalRunner {
   readonly #sharedClients: Map<string, HostClient>;
   /** Stops the other workers when one hits an error the run cannot survive (a disk write failing). */
   readonly #fatal = new AbortController();
+  /** Shared hosts whose /stats said they have no batcher: releasing a caller there does nothing, so it is not sent. */
+  readonly #noBatcher = new WeakSet<HostClient>();
   /** The panel values each env host last answered with (a respawned host has a new client, so starts unknown). */
   readonly #panelValues = new WeakMap<HostClient, PanelValues>();
 
@@ -129,6 +131,7 @@ export class BatchEvalRunner {
     const { spec, pool } = this.#o;
     const cursor = new EpisodeCursor(this.#o.episodeIndices ?? playCountOf(spec));
     const workers = Math.max(1, Math.min(pool.workerCount, effectiveWorkerCount(spec), cursor.count));
+    await this.#findHostsWithoutBatcher();
     try {
       // Settled, not raced: a worker that fails stops the others, but each one's in-flight episode still gets its record before the run ends.
       const results = await Promise.allSettled(Array.from({ length: workers }, (_, k) => this.#work(k, cursor)));
@@ -168,7 +171,18 @@ export class BatchEvalRunner {
   /** Tells the shared batchers not to wait for this caller until it calls again. */
   async #releaseCaller(callerId: string): Promise<void> {
     await Promise.allSettled(
-      [...this.#sharedClients.values()].map((c) => c.releaseCaller(callerId, AbortSignal.timeout(EVICT_TIMEOUT_MS))),
+      [...this.#sharedClients.values()]
+        .filter((c) => !this.#noBatcher.has(c))
+        .map((c) => c.releaseCaller(callerId, AbortSignal.timeout(EVICT_TIMEOUT_MS))),
+    );
+  }
+
+  /** Asks each shared host once whether it batches; one that does not answer (or a moved host) keeps getting releases. */
+  async #findHostsWithoutBatcher(): Promise<void> {
+    await Promise.allSettled(
+      [...this.#sharedClients.values()].map(async (c) => {
+        if ((await c.stats(AbortSignal.timeout(EVICT_TIMEOUT_MS))).batcher === null) this.#noBatcher.add(c);
+      }),
     );
   }
 
