@@ -125,12 +125,12 @@ export class SummaryWriter {
    * and episodes are computed when first read.
    */
   addEpisode(record: EpisodeRecord): Promise<RunSummary> {
+    this.#ingest(record);
     if (this.#writeError !== undefined) {
       const err = this.#writeError;
       this.#writeError = undefined;
       return Promise.reject(err);
     }
-    this.#ingest(record);
     const wait = this.#lastWriteAt + this.#minIntervalMs - performance.now();
     if (this.#timer === undefined && this.#inFlight === 0 && wait <= 0) return this.#write(undefined, false);
     this.#timer ??= setTimeout(
