@@ -35,6 +35,8 @@ const HEALTH_TIMEOUT_MS = 2000;
 export interface EnvPanelTarget {
   nodeset: string;
   panel: PanelSpec;
+  /** A shared env: one host for every worker, each load carrying its selection. */
+  shared?: boolean;
 }
 
 export type StepEvent = Parameters<NonNullable<LoopRunOptions['onStep']>>[0];
@@ -66,6 +68,8 @@ export class BatchEvalRunner {
   readonly #sharedClients: Map<string, HostClient>;
   /** Stops the other workers when one hits an error the run cannot survive (a disk write failing). */
   readonly #fatal = new AbortController();
+  /** Shared hosts whose /stats said they have no batcher: releasing a caller there does nothing, so it is not sent. */
+  readonly #noBatcher = new WeakSet<HostClient>();
   /** The panel values each env host last answered with (a respawned host has a new client, so starts unknown). */
   readonly #panelValues = new WeakMap<HostClient, PanelValues>();
 
@@ -89,8 +93,11 @@ export class BatchEvalRunner {
     const target = this.#o.envPanel;
     if (!target) return;
     const { spec } = this.#o;
-    const client = this.#o.pool.lease(0).clients.get(target.nodeset);
-    this.#o.pool.release(0);
+    let client = this.#sharedClients.get(target.nodeset);
+    if (!target.shared) {
+      client = this.#o.pool.lease(0).clients.get(target.nodeset);
+      this.#o.pool.release(0);
+    }
     if (!client) return;
     const values = panelValues(target.panel, spec, spec.episodeOffset);
     const episodeField = values[values.length - 1]?.[0];
@@ -124,6 +131,7 @@ export class BatchEvalRunner {
     const { spec, pool } = this.#o;
     const cursor = new EpisodeCursor(this.#o.episodeIndices ?? playCountOf(spec));
     const workers = Math.max(1, Math.min(pool.workerCount, effectiveWorkerCount(spec), cursor.count));
+    await this.#findHostsWithoutBatcher();
     try {
       // Settled, not raced: a worker that fails stops the others, but each one's in-flight episode still gets its record before the run ends.
       const results = await Promise.allSettled(Array.from({ length: workers }, (_, k) => this.#work(k, cursor)));
@@ -163,7 +171,18 @@ export class BatchEvalRunner {
   /** Tells the shared batchers not to wait for this caller until it calls again. */
   async #releaseCaller(callerId: string): Promise<void> {
     await Promise.allSettled(
-      [...this.#sharedClients.values()].map((c) => c.releaseCaller(callerId, AbortSignal.timeout(EVICT_TIMEOUT_MS))),
+      [...this.#sharedClients.values()]
+        .filter((c) => !this.#noBatcher.has(c))
+        .map((c) => c.releaseCaller(callerId, AbortSignal.timeout(EVICT_TIMEOUT_MS))),
+    );
+  }
+
+  /** Asks each shared host once whether it batches; one that does not answer (or a moved host) keeps getting releases. */
+  async #findHostsWithoutBatcher(): Promise<void> {
+    await Promise.allSettled(
+      [...this.#sharedClients.values()].map(async (c) => {
+        if ((await c.stats(AbortSignal.timeout(EVICT_TIMEOUT_MS))).batcher === null) this.#noBatcher.add(c);
+      }),
     );
   }
 
@@ -284,6 +303,12 @@ export class BatchEvalRunner {
   ): Promise<PanelLoadResult | undefined> {
     const target = this.#o.envPanel;
     if (!target) return undefined;
+    if (target.shared) {
+      // Every worker drives the one host: the load carries the whole selection and leaves its panel state alone.
+      const shared = this.#sharedClients.get(target.nodeset);
+      if (!shared) throw new HostDiedError(`no host of ${target.nodeset}`);
+      return shared.panelLoad(episodeKey, signal, Object.fromEntries(panelValues(target.panel, this.#o.spec, episodeIndex)));
+    }
     const client = slot.clients.get(target.nodeset);
     if (!client) throw new HostDiedError(`worker ${slot.workerId} has no host of ${target.nodeset}`);
     // Only this worker drives its host's panel, so a field that already holds its value (the

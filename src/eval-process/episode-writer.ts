@@ -1,15 +1,17 @@
 /**
  * Writes one episode's directory, `episodes/epNNNN/`: log.jsonl (this episode's node firings
- * only, streamed as they happen), events.jsonl (the `$events` its nodes emitted: model calls,
- * retries; only when there are some), assets/ (its files) and episode.json (its record), so the
- * episode can be understood from its own folder alone.
+ * only), events.jsonl (the `$events` its nodes emitted: model calls, retries; only when there are
+ * some), assets/ (its files; only when it has some) and episode.json (its record), so the episode
+ * can be understood from its own folder alone. Lines are kept in memory and written with the
+ * record, each file in one write; a file that grows past 64 KB is streamed from then on.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { EpisodeEvent, FiringLogEntry } from '../core/types.js';
 import { writeJsonAtomic } from '../store/atomic.js';
-import { ensureEpisodeDir } from '../store/run-dir.js';
+import { episodeDir } from '../store/run-dir.js';
+import { injectedFault } from '../store/storage-fault.js';
 import type { EpisodeRecord } from '../store/types.js';
 
 export const EPISODE_FILES = { record: 'episode.json', log: 'log.jsonl', events: 'events.jsonl', assets: 'assets' } as const;
@@ -30,79 +32,109 @@ export function safeAssetName(name: string): string {
   return base.replace(/^\.+/, '') || 'asset';
 }
 
+/**
+ * A JSON-lines file written in one go at `close()`, or streamed once its lines pass 64 KB: most
+ * episodes' logs are small, and a stream per file costs an open, a write and a close on the
+ * thread pool plus the stream's own machinery.
+ */
+class JsonlFile {
+  readonly #path: string;
+  #lines: string[] = [];
+  #bytes = 0;
+  #stream: WriteStream | undefined;
+  #error: Error | undefined;
+
+  constructor(path: string) {
+    this.#path = path;
+  }
+
+  get failed(): boolean {
+    return this.#error !== undefined;
+  }
+
+  append(line: string): void {
+    this.#lines.push(line);
+    this.#bytes += line.length;
+    if (this.#bytes >= LOG_FLUSH_BYTES) this.#flush();
+  }
+
+  #flush(): void {
+    if (!this.#stream) {
+      this.#stream = createWriteStream(this.#path, { flags: 'w' });
+      this.#stream.on('error', (err) => {
+        this.#error = err;
+      });
+    }
+    this.#stream.write(this.#lines.join(''));
+    this.#lines = [];
+    this.#bytes = 0;
+  }
+
+  /** Writes what is left and closes; rejects with the first write error. */
+  async close(): Promise<void> {
+    const stream = this.#stream;
+    if (stream) {
+      if (this.#lines.length > 0) this.#flush();
+      await new Promise<void>((resolve) => stream.end(resolve));
+    } else {
+      await writeFile(this.#path, this.#lines.join(''));
+    }
+    this.#lines = [];
+    if (this.#error) throw this.#error;
+  }
+}
+
 export class EpisodeWriter {
   readonly dir: string;
-  readonly #log: WriteStream;
+  readonly #log: JsonlFile;
   readonly #pending: Promise<unknown>[] = [];
-  #logError: Error | undefined;
-  #buffered: string[] = [];
-  #bufferedBytes = 0;
   #closed: Promise<void> | undefined;
-  /** Opened at the first event, so episodes of graphs that emit none get no file. */
-  #events: WriteStream | undefined;
-  #eventsError: Error | undefined;
+  /** Started at the first event, so episodes of graphs that emit none get no file. */
+  #events: JsonlFile | undefined;
+  /** Made at the first asset. */
+  #assetsDir: Promise<unknown> | undefined;
 
   private constructor(dir: string) {
     this.dir = dir;
-    this.#log = createWriteStream(join(dir, EPISODE_FILES.log), { flags: 'w' });
-    this.#log.on('error', (err) => {
-      this.#logError = err;
-    });
+    this.#log = new JsonlFile(join(dir, EPISODE_FILES.log));
   }
 
   static async open(runDir: string, index: number): Promise<EpisodeWriter> {
-    return new EpisodeWriter(await ensureEpisodeDir(runDir, index));
+    const dir = episodeDir(runDir, index);
+    injectedFault(dir);
+    await mkdir(dir, { recursive: true });
+    return new EpisodeWriter(dir);
   }
 
   logFiring(entry: FiringLogEntry): void {
-    if (this.#closed || this.#logError) return;
-    const line = JSON.stringify(entry) + '\n';
-    this.#buffered.push(line);
-    this.#bufferedBytes += line.length;
-    if (this.#bufferedBytes >= LOG_FLUSH_BYTES) this.#flush();
+    if (this.#closed || this.#log.failed) return;
+    this.#log.append(JSON.stringify(entry) + '\n');
   }
 
   /** Appends one event line; written in the order given (the executor's firing order). */
   logEvent(event: EpisodeEvent): void {
-    if (this.#closed || this.#eventsError) return;
-    if (!this.#events) {
-      this.#events = createWriteStream(join(this.dir, EPISODE_FILES.events), { flags: 'w' });
-      this.#events.on('error', (err) => {
-        this.#eventsError = err;
-      });
-    }
-    this.#events.write(JSON.stringify(event) + '\n');
-  }
-
-  // One write per ~64 KB instead of one per firing: each write is a syscall, and a step fires several nodes.
-  #flush(): void {
-    if (this.#buffered.length === 0) return;
-    this.#log.write(this.#buffered.join(''));
-    this.#buffered = [];
-    this.#bufferedBytes = 0;
+    if (this.#closed) return;
+    this.#events ??= new JsonlFile(join(this.dir, EPISODE_FILES.events));
+    if (this.#events.failed) return;
+    this.#events.append(JSON.stringify(event) + '\n');
   }
 
   /** Starts writing the asset's file; the returned promise settles when it is on disk (never rejects). */
   writeAsset(asset: AssetFile): Promise<void> {
-    const path = join(this.dir, EPISODE_FILES.assets, safeAssetName(asset.name));
-    const write = writeFile(path, asset.data);
+    const dir = join(this.dir, EPISODE_FILES.assets);
+    this.#assetsDir ??= mkdir(dir, { recursive: true });
+    const write = this.#assetsDir.then(() => writeFile(join(dir, safeAssetName(asset.name)), asset.data));
     this.#pending.push(write);
     return write.catch(() => {});
   }
 
-  /** Flushes the log and the assets, then writes episode.json. Idempotent. */
+  /** Writes the log, the events and the assets, then episode.json. Idempotent. */
   finish(record: EpisodeRecord): Promise<void> {
     this.#closed ??= (async () => {
-      this.#flush();
-      await new Promise<void>((resolve) => this.#log.end(resolve));
-      const events = this.#events;
-      if (events) await new Promise<void>((resolve) => events.end(resolve));
-      const results = await Promise.allSettled(this.#pending);
+      const results = await Promise.allSettled([this.#log.close(), ...(this.#events ? [this.#events.close()] : []), ...this.#pending]);
       await writeJsonAtomic(join(this.dir, EPISODE_FILES.record), record);
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) throw failed.reason;
-      if (this.#logError) throw this.#logError;
-      if (this.#eventsError) throw this.#eventsError;
     })();
     return this.#closed;
   }

@@ -12,6 +12,7 @@ import { CodedError, errorMessage } from '../errors.js';
 import { applyOverrides, parseGraph, validateGraph, type ValidatedGraph } from '../graph/graph.js';
 import { GraphCatalog } from '../graph/graph-catalog.js';
 import { NodesetRegistry, type NodesetEntry } from '../nodeset-registry/registry.js';
+import { envPanelNodeset } from '../nodeset-registry/env-panel-nodeset.js';
 import type { GraphSpec } from '../core/types.js';
 import type { RunStatus } from '../statuses.js';
 import { readJson, writeJsonAtomic } from '../store/atomic.js';
@@ -39,7 +40,7 @@ export interface RunBatchOptions {
   sharedUrls?: SharedUrls;
   /** After each episode, with the summary that includes it. */
   onEpisode?(record: EpisodeRecord, summary: RunSummary): void;
-  /** After every summary.json rewrite (start, each episode, the end). */
+  /** At the start, after each episode and at the end (summary.json itself is rewritten at most every 250 ms in between). */
   onSummary?(summary: RunSummary): void;
   /** When an episode starts on a worker. */
   onEpisodeStart?(info: { index: number; workerId: number }): void;
@@ -80,6 +81,9 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     return s;
   };
   emit(await summary.start());
+  // What has finished before a stop reaches the disk at once, even if winding down then takes long.
+  const flushOnStop = () => void summary.flush().catch(() => {});
+  opts.signal?.addEventListener('abort', flushOnStop, { once: true });
 
   let registry: NodesetRegistry | undefined;
   let hosts: RunHosts | undefined;
@@ -124,7 +128,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       () => {},
     );
 
-    const envPanel = envPanelOf(replicated);
+    const envPanel = envPanelOf(used);
     const runner = new BatchEvalRunner({
       spec,
       runDir,
@@ -166,6 +170,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       log(`run failed: ${error.message}`);
     }
   } finally {
+    opts.signal?.removeEventListener('abort', flushOnStop);
     await hosts?.close();
     registry?.close();
   }
@@ -239,8 +244,9 @@ function nodesetsOf(graph: ValidatedGraph, registry: NodesetRegistry): NodesetEn
   return [...names].sort().map((name) => registry.get(name));
 }
 
-/** The replicated nodeset whose panel picks episodes (the first by name when several have one). */
-function envPanelOf(replicated: readonly NodesetEntry[]): EnvPanelTarget | undefined {
-  const env = replicated.find((e) => e.manifest.panel);
-  return env?.manifest.panel ? { nodeset: env.name, panel: env.manifest.panel } : undefined;
+/** The nodeset whose panel picks episodes (nodeset-registry/env-panel-nodeset.ts). */
+function envPanelOf(used: readonly NodesetEntry[]): EnvPanelTarget | undefined {
+  const env = envPanelNodeset(used);
+  if (!env?.manifest.panel) return undefined;
+  return { nodeset: env.name, panel: env.manifest.panel, ...(env.manifest.parallelism === 'shared' ? { shared: true } : {}) };
 }

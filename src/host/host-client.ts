@@ -9,7 +9,7 @@
 import net from 'node:net';
 import { HostDiedError, HostError, errorMessage } from '../errors.js';
 import type { HostStats } from './host.js';
-import type { HostCallRequest, HostHealth, NodeOutputs, NodesetManifest, PanelLoadResult, PanelState } from '../core/types.js';
+import type { HostCallRequest, HostHealth, NodeOutputs, NodesetManifest, PanelLoadResult, PanelState, PanelValues } from '../core/types.js';
 import { ChunkedDecoder, joinParts } from './chunked-body.js';
 import { hostSecretFor } from './host-secret.js';
 import { inProcessHost, isInProcessUrl } from './in-process-hosts.js';
@@ -326,8 +326,9 @@ export class HostClient {
     return this.json<PanelState>('POST', '/panel/action', { action }, signal);
   }
 
-  panelLoad(episodeKey: string, signal?: AbortSignal): Promise<PanelLoadResult> {
-    return this.json<PanelLoadResult>('POST', '/panel/load', { episodeKey }, signal);
+  /** Loads the episode selected on the panel, or the one `values` select (leaving the panel state alone). */
+  panelLoad(episodeKey: string, signal?: AbortSignal, values?: PanelValues): Promise<PanelLoadResult> {
+    return this.json<PanelLoadResult>('POST', '/panel/load', values ? { episodeKey, values } : { episodeKey }, signal);
   }
 
   async evict(episodeKey: string, signal?: AbortSignal): Promise<void> {

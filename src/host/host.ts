@@ -134,6 +134,46 @@ class PanelModel {
     return this.state();
   }
 
+  /**
+   * The selection `given` names, checked field by field in cascade order as setField checks one,
+   * with each field it leaves out at its default; the host's own panel state is not touched, so
+   * callers that each carry their selection can share one host.
+   */
+  checked(given: unknown): PanelValues {
+    if (typeof given !== 'object' || given === null || Array.isArray(given)) {
+      throw new RouteError(400, `"values" must be an object of panel field values, got ${JSON.stringify(given)}`);
+    }
+    const g = given as Record<string, unknown>;
+    for (const name of Object.keys(g)) {
+      if (!this.fields.some((f) => f.name === name)) {
+        throw new RouteError(400, `unknown panel field ${JSON.stringify(name)}; fields: ${this.fields.map((f) => f.name).join(', ')}`);
+      }
+    }
+    const values: PanelValues = {};
+    for (const field of this.fields) {
+      const allowed = this.handler.options(field.name, { ...values });
+      const value = g[field.name];
+      let match: string | number | undefined;
+      if (value === undefined) {
+        const def = field.default;
+        match = def !== undefined ? (allowed.find((o) => sameValue(o, def)) ?? allowed[0]) : allowed[0];
+      } else {
+        if (typeof value !== 'string' && typeof value !== 'number') {
+          throw new RouteError(400, `panel field "${field.name}" needs a string or number value, got ${JSON.stringify(value)}`);
+        }
+        match = allowed.find((o) => sameValue(o, value));
+        if (match === undefined) {
+          throw new RouteError(
+            400,
+            `bad value ${JSON.stringify(value)} for panel field "${field.name}"; allowed: ${formatAllowed(allowed)}`,
+          );
+        }
+      }
+      if (match !== undefined) values[field.name] = match;
+    }
+    return values;
+  }
+
   action(name: unknown): PanelState {
     if (typeof name !== 'string' || !this.actions.includes(name)) {
       throw new RouteError(400, `unknown panel action ${JSON.stringify(name)}; actions: ${this.actions.join(', ') || '(none)'}`);
@@ -282,8 +322,11 @@ export function createHost(options: CreateHostOptions): Host {
         return ok(needPanel().action(field(readBody(req), 'action')));
       case 'POST /panel/load': {
         const p = needPanel();
-        const episodeKey = requireString(readBody(req), 'episodeKey');
-        const loaded = await mod.panel!.load({ ...p.values }, episodeKey);
+        const body = readBody(req);
+        const episodeKey = requireString(body, 'episodeKey');
+        // A load that carries its selection leaves the panel state alone (a host shared by several callers).
+        const given = field(body, 'values');
+        const loaded = await mod.panel!.load(given === undefined ? { ...p.values } : p.checked(given), episodeKey);
         if (typeof loaded !== 'object' || loaded === null || typeof loaded.episodeId !== 'string') {
           throw new RouteError(
             500,

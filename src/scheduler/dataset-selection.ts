@@ -4,6 +4,7 @@
  * refused at once (DATASET_INVALID or BAD_USER_INPUT) instead of queueing a run that fails.
  * The eval process checks the same through the env's panel before its first episode.
  */
+import { envPanelNodeset } from '../nodeset-registry/env-panel-nodeset.js';
 import { DatasetCatalog } from '../datasets/dataset-catalog.js';
 import { BadInputError, NotFoundError } from '../errors.js';
 import type { NodesetEntry } from '../nodeset-registry/registry.js';
@@ -16,10 +17,8 @@ export async function assertDatasetSelection(
   input: Pick<RunInput, 'dataset' | 'split' | 'episodeOffset' | 'episodeCount'>,
   workspaceDir: string | undefined,
 ): Promise<void> {
-  // The env whose panel picks episodes is the first replicated nodeset with a panel (as the eval process chooses it).
-  const env = [...nodesets]
-    .sort((a, b) => a.name.localeCompare(b.name))
-    .find((e) => e.manifest.parallelism === 'replicated' && e.manifest.panel);
+  // The env whose panel picks episodes, as the eval process chooses it.
+  const env = envPanelNodeset(nodesets);
   if (env?.name !== DATASET_ENV || env.source !== 'builtin') return;
   const fallback = env.manifest.panel?.fields.find((f) => f.name === 'dataset')?.default;
   const name = input.dataset ?? (fallback === undefined ? undefined : String(fallback));

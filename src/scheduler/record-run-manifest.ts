@@ -2,6 +2,7 @@
  * Writes a run's manifest.json at submit (the scheduler's and `evalctl run`'s), from the
  * nodesets its graph uses and, when its episodes come from env_dataset, the dataset it reads.
  */
+import { envPanelNodeset } from '../nodeset-registry/env-panel-nodeset.js';
 import { DatasetCatalog } from '../datasets/dataset-catalog.js';
 import type { NodesetEntry } from '../nodeset-registry/registry.js';
 import { buildRunManifest, writeRunManifest, type ManifestInput, type RunManifest } from '../store/run-manifest.js';
@@ -14,9 +15,7 @@ export async function datasetOfRun(
   spec: Pick<RunSpec, 'dataset' | 'split'>,
   workspaceDir: string | undefined,
 ): Promise<ManifestInput['dataset']> {
-  const env = [...nodesets]
-    .sort((a, b) => a.name.localeCompare(b.name))
-    .find((e) => e.manifest.parallelism === 'replicated' && e.manifest.panel);
+  const env = envPanelNodeset(nodesets);
   // As the submit check: only the built-in env_dataset is known to read the catalog's datasets.
   if (env?.name !== DATASET_ENV || env.source !== 'builtin') return undefined;
   const fallback = env.manifest.panel?.fields.find((f) => f.name === 'dataset')?.default;

@@ -3,6 +3,7 @@
  * overrides and validates, and which nodesets it uses (shared ones are hosted by the backend,
  * replicated ones size the run's estimate).
  */
+import { lendable } from '../nodeset-registry/env-panel-nodeset.js';
 import { BadInputError, CodedError, NotFoundError, errorMessage } from '../errors.js';
 import { applyOverrides, validateGraph } from '../graph/graph.js';
 import { GraphCatalog } from '../graph/graph-catalog.js';
@@ -62,7 +63,7 @@ export async function inspectRunGraph(opts: RunGraphOptions): Promise<RunGraphIn
   const names = new Set<string>();
   for (const n of validated.nodes.values()) if (n.resolved) names.add(n.resolved.nodeset);
   const nodesets = [...names].sort().map((name) => registry.get(name));
-  return { registry, nodesets, shared: nodesets.filter((e) => e.manifest.parallelism === 'shared').map((e) => e.name), graph };
+  return { registry, nodesets, shared: nodesets.filter(lendable).map((e) => e.name), graph };
 }
 
 /** The named graph from the catalog. */

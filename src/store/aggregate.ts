@@ -13,7 +13,8 @@ export type Aggregates = Pick<RunSummary, 'aggregateMetrics' | 'aggregateByTask'
 
 const byIndex = (a: EpisodeRecord, b: EpisodeRecord) => a.index - b.index;
 
-function numericValue(v: unknown): number | undefined {
+/** A metric value as a number (booleans as 0/1), or undefined when it is not one. */
+export function numericValue(v: unknown): number | undefined {
   if (typeof v === 'boolean') return v ? 1 : 0;
   if (typeof v === 'number' && Number.isFinite(v)) return v;
   return undefined;

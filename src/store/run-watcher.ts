@@ -15,7 +15,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { computeAggregates } from './aggregate.js';
+import { type Aggregates, computeAggregates } from './aggregate.js';
 import { isTerminalRunStatus, type RunStatus } from '../statuses.js';
 import { FILES, runDirPath } from './run-dir.js';
 import { parseSummaryText, SummaryInvalidError } from './summary-schema.js';
@@ -93,6 +93,23 @@ function makeState(fields: Fields, order: readonly EpisodeRecord[], count: numbe
       return order.slice(0, count).sort(byIndex);
     },
   };
+}
+
+/**
+ * The state's aggregates over the first `count` of `order`, computed when first read: a write
+ * lands every 250 ms with many episodes, and a subscriber that only follows progress should not
+ * pay a pass over the run for each boundary in between.
+ */
+function withLazyAggregates(state: RunSummary, order: readonly EpisodeRecord[], count: number): RunSummary {
+  let aggregates: Aggregates | undefined;
+  const get = () => (aggregates ??= computeAggregates(order.slice(0, count)));
+  // Redefined in place, so the keys keep the summary's order.
+  return Object.defineProperties(state, {
+    aggregateMetrics: { get: () => get().aggregateMetrics, enumerable: true, configurable: true },
+    aggregateByTask: { get: () => get().aggregateByTask, enumerable: true, configurable: true },
+    statusCounts: { get: () => get().statusCounts, enumerable: true, configurable: true },
+    timedOut: { get: () => get().timedOut, enumerable: true, configurable: true },
+  });
 }
 
 /** The fields of a boundary passed between two reads: episodes only finish while the run is running. */
@@ -327,8 +344,8 @@ export class RunWatcher {
       const record = added[i]!;
       w.known.set(record.index, record);
       w.order.push(record);
-      const state = makeState(
-        { ...boundaryFields(fields, last!), ...computeAggregates(w.order), episodesDone: w.order.length, seq: w.seq + 1 },
+      const state = withLazyAggregates(
+        makeState({ ...boundaryFields(fields, last!), episodesDone: w.order.length, seq: w.seq + 1 }, w.order, w.order.length),
         w.order,
         w.order.length,
       );

@@ -7,6 +7,7 @@ import { SummaryWriter, initialSummary } from '../../src/eval-process/summary-wr
 import { createRunDir, readSummary, writeSummary } from '../../src/store/run-dir.js';
 import type { EpisodeRecord, RunSpec } from '../../src/store/types.js';
 import { runSpecSchema } from '../../src/spec/run-spec.js';
+import { computeAggregates } from '../../src/store/aggregate.js';
 
 let tmp: string;
 beforeEach(async () => {
@@ -35,20 +36,23 @@ const record = (index: number, success: boolean): EpisodeRecord => ({
 });
 
 describe('SummaryWriter', () => {
-  it('rewrites summary.json with a rising seq, episodes in index order, and leaves no temp files', async () => {
+  it('with minIntervalMs 0 rewrites summary.json at each episode with a rising seq, episodes in index order, and leaves no temp files', async () => {
     const { runId, dir } = createRunDir(tmp);
     await writeSummary(dir, { ...initialSummary(spec(runId)), seq: 7 });
-    const writer = await SummaryWriter.open(dir, spec(runId));
+    const writer = await SummaryWriter.open(dir, spec(runId), { minIntervalMs: 0 });
     const seqs: number[] = [];
     seqs.push((await writer.start(123)).seq);
     // Completion order 3, 0, 2, 1: the summary still lists episodes by index.
-    const writes = [
-      writer.addEpisode(record(3, true)),
-      writer.addEpisode(record(0, false)),
-      writer.addEpisode(record(2, true)),
-      writer.addEpisode(record(1, true)),
-    ];
-    for (const s of await Promise.all(writes)) seqs.push(s.seq);
+    for (const [i, success] of [
+      [3, true],
+      [0, false],
+      [2, true],
+      [1, true],
+    ] as const) {
+      const s = await writer.addEpisode(record(i, success));
+      seqs.push(s.seq);
+      expect((await readSummary(dir)).episodesDone).toBe(s.episodesDone);
+    }
     seqs.push((await writer.finish('COMPLETED')).seq);
     expect(seqs).toEqual([8, 9, 10, 11, 12, 13]);
     const onDisk = await readSummary(dir);
@@ -61,6 +65,47 @@ describe('SummaryWriter', () => {
       { name: 'success', mean: 0.75, count: 4, stderr: 0.25, min: 0, max: 1, binary: true, ciMethod: 'wilson' },
     ]);
     expect((await readdir(dir)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('coalesces the episodes of one interval into one write, and finish writes them all, byte for byte as a whole-file write would', async () => {
+    const { runId, dir } = createRunDir(tmp);
+    // An hour between writes: only the first episode after the start may be written before finish.
+    const writer = await SummaryWriter.open(dir, spec(runId), { minIntervalMs: 3_600_000 });
+    const started = await writer.start(123);
+    expect(started.seq).toBe(1);
+    const views = [];
+    const added: EpisodeRecord[] = [];
+    for (const i of [1, 3, 0, 2]) {
+      added.push(record(i, i !== 2));
+      views.push(await writer.addEpisode(added[added.length - 1]!));
+      // Before 0 is in, 1 and 3 are past the fold: the aggregates are still over every record added.
+      const { aggregateMetrics, aggregateByTask, statusCounts, timedOut } = writer.summary;
+      expect(JSON.stringify({ aggregateMetrics, aggregateByTask, statusCounts, timedOut })).toBe(JSON.stringify(computeAggregates(added)));
+    }
+    // Each view includes its episode, though the file does not yet.
+    expect(views.map((v) => v.episodesDone)).toEqual([1, 2, 3, 4]);
+    expect(views[3]!.episodes.map((e) => e.index)).toEqual([0, 1, 2, 3]);
+    expect((await readSummary(dir)).episodesDone).toBe(0);
+    const final = await writer.finish('CANCELLED');
+    expect(final.seq).toBe(2);
+    const text = await readFile(join(dir, 'summary.json'), 'utf8');
+    expect(text).toBe(JSON.stringify(final, null, 2) + '\n');
+    expect(final.episodes.map((e) => e.index)).toEqual([0, 1, 2, 3]);
+    expect(final.aggregateMetrics).toMatchObject([{ name: 'success', mean: 0.75, count: 4 }]);
+    expect(final.statusCounts).toEqual({ COMPLETED: 4 });
+  });
+
+  it('flush() writes the episodes waiting for the next interval', async () => {
+    const { runId, dir } = createRunDir(tmp);
+    const writer = await SummaryWriter.open(dir, spec(runId), { minIntervalMs: 3_600_000 });
+    await writer.start(123);
+    await writer.addEpisode(record(0, true));
+    await writer.addEpisode(record(1, false));
+    await writer.flush();
+    const onDisk = await readSummary(dir);
+    expect(onDisk.status).toBe('RUNNING');
+    expect(onDisk.episodes.map((e) => e.index)).toEqual([0, 1]);
+    expect(onDisk.aggregateMetrics[0]).toMatchObject({ name: 'success', mean: 0.5, count: 2 });
   });
 });
 

@@ -144,6 +144,20 @@ describe('host (echo fixture in its own process)', () => {
     });
   });
 
+  it('panel: a load that carries its values loads their selection, checked in cascade order, and leaves the panel state alone', async () => {
+    await client.panelField('dataset', 'alpha');
+    const before = await client.panel();
+    expect(await client.panelLoad('runV:1', undefined, { dataset: 'beta', episode: 1 })).toMatchObject({ episodeId: 'beta/test/1' });
+    expect(await client.panelLoad('runV:2', undefined, { dataset: 'alpha', split: 'train', episode: '4' })).toMatchObject({
+      episodeId: 'alpha/train/4',
+    });
+    expect(await client.panel()).toEqual(before);
+    await expect(client.panelLoad('runV:3', undefined, { dataset: 'beta', split: 'val' })).rejects.toThrow(
+      'bad value "val" for panel field "split"; allowed: "test"',
+    );
+    await expect(client.panelLoad('runV:3', undefined, { colour: 'red' })).rejects.toThrow('unknown panel field "colour"');
+  });
+
   it('evict drops the keyed state of one episode only', async () => {
     const a = ctx({ episodeKey: 'runE:0' });
     const b = ctx({ episodeKey: 'runE:1' });
