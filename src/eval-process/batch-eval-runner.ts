@@ -22,6 +22,7 @@ import { resolveStepBudget } from './step-budget.js';
 import { perCallTimeoutSecOf } from '../spec/run-spec.js';
 import { effectiveWorkerCount } from '../spec/effective-workers.js';
 import type { SummaryWriter } from './summary-writer.js';
+import type { RunSpan } from '../tracing/spans.js';
 
 /** setTimeout's longest delay; a longer one would fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -59,6 +60,8 @@ export interface BatchEvalRunnerOptions {
   onStep?: StepListener;
   /** The run indices to play (a partial run's shards); default all of 0..episodeCount-1. */
   episodeIndices?: readonly number[];
+  /** The run's span when tracing is on: each episode gets a span under it, with one per step. */
+  trace?: RunSpan;
 }
 
 export class BatchEvalRunner {
@@ -180,6 +183,7 @@ export class BatchEvalRunner {
     const episodeKey = `${spec.runId}:${index}`;
     const writer = await EpisodeWriter.open(runDir, index);
     this.#o.onEpisodeStart?.({ index, workerId: slot.workerId });
+    const span = this.#o.trace?.startEpisode({ index, episodeIndex, seed, workerId: slot.workerId });
 
     // Whichever abort fires first decides between TIMEOUT and CANCELLED.
     let cause: AbortCause | undefined;
@@ -221,16 +225,29 @@ export class BatchEvalRunner {
       arm(Math.min(MAX_TIMER_MS, Math.round(stepBudget * spec.perStepTimeoutSec * 1000)));
       const runner = new LoopRunner({ urlOverrides: slot.urlOverrides });
       const onStep = this.#o.onStep;
+      span?.loopStarted();
       result = await runner.run(graph, {
         stepBudget,
         context: { runSeed: spec.seed, episodeIndex, seed, episodeKey, callerId },
         signal,
         callTimeoutMs,
         onCallTimeout,
-        onFiring: (entry) => writer.logFiring(entry),
+        onFiring: span
+          ? (entry) => {
+              writer.logFiring(entry);
+              span.firing(entry);
+            }
+          : (entry) => writer.logFiring(entry),
         onEvent: (event) => writer.logEvent(event),
         onAsset: (asset) => writer.writeAsset(asset),
-        ...(onStep ? { onStep: (event: StepEvent) => onStep(event, { index, workerId: slot.workerId }) } : {}),
+        ...(onStep || span
+          ? {
+              onStep: (event: StepEvent) => {
+                span?.stepEnded(event.step);
+                onStep?.(event, { index, workerId: slot.workerId });
+              },
+            }
+          : {}),
       });
       outcome = outcomeOfResult(result, cause, timeoutMs);
     } catch (err) {
@@ -257,6 +274,7 @@ export class BatchEvalRunner {
       load,
       stepBudget,
     });
+    span?.end(record);
     await writer.finish(record);
     const summary = await this.#o.summary.addEpisode(record);
     this.#o.onEpisode?.(record, summary);

@@ -44,7 +44,7 @@ export function activeTracing(): Tracing | undefined {
 
 /** Exports what is buffered and stops; safe to call any number of times, also when tracing never started. */
 export async function shutdownTracing(): Promise<void> {
-  const t = current ?? (await starting);
+  const t = current ?? (await starting?.catch(() => undefined));
   current = undefined;
-  await t?.shutdown();
+  await t?.shutdown().catch(() => {});
 }
