@@ -23,6 +23,7 @@ import { perCallTimeoutSecOf } from '../spec/run-spec.js';
 import { effectiveWorkerCount } from '../spec/effective-workers.js';
 import type { SummaryWriter } from './summary-writer.js';
 import type { RunSpan } from '../tracing/spans.js';
+import { firingHook, withStepHook } from './episode-trace-hooks.js';
 
 /** setTimeout's longest delay; a longer one would fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -232,22 +233,10 @@ export class BatchEvalRunner {
         signal,
         callTimeoutMs,
         onCallTimeout,
-        onFiring: span
-          ? (entry) => {
-              writer.logFiring(entry);
-              span.firing(entry);
-            }
-          : (entry) => writer.logFiring(entry),
+        onFiring: firingHook((entry) => writer.logFiring(entry), span),
         onEvent: (event) => writer.logEvent(event),
         onAsset: (asset) => writer.writeAsset(asset),
-        ...(onStep || span
-          ? {
-              onStep: (event: StepEvent) => {
-                span?.stepEnded(event.step);
-                onStep?.(event, { index, workerId: slot.workerId });
-              },
-            }
-          : {}),
+        ...withStepHook(onStep ? (event: StepEvent) => onStep(event, { index, workerId: slot.workerId }) : undefined, span),
       });
       outcome = outcomeOfResult(result, cause, timeoutMs);
     } catch (err) {
