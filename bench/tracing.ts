@@ -10,12 +10,12 @@
  *   per step from the episodes' wall time, the two alternating.
  * Needs a build (the whole runs use dist/). Run alone: `node --import tsx bench/tracing.ts`.
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { execa } from 'execa';
 import type { FiringLogEntry, GraphSpec, NodeCallArgs, NodeOutputs, NodeTypeResolver, ResolvedNodeType } from '../src/core/types.js';
@@ -28,7 +28,7 @@ import type { RunSummary } from '../src/store/types.js';
 
 const CHAIN = 3;
 const STEPS = 2_000;
-const ROUNDS = 7;
+const ROUNDS = 9;
 const PROCESS_ROUNDS = 3;
 const RUN_ROUNDS = 3;
 const RUN_EPISODES = 2;
@@ -48,6 +48,23 @@ const chain: GraphSpec = {
     { from: `n${CHAIN - 1}.v`, to: 'out.value' },
   ],
 };
+/** CPU µs this process spent since `c0` (user + system): unlike wall time, not inflated by other processes on a shared machine. */
+const cpuUs = (c0: NodeJS.CpuUsage): number => {
+  const d = process.cpuUsage(c0);
+  return d.user + d.system;
+};
+
+/** CPU seconds of this process's reaped children and theirs (Linux: cutime + cstime of /proc/self/stat); NaN elsewhere. */
+function childrenCpuSec(): number {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(rest[13]) + Number(rest[14])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** µs per step of one episode, the runner's hooks around the executor; `span` undefined is an untraced episode. */
@@ -62,9 +79,9 @@ async function timeEpisode(span: EpisodeSpan | undefined): Promise<number> {
     onFiring: firingHook((e) => void log.push(e), span),
     ...withStepHook(undefined, span),
   });
-  const t0 = performance.now();
+  const c0 = process.cpuUsage();
   const r = await exec.run();
-  const us = ((performance.now() - t0) * 1000) / STEPS;
+  const us = cpuUs(c0) / STEPS;
   span?.end({ episodeId: 'bench/0', status: 'BUDGET_EXHAUSTED', steps: r.steps, stepBudget: STEPS, durationMs: 0, metrics: {} });
   if (r.steps !== STEPS) throw new Error(`bench graph ran wrong: ${JSON.stringify(r)}`);
   return us;
@@ -135,10 +152,10 @@ async function timeBare(): Promise<number> {
     context: { runSeed: 0, episodeIndex: 0, seed: 0, episodeKey: 'bench:0' },
     onFiring: (e) => void log.push(e),
   });
-  const t0 = performance.now();
+  const c0 = process.cpuUsage();
   const r = await exec.run();
   if (r.steps !== STEPS) throw new Error(`bench graph ran wrong: ${JSON.stringify(r)}`);
-  return ((performance.now() - t0) * 1000) / STEPS;
+  return cpuUs(c0) / STEPS;
 }
 
 /** Each mode in a fresh process (so "not loaded" really is), the modes alternating, PROCESS_ROUNDS times. */
@@ -157,18 +174,19 @@ async function inProcess(sinkUrl: string): Promise<void> {
     `in-process: ${CHAIN}-node chain of trivial nodes × ${STEPS} steps; ${PROCESS_ROUNDS} processes × ${ROUNDS} episodes per mode, modes alternating`,
   );
   console.log(
-    `${'tracing'.padEnd(36)} ${'best µs/step'.padStart(13)} ${'vs before'.padStart(10)} ${'median'.padStart(8)} ${'vs before'.padStart(10)}`,
+    `${'tracing'.padEnd(36)} ${'best CPU µs/step'.padStart(16)} ${'vs before'.padStart(10)} ${'median'.padStart(8)} ${'vs before'.padStart(10)}`,
   );
   const diff = (d: number) => `${d >= 0 ? '+' : ''}${d.toFixed(2)}`.padStart(10);
   for (const mode of Object.keys(MODES) as Mode[]) {
     console.log(
-      `${MODES[mode].padEnd(36)} ${best(mode).toFixed(2).padStart(13)} ${diff(best(mode) - best('bare'))} ${mid(mode).toFixed(2).padStart(8)} ${diff(mid(mode) - mid('bare'))}`,
+      `${MODES[mode].padEnd(36)} ${best(mode).toFixed(2).padStart(16)} ${diff(best(mode) - best('bare'))} ${mid(mode).toFixed(2).padStart(8)} ${diff(mid(mode) - mid('bare'))}`,
     );
   }
 }
 
-/** ms per step of a whole `evalctl run` (the episodes' wall time over their steps). */
-async function timeRun(outputs: string, endpoint: string | null): Promise<number> {
+/** A whole `evalctl run`: wall ms per step (the episodes' wall time over their steps) and CPU ms per step of the process tree. */
+async function timeRun(outputs: string, endpoint: string | null): Promise<{ wall: number; cpu: number }> {
+  const cpu0 = childrenCpuSec();
   const r = await execa(
     process.execPath,
     [
@@ -185,33 +203,41 @@ async function timeRun(outputs: string, endpoint: string | null): Promise<number
     ],
     { env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint ?? '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '' } },
   );
+  const cpuSec = childrenCpuSec() - cpu0;
   const s = JSON.parse(r.stdout) as RunSummary;
   if (s.status !== 'COMPLETED') throw new Error(`bench run ended ${s.status}`);
   const ms = s.episodes.reduce((a, e) => a + e.durationMs, 0);
   const steps = s.episodes.reduce((a, e) => a + e.steps, 0);
-  return ms / steps;
+  return { wall: ms / steps, cpu: (cpuSec * 1000) / steps };
 }
 
 async function wholeRuns(sinkUrl: string, spans: () => number): Promise<void> {
   const outputs = await mkdtemp(join(tmpdir(), 'bench-tracing-'));
   try {
-    const off: number[] = [];
-    const on: number[] = [];
+    const off: Array<{ wall: number; cpu: number }> = [];
+    const on: Array<{ wall: number; cpu: number }> = [];
     const before = spans();
     for (let round = 0; round < RUN_ROUNDS; round++) {
       off.push(await timeRun(outputs, null));
       on.push(await timeRun(outputs, sinkUrl));
     }
-    const base = median(off);
+    const pct = (a: number, b: number) => `${a / b - 1 >= 0 ? '+' : ''}${((a / b - 1) * 100).toFixed(1)} %`;
+    const wall = (xs: typeof off) => median(xs.map((x) => x.wall));
+    const cpu = (xs: typeof off) => median(xs.map((x) => x.cpu));
     console.log(
-      `\nwhole runs: evalctl run cartpole_mlp, ${RUN_EPISODES} episodes, 1 worker, median of ${RUN_ROUNDS} runs each, alternating`,
+      `\nwhole runs: evalctl run cartpole_mlp, ${RUN_EPISODES} episodes, 1 worker, median of ${RUN_ROUNDS} runs each, alternating (CPU: the whole process tree, start-up included)`,
     );
-    console.log(`${'tracing'.padEnd(36)} ${'ms/step'.padStart(9)} ${'vs off'.padStart(10)}`);
-    console.log(`${'no endpoint (SDK not loaded)'.padEnd(36)} ${base.toFixed(3).padStart(9)} ${''.padStart(10)}`);
-    const m = median(on);
     console.log(
-      `${'endpoint set (spans exported)'.padEnd(36)} ${m.toFixed(3).padStart(9)} ${`${((m / base - 1) * 100).toFixed(1)} %`.padStart(10)}`,
+      `${'tracing'.padEnd(36)} ${'ms/step'.padStart(9)} ${'vs off'.padStart(9)} ${'CPU ms/step'.padStart(12)} ${'vs off'.padStart(9)}`,
     );
+    for (const [name, xs] of [
+      ['no endpoint (SDK not loaded)', off],
+      ['endpoint set (spans exported)', on],
+    ] as const) {
+      console.log(
+        `${name.padEnd(36)} ${wall(xs).toFixed(3).padStart(9)} ${pct(wall(xs), wall(off)).padStart(9)} ${cpu(xs).toFixed(3).padStart(12)} ${pct(cpu(xs), cpu(off)).padStart(9)}`,
+      );
+    }
     console.log(`spans received from the traced runs: ${spans() - before}`);
   } finally {
     await rm(outputs, { recursive: true, force: true });
