@@ -121,6 +121,27 @@ describe('run tracing over OTLP/HTTP', () => {
     expect(receiver.requests.every((r) => r.headers['x-collector-key'] === 'k-123')).toBe(true);
   });
 
+  it('a run the server runs in its own process (viaSubprocess: false) gets the same tree', async () => {
+    const outputs = join(dir, 'outputs');
+    child = execa('node', [MAIN, 'serve', '--port', '0', '--outputs', outputs], {
+      reject: false,
+      forceKillAfterDelay: false,
+      env: { ...NO_OTEL, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+    });
+    const url = await urlFrom(child);
+    const started = await gql(url, START_EVAL, { input: { graphName: 'gridnav_planner', episodeCount: 2, viaSubprocess: false } });
+    expect(started.data!.startEval.viaSubprocess).toBe(false);
+    const runDir = runDirPath(outputs, started.data!.startEval.runId as string);
+    await waitFor('the run to complete', async () => (await readSummary(runDir).catch(() => null))?.status === 'COMPLETED', 60_000);
+    child.kill('SIGTERM');
+    expect((await child).exitCode).toBe(0);
+    const runs = named('run');
+    expect(runs).toHaveLength(1);
+    expect(runs[0]!.attributes['batch_eval.run.status']).toBe('COMPLETED');
+    expectEpisodeTree(runs[0]!, (await readSummary(runDir)).episodes);
+    expect(named('episode').every((e) => e.resource['batch_eval.process'] === 'server')).toBe(true);
+  });
+
   it('a run cancelled as the server stops on SIGTERM still exports its run span and the episodes it ran', async () => {
     const outputs = join(dir, 'outputs');
     child = execa('node', [MAIN, 'serve', '--port', '0', '--outputs', outputs, '--cancel-running-on-exit'], {
