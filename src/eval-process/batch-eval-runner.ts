@@ -23,7 +23,7 @@ import { perCallTimeoutSecOf } from '../spec/run-spec.js';
 import { effectiveWorkerCount } from '../spec/effective-workers.js';
 import type { SummaryWriter } from './summary-writer.js';
 import type { RunSpan } from '../tracing/spans.js';
-import { firingHook, withStepHook } from './episode-trace-hooks.js';
+import { eventHook, firingHook, withStepHook } from './episode-trace-hooks.js';
 
 /** setTimeout's longest delay; a longer one would fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -234,7 +234,7 @@ export class BatchEvalRunner {
         callTimeoutMs,
         onCallTimeout,
         onFiring: firingHook((entry) => writer.logFiring(entry), span),
-        onEvent: (event) => writer.logEvent(event),
+        onEvent: eventHook((event) => writer.logEvent(event), span),
         onAsset: (asset) => writer.writeAsset(asset),
         ...withStepHook(onStep ? (event: StepEvent) => onStep(event, { index, workerId: slot.workerId }) : undefined, span),
       });

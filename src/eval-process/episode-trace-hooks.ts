@@ -3,7 +3,7 @@
  * exactly the callback it was given, so an untraced step runs the same code as before tracing
  * existed.
  */
-import type { FiringLogEntry } from '../core/types.js';
+import type { EpisodeEvent, FiringLogEntry } from '../core/types.js';
 import type { EpisodeSpan } from '../tracing/spans.js';
 
 /** The firing log callback, also handing each firing to the span. */
@@ -12,6 +12,15 @@ export function firingHook(log: (entry: FiringLogEntry) => void, span: EpisodeSp
   return (entry) => {
     log(entry);
     span.firing(entry);
+  };
+}
+
+/** The event log callback, also handing each event to the span (model calls become spans). */
+export function eventHook(log: (event: EpisodeEvent) => void, span: EpisodeSpan | undefined): (event: EpisodeEvent) => void {
+  if (!span) return log;
+  return (event) => {
+    log(event);
+    span.event(event);
   };
 }
 

@@ -27,6 +27,7 @@ import type {
   EpisodeSpan,
   EpisodeSpanInfo,
   FiringInfo,
+  NodeEventInfo,
   PhaseSpan,
   RunSpan,
   RunSpanInfo,
@@ -67,6 +68,16 @@ export const ATTR = {
   nodeType: 'batch_eval.node.type',
   nodeMs: 'batch_eval.node.duration_ms',
   nodeError: 'batch_eval.node.error',
+  // OpenTelemetry's generative-AI conventions for model calls, and what they do not cover.
+  genAiOperation: 'gen_ai.operation.name',
+  genAiModel: 'gen_ai.request.model',
+  genAiInputTokens: 'gen_ai.usage.input_tokens',
+  genAiOutputTokens: 'gen_ai.usage.output_tokens',
+  genAiFinishReasons: 'gen_ai.response.finish_reasons',
+  llmCached: 'batch_eval.llm.cache_hit',
+  llmRetries: 'batch_eval.llm.retries',
+  llmLatencyMs: 'batch_eval.llm.latency_ms',
+  llmRole: 'batch_eval.llm.role',
 } as const;
 
 export interface OtelTracingOptions {
@@ -205,6 +216,7 @@ class OtelEpisodeSpan implements EpisodeSpan {
   #stepStart: number | undefined;
   #lastStep = -1;
   #firings: FiringInfo[] = [];
+  #modelCalls: NodeEventInfo[] = [];
   #ended = false;
 
   constructor(
@@ -222,6 +234,10 @@ class OtelEpisodeSpan implements EpisodeSpan {
 
   firing(entry: FiringInfo): void {
     this.#firings.push(entry);
+  }
+
+  event(event: NodeEventInfo): void {
+    if (event.type === 'llm_call') this.#modelCalls.push(event);
   }
 
   stepEnded(step: number): void {
@@ -250,9 +266,40 @@ class OtelEpisodeSpan implements EpisodeSpan {
     const failed = error ?? this.#firings.find((f) => f.error !== undefined)?.error;
     if (failed !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: failed });
     this.#firings = [];
+    if (this.#modelCalls.length > 0) this.#modelCallSpans(span, start, end);
     span.end(end);
     this.#stepStart = end;
     this.#lastStep = step;
+  }
+
+  /**
+   * One span per model call of the step, under the step span. The call's event has its latency,
+   * not its start: the span starts at the step's start and lasts the latency (capped at the step's end).
+   */
+  #modelCallSpans(step: Span, start: number, end: number): void {
+    const parent = trace.setSpan(ROOT_CONTEXT, step);
+    for (const e of this.#modelCalls) {
+      const model = typeof e.model === 'string' ? e.model : 'unknown';
+      const usage = (e.usage ?? {}) as { prompt_tokens?: unknown; completion_tokens?: unknown };
+      const latency = typeof e.latency_ms === 'number' ? e.latency_ms : 0;
+      const attributes: Record<string, SpanAttributeValue> = {
+        [ATTR.genAiOperation]: 'chat',
+        [ATTR.genAiModel]: model,
+        [ATTR.runId]: this.runId,
+        [ATTR.index]: this.index,
+        [ATTR.nodeId]: e.nodeId,
+        [ATTR.llmCached]: e.cached === true,
+        [ATTR.llmRetries]: typeof e.retries === 'number' ? e.retries : 0,
+        [ATTR.llmLatencyMs]: latency,
+      };
+      if (typeof usage.prompt_tokens === 'number') attributes[ATTR.genAiInputTokens] = usage.prompt_tokens;
+      if (typeof usage.completion_tokens === 'number') attributes[ATTR.genAiOutputTokens] = usage.completion_tokens;
+      if (typeof e.finish_reason === 'string') attributes[ATTR.genAiFinishReasons] = [e.finish_reason];
+      if (typeof e.role === 'string') attributes[ATTR.llmRole] = e.role;
+      const span = this.tracer.startSpan(`chat ${model}`, { kind: SpanKind.CLIENT, startTime: start, attributes }, parent);
+      span.end(Math.min(end, start + latency));
+    }
+    this.#modelCalls = [];
   }
 
   end(o: EpisodeOutcomeInfo): void {
@@ -260,7 +307,7 @@ class OtelEpisodeSpan implements EpisodeSpan {
     this.#ended = true;
     const t = now();
     // An iteration cut short (timeout, cancel, a dead host) never reported its end: its span ends here.
-    if (this.#stepStart !== undefined && (this.#firings.length > 0 || CUT_SHORT.has(o.status))) {
+    if (this.#stepStart !== undefined && (this.#firings.length > 0 || this.#modelCalls.length > 0 || CUT_SHORT.has(o.status))) {
       this.#step(this.#lastStep + 1, t, o.error ?? o.status);
     }
     const attributes: Record<string, SpanAttributeValue> = {

@@ -3,7 +3,7 @@
  * callers keep an `undefined` and skip every call, so a run without tracing does no tracing work.
  */
 
-export type SpanAttributeValue = string | number | boolean;
+export type SpanAttributeValue = string | number | boolean | string[];
 
 /** What a run span says about its run. */
 export interface RunSpanInfo {
@@ -49,6 +49,14 @@ export interface FiringInfo {
   error?: string;
 }
 
+/** An event a node put in its `$events` output (see EpisodeEvent); `llm_call` events become model-call spans. */
+export interface NodeEventInfo {
+  step: number;
+  nodeId: string;
+  type?: string;
+  [key: string]: unknown;
+}
+
 export interface EpisodeOutcomeInfo {
   episodeId: string;
   status: string;
@@ -64,6 +72,8 @@ export interface EpisodeSpan {
   loopStarted(): void;
   /** A node firing of the step in progress (the executor reports them as the step ends). */
   firing(entry: FiringInfo): void;
+  /** An event of the step in progress (the executor reports them as the step ends, before `stepEnded`). */
+  event(event: NodeEventInfo): void;
   /** Iteration `step` ended now; its span runs from the end of the previous one. */
   stepEnded(step: number): void;
   /** Ends the episode span (and a step cut short by the ending) with the episode's record. */
