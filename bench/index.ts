@@ -14,6 +14,7 @@ const BENCHES: Record<string, (flags: string[]) => Promise<void>> = {
   llm: async () => (await import('./llm.js')).benchLlm(),
   compare: async () => (await import('./compare.js')).benchCompare(),
   scaling: async (flags) => (await import('./scaling.js')).benchScaling(flags),
+  tracing: async () => (await import('./tracing.js')).benchTracing(),
 };
 
 const args = process.argv.slice(2);

@@ -3,7 +3,7 @@
 import madge from 'madge';
 
 const LAYERS = [
-  ['errors.ts', 'paths.ts', 'statuses.ts', 'core/', 'scoring/', 'stats/'],
+  ['errors.ts', 'paths.ts', 'statuses.ts', 'core/', 'scoring/', 'stats/', 'tracing/'],
   ['datasets/', 'graph/', 'host/', 'nodeset-registry/', 'nodesets/'],
   ['spec/'],
   ['store/', 'compare/'],

@@ -11,6 +11,7 @@ import { BadInputError } from '../errors.js';
 import { DEFAULT_OUTPUTS_DIR, defaultLlmCacheDir } from '../paths.js';
 import { listeningLine } from './listen-urls.js';
 import { intFlag } from './args.js';
+import { shutdownTracing, startTracing } from '../tracing/tracing.js';
 
 const USAGE =
   'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …] [--allowed-hosts NAME,…] [--ram-mb MB] [--vram-mb MB] [--cores N]\n' +
@@ -104,8 +105,12 @@ export async function run(argv: string[]): Promise<number> {
     allowedHosts: args.allowedHosts,
     scheduler: { staticCapacity: args.staticCapacity, ...(args.cores !== undefined ? { cores: args.cores } : {}) },
   });
+  const tracing = await startTracing({ role: 'server', log: (line) => process.stderr.write(`evalctl serve: ${line}\n`) });
   const { url, port } = await app.start(args.port);
   process.stdout.write(`${listeningLine(args.host, port, url)}\n`);
+  if (tracing) process.stdout.write(`tracing runs to ${tracing.url}\n`);
+  // The spans of the runs that just ended are exported before the process exits.
+  const stopApp = (opts: { cancelRunning: boolean }) => app.stop(opts).finally(shutdownTracing);
 
   return new Promise<number>((resolveExit) => {
     let signals = 0;
@@ -119,7 +124,7 @@ export async function run(argv: string[]): Promise<number> {
             ? `waiting for ${running} running run(s) to finish; ${signal} again cancels them`
             : 'no run is running';
         process.stderr.write(`evalctl serve: ${signal}, stopping (${what})\n`);
-        app.stop({ cancelRunning: args.cancelRunningOnExit }).then(
+        stopApp({ cancelRunning: args.cancelRunningOnExit }).then(
           () => resolveExit(0),
           (err: unknown) => {
             process.stderr.write(`evalctl serve: stopping failed: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -22,6 +22,8 @@ import { perCallTimeoutSecOf } from '../spec/run-spec.js';
 import { effectiveWorkerCount } from '../spec/effective-workers.js';
 import { playCountOf, playOf, playSeed, repeatsOf } from '../spec/repeats.js';
 import type { SummaryWriter } from './summary-writer.js';
+import type { RunSpan } from '../tracing/spans.js';
+import { eventHook, firingHook, withStepHook } from './episode-trace-hooks.js';
 
 /** setTimeout's longest delay; a longer one would fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -61,6 +63,8 @@ export interface BatchEvalRunnerOptions {
   onStep?: StepListener;
   /** The run indices to play (a partial run's shards); default all of 0..episodeCount-1. */
   episodeIndices?: readonly number[];
+  /** The run's span when tracing is on: each episode gets a span under it, with one per step. */
+  trace?: RunSpan;
 }
 
 export class BatchEvalRunner {
@@ -201,6 +205,7 @@ export class BatchEvalRunner {
     const episodeKey = `${spec.runId}:${index}`;
     const writer = await EpisodeWriter.open(runDir, index);
     this.#o.onEpisodeStart?.({ index, workerId: slot.workerId });
+    const span = this.#o.trace?.startEpisode({ index, episodeIndex, seed, workerId: slot.workerId });
 
     // Whichever abort fires first decides between TIMEOUT and CANCELLED.
     let cause: AbortCause | undefined;
@@ -242,16 +247,17 @@ export class BatchEvalRunner {
       arm(Math.min(MAX_TIMER_MS, Math.round(stepBudget * spec.perStepTimeoutSec * 1000)));
       const runner = new LoopRunner({ urlOverrides: slot.urlOverrides });
       const onStep = this.#o.onStep;
+      span?.loopStarted();
       result = await runner.run(graph, {
         stepBudget,
         context: { runSeed: spec.seed, episodeIndex, seed, episodeKey, callerId },
         signal,
         callTimeoutMs,
         onCallTimeout,
-        onFiring: (entry) => writer.logFiring(entry),
-        onEvent: (event) => writer.logEvent(event),
+        onFiring: firingHook((entry) => writer.logFiring(entry), span),
+        onEvent: eventHook((event) => writer.logEvent(event), span),
         onAsset: (asset) => writer.writeAsset(asset),
-        ...(onStep ? { onStep: (event: StepEvent) => onStep(event, { index, workerId: slot.workerId }) } : {}),
+        ...withStepHook(onStep ? (event: StepEvent) => onStep(event, { index, workerId: slot.workerId }) : undefined, span),
       });
       outcome = outcomeOfResult(result, cause, timeoutMs);
     } catch (err) {
@@ -279,6 +285,7 @@ export class BatchEvalRunner {
       stepBudget,
       ...(repeatsOf(spec) > 1 ? { repeat: play.repeat } : {}),
     });
+    span?.end(record);
     await writer.finish(record);
     const summary = await this.#o.summary.addEpisode(record);
     this.#o.onEpisode?.(record, summary);

@@ -14,6 +14,8 @@ import { runBatch } from './run-batch.js';
 import { isStorageCode, STORAGE_EXIT_CODES, storageCodeOf } from '../store/storage-fault.js';
 import { watchParent } from './parent-watch.js';
 import { adoptHostSecretsFromEnv, rememberHostSecret } from '../host/host-secret.js';
+import { shutdownTracing, startTracing } from '../tracing/tracing.js';
+import { TRACEPARENT_ENV } from '../tracing/traceparent.js';
 
 /** How long a cancelled run may take to wind down before the process exits regardless. */
 const CANCEL_GRACE_MS = 8000;
@@ -65,9 +67,15 @@ async function main(): Promise<number> {
   });
 
   out(`run dir ${runDir}${values['backend-url'] ? `, backend ${values['backend-url']}` : ''}, pid ${process.pid}`);
+  // The run span the parent made, if it traces; the hosts this process starts must not inherit it.
+  const traceparent = process.env[TRACEPARENT_ENV];
+  delete process.env[TRACEPARENT_ENV];
+  const tracing = await startTracing({ role: 'eval', log: err });
+  if (tracing) out(`tracing to ${tracing.url}`);
   let first = true;
   const summary = await runBatch({
     runDir,
+    ...(traceparent ? { traceparent } : {}),
     signal: controller.signal,
     log: out,
     bindSharedHostMover: (fn) => {
@@ -96,7 +104,10 @@ function isSharedHostMoved(m: unknown): m is BackendToEvalMessage {
   return typeof x === 'object' && x !== null && x.type === 'sharedHostMoved' && typeof x.nodeset === 'string' && typeof x.url === 'string';
 }
 
-main().then(
+// Spans still buffered are exported before the process exits, on every path that ends main (a cancel too).
+const mainThenFlush = () => main().finally(shutdownTracing);
+
+mainThenFlush().then(
   (code) => process.stdout.write('', () => process.exit(code)),
   (e: unknown) => {
     err(`eval process failed: ${errorMessage(e)}`);

@@ -27,6 +27,9 @@ import { BatchEvalRunner, type EnvPanelTarget, type StepListener } from './batch
 import type { HostInfo } from './env-worker-pool.js';
 import { startRunHosts, type RunHosts } from './run-hosts.js';
 import { SummaryWriter } from './summary-writer.js';
+import { activeTracing } from '../tracing/tracing.js';
+import type { RunSpan } from '../tracing/spans.js';
+import { runSpanInfo } from './run-span-info.js';
 
 export interface RunBatchOptions {
   /** The run directory holding spec.json (and shared_urls.json when the backend lends hosts). */
@@ -62,6 +65,11 @@ export interface RunBatchOptions {
   builtinGraphsDir?: string;
   /** Extra environment for every host this run starts. */
   hostEnv?: Record<string, string>;
+  /**
+   * With tracing on: the run span (a W3C traceparent) that another process owns and this run's
+   * episode spans go under. @default a run span of this run's own
+   */
+  traceparent?: string;
 }
 
 /** Runs the batch described by `runDir`; resolves with the final summary (never rejects for a run that failed). */
@@ -84,6 +92,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
   // What has finished before a stop reaches the disk at once, even if winding down then takes long.
   const flushOnStop = () => void summary.flush().catch(() => {});
   opts.signal?.addEventListener('abort', flushOnStop, { once: true });
+  const span = runSpanOf(spec, opts.traceparent);
 
   let registry: NodesetRegistry | undefined;
   let hosts: RunHosts | undefined;
@@ -102,6 +111,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     const replicated = used.filter((e) => e.manifest.parallelism === 'replicated');
 
     const t0 = performance.now();
+    const hostsSpan = span?.phase('hosts.start');
     hosts = await startRunHosts({
       registry,
       shared,
@@ -116,6 +126,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       onStderr: log,
       ...(opts.onHostStarted ? { onHostStarted: opts.onHostStarted } : {}),
     });
+    hostsSpan?.end();
     const { pool, sharedUrls } = hosts;
     log(`worker 0's hosts ready in ${Math.round(performance.now() - t0)} ms`);
     const started = hosts;
@@ -146,6 +157,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
         emit(s);
       },
       ...(opts.onStep ? { onStep: opts.onStep } : {}),
+      ...(span ? { trace: span } : {}),
     });
     opts.bindSharedHostMover?.((nodeset, url) => {
       if (!sharedUrls[nodeset]) return;
@@ -175,10 +187,19 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     registry?.close();
   }
   const final = emit(await summary.finish(status, error));
+  span?.end(final.status, final.error);
   // Before _DONE, so whoever waits for the run finds its report; a report that cannot be built does not fail the run.
   await writeReport(runDir, final).catch((err: unknown) => log(`report.json not written: ${errorMessage(err)}`));
   await touchDone(runDir);
   return final;
+}
+
+/** The run's span when tracing is on: under `traceparent` when another process owns the run span. */
+function runSpanOf(spec: RunSpec, traceparent: string | undefined): RunSpan | undefined {
+  const tracing = activeTracing();
+  if (!tracing) return undefined;
+  const info = runSpanInfo(spec);
+  return traceparent ? tracing.joinRun(info, traceparent) : tracing.startRun(info);
 }
 
 /**

@@ -96,6 +96,7 @@ export async function finalizeJob(job: Job, ctx: JobContext): Promise<RunSummary
   }
   if (job.viaSubprocess && job.pid !== null && existsSync(job.runDir)) await recordProcessExit(job, exit, summary, ctx);
   ctx.hosts.release(job.runId);
+  job.trace?.end(summary.status, summary.error);
   ctx.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: job.viaSubprocess, pid: job.pid }));
   ctx.log.info(
     `run ${job.runId} ${summary.status.toLowerCase()} (${summary.episodesDone}/${summary.episodeCount} episodes)${summary.error && storage ? `: ${summary.error.message}` : ''}`,

@@ -14,6 +14,7 @@ export async function startInProcessJob(job: Job, ctx: JobContext): Promise<void
     runDir: job.runDir,
     signal: abort.signal,
     sharedUrls: ctx.hosts.urls(job.sharedNodesets),
+    ...(job.trace ? { traceparent: job.trace.traceparent } : {}),
     bindSharedHostMover: (move) => {
       job.moveSharedHost = move;
     },

@@ -8,6 +8,7 @@ import type { RunSpec, RunSummary } from '../../store/types.js';
 import type { SharedHostManager } from '../shared-hosts/shared-host-manager.js';
 import type { EvalChild, EvalExit } from './spawn-eval.js';
 import type { ResourceEstimate, SchedulerEvent, SchedulerLogger } from '../types.js';
+import type { RunSpan } from '../../tracing/spans.js';
 
 /** A job's lifecycle inside the scheduler (its run's status is in summary.json). */
 export const JOB_STATES = [
@@ -68,6 +69,8 @@ export interface Job {
   /** The summary as this scheduler last wrote it, while the run is queued (nobody else writes it then). */
   queuedSummary: RunSummary | null;
   finalized: Promise<RunSummary> | null;
+  /** The run's span while it runs, when tracing is on (its eval process puts its episodes under it). */
+  trace?: RunSpan;
 }
 
 /** What the job modules use of the scheduler that runs them. */

@@ -9,6 +9,7 @@ import { startInProcessJob } from './in-process-job.js';
 import type { Job, JobContext } from './job.js';
 import { rewriteSummary } from './job-summary.js';
 import { startSubprocessJob } from './subprocess-job.js';
+import { startRunSpan } from './run-span.js';
 
 export async function launchJob(job: Job, ctx: JobContext): Promise<void> {
   try {
@@ -23,6 +24,7 @@ export async function launchJob(job: Job, ctx: JobContext): Promise<void> {
     job.queuedSummary = null;
     ctx.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: job.viaSubprocess }));
     ctx.emit({ type: 'run', runId: job.runId, summary });
+    startRunSpan(job);
     if (job.viaSubprocess) await startSubprocessJob(job, ctx);
     else await startInProcessJob(job, ctx);
     // A cancel that came while it was starting had nothing to signal yet.

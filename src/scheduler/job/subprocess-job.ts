@@ -14,6 +14,7 @@ import { cpuCoresOf, type Job, type JobContext, type JobExit } from './job.js';
 import { effectiveWorkerCount } from '../../spec/effective-workers.js';
 import { groupAlive, signalGroup, spawnEvalProcess, type EvalExit } from './spawn-eval.js';
 import { hostSecretsEnv } from '../../host/host-secret.js';
+import { TRACEPARENT_ENV } from '../../tracing/traceparent.js';
 
 /** Spawns the eval process; its exit sets `job.exit` and asks for a tick. */
 export async function startSubprocessJob(job: Job, ctx: JobContext): Promise<void> {
@@ -23,7 +24,11 @@ export async function startSubprocessJob(job: Job, ctx: JobContext): Promise<voi
     backendUrl: ctx.backendUrl(),
     ...(job.spec.activeWorkspaceDir ? { workspaceDir: job.spec.activeWorkspaceDir } : {}),
     // The secrets of the shared hosts it borrows: in its environment, which it clears as it starts.
-    env: hostSecretsEnv(Object.values(ctx.hosts.urls(job.sharedNodesets))),
+    env: {
+      ...hostSecretsEnv(Object.values(ctx.hosts.urls(job.sharedNodesets))),
+      // Its episode spans go under this process's run span, in the same trace.
+      ...(job.trace ? { [TRACEPARENT_ENV]: job.trace.traceparent } : {}),
+    },
   });
   job.child = child;
   job.pid = child.pid;
