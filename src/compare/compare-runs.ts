@@ -123,6 +123,7 @@ function compareMetric(metric: string, shared: SharedRows): MetricComparison {
   const keptA: number[] = [];
   const keptB: number[] = [];
   let anyCluster = false;
+  const clustered = a.clusters !== undefined || b.clusters !== undefined;
   if (colA && colB) {
     for (let i = 0; i < rowsA.length; i++) {
       const ra = rowsA[i]!;
@@ -132,10 +133,12 @@ function compareMetric(metric: string, shared: SharedRows): MetricComparison {
       if (va === null || va === undefined || vb === null || vb === undefined) continue;
       base.push(va);
       cand.push(vb);
-      // The baseline's cluster names the pair (both runs evaluate the same episode).
-      const cluster = a.clusters?.[ra] ?? b.clusters?.[rb] ?? undefined;
-      if (cluster !== undefined) anyCluster = true;
-      clusters.push(cluster);
+      if (clustered) {
+        // The baseline's cluster names the pair (both runs evaluate the same episode).
+        const cluster = a.clusters?.[ra] ?? b.clusters?.[rb] ?? undefined;
+        if (cluster !== undefined) anyCluster = true;
+        clusters.push(cluster);
+      }
       keptA.push(ra);
       keptB.push(rb);
     }
