@@ -1,4 +1,6 @@
 /** repeats through the API: startEval queues N × K plays, Run/Episode/MetricAggregate expose them, compareRuns pairs by episode. */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { START_EVAL, startServer, wsCollect, type TestServer } from './app.helpers.js';
 
@@ -67,13 +69,28 @@ describe('startEval with repeats', () => {
     expect(p.data!.run.episodes.items.every((e: { repeat: unknown }) => e.repeat === null)).toBe(true);
   });
 
-  it('compareRuns pairs the repeat run with the plain run episode by episode', async () => {
+  it('compareRuns pairs the repeat run with the plain run episode by episode, each scored by the mean of its plays', async () => {
+    // Both runs ended with their score index; the comparison reads it (and must agree with the records).
+    for (const id of [rep, plain]) expect(existsSync(join(server.dir, 'outputs', 'eval_runs', id, 'score-index.json'))).toBe(true);
     const r = await server.gql(
-      `query($b: ID!, $c: [ID!]!) { compareRuns(baseline: $b, candidates: $c, metrics: ["steps"]) { candidates { overlap partial metrics { n } } } }`,
+      `query($b: ID!, $c: [ID!]!) { compareRuns(baseline: $b, candidates: $c, metrics: ["steps"]) {
+        candidates { overlap partial metrics { n baselineMean candidateMean meanDiff } } } }`,
       { b: plain, c: [rep] },
     );
     expect(r.errors).toBeUndefined();
-    expect(r.data!.compareRuns.candidates[0]).toMatchObject({ overlap: 4, partial: false, metrics: [{ n: 4 }] });
+    const c = r.data!.compareRuns.candidates[0];
+    expect(c).toMatchObject({ overlap: 4, partial: false, metrics: [{ n: 4 }] });
+    const items = async (id: string): Promise<Array<{ episodeId: string; metrics: { steps: number } }>> =>
+      (await server.gql(`query($id: ID!) { run(id: $id) { episodes(first: 100) { items { episodeId metrics } } } }`, { id })).data!.run
+        .episodes.items;
+    const [p, q] = await Promise.all([items(plain), items(rep)]);
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const repMeans = p.map((e) => mean(q.filter((x) => x.episodeId === e.episodeId).map((x) => x.metrics.steps)));
+    expect(q).toHaveLength(12);
+    const m = c.metrics[0];
+    expect(m.baselineMean).toBeCloseTo(mean(p.map((e) => e.metrics.steps)), 12);
+    expect(m.candidateMean).toBeCloseTo(mean(repMeans), 12);
+    expect(m.meanDiff).toBeCloseTo(mean(repMeans.map((v, i) => v - p[i]!.metrics.steps)), 12);
   });
 
   it('refuses repeats out of range, naming the field', async () => {

@@ -10,7 +10,7 @@ import { mcnemarExactP, winTieLoss, type WinTieLoss } from '../stats/mcnemar.js'
 import { pairedDifference, type PairedDifference } from '../stats/paired.js';
 import { minimumDetectableEffect } from '../stats/power.js';
 import { isBinary } from '../stats/intervals.js';
-import type { EpisodeScore, ScoreTable } from './episode-scores.js';
+import { columnsOf, type ScoreColumns, type ScoreTable } from './episode-scores.js';
 
 /** The runs compared share no episode: there is nothing to pair. */
 export class NoSharedEpisodesError extends CodedError {
@@ -75,44 +75,85 @@ export interface ScoredRun {
   scores: ScoreTable;
 }
 
-function sharedEpisodes(a: ScoreTable, b: ScoreTable): Array<[EpisodeScore, EpisodeScore]> {
-  const pairs: Array<[EpisodeScore, EpisodeScore]> = [];
-  for (const [id, ea] of a.episodes) {
-    const eb = b.episodes.get(id);
-    if (eb) pairs.push([ea, eb]);
+/** The episodes two runs share: row rowsA[i] of one is row rowsB[i] of the other, in the first run's order. */
+interface SharedRows {
+  a: ScoreColumns;
+  b: ScoreColumns;
+  rowsA: Int32Array;
+  rowsB: Int32Array;
+}
+
+const rowsById = new WeakMap<ScoreColumns, Map<string, number>>();
+
+function sharedRows(a: ScoreColumns, b: ScoreColumns): SharedRows {
+  const n = a.ids.length;
+  // Runs over the same episodes list them in the same order: pair row by row, no lookup.
+  let same = n === b.ids.length;
+  for (let i = 0; same && i < n; i++) same = a.ids[i] === b.ids[i];
+  if (same) {
+    const rows = new Int32Array(n);
+    for (let i = 0; i < n; i++) rows[i] = i;
+    return { a, b, rowsA: rows, rowsB: rows };
   }
-  return pairs;
+  let rowOf = rowsById.get(b);
+  if (!rowOf) {
+    rowOf = new Map();
+    for (let j = 0; j < b.ids.length; j++) rowOf.set(b.ids[j]!, j);
+    rowsById.set(b, rowOf);
+  }
+  const rowsA: number[] = [];
+  const rowsB: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const j = rowOf.get(a.ids[i]!);
+    if (j === undefined) continue;
+    rowsA.push(i);
+    rowsB.push(j);
+  }
+  return { a, b, rowsA: Int32Array.from(rowsA), rowsB: Int32Array.from(rowsB) };
 }
 
 /** One metric over the shared episodes. */
-export function compareMetric(metric: string, pairs: ReadonlyArray<[EpisodeScore, EpisodeScore]>): MetricComparison {
+function compareMetric(metric: string, shared: SharedRows): MetricComparison {
+  const { a, b, rowsA, rowsB } = shared;
+  const colA = a.values.get(metric);
+  const colB = b.values.get(metric);
   const base: number[] = [];
   const cand: number[] = [];
   const clusters: (string | undefined)[] = [];
-  const kept: Array<[EpisodeScore, EpisodeScore]> = [];
-  for (const pair of pairs) {
-    const [ea, eb] = pair;
-    const va = ea.values.get(metric);
-    const vb = eb.values.get(metric);
-    if (va === undefined || vb === undefined) continue;
-    base.push(va);
-    cand.push(vb);
-    // The baseline's cluster names the pair (both runs evaluate the same episode).
-    clusters.push(ea.cluster ?? eb.cluster);
-    kept.push(pair);
+  const keptA: number[] = [];
+  const keptB: number[] = [];
+  let anyCluster = false;
+  const clustered = a.clusters !== undefined || b.clusters !== undefined;
+  if (colA && colB) {
+    for (let i = 0; i < rowsA.length; i++) {
+      const ra = rowsA[i]!;
+      const rb = rowsB[i]!;
+      const va = colA[ra];
+      const vb = colB[rb];
+      if (va === null || va === undefined || vb === null || vb === undefined) continue;
+      base.push(va);
+      cand.push(vb);
+      if (clustered) {
+        // The baseline's cluster names the pair (both runs evaluate the same episode).
+        const cluster = a.clusters?.[ra] ?? b.clusters?.[rb] ?? undefined;
+        if (cluster !== undefined) anyCluster = true;
+        clusters.push(cluster);
+      }
+      keptA.push(ra);
+      keptB.push(rb);
+    }
   }
-  const diff = pairedDifference(base, cand, clusters.some((c) => c !== undefined) ? clusters : undefined);
+  const diff = pairedDifference(base, cand, anyCluster ? clusters : undefined);
   const wtl = winTieLoss(base, cand);
   const binary = isBinary(base) && isBinary(cand);
   const flips: FlippedEpisode[] = [];
   if (binary) {
-    for (let i = 0; i < kept.length; i++) {
+    for (let i = 0; i < base.length; i++) {
       if (base[i] === cand[i]) continue;
-      const [ea, eb] = kept[i]!;
       flips.push({
-        episodeId: ea.episodeId,
-        baselineIndex: ea.index,
-        candidateIndex: eb.index,
+        episodeId: a.ids[keptA[i]!]!,
+        baselineIndex: a.indexes[keptA[i]!]!,
+        candidateIndex: b.indexes[keptB[i]!]!,
         baselineValue: base[i]!,
         candidateValue: cand[i]!,
         direction: cand[i]! > base[i]! ? 'gained' : 'lost',
@@ -124,7 +165,7 @@ export function compareMetric(metric: string, pairs: ReadonlyArray<[EpisodeScore
     metric,
     ...diff,
     ...wtl,
-    excludedPairs: pairs.length - kept.length,
+    excludedPairs: rowsA.length - base.length,
     binary,
     mcnemarP,
     testP: binary ? mcnemarP : diff.pValue,
@@ -144,20 +185,22 @@ export function compareRuns(baseline: ScoredRun, candidates: readonly ScoredRun[
     metrics && metrics.length > 0
       ? [...new Set(metrics)]
       : [...new Set([baseline.scores.metrics, ...candidates.map((c) => c.scores.metrics)].flat())].sort();
+  const baseColumns = columnsOf(baseline.scores);
   const out: CandidateComparison[] = candidates.map((c) => {
-    const pairs = sharedEpisodes(baseline.scores, c.scores);
-    if (pairs.length === 0) throw new NoSharedEpisodesError(`run ${baseline.runId}`, `run ${c.runId}`);
-    const nb = baseline.scores.episodes.size;
-    const nc = c.scores.episodes.size;
-    const partial = pairs.length < nb || pairs.length < nc;
+    const shared = sharedRows(baseColumns, columnsOf(c.scores));
+    const overlap = shared.rowsA.length;
+    if (overlap === 0) throw new NoSharedEpisodesError(`run ${baseline.runId}`, `run ${c.runId}`);
+    const nb = shared.a.ids.length;
+    const nc = shared.b.ids.length;
+    const partial = overlap < nb || overlap < nc;
     return {
       candidateRunId: c.runId,
-      overlap: pairs.length,
+      overlap,
       baselineEpisodes: nb,
       candidateEpisodes: nc,
       partial,
-      note: partial ? `compared on the ${pairs.length} episodes both runs have (baseline ${nb}, candidate ${nc})` : null,
-      metrics: names.map((m) => compareMetric(m, pairs)),
+      note: partial ? `compared on the ${overlap} episodes both runs have (baseline ${nb}, candidate ${nc})` : null,
+      metrics: names.map((m) => compareMetric(m, shared)),
     };
   });
   const all = out.flatMap((c) => c.metrics);

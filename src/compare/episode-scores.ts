@@ -24,6 +24,77 @@ export interface ScoreTable {
   metrics: string[];
 }
 
+/**
+ * The same table in columns, as a comparison reads it: row r is the r-th episode of
+ * `episodes`. A score index is read straight into these (no map per episode), which is most
+ * of what makes a cold comparison of 10,000-episode runs fast.
+ */
+export interface ScoreColumns {
+  ids: readonly string[];
+  indexes: readonly number[];
+  /** 1 when the episode has a play in a counted ending, else 0. */
+  counted: readonly number[];
+  /** Absent when no episode carries a cluster; null for a row without one. */
+  clusters?: readonly (string | null)[];
+  /** Metric → per row its value, null where the episode has none. */
+  values: ReadonlyMap<string, readonly (number | null)[]>;
+}
+
+const columnsOfTable = new WeakMap<ScoreTable, ScoreColumns>();
+
+/** The columns of `table` (built once per table). */
+export function columnsOf(table: ScoreTable): ScoreColumns {
+  let c = columnsOfTable.get(table);
+  if (c) return c;
+  const eps = [...table.episodes.values()];
+  const values = new Map<string, (number | null)[]>();
+  for (const m of table.metrics)
+    values.set(
+      m,
+      eps.map((e) => e.values.get(m) ?? null),
+    );
+  c = {
+    ids: eps.map((e) => e.episodeId),
+    indexes: eps.map((e) => e.index),
+    counted: eps.map((e) => (e.counted ? 1 : 0)),
+    ...(eps.some((e) => e.cluster !== undefined) ? { clusters: eps.map((e) => e.cluster ?? null) } : {}),
+    values,
+  };
+  columnsOfTable.set(table, c);
+  return c;
+}
+
+/** A table held in columns; its `episodes` map is built only when something reads it. */
+export function tableOfColumns(metrics: string[], columns: ScoreColumns): ScoreTable {
+  let episodes: Map<string, EpisodeScore> | undefined;
+  const table: ScoreTable = {
+    get episodes() {
+      episodes ??= episodesOfColumns(metrics, columns);
+      return episodes;
+    },
+    metrics,
+  };
+  columnsOfTable.set(table, columns);
+  return table;
+}
+
+function episodesOfColumns(metrics: readonly string[], c: ScoreColumns): Map<string, EpisodeScore> {
+  const episodes = new Map<string, EpisodeScore>();
+  const columns = metrics.map((m) => c.values.get(m)!);
+  for (let i = 0; i < c.ids.length; i++) {
+    const values = new Map<string, number>();
+    for (let j = 0; j < metrics.length; j++) {
+      const v = columns[j]![i];
+      if (v !== null && v !== undefined) values.set(metrics[j]!, v);
+    }
+    const score: EpisodeScore = { episodeId: c.ids[i]!, index: c.indexes[i]!, values, counted: c.counted[i] === 1 };
+    const cluster = c.clusters?.[i];
+    if (cluster !== null && cluster !== undefined) score.cluster = cluster;
+    episodes.set(score.episodeId, score);
+  }
+  return episodes;
+}
+
 export function numericValue(v: unknown): number | undefined {
   if (typeof v === 'boolean') return v ? 1 : 0;
   if (typeof v === 'number' && Number.isFinite(v)) return v;

@@ -4,11 +4,12 @@
  */
 import { readdir } from 'node:fs/promises';
 import { NotFoundError } from '../errors.js';
-import { isTerminalRunStatus } from '../statuses.js';
+import { isTerminalRunStatus, type RunStatus } from '../statuses.js';
 import { isValidRunId, runsRoot } from '../store/run-dir.js';
 import type { RunReader } from '../store/run-reader.js';
 import { scoreTable, type ScoreTable } from './episode-scores.js';
 import { isPowerReference } from './power-plan.js';
+import { readScoreIndex, summaryStamp } from './score-index.js';
 
 export interface RunScores {
   runId: string;
@@ -21,6 +22,10 @@ export interface RunScores {
 /** NOT_FOUND when the run has no directory; BAD_USER_INPUT for a malformed id. */
 export async function readRunScores(reader: RunReader, runId: string): Promise<RunScores> {
   if (!(await reader.exists(runId))) throw new NotFoundError(`run "${runId}" in ${reader.outputsDir}`);
+  const dir = reader.runDir(runId);
+  const stamp = await summaryStamp(dir);
+  const indexed = stamp ? await readScoreIndex(dir, runId, stamp) : null;
+  if (indexed) return indexed;
   const summary = await reader.readSummary(runId);
   if (summary) return { runId, graphName: summary.graphName, status: summary.status, scores: scoreTable(summary.episodes) };
   const spec = await reader.readSpec(runId).catch(() => null);
@@ -41,10 +46,16 @@ export async function latestComparableRun(reader: RunReader, run: RunScores): Pr
   ids.sort((a, b) => (a < b ? 1 : a > b ? -1 : 0));
   let looked = 0;
   for (const id of ids) {
-    const summary = await reader.readSummary(id);
-    if (!summary || summary.graphName !== run.graphName || !isTerminalRunStatus(summary.status)) continue;
+    const dir = reader.runDir(id);
+    const stamp = await summaryStamp(dir);
+    let other: RunScores | null = stamp ? await readScoreIndex(dir, id, stamp) : null;
+    if (!other) {
+      const summary = await reader.readSummary(id);
+      if (summary && summary.graphName === run.graphName)
+        other = { runId: id, graphName: summary.graphName, status: summary.status, scores: scoreTable(summary.episodes) };
+    }
+    if (!other || other.graphName !== run.graphName || !isTerminalRunStatus(other.status as RunStatus)) continue;
     if (++looked > LOOKBACK) break;
-    const other: RunScores = { runId: id, graphName: summary.graphName, status: summary.status, scores: scoreTable(summary.episodes) };
     if (isPowerReference(run.scores, other.scores)) return other;
   }
   return undefined;

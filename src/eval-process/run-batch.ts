@@ -21,6 +21,7 @@ import { effectiveWorkerCount } from '../spec/effective-workers.js';
 import { episodeIndicesOf } from '../spec/shards.js';
 import { FILES, readSharedUrls, readSpec, readSummary, touchDone, writeSummary } from '../store/run-dir.js';
 import { writeReport } from '../store/report.js';
+import { writeScoreIndexOfSummary } from '../compare/score-index.js';
 import type { EpisodeRecord, RunSpec, RunSummary, SharedUrls } from '../store/types.js';
 import { storageCodeOf } from '../store/storage-fault.js';
 import { BatchEvalRunner, type EnvPanelTarget, type StepListener } from './batch-eval-runner.js';
@@ -190,6 +191,8 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
   span?.end(final.status, final.error);
   // Before _DONE, so whoever waits for the run finds its report; a report that cannot be built does not fail the run.
   await writeReport(runDir, final).catch((err: unknown) => log(`report.json not written: ${errorMessage(err)}`));
+  // So the first comparison of this run reads its scores, not megabytes of records; without it, that comparison builds it.
+  await writeScoreIndexOfSummary(runDir, final).catch((err: unknown) => log(`score-index.json not written: ${errorMessage(err)}`));
   await touchDone(runDir);
   return final;
 }

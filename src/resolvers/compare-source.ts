@@ -6,7 +6,8 @@ import { assertRunId, FILES } from '../store/run-dir.js';
 import { compareRuns, type RunComparison } from '../compare/compare-runs.js';
 import { scoreTable, scoreTableFromSummaryJson, type ScoreTable } from '../compare/episode-scores.js';
 import { powerPlan, isPowerReference, type PowerPlan } from '../compare/power-plan.js';
-import { isTerminalRunStatus } from '../statuses.js';
+import { readScoreIndex, writeScoreIndex } from '../compare/score-index.js';
+import { isTerminalRunStatus, type RunStatus } from '../statuses.js';
 import type { ApiContext } from './context.js';
 import { loadRun, loadSummary, sourceFromRow, type RunSource } from './run-source.js';
 
@@ -34,11 +35,22 @@ const CACHE_RUNS = 16;
 export async function runScores(runId: string, ctx: ApiContext): Promise<{ runId: string; graphName: string; scores: ScoreTable }> {
   assertRunId(runId);
   if (!ctx.scheduler.unrecordedSummary?.(runId)) {
-    const path = join(ctx.runs.runDir(runId), FILES.summary);
+    const dir = ctx.runs.runDir(runId);
+    const path = join(dir, FILES.summary);
     const st = await stat(path).catch(() => null);
     if (st) {
+      const stamp = { mtimeMs: st.mtimeMs, size: st.size };
       const hit = cache.get(path);
       if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return { runId, graphName: hit.graphName, scores: hit.scores };
+      const remember = (found: { graphName: string; scores: ScoreTable }) => {
+        cache.delete(path);
+        cache.set(path, { ...stamp, ...found });
+        if (cache.size > CACHE_RUNS) cache.delete(cache.keys().next().value!);
+        return { runId, ...found };
+      };
+      // The run's score index, when it was built from summary.json as it is now: a tenth of the file to parse, and no record objects.
+      const indexed = await readScoreIndex(dir, runId, stamp);
+      if (indexed) return remember({ graphName: indexed.graphName, scores: indexed.scores });
       let json: unknown = null;
       try {
         json = JSON.parse(await readFile(path, 'utf8'));
@@ -47,10 +59,11 @@ export async function runScores(runId: string, ctx: ApiContext): Promise<{ runId
       }
       const fast = scoreTableFromSummaryJson(json, runId);
       if (fast) {
-        cache.delete(path);
-        cache.set(path, { mtimeMs: st.mtimeMs, size: st.size, ...fast });
-        if (cache.size > CACHE_RUNS) cache.delete(cache.keys().next().value!);
-        return { runId, ...fast };
+        // A finished run without an index (written before indexes, or its summary rewritten since): build it for the next cold read.
+        const status = (json as { status?: unknown }).status;
+        if (typeof status === 'string' && isTerminalRunStatus(status as RunStatus))
+          void writeScoreIndex(dir, { runId, graphName: fast.graphName, status }, fast.scores, stamp).catch(() => {});
+        return remember(fast);
       }
     }
   }

@@ -14,11 +14,12 @@ export type CiMethod = 't' | 'wilson' | 'clustered-t';
 export function meanAndSd(values: readonly number[]): { mean: number; sd: number } {
   const n = values.length;
   if (n === 0) return { mean: Number.NaN, sd: Number.NaN };
+  // Indexed loops: the same sums in the same order as for…of, several times faster before the JIT warms up (a cold comparison).
   let sum = 0;
-  for (const v of values) sum += v;
+  for (let i = 0; i < n; i++) sum += values[i]!;
   const mean = sum / n;
   let sq = 0;
-  for (const v of values) sq += (v - mean) * (v - mean);
+  for (let i = 0; i < n; i++) sq += (values[i]! - mean) * (values[i]! - mean);
   return { mean, sd: n > 1 ? Math.sqrt(sq / (n - 1)) : 0 };
 }
 
@@ -60,7 +61,11 @@ export function clusteredStderr(values: readonly number[], clusters: readonly st
   return { se: Math.sqrt((C / (C - 1)) * sq) / n, clusters: C };
 }
 
-export const isBinary = (values: readonly number[]): boolean => values.length > 0 && values.every((v) => v === 0 || v === 1);
+export function isBinary(values: readonly number[]): boolean {
+  if (values.length === 0) return false;
+  for (let i = 0; i < values.length; i++) if (values[i] !== 0 && values[i] !== 1) return false;
+  return true;
+}
 
 export interface MetricSpread {
   count: number;

@@ -56,7 +56,8 @@ export function pairedDifference(
 ): PairedDifference {
   const n = baseline.length;
   if (candidate.length !== n) throw new RangeError(`pairedDifference: ${n} baseline values but ${candidate.length} candidate values`);
-  const diffs = baseline.map((b, i) => candidate[i]! - b);
+  const diffs = new Array<number>(n);
+  for (let i = 0; i < n; i++) diffs[i] = candidate[i]! - baseline[i]!;
   const a = meanAndSd(baseline);
   const b = meanAndSd(candidate);
   const d = meanAndSd(diffs);

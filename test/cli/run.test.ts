@@ -64,6 +64,7 @@ describe('evalctl run', () => {
       'graph.json',
       'manifest.json',
       'report.json',
+      'score-index.json',
       'spec.json',
       'stderr.log',
       'stdout.log',
