@@ -75,6 +75,18 @@ export class SummaryWriter {
     return [...this.#records.values()].sort((a, b) => a.index - b.index);
   }
 
+  /**
+   * Starts from records kept from earlier attempts (a retry plays only the others); call before
+   * start(), so no state of the run ever shows fewer records than the one before.
+   */
+  keep(records: readonly EpisodeRecord[]): void {
+    for (const r of records) this.#records.set(r.index, r);
+    const kept = this.records;
+    Object.assign(this.#summary, computeAggregates(kept));
+    this.#summary.episodes = kept;
+    this.#summary.episodesDone = kept.length;
+  }
+
   /** Marks the run RUNNING (with the eval process pid) and writes it. */
   start(pid: number = process.pid, startedAt = new Date()): Promise<RunSummary> {
     return this.#update((s) => {

@@ -8,7 +8,7 @@ import { rm } from 'node:fs/promises';
 import { BadInputError, ConflictError, CodedError, NotFoundError, QueueFullError, errorMessage } from '../errors.js';
 import { isTerminalRunStatus } from '../statuses.js';
 import { catalogRunFromSummary, RunCatalog } from '../store/catalog.js';
-import { assertRunId, createRunDir, readSummary, runDirPath, writeSharedUrls, writeSpec, writeSummary } from '../store/run-dir.js';
+import { assertRunId, createRunDir, isDone, readSummary, runDirPath, writeSharedUrls, writeSpec, writeSummary } from '../store/run-dir.js';
 import { describeStorage, StorageError, storageCodeOf, type StorageCode } from '../store/storage-fault.js';
 import type { BackendToEvalMessage } from '../eval-process/messages.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
@@ -37,11 +37,14 @@ import { resolveSchedulerOptions, type JobSchedulerOptions, type SchedulerSettin
 import { SharedHostManager } from './shared-hosts/shared-host-manager.js';
 import { SharedHostStarter } from './shared-hosts/shared-host-starter.js';
 import { TickLoop } from './tick-loop.js';
+import { queueRetry } from './retry-run.js';
+import { retryEndingsOf } from '../store/attempts.js';
 import { hostSecretFor } from '../host/host-secret.js';
 import type {
   ActiveJob,
   QueueEntry,
   ResourceEstimate,
+  RetryResult,
   ResourceSnapshot,
   SchedulerEvent,
   SchedulerLogger,
@@ -69,6 +72,8 @@ export class JobScheduler {
   private readonly running = new Map<string, Job>();
   private readonly finishing = new Map<string, Job>();
   private readonly unrecorded = new Map<string, UnrecordedRun>();
+  /** Runs whose retry is being prepared, so two calls cannot both move its records. */
+  private readonly retrying = new Set<string>();
   private readonly listeners = new Set<(e: SchedulerEvent) => void>();
   private nextOrder = 0;
   private submitting = 0;
@@ -276,6 +281,39 @@ export class JobScheduler {
     }
     if (summary) return answerCancel(runId, summary);
     throw alreadyFinished(runId, this.catalog.getRun(runId)?.status ?? 'unknown');
+  }
+
+  /**
+   * Queues a new attempt of a finished run that plays again its episodes that ended in
+   * `endings` (default: the non-agent failures) and those that never ran (docs/retry.md). It
+   * waits for admission like any run. CONFLICT while the run is queued, running or finishing;
+   * NOTHING_TO_RETRY when no episode qualifies; QUEUE_FULL past the queue's capacity.
+   */
+  async retry(runId: string, endings?: readonly string[] | null): Promise<RetryResult> {
+    this.assertOpen();
+    assertRunId(runId);
+    await this.start();
+    const wanted = retryEndingsOf(endings);
+    const dir = this.getRunDir(runId);
+    if (this.queued.has(runId) || this.running.has(runId) || this.finishing.has(runId) || this.retrying.has(runId)) {
+      throw new ConflictError(`run ${runId} is not finished; retry it once it has ended`);
+    }
+    if (this.unrecorded.has(runId) || !isDone(dir)) throw new ConflictError(`run ${runId} is not finished (no _DONE); retry it once it has ended`);
+    if (this.queued.length + this.submitting >= this.settings.queueCapacity) throw new QueueFullError(this.settings.queueCapacity);
+    this.retrying.add(runId);
+    this.submitting++;
+    try {
+      const r = await queueRetry({ runDir: dir, endings: wanted, graphDirs: this.settings.graphDirs, ctx: this.ctx });
+      this.enqueue(this.newJob(r.spec, dir, r.estimate, r.shared), r.summary);
+      this.log.info(`run ${runId}: attempt ${r.attempt} queued, re-running ${r.retried.length} episode(s)`);
+      this.emit({ type: 'run', runId, summary: r.summary });
+      this.emit({ type: 'queue' });
+      this.ticks.request();
+      return { summary: r.summary, attempt: r.attempt, retried: r.retried };
+    } finally {
+      this.submitting--;
+      this.retrying.delete(runId);
+    }
   }
 
   /** A run's final summary that the disk has not taken yet (full, read-only, or its dir deleted). */

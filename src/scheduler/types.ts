@@ -2,6 +2,7 @@
  * The scheduler's public face, used by the GraphQL resolvers and the dashboard.
  */
 import type { RunSummary } from '../store/types.js';
+import type { RetriedEpisode } from '../store/attempts.js';
 import type { GpuMemory } from './admission/nvidia-smi.js';
 
 /** What `startEval` accepts: the run-spec schema's input (spec/run-spec.ts). */
@@ -90,4 +91,11 @@ export interface SharedHostStatus {
   /** Set while no run holds it: the unload happens sharedHostIdleMs later. */
   idleSince: string | null;
   restarts: number;
+}
+
+/** A queued retry: the run's summary as queued, the attempt's number and the episodes it plays again. */
+export interface RetryResult {
+  summary: RunSummary;
+  attempt: number;
+  retried: RetriedEpisode[];
 }
