@@ -38,6 +38,7 @@ const KNOWN = new Set([
   'CONFLICT',
   'STORAGE_FULL',
   'STORAGE_READ_ONLY',
+  'NOTHING_TO_RETRY',
 ]);
 const isKnown = (code: string): code is ErrorCode => KNOWN.has(code);
 
