@@ -62,7 +62,7 @@ export async function run(argv: string[]): Promise<number> {
       id: runId,
       endings: values.endings === undefined ? null : endings,
     });
-    if (!json) process.stderr.write(describe(runId, data.retryRun.attempt, data.retryRun.retried));
+    process.stderr.write(describe(runId, data.retryRun.attempt, data.retryRun.retried));
     const live = !json && process.stderr.isTTY === true;
     const started = Date.now();
     for await (const state of server.progress(runId)) {
@@ -75,7 +75,7 @@ export async function run(argv: string[]): Promise<number> {
     const dir = runDirOf(positionals[0], values.outputs ?? DEFAULT_OUTPUTS_DIR, USAGE);
     if (!isDone(dir)) throw new ConflictError(`run ${dir} is not finished (no _DONE); retry it once it has ended`);
     const prepared = await prepareRetry(dir, endings);
-    if (!json) process.stderr.write(describe(prepared.spec.runId, prepared.attempt, prepared.retried));
+    process.stderr.write(describe(prepared.spec.runId, prepared.attempt, prepared.retried));
     const controller = new AbortController();
     const stop = () => controller.abort(new Error('cancelled (SIGINT)'));
     process.once('SIGINT', stop);

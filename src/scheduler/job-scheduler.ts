@@ -295,6 +295,7 @@ export class JobScheduler {
     await this.start();
     const wanted = retryEndingsOf(endings);
     const dir = this.getRunDir(runId);
+    await this.settled(runId, dir);
     if (this.queued.has(runId) || this.running.has(runId) || this.finishing.has(runId) || this.retrying.has(runId)) {
       throw new ConflictError(`run ${runId} is not finished; retry it once it has ended`);
     }
@@ -313,6 +314,24 @@ export class JobScheduler {
     } finally {
       this.submitting--;
       this.retrying.delete(runId);
+    }
+  }
+
+  /**
+   * A run whose process wrote its end (_DONE) but which the scheduler has not reaped and
+   * finalised yet: waits for that (a tick away), so a retry asked for at the end is not refused.
+   */
+  private async settled(runId: string, dir: string): Promise<void> {
+    const deadline = Date.now() + this.settings.cancelGraceMs + 5000;
+    while (Date.now() < deadline) {
+      const finishing = this.finishing.get(runId);
+      if (finishing) {
+        await finishing.finalized?.catch(() => {});
+        continue;
+      }
+      if (!this.running.has(runId) || !isDone(dir)) return;
+      this.ticks.request();
+      await new Promise((r) => setTimeout(r, 25));
     }
   }
 
