@@ -18,14 +18,14 @@ import { resultBytes } from './eval-process/run-helpers.js';
 import { alive, gql, sseCollect, START_EVAL, startServer, urlFrom, waitFor, type TestServer } from './app.helpers.js';
 
 const MAIN = join(DIST_DIR, 'main.js');
-/** Cheap steps (mini grids, 3 ms per env step) with a per-call limit of 1 s, so a frozen host times out fast. */
+/** Cheap steps (mini grids, 1 ms per env step) with a per-call limit of 1 s, so a frozen host times out fast. */
 const INPUT = {
   graphName: 'gridnav_planner',
   episodeCount: 100,
   workerCount: 2,
   seed: 7,
   dataset: 'mini',
-  overrides: { env: { step_latency_ms: 3 } },
+  overrides: { env: { step_latency_ms: 1 } },
   perCallTimeoutSec: 1,
 };
 const RETRY = `mutation Retry($id: ID!, $endings: [EpisodeStatus!]) {
@@ -95,7 +95,9 @@ async function checkRetried(outputs: string, runId: string, before: RunSummary, 
     const ep = `ep${String(i).padStart(4, '0')}`;
     const old = before.episodes.find((r) => r.index === i);
     if (old) expect(JSON.parse(await readFile(join(dir, 'attempts', '1', 'episodes', ep, 'episode.json'), 'utf8'))).toEqual(old);
-    expect(JSON.parse(await readFile(join(dir, 'episodes', ep, 'episode.json'), 'utf8'))).toEqual(after.episodes.find((r) => r.index === i));
+    expect(JSON.parse(await readFile(join(dir, 'episodes', ep, 'episode.json'), 'utf8'))).toEqual(
+      after.episodes.find((r) => r.index === i),
+    );
   }
   // The report lists the retried episodes with their earlier ending and the attempt.
   const report = JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as {
@@ -132,19 +134,27 @@ describe('retry', () => {
     const res = await gql<{ startEval: { runId: string } }>(server.url, START_EVAL, { input: INPUT });
     const runId = res.data!.startEval.runId;
     const statusesOf = (s: RunSummary | null) => new Set(s?.episodes.map((r) => r.status));
-    const running = await waitFor('10 episodes', async () => {
-      const s = await summaryOf(outputs, runId);
-      return s?.pid && s.episodesDone >= 10 && envHostsOf(s.pid).length === 2 ? s : undefined;
-    });
+    const running = await waitFor(
+      '10 episodes',
+      async () => {
+        const s = await summaryOf(outputs, runId);
+        return s?.pid && s.episodesDone >= 10 && envHostsOf(s.pid).length === 2 ? s : undefined;
+      },
+      90_000,
+    );
     const evalPid = running.pid!;
     // A killed host: the episode in flight on it ends CRASHED (again, if the worker was between episodes).
     for (let i = 0; i < 5 && !statusesOf(await summaryOf(outputs, runId)).has('CRASHED'); i++) {
       const [victim] = envHostsOf(evalPid);
       process.kill(victim!, 'SIGKILL');
-      await waitFor('a crash or a new host', async () => {
-        const s = await summaryOf(outputs, runId);
-        return statusesOf(s).has('CRASHED') || (!envHostsOf(evalPid).includes(victim!) && envHostsOf(evalPid).length === 2);
-      });
+      await waitFor(
+        'a crash or a new host',
+        async () => {
+          const s = await summaryOf(outputs, runId);
+          return statusesOf(s).has('CRASHED') || (!envHostsOf(evalPid).includes(victim!) && envHostsOf(evalPid).length === 2);
+        },
+        60_000,
+      );
     }
     // A frozen host: its call goes unanswered past the per-call limit, TIMEOUT.
     const frozen = envHostsOf(evalPid)[0]!;
@@ -165,12 +175,21 @@ describe('retry', () => {
     expect(failed.every((r) => r.status === 'CRASHED' || r.status === 'TIMEOUT')).toBe(true);
 
     const retry = await server.gql<{
-      retryRun: { status: string; attempt: number; retried: Array<{ index: number; ending: string; attempt: number }>; run: { attempt: number } };
+      retryRun: {
+        status: string;
+        attempt: number;
+        retried: Array<{ index: number; ending: string; attempt: number }>;
+        run: { attempt: number };
+      };
     }>(RETRY, { id: runId });
     expect(retry.errors).toBeUndefined();
-    const progress = sseCollect<{ runProgress: { status: string } }>(server.url, 'subscription P($id: ID!) { runProgress(id: $id) { status } }', {
-      id: runId,
-    });
+    const progress = sseCollect<{ runProgress: { status: string } }>(
+      server.url,
+      'subscription P($id: ID!) { runProgress(id: $id) { status } }',
+      {
+        id: runId,
+      },
+    );
     const r = retry.data!.retryRun;
     expect(r).toMatchObject({ status: 'QUEUED', attempt: 2, run: { attempt: 2 } });
     // Exactly the failed episodes, counted, with their endings.
@@ -211,20 +230,29 @@ describe('retry', () => {
       const url = await urlFrom(child);
       const res = await gql<{ startEval: { runId: string } }>(url, START_EVAL, { input: INPUT });
       const runId = res.data!.startEval.runId;
-      const mid = await waitFor('20 episodes', async () => {
-        const s = await summaryOf(outputs, runId);
-        return s?.pid && s.episodesDone >= 20 ? s : undefined;
-      });
+      const mid = await waitFor(
+        '60 episodes',
+        async () => {
+          const s = await summaryOf(outputs, runId);
+          return s?.pid && s.episodesDone >= 60 ? s : undefined;
+        },
+        90_000,
+        100,
+      );
       child.kill('SIGKILL');
       await child;
       // Its eval process sees its parent go and stops (or dies with it).
       await waitFor('the eval process to end', () => !alive(mid.pid!), 30_000);
       child = serve();
       const url2 = await urlFrom(child);
-      await waitFor('the run marked ABORTED', async () => {
-        const r = await gql<{ run: { status: string } }>(url2, 'query R($id: ID!) { run(id: $id) { status } }', { id: runId });
-        return r.data?.run.status === 'ABORTED';
-      });
+      await waitFor(
+        'the run marked ABORTED',
+        async () => {
+          const r = await gql<{ run: { status: string } }>(url2, 'query R($id: ID!) { run(id: $id) { status } }', { id: runId });
+          return r.data?.run.status === 'ABORTED';
+        },
+        60_000,
+      );
       const before = (await summaryOf(outputs, runId))!;
       expect(before.episodesDone).toBeLessThan(100);
       const byIndex = new Map(before.episodes.map((r) => [r.index, r]));

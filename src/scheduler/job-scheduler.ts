@@ -38,6 +38,7 @@ import { SharedHostManager } from './shared-hosts/shared-host-manager.js';
 import { SharedHostStarter } from './shared-hosts/shared-host-starter.js';
 import { TickLoop } from './tick-loop.js';
 import { queueRetry } from './retry-run.js';
+import { interruptedByBackend } from './recovery/interrupted.js';
 import { retryEndingsOf } from '../store/attempts.js';
 import { hostSecretFor } from '../host/host-secret.js';
 import type {
@@ -156,6 +157,7 @@ export class JobScheduler {
       if (this.closing) return;
       this.ticks.start();
       this.ticks.request();
+      if (s.resumeInterrupted) await this.resumeInterrupted();
     })();
     return this.started;
   }
@@ -293,13 +295,35 @@ export class JobScheduler {
     this.assertOpen();
     assertRunId(runId);
     await this.start();
+    return this.retryStarted(runId, endings);
+  }
+
+  /** `resumeInterrupted`: retries the runs the previous backend's stop left ABORTED (recovery has just finished them). */
+  private async resumeInterrupted(): Promise<void> {
+    for (const row of this.catalog.listRuns({ status: 'ABORTED' })) {
+      const summary = await readSummary(runDirPath(this.outputsDir, row.id)).catch(() => null);
+      if (summary && interruptedByBackend(summary)) await this.resume(row.id);
+    }
+  }
+
+  private async resume(runId: string): Promise<void> {
+    try {
+      const r = await this.retryStarted(runId, null);
+      this.log.info(`run ${runId}: resumed (attempt ${r.attempt}, ${r.retried.length} episode(s))`);
+    } catch (err) {
+      this.log.warn(`run ${runId}: could not be resumed: ${errorMessage(err)}`);
+    }
+  }
+
+  private async retryStarted(runId: string, endings?: readonly string[] | null): Promise<RetryResult> {
     const wanted = retryEndingsOf(endings);
     const dir = this.getRunDir(runId);
     await this.settled(runId, dir);
     if (this.queued.has(runId) || this.running.has(runId) || this.finishing.has(runId) || this.retrying.has(runId)) {
       throw new ConflictError(`run ${runId} is not finished; retry it once it has ended`);
     }
-    if (this.unrecorded.has(runId) || !isDone(dir)) throw new ConflictError(`run ${runId} is not finished (no _DONE); retry it once it has ended`);
+    if (this.unrecorded.has(runId) || !isDone(dir))
+      throw new ConflictError(`run ${runId} is not finished (no _DONE); retry it once it has ended`);
     if (this.queued.length + this.submitting >= this.settings.queueCapacity) throw new QueueFullError(this.settings.queueCapacity);
     this.retrying.add(runId);
     this.submitting++;
@@ -501,6 +525,10 @@ export class JobScheduler {
         this.finishing.delete(job.runId);
       });
     job.finalized.catch((err: unknown) => this.log.error(`finalising run ${job.runId}: ${errorMessage(err)}`));
+    // An eval process adopted at start that then stopped because the old backend was gone: resumed too.
+    if (job.adopted && this.settings.resumeInterrupted) {
+      job.finalized.then((s) => (interruptedByBackend(s) && !this.closing ? this.resume(job.runId) : undefined)).catch(() => {});
+    }
   }
 
   /** Starts every queued job that fits; updates the others' waiting reasons. */

@@ -72,7 +72,9 @@ export async function queueRetry(opts: QueueRetryOptions): Promise<QueuedRetry> 
       finishedAt: new Date().toISOString(),
       error: { code: 'HOST_ERROR', message: `the retry could not start the shared hosts: ${errorMessage(err)}` },
     };
-    await writeSummary(runDir, failed).then(() => touchDone(runDir)).catch(() => {});
+    await writeSummary(runDir, failed)
+      .then(() => touchDone(runDir))
+      .catch(() => {});
     throw new CodedError('HOST_ERROR', `could not start the shared hosts of graph "${spec.graphName}": ${errorMessage(err)}`, {
       cause: err,
     });

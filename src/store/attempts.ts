@@ -134,7 +134,8 @@ export function planRetry(
   for (const index of episodeIndicesOf(spec)) {
     const r = byIndex.get(index);
     if (!r) out.push({ index, ending: null, attempt: currentAttempt });
-    else if (endings.includes(r.status) && !NEVER_RETRIED.includes(r.status)) out.push({ index, ending: r.status, attempt: attemptOf(index) });
+    else if (endings.includes(r.status) && !NEVER_RETRIED.includes(r.status))
+      out.push({ index, ending: r.status, attempt: attemptOf(index) });
   }
   return out;
 }
@@ -228,7 +229,8 @@ export function retriedEpisodesOf(file: AttemptsFile | null, records: readonly E
       const entry = history.get(r.index) ?? { index: r.index, episodeId: null, attempt: a.attempt, status: null, earlier: [] };
       entry.attempt = a.attempt;
       // A never-played index listed twice (an attempt that stopped before it) is one earlier attempt.
-      if (!entry.earlier.some((e) => e.attempt === r.attempt && e.ending === r.ending)) entry.earlier.push({ attempt: r.attempt, ending: r.ending });
+      if (!entry.earlier.some((e) => e.attempt === r.attempt && e.ending === r.ending))
+        entry.earlier.push({ attempt: r.attempt, ending: r.ending });
       history.set(r.index, entry);
     }
   }

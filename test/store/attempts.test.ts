@@ -34,7 +34,9 @@ const clean = Array.from({ length: 10 }, (_, i) => record(i, 'COMPLETED', i % 3 
 
 describe('foldLatestAttempts', () => {
   it('takes each index from the latest attempt that has it, in index order, whatever order records arrive in', () => {
-    const first = clean.map((r) => (r.index === 2 ? record(2, 'CRASHED', 0) : r.index === 7 ? record(7, 'TIMEOUT', 0) : r)).filter((r) => r.index !== 9);
+    const first = clean
+      .map((r) => (r.index === 2 ? record(2, 'CRASHED', 0) : r.index === 7 ? record(7, 'TIMEOUT', 0) : r))
+      .filter((r) => r.index !== 9);
     const second = [clean[9]!, clean[7]!, clean[2]!];
     const folded = foldLatestAttempts([
       { attempt: 2, records: second },
@@ -80,7 +82,12 @@ describe('planRetry', () => {
   });
 
   it('names the attempt each earlier record came from', () => {
-    const file: AttemptsFile = { attempts: [{ attempt: 1, requestedAt: 'a' }, { attempt: 2, requestedAt: 'b', indices: [3] }] };
+    const file: AttemptsFile = {
+      attempts: [
+        { attempt: 1, requestedAt: 'a' },
+        { attempt: 2, requestedAt: 'b', indices: [3] },
+      ],
+    };
     expect(planRetry(spec, records, ['TIMEOUT'], attemptOfIndex(file), 2)).toEqual([
       { index: 3, ending: 'TIMEOUT', attempt: 2 },
       { index: 4, ending: null, attempt: 2 },
@@ -102,7 +109,15 @@ describe('retriedEpisodesOf', () => {
     const file: AttemptsFile = {
       attempts: [
         { attempt: 1, requestedAt: 'a' },
-        { attempt: 2, requestedAt: 'b', indices: [1, 4], retried: [{ index: 1, ending: 'CRASHED', attempt: 1 }, { index: 4, ending: null, attempt: 1 }] },
+        {
+          attempt: 2,
+          requestedAt: 'b',
+          indices: [1, 4],
+          retried: [
+            { index: 1, ending: 'CRASHED', attempt: 1 },
+            { index: 4, ending: null, attempt: 1 },
+          ],
+        },
         { attempt: 3, requestedAt: 'c', indices: [1], retried: [{ index: 1, ending: 'TIMEOUT', attempt: 2 }] },
       ],
     };
