@@ -216,11 +216,11 @@ describe('retry', () => {
     expect(again.errors?.[0]?.extensions?.code).toBe('NOTHING_TO_RETRY');
   }, 240_000);
 
-  it('a server SIGKILLed mid-run and started again: `evalctl retry` plays only the episodes not yet recorded', async () => {
+  it('a server SIGKILLed mid-run and started again with --resume: only the episodes not yet recorded run again', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'retry-serve-'));
     const outputs = join(dir, 'outputs');
-    const serve = (): ResultPromise =>
-      execa('node', [MAIN, 'serve', '--port', '0', '--outputs', outputs, '--cores', '64'], {
+    const serve = (...extra: string[]): ResultPromise =>
+      execa('node', [MAIN, 'serve', '--port', '0', '--outputs', outputs, '--cores', '64', ...extra], {
         reject: false,
         forceKillAfterDelay: false,
         env: { EVAL_API_TOKEN: '' },
@@ -241,31 +241,66 @@ describe('retry', () => {
       );
       child.kill('SIGKILL');
       await child;
-      // Its eval process sees its parent go and stops (or dies with it).
+      // Its eval process sees its parent go and stops (or dies with it): the run is ABORTED.
       await waitFor('the eval process to end', () => !alive(mid.pid!), 30_000);
-      child = serve();
-      const url2 = await urlFrom(child);
-      await waitFor(
-        'the run marked ABORTED',
-        async () => {
-          const r = await gql<{ run: { status: string } }>(url2, 'query R($id: ID!) { run(id: $id) { status } }', { id: runId });
-          return r.data?.run.status === 'ABORTED';
-        },
-        60_000,
-      );
       const before = (await summaryOf(outputs, runId))!;
+      expect(before.status).toBe('ABORTED');
       expect(before.episodesDone).toBeLessThan(100);
       const byIndex = new Map(before.episodes.map((r) => [r.index, r]));
       const expected = Array.from({ length: 100 }, (_, i) => i).filter((i) => byIndex.get(i)?.status !== 'COMPLETED');
-      const cli = await execa('node', [MAIN, 'retry', runId, '--server', url2, '--json'], { reject: false, env: { EVAL_API_TOKEN: '' } });
-      expect(cli.exitCode, cli.stderr).toBe(0);
-      expect(cli.stderr).toContain(`attempt 2 plays ${expected.length} episode(s) again`);
-      expect((JSON.parse(cli.stdout) as RunSummary).status).toBe('COMPLETED');
+      child = serve('--resume');
+      const url2 = await urlFrom(child);
       await checkRetried(outputs, runId, before, expected);
+      // `evalctl retry` against the server: nothing is left to play.
+      const cli = await execa('node', [MAIN, 'retry', runId, '--server', url2], { reject: false, env: { EVAL_API_TOKEN: '' } });
+      expect(cli.exitCode).not.toBe(0);
+      expect(cli.stderr).toContain('nothing to retry');
     } finally {
       if (child.exitCode === null) child.kill('SIGTERM');
       await child;
       await rm(dir, { recursive: true, force: true });
     }
   }, 240_000);
+
+  it('`evalctl retry` on a local run directory plays its CRASHED episodes again as attempt 2', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'retry-local-'));
+    const outputs = join(dir, 'outputs');
+    try {
+      const first = await execa(
+        'node',
+        [
+          MAIN,
+          'run',
+          'gridnav_planner',
+          '--episodes',
+          '3',
+          '--seed',
+          '7',
+          '--dataset',
+          'mini',
+          '--set',
+          'env.crash_at_step=2',
+          '--outputs',
+          outputs,
+          '--json',
+        ],
+        { reject: false },
+      );
+      const s1 = JSON.parse(first.stdout) as RunSummary;
+      expect(s1.statusCounts).toEqual({ CRASHED: 3 });
+      const again = await execa('node', [MAIN, 'retry', s1.runId, '--outputs', outputs, '--endings', 'crashed', '--json'], {
+        reject: false,
+      });
+      expect(again.stderr).toContain('attempt 2 plays 3 episode(s) again (3 CRASHED)');
+      const s2 = JSON.parse(again.stdout) as RunSummary;
+      // A crash written into the graph is a result of the graph: the same again, byte for byte.
+      expect(resultBytes(s2)).toBe(resultBytes(s1));
+      expect(existsSync(join(runDirPath(outputs, s1.runId), 'attempts', '1', 'episodes', 'ep0002', 'episode.json'))).toBe(true);
+      const bad = await execa('node', [MAIN, 'retry', s1.runId, '--outputs', outputs, '--endings', 'COMPLETED'], { reject: false });
+      expect(bad.exitCode).toBe(2);
+      expect(bad.stderr).toContain('never played again');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
