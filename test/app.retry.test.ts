@@ -62,8 +62,9 @@ async function startAndWait(url: string, outputs: string): Promise<RunSummary> {
   return waitFor(
     `run ${runId} to finish`,
     async () => {
-      const s = await summaryOf(outputs, runId);
-      return s && existsSync(join(runDirPath(outputs, runId), '_DONE')) ? s : undefined;
+      // _DONE first: the summary read after it is the final one.
+      if (!existsSync(join(runDirPath(outputs, runId), '_DONE'))) return undefined;
+      return (await summaryOf(outputs, runId)) ?? undefined;
     },
     120_000,
     200,

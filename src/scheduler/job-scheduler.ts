@@ -469,7 +469,9 @@ export class JobScheduler {
     await retryUnrecorded(this.ctx);
     // Runs written by others (`evalctl run` into the same outputs) and dirs deleted by hand.
     await this.catalog
-      .syncRunDirs((id) => this.running.has(id) || this.finishing.has(id) || this.queued.has(id) || this.unrecorded.has(id))
+      .syncRunDirs(
+        (id) => this.running.has(id) || this.finishing.has(id) || this.queued.has(id) || this.unrecorded.has(id) || this.retrying.has(id),
+      )
       .catch((err: unknown) => this.log.warn(`catalog: scanning the run directories: ${errorMessage(err)}`));
   }
 
