@@ -157,7 +157,8 @@ export class JobScheduler {
       if (this.closing) return;
       this.ticks.start();
       this.ticks.request();
-      if (s.resumeInterrupted) await this.resumeInterrupted();
+      // In the background: starting shared hosts for each resumed run must not hold the server's start up.
+      if (s.resumeInterrupted) void this.resumeInterrupted().catch((err: unknown) => this.log.warn(`resuming runs: ${errorMessage(err)}`));
     })();
     return this.started;
   }
@@ -301,6 +302,7 @@ export class JobScheduler {
   /** `resumeInterrupted`: retries the runs the previous backend's stop left ABORTED (recovery has just finished them). */
   private async resumeInterrupted(): Promise<void> {
     for (const row of this.catalog.listRuns({ status: 'ABORTED' })) {
+      if (this.closing) return;
       const summary = await readSummary(runDirPath(this.outputsDir, row.id)).catch(() => null);
       if (summary && interruptedByBackend(summary)) await this.resume(row.id);
     }
