@@ -77,8 +77,13 @@ async function checkRetried(outputs: string, runId: string, before: RunSummary, 
   const after = await waitFor(
     `retry of ${runId}`,
     async () => {
+      // Attempt 2 asked for (also in the background, by serve --resume), then _DONE, then its final summary.
+      const asked = existsSync(join(dir, 'attempts.json'))
+        ? (JSON.parse(readFileSync(join(dir, 'attempts.json'), 'utf8')) as AttemptsFile).attempts[1]?.requestedAt
+        : undefined;
+      if (!asked || !existsSync(join(dir, '_DONE'))) return undefined;
       const s = await summaryOf(outputs, runId);
-      return s && s.status !== 'QUEUED' && s.status !== 'RUNNING' && existsSync(join(dir, '_DONE')) ? s : undefined;
+      return s?.finishedAt && s.finishedAt > asked ? s : undefined;
     },
     120_000,
     200,
