@@ -33,6 +33,8 @@ export const ERROR_CODES = {
   CONFLICT: { kind: 'request', public: true },
   /** A scorer name nobody registered (the message lists the known ones). */
   UNKNOWN_SCORER: { kind: 'input', public: true },
+  /** `retryRun`: no episode of the run ended as asked and none is missing. */
+  NOTHING_TO_RETRY: { kind: 'request', public: true },
   STORAGE_FULL: { kind: 'storage', public: true },
   STORAGE_READ_ONLY: { kind: 'storage', public: true },
   RUN_DIR_MISSING: { kind: 'storage', public: false },

@@ -88,6 +88,7 @@ export function buildServices(options: AppOptions, log: SchedulerLogger, backend
   };
   const onSchedulerEvent = (e: SchedulerEvent) => {
     // A run's status change (admitted, cancelled, reaped) reaches its watchers at once, and the file is read once more.
+    if (e.type === 'run' && e.summary.status === 'QUEUED') watcher.reopen(e.runId);
     if (e.type === 'run') watcher.offer(e.runId, e.summary);
     publishQueue();
   };

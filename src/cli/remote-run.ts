@@ -39,6 +39,7 @@ const KNOWN = new Set([
   'STORAGE_FULL',
   'STORAGE_READ_ONLY',
   'AUDIT_MANIFEST_CHANGED',
+  'NOTHING_TO_RETRY',
 ]);
 const isKnown = (code: string): code is ErrorCode => KNOWN.has(code);
 

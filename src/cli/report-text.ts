@@ -87,5 +87,18 @@ export function renderReport(r: RunReport): string {
     out.push('Per episode (mean, total)');
     out.push(...table(r.perEpisode.map((c) => [c.metric, c.mean.toFixed(1), String(Math.round(c.total))])));
   }
+  if (r.retriedEpisodes?.length) {
+    out.push('', `Retried episodes (the run is on attempt ${r.attempt ?? 1})`);
+    out.push(
+      ...table(
+        r.retriedEpisodes.map((e) => [
+          `#${e.index}`,
+          e.episodeId ?? '',
+          `${e.status ?? 'not played yet'} in attempt ${e.attempt}`,
+          `earlier: ${e.earlier.map((x) => `${x.ending ?? 'never ran'} (attempt ${x.attempt})`).join(', ')}`,
+        ]),
+      ),
+    );
+  }
   return out.join('\n').trimEnd() + '\n';
 }

@@ -5,6 +5,7 @@
  * finish (starting no queued one), then exits; with --cancel-running-on-exit, or on a second
  * signal, the running runs are cancelled instead. Listening beyond loopback needs EVAL_API_TOKEN.
  * --ram-mb/--vram-mb give admission a capacity for memory it cannot measure (no nvidia-smi).
+ * --resume retries at start the runs the previous server's stop interrupted (docs/retry.md).
  */
 import { parseArgs } from 'node:util';
 import { BadInputError } from '../errors.js';
@@ -14,7 +15,7 @@ import { intFlag } from './args.js';
 import { shutdownTracing, startTracing } from '../tracing/tracing.js';
 
 const USAGE =
-  'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …] [--allowed-hosts NAME,…] [--ram-mb MB] [--vram-mb MB] [--cores N]\n' +
+  'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …] [--allowed-hosts NAME,…] [--ram-mb MB] [--vram-mb MB] [--cores N] [--resume]\n' +
   '  listening on a non-loopback host requires EVAL_API_TOKEN; clients send "Authorization: Bearer <token>"';
 
 export interface ServeArgs {
@@ -29,6 +30,8 @@ export interface ServeArgs {
   cores?: number;
   /** Host names besides loopback ones the server may be addressed by (comma-separated, repeatable). */
   allowedHosts: string[];
+  /** Retry at start the runs the previous server's stop interrupted (docs/retry.md). */
+  resume: boolean;
   help: boolean;
 }
 
@@ -48,6 +51,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
           'ram-mb': { type: 'string' },
           'vram-mb': { type: 'string' },
           cores: { type: 'string' },
+          resume: { type: 'boolean' },
           'allowed-hosts': { type: 'string', multiple: true },
           help: { type: 'boolean', short: 'h' },
         },
@@ -85,6 +89,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
       .flatMap((list) => list.split(','))
       .map((h) => h.trim())
       .filter((h) => h !== ''),
+    resume: v.resume === true,
     help: v.help === true,
   };
 }
@@ -103,7 +108,11 @@ export async function run(argv: string[]): Promise<number> {
     host: args.host,
     allowedOrigins: args.allowedOrigins,
     allowedHosts: args.allowedHosts,
-    scheduler: { staticCapacity: args.staticCapacity, ...(args.cores !== undefined ? { cores: args.cores } : {}) },
+    scheduler: {
+      staticCapacity: args.staticCapacity,
+      ...(args.cores !== undefined ? { cores: args.cores } : {}),
+      ...(args.resume ? { resumeInterrupted: true } : {}),
+    },
   });
   const tracing = await startTracing({ role: 'server', log: (line) => process.stderr.write(`evalctl serve: ${line}\n`) });
   const { url, port } = await app.start(args.port);

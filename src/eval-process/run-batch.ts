@@ -22,6 +22,7 @@ import { episodeIndicesOf } from '../spec/shards.js';
 import { FILES, readSharedUrls, readSpec, readSummary, touchDone, writeSummary } from '../store/run-dir.js';
 import { writeReport } from '../store/report.js';
 import { writeScoreIndexOfSummary } from '../compare/score-index.js';
+import { pendingIndicesOf, readAttempts } from '../store/attempts.js';
 import type { EpisodeRecord, RunSpec, RunSummary, SharedUrls } from '../store/types.js';
 import { storageCodeOf } from '../store/storage-fault.js';
 import { BatchEvalRunner, type EnvPanelTarget, type StepListener } from './batch-eval-runner.js';
@@ -85,6 +86,13 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     throw err;
   }
   const summary = await SummaryWriter.open(runDir, spec);
+  // A retry (store/attempts.ts) plays only its attempt's indices; the other records stay as they are.
+  const retryIndices = pendingIndicesOf(await readAttempts(runDir));
+  if (retryIndices) {
+    const replaced = new Set(retryIndices);
+    const before = await readSummary(runDir).catch(() => null);
+    summary.keep((before?.episodes ?? []).filter((r) => !replaced.has(r.index)));
+  }
   const emit = (s: RunSummary): RunSummary => {
     opts.onSummary?.(s);
     return s;
@@ -122,7 +130,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       ...(opts.hostEnv || workspaceDir
         ? { env: { ...opts.hostEnv, ...(workspaceDir ? { ACTIVE_WORKSPACE_DIR: workspaceDir } : {}) } }
         : {}),
-      workerCount: Math.max(1, Math.min(effectiveWorkerCount(spec), episodeIndicesOf(spec).length)),
+      workerCount: Math.max(1, Math.min(effectiveWorkerCount(spec), (retryIndices ?? episodeIndicesOf(spec)).length)),
       ...(opts.signal ? { signal: opts.signal } : {}),
       onStderr: log,
       ...(opts.onHostStarted ? { onHostStarted: opts.onHostStarted } : {}),
@@ -150,7 +158,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       sharedUrls,
       ...(envPanel ? { envPanel } : {}),
       // A partial run (evalctl run --shard) plays only its task's shards, under their run indices.
-      ...(spec.shard || spec.audit ? { episodeIndices: episodeIndicesOf(spec) } : {}),
+      ...(retryIndices ? { episodeIndices: retryIndices } : spec.shard || spec.audit ? { episodeIndices: episodeIndicesOf(spec) } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.onEpisodeStart ? { onEpisodeStart: opts.onEpisodeStart } : {}),
       onEpisode: (record, s) => {

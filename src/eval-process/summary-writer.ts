@@ -109,6 +109,14 @@ export class SummaryWriter {
     return this.#sorted.slice();
   }
 
+  /**
+   * Starts from records kept from earlier attempts (a retry plays only the others); call before
+   * start(), so no state of the run ever shows fewer records than the one before.
+   */
+  keep(records: readonly EpisodeRecord[]): void {
+    for (const r of records) this.#ingest(r);
+  }
+
   /** Marks the run RUNNING (with the eval process pid) and writes it. */
   start(pid: number = process.pid, startedAt = new Date()): Promise<RunSummary> {
     return this.#write((s) => {

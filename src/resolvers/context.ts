@@ -10,7 +10,15 @@ import type { RunLabels } from '../spec/run-labels.js';
 import type { RunReader } from '../store/run-reader.js';
 import type { RunWatcher } from '../store/run-watcher.js';
 import type { RunSummary } from '../store/types.js';
-import type { ActiveJob, FrozenSubmit, QueueEntry, ResourceSnapshot, SchedulerEvent, SubmitInput } from '../scheduler/types.js';
+import type {
+  ActiveJob,
+  FrozenSubmit,
+  QueueEntry,
+  ResourceSnapshot,
+  RetryResult,
+  SchedulerEvent,
+  SubmitInput,
+} from '../scheduler/types.js';
 import type { ApiPubSub } from './pubsub.js';
 import type { PlayRunner } from './play-runner.js';
 
@@ -24,6 +32,8 @@ export interface SchedulerApi {
   acquireInteractiveLock(holder: string): () => void;
   /** Queue changes and run status changes (startEval's waitForRoomSec waits on them). Returns the unsubscribe function. */
   subscribe?(listener: (e: SchedulerEvent) => void): () => void;
+  /** Queues a new attempt of a finished run (docs/retry.md). */
+  retry?(runId: string, endings?: readonly string[] | null): Promise<RetryResult>;
   /** A run's final summary that the disk refused (full, read-only, run dir deleted); the API answers from it. */
   unrecordedSummary?(runId: string): RunSummary | undefined;
 }

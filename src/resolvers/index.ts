@@ -17,6 +17,7 @@ import './compare.js';
 import './sweep.js';
 import './manifest.js';
 import './audit.js';
+import './retry.js';
 
 let schema: GraphQLSchema | undefined;
 

@@ -5,6 +5,7 @@
  */
 import { listScorers, prepareScorer } from '../scoring/registry.js';
 import { buildReport, type RunReport } from '../store/report.js';
+import { readAttempts } from '../store/attempts.js';
 import { rescoreRun } from '../store/rescore-run.js';
 import { readRescores, scoresOf } from '../store/rescores.js';
 import { isValidRunId, runDirPath } from '../store/run-dir.js';
@@ -26,7 +27,8 @@ builder.objectField(RunRef, 'report', (t) =>
     resolve: async (src: RunSource, _a, ctx): Promise<RunReport | null> => {
       const summary = await loadSummary(src, ctx);
       if (!summary) return null;
-      return buildReport(summary, await rescoresOf(ctx.outputsDir, summary.runId));
+      const attempts = isValidRunId(summary.runId) ? await readAttempts(runDirPath(ctx.outputsDir, summary.runId)) : null;
+      return buildReport(summary, await rescoresOf(ctx.outputsDir, summary.runId), attempts);
     },
   }),
 );

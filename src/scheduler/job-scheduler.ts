@@ -9,7 +9,7 @@ import { BadInputError, ConflictError, CodedError, NotFoundError, QueueFullError
 import { isTerminalRunStatus } from '../statuses.js';
 import { catalogRunFromSummary, RunCatalog } from '../store/catalog.js';
 import { RunsRootWatcher } from '../store/runs-root-watcher.js';
-import { assertRunId, createRunDir, readSummary, runDirPath, writeSharedUrls, writeSpec, writeSummary } from '../store/run-dir.js';
+import { assertRunId, createRunDir, isDone, readSummary, runDirPath, writeSharedUrls, writeSpec, writeSummary } from '../store/run-dir.js';
 import { describeStorage, StorageError, storageCodeOf, type StorageCode } from '../store/storage-fault.js';
 import type { BackendToEvalMessage } from '../eval-process/messages.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
@@ -38,12 +38,16 @@ import { resolveSchedulerOptions, type JobSchedulerOptions, type SchedulerSettin
 import { SharedHostManager } from './shared-hosts/shared-host-manager.js';
 import { SharedHostStarter } from './shared-hosts/shared-host-starter.js';
 import { TickLoop } from './tick-loop.js';
+import { queueRetry } from './retry-run.js';
+import { interruptedByBackend } from './recovery/interrupted.js';
+import { retryEndingsOf } from '../store/attempts.js';
 import { hostSecretFor } from '../host/host-secret.js';
 import type {
   ActiveJob,
   FrozenSubmit,
   QueueEntry,
   ResourceEstimate,
+  RetryResult,
   ResourceSnapshot,
   SchedulerEvent,
   SchedulerLogger,
@@ -73,6 +77,8 @@ export class JobScheduler {
   private readonly running = new Map<string, Job>();
   private readonly finishing = new Map<string, Job>();
   private readonly unrecorded = new Map<string, UnrecordedRun>();
+  /** Runs whose retry is being prepared, so two calls cannot both move its records. */
+  private readonly retrying = new Set<string>();
   private readonly listeners = new Set<(e: SchedulerEvent) => void>();
   private nextOrder = 0;
   private submitting = 0;
@@ -161,6 +167,8 @@ export class JobScheduler {
       this.runsRootWatcher.start();
       this.ticks.start();
       this.ticks.request();
+      // In the background: starting shared hosts for each resumed run must not hold the server's start up.
+      if (s.resumeInterrupted) void this.resumeInterrupted().catch((err: unknown) => this.log.warn(`resuming runs: ${errorMessage(err)}`));
     })();
     return this.started;
   }
@@ -295,6 +303,81 @@ export class JobScheduler {
     throw alreadyFinished(runId, this.catalog.getRun(runId)?.status ?? 'unknown');
   }
 
+  /**
+   * Queues a new attempt of a finished run that plays again its episodes that ended in
+   * `endings` (default: the non-agent failures) and those that never ran (docs/retry.md). It
+   * waits for admission like any run. CONFLICT while the run is queued, running or finishing;
+   * NOTHING_TO_RETRY when no episode qualifies; QUEUE_FULL past the queue's capacity.
+   */
+  async retry(runId: string, endings?: readonly string[] | null): Promise<RetryResult> {
+    this.assertOpen();
+    assertRunId(runId);
+    await this.start();
+    return this.retryStarted(runId, endings);
+  }
+
+  /** `resumeInterrupted`: retries the runs the previous backend's stop left ABORTED (recovery has just finished them). */
+  private async resumeInterrupted(): Promise<void> {
+    for (const row of this.catalog.listRuns({ status: 'ABORTED' })) {
+      if (this.closing) return;
+      const summary = await readSummary(runDirPath(this.outputsDir, row.id)).catch(() => null);
+      if (summary && interruptedByBackend(summary)) await this.resume(row.id);
+    }
+  }
+
+  private async resume(runId: string): Promise<void> {
+    try {
+      const r = await this.retryStarted(runId, null);
+      this.log.info(`run ${runId}: resumed (attempt ${r.attempt}, ${r.retried.length} episode(s))`);
+    } catch (err) {
+      this.log.warn(`run ${runId}: could not be resumed: ${errorMessage(err)}`);
+    }
+  }
+
+  private async retryStarted(runId: string, endings?: readonly string[] | null): Promise<RetryResult> {
+    const wanted = retryEndingsOf(endings);
+    const dir = this.getRunDir(runId);
+    await this.settled(runId, dir);
+    if (this.queued.has(runId) || this.running.has(runId) || this.finishing.has(runId) || this.retrying.has(runId)) {
+      throw new ConflictError(`run ${runId} is not finished; retry it once it has ended`);
+    }
+    if (this.unrecorded.has(runId) || !isDone(dir))
+      throw new ConflictError(`run ${runId} is not finished (no _DONE); retry it once it has ended`);
+    if (this.queued.length + this.submitting >= this.settings.queueCapacity) throw new QueueFullError(this.settings.queueCapacity);
+    this.retrying.add(runId);
+    this.submitting++;
+    try {
+      const r = await queueRetry({ runDir: dir, endings: wanted, graphDirs: this.settings.graphDirs, ctx: this.ctx });
+      this.enqueue(this.newJob(r.spec, dir, r.estimate, r.shared), r.summary);
+      this.log.info(`run ${runId}: attempt ${r.attempt} queued, re-running ${r.retried.length} episode(s)`);
+      this.emit({ type: 'run', runId, summary: r.summary });
+      this.emit({ type: 'queue' });
+      this.ticks.request();
+      return { summary: r.summary, attempt: r.attempt, retried: r.retried };
+    } finally {
+      this.submitting--;
+      this.retrying.delete(runId);
+    }
+  }
+
+  /**
+   * A run whose process wrote its end (_DONE) but which the scheduler has not reaped and
+   * finalised yet: waits for that (a tick away), so a retry asked for at the end is not refused.
+   */
+  private async settled(runId: string, dir: string): Promise<void> {
+    const deadline = Date.now() + this.settings.cancelGraceMs + 5000;
+    while (Date.now() < deadline) {
+      const finishing = this.finishing.get(runId);
+      if (finishing) {
+        await finishing.finalized?.catch(() => {});
+        continue;
+      }
+      if (!this.running.has(runId) || !isDone(dir)) return;
+      this.ticks.request();
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
   /** A run's final summary that the disk has not taken yet (full, read-only, or its dir deleted). */
   unrecordedSummary(runId: string): RunSummary | undefined {
     return this.unrecorded.get(runId)?.summary;
@@ -406,7 +489,9 @@ export class JobScheduler {
     await retryUnrecorded(this.ctx);
     // Runs written by others (`evalctl run` into the same outputs) and dirs deleted by hand.
     const synced = await this.catalog
-      .syncRunDirs((id) => this.running.has(id) || this.finishing.has(id) || this.queued.has(id) || this.unrecorded.has(id))
+      .syncRunDirs(
+        (id) => this.running.has(id) || this.finishing.has(id) || this.queued.has(id) || this.unrecorded.has(id) || this.retrying.has(id),
+      )
       .catch((err: unknown) => {
         this.log.warn(`catalog: scanning the run directories: ${errorMessage(err)}`);
         return false;
@@ -467,6 +552,10 @@ export class JobScheduler {
         this.finishing.delete(job.runId);
       });
     job.finalized.catch((err: unknown) => this.log.error(`finalising run ${job.runId}: ${errorMessage(err)}`));
+    // An eval process adopted at start that then stopped because the old backend was gone: resumed too.
+    if (job.adopted && this.settings.resumeInterrupted) {
+      job.finalized.then((s) => (interruptedByBackend(s) && !this.closing ? this.resume(job.runId) : undefined)).catch(() => {});
+    }
   }
 
   /** Starts every queued job that fits; updates the others' waiting reasons. */

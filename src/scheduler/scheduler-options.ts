@@ -12,6 +12,11 @@ import type { SchedulerLogger } from './types.js';
 export interface JobSchedulerOptions {
   /** Holds `eval_runs/` and the catalog `db.json`. */
   outputsDir: string;
+  /**
+   * At start, retry every run the previous backend's stop interrupted (ABORTED because its
+   * eval process lost the backend), playing only its unrecorded and stopped episodes (docs/retry.md). @default false
+   */
+  resumeInterrupted?: boolean;
   /** The backend's own URL, handed to each eval process (read at spawn, so it may be set after listen). */
   backendUrl: () => string;
   /** Queued runs accepted before submit fails with QUEUE_FULL. @default 1000 */
@@ -65,6 +70,7 @@ export interface SchedulerSettings {
   ownsSampler: boolean;
   graphDirs: GraphDirs;
   log: SchedulerLogger;
+  resumeInterrupted: boolean;
 }
 
 const defaultLogger: SchedulerLogger = {
@@ -115,5 +121,6 @@ export function resolveSchedulerOptions(options: JobSchedulerOptions): Scheduler
       builtinNodesetsDir: options.builtinNodesetsDir,
     },
     log: options.logger ?? defaultLogger,
+    resumeInterrupted: options.resumeInterrupted === true,
   };
 }

@@ -4,6 +4,7 @@
 import type { GraphSpec } from '../core/types.js';
 import type { NodesetEntry } from '../nodeset-registry/registry.js';
 import type { RunSummary } from '../store/types.js';
+import type { RetriedEpisode } from '../store/attempts.js';
 import type { GpuMemory } from './admission/nvidia-smi.js';
 
 /** What `startEval` accepts: the run-spec schema's input (spec/run-spec.ts). */
@@ -104,4 +105,11 @@ export interface SharedHostStatus {
   /** Set while no run holds it: the unload happens sharedHostIdleMs later. */
   idleSince: string | null;
   restarts: number;
+}
+
+/** A queued retry: the run's summary as queued, the attempt's number and the episodes it plays again. */
+export interface RetryResult {
+  summary: RunSummary;
+  attempt: number;
+  retried: RetriedEpisode[];
 }

@@ -12,6 +12,7 @@ import { summarizeValues } from './aggregate.js';
 import { writeJsonAtomic } from './atomic.js';
 import { readRescores, type RescoreFile } from './rescores.js';
 import { readSummary } from './run-dir.js';
+import { currentAttemptOf, readAttempts, retriedEpisodesOf, type AttemptsFile, type RetriedEpisodeReport } from './attempts.js';
 import type { EpisodeRecord, MetricAggregate, RunSummary, ScoreEntry, ScoreTarget } from './types.js';
 
 export const REPORT_FILE = 'report.json';
@@ -96,6 +97,9 @@ export interface RunReport {
   best: EpisodeBrief[];
   /** llm_calls, tokens … per episode where the graph emits them, then `durationMs` and `steps`. */
   perEpisode: CostReport[];
+  /** On a retried run (docs/retry.md): the attempt it is on, and every episode a retry played, with its earlier endings. */
+  attempt?: number;
+  retriedEpisodes?: RetriedEpisodeReport[];
 }
 
 const rate = (n: number, d: number): number => (d === 0 ? 0 : n / d);
@@ -196,7 +200,7 @@ function costs(records: readonly EpisodeRecord[]): CostReport[] {
 }
 
 /** The report of `summary` with its rescorings. */
-export function buildReport(summary: RunSummary, rescores: readonly RescoreFile[] = []): RunReport {
+export function buildReport(summary: RunSummary, rescores: readonly RescoreFile[] = [], attempts: AttemptsFile | null = null): RunReport {
   const records = [...summary.episodes].sort((a, b) => a.index - b.index);
   const done = records.length;
   const counted = records.filter((r) => !NOT_SCORED.has(r.status));
@@ -231,12 +235,15 @@ export function buildReport(summary: RunSummary, rescores: readonly RescoreFile[
     worst,
     best,
     perEpisode: costs(records),
+    ...(attempts && attempts.attempts.length > 1
+      ? { attempt: currentAttemptOf(attempts), retriedEpisodes: retriedEpisodesOf(attempts, records) }
+      : {}),
   };
 }
 
 /** Builds the run's report from its files and writes `report.json` (atomically); returns it. */
 export async function writeReport(runDir: string, summary?: RunSummary): Promise<RunReport> {
-  const report = buildReport(summary ?? (await readSummary(runDir)), await readRescores(runDir));
+  const report = buildReport(summary ?? (await readSummary(runDir)), await readRescores(runDir), await readAttempts(runDir));
   await writeJsonAtomic(join(runDir, REPORT_FILE), report);
   return report;
 }

@@ -1,6 +1,7 @@
 /**
  * The run directory layout: `outputs/eval_runs/<run_id>/` with spec.json, shared_urls.json,
- * graph.json, summary.json, stdout.log, stderr.log, _DONE and episodes/epNNNN/.
+ * graph.json, summary.json, stdout.log, stderr.log, _DONE and episodes/epNNNN/ (and, once
+ * retried, attempts.json and attempts/<n>/: store/attempts.ts).
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile, stat } from 'node:fs/promises';

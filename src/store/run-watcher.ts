@@ -192,6 +192,16 @@ export class RunWatcher {
     this.#scheduleRead(w, 0);
   }
 
+  /**
+   * A finished run that is going again (a retry, docs/retry.md): its watch, which takes nothing
+   * after a terminal state, is closed, so the next subscriber follows the new attempt from its
+   * first state. Subscribers of the old watch already had its terminal state.
+   */
+  reopen(runId: string): void {
+    const w = this.#watches.get(runId);
+    if (w?.last && isTerminalRunStatus(w.last.status)) this.#closeWatch(w);
+  }
+
   /** Reads summary.json once more now (e.g. when the run's process has exited). */
   refresh(runId: string): void {
     const w = this.#watches.get(runId);

@@ -99,6 +99,8 @@ export const UPDATE_RUN = graphql(`
 
 export const CANCEL_RUN = graphql(`mutation CancelRun($id: ID!) { cancelRun(id: $id) { id status } }`);
 
+export const RETRY_RUN = graphql(`mutation RetryRun($id: ID!) { retryRun(id: $id) { runId status attempt } }`);
+
 export const PLAY_EPISODE = graphql(`
   subscription PlayEpisode($graphName: String!, $index: Int!, $seed: Int, $overrides: JSON, $dataset: String, $split: String, $stepBudget: Int) {
     playEpisode(graphName: $graphName, index: $index, seed: $seed, overrides: $overrides, dataset: $dataset, split: $split, stepBudget: $stepBudget) {

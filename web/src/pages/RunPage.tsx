@@ -6,6 +6,7 @@ import { HistogramChart } from '../charts/HistogramChart.js';
 import { MetricSeriesChart } from '../charts/MetricSeriesChart.js';
 import { WorkerTimeline } from '../charts/WorkerTimeline.js';
 import { CancelButton } from '../components/CancelButton.js';
+import { RetryButton } from '../components/RetryButton.js';
 import { EpisodeDrawer } from '../components/EpisodeDrawer.js';
 import { EpisodeTable } from '../components/EpisodeTable.js';
 import { MetricCards } from '../components/MetricCards.js';
@@ -94,6 +95,15 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
         </div>
         <div className="actions">
           {live && <CancelButton runId={run.id} onCancelled={q.refetch} />}
+          {!live && (
+            <RetryButton
+              runId={run.id}
+              statusCounts={run.statusCounts}
+              episodesDone={run.episodesDone}
+              episodeCount={run.episodeCount}
+              onQueued={q.refetch}
+            />
+          )}
           <a className="button" href={href.runAgain(run.id)} data-testid="run-again">
             Run again
           </a>

@@ -1,0 +1,95 @@
+/**
+ * `evalctl retry <run> [--endings E,…] [--server URL [--token T]] [--outputs DIR] [--json]`:
+ * plays again, as a new attempt of the same run, its episodes that ended in the endings
+ * (default CRASHED, TIMEOUT, ERROR, INFRA_ERROR, CANCELLED) and those that never ran
+ * (docs/retry.md). With `--server` the server queues it (retryRun) and it is followed there;
+ * without, it runs here, on the run directory under `--outputs` (no server may be running it).
+ */
+import { ConflictError, isInputFault } from '../errors.js';
+import { runBatch } from '../eval-process/run-batch.js';
+import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
+import { prepareRetry, retryEndingsOf, type RetriedEpisode } from '../store/attempts.js';
+import { isDone } from '../store/run-dir.js';
+import type { RunSummary } from '../store/types.js';
+import { parseCliArgs } from './args.js';
+import { RemoteServer } from './remote-run.js';
+import { runDirOf } from './run-dir-arg.js';
+import { progressLine, renderSummary } from './run.js';
+
+const USAGE =
+  'usage: evalctl retry <run-id | run-dir> [--endings CRASHED,TIMEOUT,ERROR,INFRA_ERROR,CANCELLED] [--outputs DIR] [--server URL [--token T]] [--json]';
+
+const RETRY = `mutation Retry($id: ID!, $endings: [EpisodeStatus!]) {
+  retryRun(id: $id, endings: $endings) { runId attempt retried { index ending attempt } }
+}`;
+
+function describe(runId: string, attempt: number, retried: readonly RetriedEpisode[]): string {
+  const counts = new Map<string, number>();
+  for (const r of retried) counts.set(r.ending ?? 'never ran', (counts.get(r.ending ?? 'never ran') ?? 0) + 1);
+  const why = [...counts].map(([k, n]) => `${n} ${k}`).join(', ');
+  return `run ${runId}: attempt ${attempt} plays ${retried.length} episode(s) again (${why})\n`;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCliArgs(
+    {
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        endings: { type: 'string' },
+        outputs: { type: 'string' },
+        server: { type: 'string' },
+        token: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    },
+    USAGE,
+  );
+  if (values.help) {
+    process.stdout.write(USAGE + '\n');
+    return 0;
+  }
+  const endings = retryEndingsOf(values.endings?.split(',').filter((e) => e.trim() !== ''));
+  const json = values.json === true;
+  let summary: RunSummary;
+  let where: string;
+  if (values.server !== undefined) {
+    const runId = positionals[0] ?? '';
+    const server = new RemoteServer({ server: values.server, token: values.token ?? (process.env.EVAL_API_TOKEN || undefined) });
+    const data = await server.gql<{ retryRun: { runId: string; attempt: number; retried: RetriedEpisode[] } }>(RETRY, {
+      id: runId,
+      endings: values.endings === undefined ? null : endings,
+    });
+    process.stderr.write(describe(runId, data.retryRun.attempt, data.retryRun.retried));
+    const live = !json && process.stderr.isTTY === true;
+    const started = Date.now();
+    for await (const state of server.progress(runId)) {
+      if (live) process.stderr.write(`\r\x1b[2K${progressLine({ aggregateMetrics: [], ...state } as RunSummary, Date.now() - started)}`);
+    }
+    if (live) process.stderr.write('\r\x1b[2K');
+    summary = await server.summary(runId);
+    where = `${server.base}/runs/${runId}/export.tar.gz (on the server)`;
+  } else {
+    const dir = runDirOf(positionals[0], values.outputs ?? DEFAULT_OUTPUTS_DIR, USAGE);
+    if (!isDone(dir)) throw new ConflictError(`run ${dir} is not finished (no _DONE); retry it once it has ended`);
+    const prepared = await prepareRetry(dir, endings);
+    process.stderr.write(describe(prepared.spec.runId, prepared.attempt, prepared.retried));
+    const controller = new AbortController();
+    const stop = () => controller.abort(new Error('cancelled (SIGINT)'));
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    try {
+      summary = await runBatch({ runDir: dir, signal: controller.signal });
+    } finally {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+    }
+    where = dir;
+  }
+  process.stdout.write(json ? JSON.stringify(summary, null, 2) + '\n' : renderSummary(summary, where));
+  if (summary.status === 'COMPLETED') return 0;
+  if (summary.error) process.stderr.write(`evalctl retry: run ${summary.runId} ${summary.status}: ${summary.error.message}\n`);
+  return isInputFault(summary.error?.code) ? 2 : 1;
+}
