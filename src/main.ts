@@ -18,6 +18,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run(argv
   export: { summary: "export a run's episodes (CSV, JSONL), summary (JSON) or directory (tar.gz)", load: () => import('./cli/export.js') },
   compare: { summary: 'compare runs episode by episode (paired)', load: () => import('./cli/compare.js') },
   plan: { summary: 'minimum detectable effect and episodes needed for a run', load: () => import('./cli/plan.js') },
+  worker: { summary: 'take shards of `serve --redis` runs and play them on this machine', load: () => import('./cli/worker.js') },
   merge: { summary: 'merge the partial run directories of `run --shard k/K` into one run', load: () => import('./cli/merge.js') },
 };
 

@@ -13,7 +13,7 @@ import { listeningLine } from './listen-urls.js';
 import { intFlag } from './args.js';
 
 const USAGE =
-  'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …] [--allowed-hosts NAME,…] [--ram-mb MB] [--vram-mb MB] [--cores N]\n' +
+  'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …] [--allowed-hosts NAME,…] [--ram-mb MB] [--vram-mb MB] [--cores N] [--redis URL [--redis-lost-ms MS]]\n' +
   '  listening on a non-loopback host requires EVAL_API_TOKEN; clients send "Authorization: Bearer <token>"';
 
 export interface ServeArgs {
@@ -28,6 +28,8 @@ export interface ServeArgs {
   cores?: number;
   /** Host names besides loopback ones the server may be addressed by (comma-separated, repeatable). */
   allowedHosts: string[];
+  /** Scale-out: admitted runs go on BullMQ in this Redis for `evalctl worker`s. */
+  redis?: { url: string; redisLostMs?: number };
   help: boolean;
 }
 
@@ -48,6 +50,8 @@ export function parseServeArgs(argv: string[]): ServeArgs {
           'vram-mb': { type: 'string' },
           cores: { type: 'string' },
           'allowed-hosts': { type: 'string', multiple: true },
+          redis: { type: 'string' },
+          'redis-lost-ms': { type: 'string' },
           help: { type: 'boolean', short: 'h' },
         },
       });
@@ -72,7 +76,11 @@ export function parseServeArgs(argv: string[]): ServeArgs {
     if (mb !== undefined) staticCapacity[key] = mb;
   }
   const cores = intFlag('cores', v.cores, 1, 'a whole number of cores (1 or more)');
+  const redisLostMs = intFlag('redis-lost-ms', v['redis-lost-ms'], 1, 'a whole number of milliseconds (1 or more)');
+  if (v.redis !== undefined && !/^rediss?:\/\//.test(v.redis)) throw new BadInputError(`--redis must be a redis:// URL, got "${v.redis}"`);
+  if (redisLostMs !== undefined && v.redis === undefined) throw new BadInputError('--redis-lost-ms needs --redis');
   return {
+    ...(v.redis !== undefined ? { redis: { url: v.redis, ...(redisLostMs !== undefined ? { redisLostMs } : {}) } } : {}),
     port,
     host,
     ...(cores !== undefined ? { cores } : {}),
@@ -103,6 +111,9 @@ export async function run(argv: string[]): Promise<number> {
     allowedOrigins: args.allowedOrigins,
     allowedHosts: args.allowedHosts,
     scheduler: { staticCapacity: args.staticCapacity, ...(args.cores !== undefined ? { cores: args.cores } : {}) },
+    ...(args.redis
+      ? { redis: { redisUrl: args.redis.url, ...(args.redis.redisLostMs !== undefined ? { redisLostMs: args.redis.redisLostMs } : {}) } }
+      : {}),
   });
   const { url, port } = await app.start(args.port);
   process.stdout.write(`${listeningLine(args.host, port, url)}\n`);

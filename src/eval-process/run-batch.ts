@@ -134,7 +134,8 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       sharedUrls,
       ...(envPanel ? { envPanel } : {}),
       // A partial run (evalctl run --shard) plays only its task's shards, under their run indices.
-      ...(spec.shard ? { episodeIndices: episodeIndicesOf(spec) } : {}),
+      // A scale-out worker's shard plays the indices its spec lists.
+      ...(spec.shard || spec.episodeIndices ? { episodeIndices: episodeIndicesOf(spec) } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.onEpisodeStart ? { onEpisodeStart: opts.onEpisodeStart } : {}),
       onEpisode: (record, s) => {

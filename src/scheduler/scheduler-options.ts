@@ -8,6 +8,7 @@ import { EVAL_PROCESS_MAIN } from '../paths.js';
 import { ResourceSampler, type ResourceSource } from './admission/resource-sampler.js';
 import type { GraphDirs } from './run-graph.js';
 import type { SchedulerLogger } from './types.js';
+import type { RemoteRuns } from './job/remote-job.js';
 
 export interface JobSchedulerOptions {
   /** Holds `eval_runs/` and the catalog `db.json`. */
@@ -45,6 +46,8 @@ export interface JobSchedulerOptions {
   builtinNodesetsDir?: string;
   /** @default lines on stderr prefixed `[scheduler]` */
   logger?: SchedulerLogger;
+  /** Scale-out (`serve --redis`): admitted runs go to these workers, not to a local eval process. @default none */
+  remote?: RemoteRuns;
 }
 
 /** The options checked, with every default filled in. */
@@ -65,6 +68,7 @@ export interface SchedulerSettings {
   ownsSampler: boolean;
   graphDirs: GraphDirs;
   log: SchedulerLogger;
+  remote: RemoteRuns | undefined;
 }
 
 const defaultLogger: SchedulerLogger = {
@@ -115,5 +119,6 @@ export function resolveSchedulerOptions(options: JobSchedulerOptions): Scheduler
       builtinNodesetsDir: options.builtinNodesetsDir,
     },
     log: options.logger ?? defaultLogger,
+    remote: options.remote,
   };
 }

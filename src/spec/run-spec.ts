@@ -201,6 +201,11 @@ export const runSpecSchema = z.strictObject({
     .strictObject({ task: intIn(1, RUN_LIMITS.maxEpisodes), of: intIn(1, RUN_LIMITS.maxEpisodes) })
     .refine((s) => s.task <= s.of, { error: 'task must be at most of' })
     .optional(),
+  /**
+   * Set on one shard's copy of a run on a scale-out worker: the run indices this eval process
+   * plays (the shard's episodes not yet committed on the head), each under its run index.
+   */
+  episodeIndices: z.array(intIn(0, Number.MAX_SAFE_INTEGER)).optional(),
 });
 export type RunSpec = z.output<typeof runSpecSchema>;
 

@@ -37,7 +37,8 @@ export function shardsOfTask(spec: ShardFields, t: ShardTask): number[] {
 }
 
 /** The run indices a spec plays, in order: all of them, or only its task's shards on a partial run. */
-export function episodeIndicesOf(spec: ShardFields & Pick<RunSpec, 'shard'>): number[] {
+export function episodeIndicesOf(spec: ShardFields & Pick<RunSpec, 'shard'> & { episodeIndices?: readonly number[] | undefined }): number[] {
+  if (spec.episodeIndices) return [...spec.episodeIndices];
   if (!spec.shard) return Array.from({ length: spec.episodeCount }, (_, i) => i);
   const out: number[] = [];
   for (const s of shardsOfTask(spec, spec.shard)) {
