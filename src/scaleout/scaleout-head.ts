@@ -67,6 +67,9 @@ export class ScaleoutHead implements RemoteRuns {
     this.#bull = bull;
     this.#flows = new FlowProducer({ connection: bull });
     this.#runQueue = new Queue(RUN_QUEUE, { connection: bull });
+    // A lost Redis is watched through the connection's events (#checkRedis), not through each object's errors.
+    this.#flows.on('error', () => {});
+    this.#runQueue.on('error', () => {});
   }
 
   /** Connects to Redis; REDIS_UNAVAILABLE when it cannot be reached. */
@@ -184,9 +187,10 @@ export class ScaleoutHead implements RemoteRuns {
         await this.#publishCancel(run.spec.runId);
       }
       await Promise.allSettled([...this.#executing]);
-      await Promise.allSettled([this.#flows.close(), this.#runQueue.close()]);
+      // Closed first, so closing BullMQ's objects does not wait on a Redis that is gone.
       this.#redis.disconnect();
       this.#bull.disconnect();
+      await Promise.allSettled([this.#flows.close(), this.#runQueue.close()]);
     })();
     return this.#closing;
   }
