@@ -77,6 +77,7 @@ export function buildServices(options: AppOptions, log: SchedulerLogger, backend
     pubsub,
     play: new PlayRunner({ graphs, nodesets, lock: scheduler }),
     assetUrl: assetUrlPath,
+    ...(scaleout ? { scaleout } : {}),
   };
 
   // Queue events arrive in bursts (a tick changes several jobs): publish once per turn of the loop.

@@ -16,6 +16,7 @@ import './report.js';
 import './compare.js';
 import './sweep.js';
 import './manifest.js';
+import './scaleout.js';
 
 let schema: GraphQLSchema | undefined;
 

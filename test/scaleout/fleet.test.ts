@@ -114,7 +114,27 @@ describe('scale-out over Redis', () => {
 
   it('spreads 96 episodes over 3 workers and ends with the one-machine result', async () => {
     await Promise.all(['w1', 'w2', 'w3'].map((n) => addWorker(n)));
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const fleet = await waitFor('the three workers in `workers`', async () => {
+      const r = await head.gql<{ workers: { name: string; slots: number; lastHeartbeat: string }[] }>(
+        '{ workers { name slots lastHeartbeat shards { runId shard } } }',
+        {},
+        auth,
+      );
+      const names = (r.data?.workers ?? []).map((w) => w.name);
+      return ['w1', 'w2', 'w3'].every((n) => names.includes(n)) ? r.data!.workers : null;
+    });
+    expect(fleet.find((w) => w.name === 'w1')?.slots).toBe(2);
     const run = await head.app.scheduler.submit(SPEC);
+    const shards = await waitFor('run.shards', async () => {
+      const r = await head.gql<{ run: { shards: { index: number; first: number; end: number; state: string }[] | null } }>(
+        'query ($id: ID!) { run(id: $id) { shards { index first end state worker committed attempts } } }',
+        { id: run.runId },
+        auth,
+      );
+      return r.data?.run.shards;
+    });
+    expect(shards.map((x) => [x.index, x.first, x.end])).toEqual(Array.from({ length: 12 }, (_, i) => [i, i * 8, i * 8 + 8]));
     const s = await ended(run.runId);
     expect(s.status).toBe('COMPLETED');
     expect(await resultOf(runDirOf(run.runId))).toEqual(baseline);
