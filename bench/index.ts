@@ -14,6 +14,7 @@ const BENCHES: Record<string, (flags: string[]) => Promise<void>> = {
   llm: async () => (await import('./llm.js')).benchLlm(),
   compare: async () => (await import('./compare.js')).benchCompare(),
   scaling: async (flags) => (await import('./scaling.js')).benchScaling(flags),
+  scaleout: async (flags) => (await import('./scaleout.js')).benchScaleout(flags),
 };
 
 const args = process.argv.slice(2);

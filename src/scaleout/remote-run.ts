@@ -6,7 +6,7 @@
  * folds them, so the two are byte-identical apart from timing and worker fields.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, normalize, sep } from 'node:path';
 import { BadInputError, CodedError, ConflictError } from '../errors.js';
 import type { RunStatus } from '../statuses.js';
@@ -134,13 +134,14 @@ export class RemoteRun {
     this.#taken.add(index);
     try {
       const dir = episodeDir(this.runDir, index);
+      await mkdir(dir, { recursive: true });
+      // Plain writes: episode.json, written last and atomically, is what makes the episode count.
       for (const f of files) {
         if (f === recordFile) continue;
         const path = safeJoin(dir, f.path);
-        await mkdir(dirname(path), { recursive: true });
-        await writeFileAtomic(path, Buffer.from(f.data, 'base64'));
+        if (dirname(path) !== dir) await mkdir(dirname(path), { recursive: true });
+        await writeFile(path, Buffer.from(f.data, 'base64'));
       }
-      await mkdir(dir, { recursive: true });
       // The bytes the eval process wrote, unchanged.
       await writeFileAtomic(join(dir, EPISODE_FILES.record), recordBytes);
     } catch (err) {
