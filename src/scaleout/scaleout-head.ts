@@ -10,7 +10,7 @@
 import { FlowProducer, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { CodedError, ConflictError, errorMessage } from '../errors.js';
-import type { RemoteRuns } from '../scheduler/job/remote-job.js';
+import type { RemoteRuns } from '../scheduler/job/remote-runs.js';
 import type { SchedulerLogger } from '../scheduler/types.js';
 import type { RunSpec, RunSummary } from '../store/types.js';
 import type { ClaimAnswer, CommitAnswer, CommitRequest, ShardEndRequest, WorkerHeartbeat } from './protocol.js';

@@ -8,7 +8,7 @@ import { EVAL_PROCESS_MAIN } from '../paths.js';
 import { ResourceSampler, type ResourceSource } from './admission/resource-sampler.js';
 import type { GraphDirs } from './run-graph.js';
 import type { SchedulerLogger } from './types.js';
-import type { RemoteRuns } from './job/remote-job.js';
+import type { RemoteRuns } from './job/remote-runs.js';
 
 export interface JobSchedulerOptions {
   /** Holds `eval_runs/` and the catalog `db.json`. */

@@ -36,8 +36,8 @@ export function shardsOfTask(spec: ShardFields, t: ShardTask): number[] {
   return out;
 }
 
-/** The run indices a spec plays, in order: all of them, or only its task's shards on a partial run. */
-export function episodeIndicesOf(spec: ShardFields & Pick<RunSpec, 'shard'> & { episodeIndices?: readonly number[] | undefined }): number[] {
+/** The run indices a spec plays, in order: all of them, its task's shards on a partial run, or those a scale-out worker's shard lists. */
+export function episodeIndicesOf(spec: ShardFields & Pick<RunSpec, 'shard' | 'episodeIndices'>): number[] {
   if (spec.episodeIndices) return [...spec.episodeIndices];
   if (!spec.shard) return Array.from({ length: spec.episodeCount }, (_, i) => i);
   const out: number[] = [];

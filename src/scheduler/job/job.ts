@@ -7,7 +7,7 @@ import type { StorageCode } from '../../store/storage-fault.js';
 import type { RunSpec, RunSummary } from '../../store/types.js';
 import type { SharedHostManager } from '../shared-hosts/shared-host-manager.js';
 import type { EvalChild, EvalExit } from './spawn-eval.js';
-import type { RemoteRuns } from './remote-job.js';
+import type { RemoteRuns } from './remote-runs.js';
 import type { ResourceEstimate, SchedulerEvent, SchedulerLogger } from '../types.js';
 
 /** A job's lifecycle inside the scheduler (its run's status is in summary.json). */

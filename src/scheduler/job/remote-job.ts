@@ -4,19 +4,10 @@
  * hands the run to the fleet and resolves with the final summary, written to the run dir as
  * an eval process would write it. Cancel aborts it, like an in-process run.
  */
-import type { RunSpec, RunSummary } from '../../store/types.js';
 import type { Job, JobContext } from './job.js';
+import type { RemoteRuns } from './remote-runs.js';
 
-/** Where runs go when the scheduler does not run them itself. */
-export interface RemoteRuns {
-  /** Throws a coded error (REDIS_UNAVAILABLE) when no run could be handed over now. */
-  assertReachable(): Promise<void>;
-  /**
-   * Hands the run over; resolves with its final summary once it has ended (summary.json,
-   * report.json written; _DONE is left to the scheduler). `signal` aborts it (a cancel).
-   */
-  execute(run: { spec: RunSpec; runDir: string; signal: AbortSignal; onProgress(episodesDone: number): void }): Promise<RunSummary>;
-}
+export type { RemoteRuns } from './remote-runs.js';
 
 /** What a remote run reserves on this machine: nothing (the workers admit its shards by their own resources). */
 export const REMOTE_ESTIMATE = { ramMb: 0, vramMb: 0, source: 'declared' as const, cores: 0 };
