@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { join, relative } from 'node:path';
 import { DelayedError, Worker, type Job as BullJob } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -316,7 +316,7 @@ export class ShardWorker {
       slots: this.#o.slots,
       ramFreeMb: sample?.ramFreeMb ?? null,
       vramFreeMb: sample?.vramFreeMb ?? null,
-      cores: this.#o.cores ?? (await import('node:os')).availableParallelism(),
+      cores: this.#o.cores ?? availableParallelism(),
       shards: [...this.#active].map((a) => ({ runId: a.runId, shard: a.shard })),
     };
     await this.#head.post(SCALEOUT_ROUTES.heartbeat, hb).catch((err: unknown) => {
