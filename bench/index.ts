@@ -15,6 +15,7 @@ const BENCHES: Record<string, (flags: string[]) => Promise<void>> = {
   compare: async () => (await import('./compare.js')).benchCompare(),
   scaling: async (flags) => (await import('./scaling.js')).benchScaling(flags),
   tracing: async () => (await import('./tracing.js')).benchTracing(),
+  scaleout: async (flags) => (await import('./scaleout.js')).benchScaleout(flags),
 };
 
 const args = process.argv.slice(2);

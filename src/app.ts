@@ -33,7 +33,7 @@ export function buildApp(options: AppOptions): App {
   const { host } = access;
   const log = options.logger ?? defaultLogger;
   let baseUrl = '';
-  const { services, scheduler, forwardEvents, cancelPending } = buildServices(options, log, () => baseUrl);
+  const { services, scheduler, scaleout, forwardEvents, cancelPending } = buildServices(options, log, () => baseUrl);
   const yoga = createApiYoga({
     services,
     log,
@@ -44,6 +44,7 @@ export function buildApp(options: AppOptions): App {
     access,
     yoga,
     runs: services.runs,
+    scaleout,
     webDir: resolve(options.webDir ?? WEB_DIST_DIR),
   });
   const http = createHttpServer(handle, log);
@@ -54,8 +55,11 @@ export function buildApp(options: AppOptions): App {
 
   return {
     scheduler,
+    scaleout,
     async start(port = 0) {
       if (stopping) throw new BadInputError('this app was stopped; build a new one');
+      // Before anything else: a Redis that cannot be reached is REDIS_UNAVAILABLE, not a server that cannot run anything.
+      await scaleout?.start();
       await scheduler.start();
       unsubscribe = forwardEvents();
       const { url, port: actualPort } = await http.listen(port, host);
@@ -72,6 +76,7 @@ export function buildApp(options: AppOptions): App {
           ['http server', () => http.close()],
           ['running runs', () => drainer.drain()],
           ['scheduler events', () => unsubscribe?.()],
+          ['scale-out head', () => scaleout?.close()],
           ['scheduler', () => scheduler.close({ cancelRunning: drainer.cancelRunning })],
           ['yoga', () => yoga.dispose()],
         ];

@@ -46,6 +46,10 @@ export const ERROR_CODES = {
   OUT_OF_BUDGET: { kind: 'episode', public: false },
   SUMMARY_INVALID: { kind: 'internal', public: false },
   INTERNAL_SERVER_ERROR: { kind: 'internal', public: true },
+  /** `serve --redis` / `worker --redis`: Redis cannot be reached (at start or at submit). */
+  REDIS_UNAVAILABLE: { kind: 'request', public: true },
+  /** A run on the Redis path lost Redis while it ran: ABORTED, its committed episodes kept. */
+  REDIS_LOST: { kind: 'episode', public: false },
 } as const satisfies Record<string, { kind: 'input' | 'request' | 'storage' | 'episode' | 'internal'; public: boolean }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

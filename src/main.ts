@@ -20,6 +20,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run(argv
   plan: { summary: 'minimum detectable effect and episodes needed for a run', load: () => import('./cli/plan.js') },
   audit: { summary: 'check that a finished run gives the same records at another worker count', load: () => import('./cli/audit.js') },
   retry: { summary: "play a finished run's failed or missing episodes again, as a new attempt", load: () => import('./cli/retry.js') },
+  worker: { summary: 'take shards of `serve --redis` runs and play them on this machine', load: () => import('./cli/worker.js') },
   merge: { summary: 'merge the partial run directories of `run --shard k/K` into one run', load: () => import('./cli/merge.js') },
 };
 

@@ -2,6 +2,7 @@
 import type { JobScheduler, JobSchedulerOptions } from '../scheduler/job-scheduler.js';
 import type { SchedulerLogger } from '../scheduler/types.js';
 import type { QueryLimits } from '../resolvers/limits.js';
+import type { ScaleoutHead, ScaleoutHeadOptions } from '../scaleout/scaleout-head.js';
 
 export interface AppOptions {
   /** Holds `eval_runs/` and the catalog `db.json`. */
@@ -26,6 +27,11 @@ export interface AppOptions {
   limits?: QueryLimits;
   /** @default lines on stderr prefixed `[server]` */
   logger?: SchedulerLogger;
+  /**
+   * Scale-out (`serve --redis`): admitted runs go on BullMQ in this Redis for `evalctl worker`s
+   * (docs/scale-out.md). @default none: runs run on this machine
+   */
+  redis?: Omit<ScaleoutHeadOptions, 'log'>;
 }
 
 export interface App {
@@ -39,4 +45,6 @@ export interface App {
    */
   stop(opts?: { cancelRunning?: boolean }): Promise<void>;
   readonly scheduler: JobScheduler;
+  /** The scale-out head, with `redis`. */
+  readonly scaleout?: ScaleoutHead | undefined;
 }

@@ -8,11 +8,19 @@ import { ASSET_ROUTE, serveAsset } from '../http/assets.js';
 import { sendError, sendJson } from '../http/respond.js';
 import { EXPORT_ROUTE, serveExport } from '../http/run-export.js';
 import { serveStatic } from '../http/static-files.js';
+import { isScaleoutPath, serveScaleout } from '../http/scaleout-routes.js';
+import type { ScaleoutHead } from '../scaleout/scaleout-head.js';
 import type { RunReader } from '../store/run-reader.js';
 import type { Access } from './access.js';
 import type { ApiYoga } from './yoga.js';
 
-export function createRequestHandler(opts: { access: Access; yoga: ApiYoga; runs: RunReader; webDir: string }) {
+export function createRequestHandler(opts: {
+  access: Access;
+  yoga: ApiYoga;
+  runs: RunReader;
+  webDir: string;
+  scaleout?: ScaleoutHead | undefined;
+}) {
   const { access, yoga, runs, webDir } = opts;
   const { token } = access;
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -21,6 +29,15 @@ export function createRequestHandler(opts: { access: Access; yoga: ApiYoga; runs
     const badHost = access.hostRefusal(req);
     if (badHost) return sendError(res, 403, 'UNAUTHENTICATED', badHost);
     if (pathname === '/healthz') return sendJson(res, 200, { ok: true });
+    if (isScaleoutPath(pathname)) {
+      // Workers are programs, not pages: the token (when set), no browser origin.
+      if (req.headers.origin !== undefined) return sendError(res, 403, 'UNAUTHENTICATED', 'scale-out routes take no browser requests');
+      if (token && !sameToken(requestToken(req, url), token)) {
+        res.setHeader('www-authenticate', 'Bearer');
+        return sendError(res, 401, 'UNAUTHENTICATED', 'missing or wrong token: send "Authorization: Bearer <token>"');
+      }
+      return serveScaleout(req, res, pathname, opts.scaleout);
+    }
     const isApi = pathname === '/graphql' || pathname.startsWith('/graphql/');
     const assetMatch = ASSET_ROUTE.exec(pathname);
     const exportMatch = EXPORT_ROUTE.exec(pathname);

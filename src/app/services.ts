@@ -12,6 +12,7 @@ import { assetUrlPath, type ApiContext } from '../resolvers/context.js';
 import { PlayRunner } from '../resolvers/play-runner.js';
 import { createApiPubSub } from '../resolvers/pubsub.js';
 import { JobScheduler } from '../scheduler/job-scheduler.js';
+import { ScaleoutHead } from '../scaleout/scaleout-head.js';
 import type { SchedulerEvent, SchedulerLogger } from '../scheduler/types.js';
 import { RunReader } from '../store/run-reader.js';
 import { RunWatcher } from '../store/run-watcher.js';
@@ -20,6 +21,8 @@ import type { AppOptions } from './app-options.js';
 export interface Services {
   services: Omit<ApiContext, 'signal'>;
   scheduler: JobScheduler;
+  /** With `redis`: the head that hands runs to the scale-out workers. */
+  scaleout: ScaleoutHead | undefined;
   /** Starts forwarding scheduler events; returns the unsubscribe. */
   forwardEvents(): () => void;
   /** Drops a queue update still waiting to go out. */
@@ -28,8 +31,10 @@ export interface Services {
 
 export function buildServices(options: AppOptions, log: SchedulerLogger, backendUrl: () => string): Services {
   const outputsDir = resolve(options.outputsDir);
+  const scaleout = options.redis ? new ScaleoutHead({ ...options.redis, log }) : undefined;
   const scheduler = new JobScheduler({
     ...options.scheduler,
+    ...(scaleout ? { remote: scaleout } : {}),
     outputsDir,
     backendUrl,
     logger: options.scheduler?.logger ?? log,
@@ -72,6 +77,7 @@ export function buildServices(options: AppOptions, log: SchedulerLogger, backend
     pubsub,
     play: new PlayRunner({ graphs, nodesets, lock: scheduler }),
     assetUrl: assetUrlPath,
+    ...(scaleout ? { scaleout } : {}),
   };
 
   // Queue events arrive in bursts (a tick changes several jobs): publish once per turn of the loop.
@@ -95,6 +101,7 @@ export function buildServices(options: AppOptions, log: SchedulerLogger, backend
   return {
     services,
     scheduler,
+    scaleout,
     forwardEvents: () => scheduler.subscribe(onSchedulerEvent),
     cancelPending: () => {
       if (queuePublish) clearImmediate(queuePublish);

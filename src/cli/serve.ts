@@ -15,7 +15,7 @@ import { intFlag } from './args.js';
 import { shutdownTracing, startTracing } from '../tracing/tracing.js';
 
 const USAGE =
-  'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …] [--allowed-hosts NAME,…] [--ram-mb MB] [--vram-mb MB] [--cores N] [--resume]\n' +
+  'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …] [--allowed-hosts NAME,…] [--ram-mb MB] [--vram-mb MB] [--cores N] [--resume] [--redis URL [--redis-lost-ms MS]]\n' +
   '  listening on a non-loopback host requires EVAL_API_TOKEN; clients send "Authorization: Bearer <token>"';
 
 export interface ServeArgs {
@@ -32,6 +32,8 @@ export interface ServeArgs {
   allowedHosts: string[];
   /** Retry at start the runs the previous server's stop interrupted (docs/retry.md). */
   resume: boolean;
+  /** Scale-out: admitted runs go on BullMQ in this Redis for `evalctl worker`s. */
+  redis?: { url: string; redisLostMs?: number };
   help: boolean;
 }
 
@@ -53,6 +55,8 @@ export function parseServeArgs(argv: string[]): ServeArgs {
           cores: { type: 'string' },
           resume: { type: 'boolean' },
           'allowed-hosts': { type: 'string', multiple: true },
+          redis: { type: 'string' },
+          'redis-lost-ms': { type: 'string' },
           help: { type: 'boolean', short: 'h' },
         },
       });
@@ -77,7 +81,11 @@ export function parseServeArgs(argv: string[]): ServeArgs {
     if (mb !== undefined) staticCapacity[key] = mb;
   }
   const cores = intFlag('cores', v.cores, 1, 'a whole number of cores (1 or more)');
+  const redisLostMs = intFlag('redis-lost-ms', v['redis-lost-ms'], 1, 'a whole number of milliseconds (1 or more)');
+  if (v.redis !== undefined && !/^rediss?:\/\//.test(v.redis)) throw new BadInputError(`--redis must be a redis:// URL, got "${v.redis}"`);
+  if (redisLostMs !== undefined && v.redis === undefined) throw new BadInputError('--redis-lost-ms needs --redis');
   return {
+    ...(v.redis !== undefined ? { redis: { url: v.redis, ...(redisLostMs !== undefined ? { redisLostMs } : {}) } } : {}),
     port,
     host,
     ...(cores !== undefined ? { cores } : {}),
@@ -113,6 +121,9 @@ export async function run(argv: string[]): Promise<number> {
       ...(args.cores !== undefined ? { cores: args.cores } : {}),
       ...(args.resume ? { resumeInterrupted: true } : {}),
     },
+    ...(args.redis
+      ? { redis: { redisUrl: args.redis.url, ...(args.redis.redisLostMs !== undefined ? { redisLostMs: args.redis.redisLostMs } : {}) } }
+      : {}),
   });
   const tracing = await startTracing({ role: 'server', log: (line) => process.stderr.write(`evalctl serve: ${line}\n`) });
   const { url, port } = await app.start(args.port);

@@ -89,7 +89,11 @@ async function main(): Promise<number> {
       if (first) out(`first episode started (episode ${index}, worker ${workerId})`);
       first = false;
     },
-    onEpisode: (r, s) => out(`episode ${r.index} ${r.status} in ${r.durationMs} ms (${s.episodesDone}/${s.episodeCount})`),
+    onEpisode: (r, s) => {
+      out(`episode ${r.index} ${r.status} in ${r.durationMs} ms (${s.episodesDone}/${s.episodeCount})`);
+      // A scale-out worker ships each finished episode to the head as soon as its folder is written.
+      if (reportEpisodes) process.send?.({ type: 'episodeDone', index: r.index });
+    },
   });
   out(`run ${summary.runId} ${summary.status}${summary.error ? `: ${summary.error.message}` : ''}`);
   if (summary.status === 'COMPLETED' || summary.status === 'CANCELLED') return 0;
@@ -98,6 +102,8 @@ async function main(): Promise<number> {
 }
 
 let runDirOfThisProcess: string | undefined;
+/** Set by a scale-out worker: tell the parent over IPC when each episode's folder is complete. */
+const reportEpisodes = process.env.EVAL_EPISODE_IPC === '1';
 
 function isSharedHostMoved(m: unknown): m is BackendToEvalMessage {
   const x = m as Partial<BackendToEvalMessage> | null;

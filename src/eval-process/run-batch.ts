@@ -158,7 +158,12 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       sharedUrls,
       ...(envPanel ? { envPanel } : {}),
       // A partial run (evalctl run --shard) plays only its task's shards, under their run indices.
-      ...(retryIndices ? { episodeIndices: retryIndices } : spec.shard || spec.audit ? { episodeIndices: episodeIndicesOf(spec) } : {}),
+      // A scale-out worker's shard and an audit play the indices their spec lists; a retry, those its attempt lists.
+      ...(retryIndices
+        ? { episodeIndices: retryIndices }
+        : spec.shard || spec.audit || spec.episodeIndices
+          ? { episodeIndices: episodeIndicesOf(spec) }
+          : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.onEpisodeStart ? { onEpisodeStart: opts.onEpisodeStart } : {}),
       onEpisode: (record, s) => {

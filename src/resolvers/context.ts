@@ -19,6 +19,7 @@ import type {
   SchedulerEvent,
   SubmitInput,
 } from '../scheduler/types.js';
+import type { ScaleoutHead } from '../scaleout/scaleout-head.js';
 import type { ApiPubSub } from './pubsub.js';
 import type { PlayRunner } from './play-runner.js';
 
@@ -71,7 +72,12 @@ export interface ApiContext {
   assetUrl(runId: string, index: number, name: string): string;
   /** Aborted when the request or the subscription ends. */
   signal?: AbortSignal;
+  /** The scale-out head (`serve --redis`); absent without Redis. */
+  scaleout?: ScaleoutApi;
 }
+
+/** What the API shows of a scale-out fleet. */
+export type ScaleoutApi = Pick<ScaleoutHead, 'workers' | 'shardsOf'>;
 
 export function assetUrlPath(runId: string, index: number, name: string): string {
   return `/runs/${encodeURIComponent(runId)}/episodes/${index}/assets/${encodeURIComponent(name)}`;

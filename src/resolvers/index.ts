@@ -18,6 +18,7 @@ import './sweep.js';
 import './manifest.js';
 import './audit.js';
 import './retry.js';
+import './scaleout.js';
 
 let schema: GraphQLSchema | undefined;
 

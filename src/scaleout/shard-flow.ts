@@ -1,8 +1,8 @@
 /**
  * A run as a BullMQ flow (scale-out over Redis): the run is the parent job, each shard a child
  * job whose id is derived from (run id, shard), so submitting the same run again cannot
- * duplicate a shard. Shard boundaries come from the spec (spec/shards.ts). Only the building
- * block of the Redis path: no server or worker uses it yet (docs/scale-out.md).
+ * duplicate a shard. Shard boundaries come from the spec (spec/shards.ts). The head adds it
+ * (scaleout-head.ts); workers take the children (shard-worker.ts). See docs/scale-out.md.
  */
 import type { FlowProducer } from 'bullmq';
 import { RUN_LIMITS, type RunSpec } from '../spec/run-spec.js';

@@ -27,6 +27,7 @@ import { JobQueue } from './admission/job-queue.js';
 import { currentSummary, queuedSummary } from './job/job-summary.js';
 import { activeJob, admissionCandidate, queueEntry, runningReservation } from './job/job-views.js';
 import { launchJob } from './job/launch-job.js';
+import { REMOTE_ESTIMATE } from './job/remote-job.js';
 import { recoverRuns } from './recovery/recover-runs.js';
 import { isPidAlive, type ResourceSample } from './admission/resource-sampler.js';
 import { resourceSnapshot } from './admission/resource-snapshot.js';
@@ -118,6 +119,7 @@ export class JobScheduler {
       emit: (e) => this.emit(e),
       requestTick: () => this.ticks.request(),
       unrecorded: this.unrecorded,
+      remote: this.settings.remote,
     };
     this.rss = new RssMonitor({ source: this.settings.sampler, intervalMs: this.settings.rssSampleIntervalMs, ctx: this.ctx });
   }
@@ -183,6 +185,8 @@ export class JobScheduler {
     const input = parseRunInput(fields);
     const { queueCapacity, graphDirs, staticCapacity } = this.settings;
     if (this.queued.length + this.submitting >= queueCapacity) throw new QueueFullError(queueCapacity);
+    // Scale-out: refused before anything is written when the run could not reach the workers.
+    await this.settings.remote?.assertReachable();
     this.submitting++;
     try {
       const graph = await inspectRunGraph({
@@ -238,7 +242,8 @@ export class JobScheduler {
       const { runId, dir } = made;
       let urls: Record<string, string>;
       try {
-        urls = await this.hosts.acquire(graph.shared, runId);
+        // Scale-out workers start their own hosts: none here.
+        urls = this.settings.remote ? {} : await this.hosts.acquire(graph.shared, runId);
       } catch (err) {
         await rm(dir, { recursive: true, force: true });
         throw new CodedError('HOST_ERROR', `could not start the shared hosts of graph "${input.graphName}": ${errorMessage(err)}`, {
@@ -246,7 +251,8 @@ export class JobScheduler {
         });
       }
       await writeSharedUrls(dir, urls);
-      this.enqueue(this.newJob(spec, dir, estimate, graph.shared), summary);
+      // A scale-out run reserves nothing here: each worker admits its shards by its own resources.
+      this.enqueue(this.newJob(spec, dir, this.settings.remote ? REMOTE_ESTIMATE : estimate, graph.shared), summary);
       this.emit({ type: 'run', runId, summary });
       this.emit({ type: 'queue' });
       this.ticks.request();

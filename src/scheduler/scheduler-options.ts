@@ -8,6 +8,7 @@ import { EVAL_PROCESS_MAIN } from '../paths.js';
 import { ResourceSampler, type ResourceSource } from './admission/resource-sampler.js';
 import type { GraphDirs } from './run-graph.js';
 import type { SchedulerLogger } from './types.js';
+import type { RemoteRuns } from './job/remote-runs.js';
 
 export interface JobSchedulerOptions {
   /** Holds `eval_runs/` and the catalog `db.json`. */
@@ -50,6 +51,8 @@ export interface JobSchedulerOptions {
   builtinNodesetsDir?: string;
   /** @default lines on stderr prefixed `[scheduler]` */
   logger?: SchedulerLogger;
+  /** Scale-out (`serve --redis`): admitted runs go to these workers, not to a local eval process. @default none */
+  remote?: RemoteRuns;
 }
 
 /** The options checked, with every default filled in. */
@@ -71,6 +74,7 @@ export interface SchedulerSettings {
   graphDirs: GraphDirs;
   log: SchedulerLogger;
   resumeInterrupted: boolean;
+  remote: RemoteRuns | undefined;
 }
 
 const defaultLogger: SchedulerLogger = {
@@ -122,5 +126,6 @@ export function resolveSchedulerOptions(options: JobSchedulerOptions): Scheduler
     },
     log: options.logger ?? defaultLogger,
     resumeInterrupted: options.resumeInterrupted === true,
+    remote: options.remote,
   };
 }

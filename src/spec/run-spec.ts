@@ -230,6 +230,11 @@ export const runSpecSchema = z.strictObject({
       indices: z.array(intIn(0, RUN_LIMITS.maxEpisodes - 1)).min(1),
     })
     .optional(),
+  /**
+   * Set on one shard's copy of a run on a scale-out worker: the run indices this eval process
+   * plays (the shard's episodes not yet committed on the head), each under its run index.
+   */
+  episodeIndices: z.array(intIn(0, Number.MAX_SAFE_INTEGER)).optional(),
 });
 export type RunSpec = z.output<typeof runSpecSchema>;
 

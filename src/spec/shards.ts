@@ -38,8 +38,14 @@ export function shardsOfTask(spec: ShardFields, t: ShardTask): number[] {
   return out;
 }
 
-/** The run indices a spec plays, in order: all of them, or only its task's shards on a partial run. */
-export function episodeIndicesOf(spec: ShardFields & Pick<RunSpec, 'shard'> & Partial<Pick<RunSpec, 'audit'>>): number[] {
+/**
+ * The run indices a spec plays, in order: all of them, its task's shards on a partial run, an
+ * audit's sample, or those a scale-out worker's shard lists.
+ */
+export function episodeIndicesOf(
+  spec: ShardFields & Pick<RunSpec, 'shard' | 'episodeIndices'> & Partial<Pick<RunSpec, 'audit'>>,
+): number[] {
+  if (spec.episodeIndices) return [...spec.episodeIndices];
   // An audit's scratch run plays only its sample, under the audited run's indices.
   if (spec.audit) return [...spec.audit.indices];
   if (!spec.shard) return Array.from({ length: playCountOf(spec) }, (_, i) => i);

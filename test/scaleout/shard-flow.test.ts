@@ -1,6 +1,6 @@
 /**
- * The shard-flow building block and the test Redis. The flow itself is not added to Redis
- * here: BullMQ needs a Redis client package (ioredis or redis) that is not installed.
+ * The shard-flow building block and the test Redis (the flow on a real Redis is covered by
+ * fleet.test.ts).
  */
 import { createConnection } from 'node:net';
 import { describe, expect, it } from 'vitest';

@@ -7,6 +7,7 @@ import type { StorageCode } from '../../store/storage-fault.js';
 import type { RunSpec, RunSummary } from '../../store/types.js';
 import type { SharedHostManager } from '../shared-hosts/shared-host-manager.js';
 import type { EvalChild, EvalExit } from './spawn-eval.js';
+import type { RemoteRuns } from './remote-runs.js';
 import type { ResourceEstimate, SchedulerEvent, SchedulerLogger } from '../types.js';
 import type { RunSpan } from '../../tracing/spans.js';
 
@@ -90,6 +91,8 @@ export interface JobContext {
    * answers from them, and each tick tries the write again until it lands or the dir is gone.
    */
   readonly unrecorded: Map<string, UnrecordedRun>;
+  /** Set with `serve --redis`: admitted runs go to the scale-out workers instead of a local eval process. */
+  readonly remote?: RemoteRuns | undefined;
 }
 
 export interface UnrecordedRun {

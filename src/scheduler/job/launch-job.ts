@@ -6,6 +6,7 @@ import { errorMessage } from '../../errors.js';
 import { catalogRunFromSummary } from '../../store/catalog.js';
 import { stopJob } from './cancel-job.js';
 import { startInProcessJob } from './in-process-job.js';
+import { startRemoteJob } from './remote-job.js';
 import type { Job, JobContext } from './job.js';
 import { rewriteSummary } from './job-summary.js';
 import { startSubprocessJob } from './subprocess-job.js';
@@ -25,7 +26,8 @@ export async function launchJob(job: Job, ctx: JobContext): Promise<void> {
     ctx.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: job.viaSubprocess }));
     ctx.emit({ type: 'run', runId: job.runId, summary });
     startRunSpan(job);
-    if (job.viaSubprocess) await startSubprocessJob(job, ctx);
+    if (ctx.remote) startRemoteJob(job, ctx, ctx.remote);
+    else if (job.viaSubprocess) await startSubprocessJob(job, ctx);
     else await startInProcessJob(job, ctx);
     // A cancel that came while it was starting had nothing to signal yet.
     if (job.cancelRequested) stopJob(job, ctx);

@@ -35,6 +35,8 @@ export interface SpawnEvalOptions {
   /** Becomes ACTIVE_WORKSPACE_DIR in the child; else the backend's own value passes through. */
   workspaceDir?: string;
   env?: Record<string, string>;
+  /** Messages the child sends on its IPC channel (a scale-out worker's episode notices). */
+  onMessage?: (message: unknown) => void;
 }
 
 export async function spawnEvalProcess(opts: SpawnEvalOptions): Promise<EvalChild> {
@@ -77,6 +79,7 @@ export async function spawnEvalProcess(opts: SpawnEvalOptions): Promise<EvalChil
       () => resolve({ exitCode: null, signal: null }),
     );
   });
+  if (opts.onMessage) child.on('message', opts.onMessage);
   if (child.pid === undefined) {
     const e = await exited;
     throw new Error(`could not start the eval process (${process.execPath} ${args.join(' ')}): exit ${e.exitCode ?? e.signal}`);

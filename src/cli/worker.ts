@@ -1,0 +1,79 @@
+/**
+ * `evalctl worker --redis URL --server URL [--slots K] [--token T] [--work-dir DIR] [--name N]
+ * [--cores N] [--lock-ms MS] [--stalled-ms MS]`: one machine of a scale-out fleet. Takes shards
+ * of the runs `evalctl serve --redis URL` puts on the queue, plays each in an eval process here
+ * and commits every finished episode to the server (docs/scale-out.md). SIGTERM or SIGINT stops
+ * it: the shards in hand stop and go back to the queue for another worker.
+ */
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseCliArgs, intFlag } from './args.js';
+import { BadInputError } from '../errors.js';
+
+const USAGE =
+  'usage: evalctl worker --redis URL --server URL [--slots K] [--token T] [--work-dir DIR] [--name N] [--cores N] [--lock-ms MS] [--stalled-ms MS]\n' +
+  '  --token defaults to EVAL_API_TOKEN; --work-dir (default ./worker) holds the shards being played';
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseCliArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      redis: { type: 'string' },
+      server: { type: 'string' },
+      slots: { type: 'string' },
+      token: { type: 'string' },
+      'work-dir': { type: 'string' },
+      name: { type: 'string' },
+      cores: { type: 'string' },
+      'lock-ms': { type: 'string' },
+      'stalled-ms': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help === true) {
+    process.stdout.write(USAGE + '\n');
+    return 0;
+  }
+  if (!values.redis || !/^rediss?:\/\//.test(values.redis)) throw new BadInputError(`--redis must be a redis:// URL; ${USAGE}`);
+  if (!values.server || !/^https?:\/\//.test(values.server))
+    throw new BadInputError(`--server must be the server's http(s):// URL; ${USAGE}`);
+  const slots = intFlag('slots', values.slots, 1) ?? 1;
+  const cores = intFlag('cores', values.cores, 1);
+  const lockDurationMs = intFlag('lock-ms', values['lock-ms'], 100);
+  const stalledIntervalMs = intFlag('stalled-ms', values['stalled-ms'], 100);
+  const workDir = resolve(values['work-dir'] ?? 'worker');
+  mkdirSync(workDir, { recursive: true });
+  const { ShardWorker } = await import('../scaleout/shard-worker.js');
+  const log = {
+    info: (m: string) => process.stderr.write(`[worker] ${m}\n`),
+    warn: (m: string) => process.stderr.write(`[worker] warning: ${m}\n`),
+    error: (m: string) => process.stderr.write(`[worker] error: ${m}\n`),
+  };
+  const worker = new ShardWorker({
+    redisUrl: values.redis,
+    serverUrl: values.server,
+    token: values.token,
+    slots,
+    workDir,
+    log,
+    ...(values.name ? { name: values.name } : {}),
+    ...(cores !== undefined ? { cores } : {}),
+    ...(lockDurationMs !== undefined ? { lockDurationMs } : {}),
+    ...(stalledIntervalMs !== undefined ? { stalledIntervalMs } : {}),
+  });
+  await worker.start();
+  process.stdout.write(`worker ${worker.name} ready\n`);
+  return new Promise<number>((resolveExit) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.stderr.write(`evalctl worker: ${signal}, stopping\n`);
+      worker.close().then(
+        () => resolveExit(0),
+        () => resolveExit(1),
+      );
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+}

@@ -1,0 +1,220 @@
+/**
+ * The head of a scale-out fleet (`evalctl serve --redis URL`): admitted runs go on BullMQ as a
+ * flow (the run as parent, one child job per shard, `shardJobId` ids so adding a run again
+ * cannot duplicate a shard, run priority → job priority); workers claim shards, commit each
+ * finished episode and report each shard's end over the server's HTTP (routes in
+ * http/scaleout-routes.ts); a cancel is published on the cancel channel. Redis unreachable at
+ * start or submit is REDIS_UNAVAILABLE; Redis gone for longer than `redisLostMs` while runs are
+ * on the fleet ends them ABORTED (REDIS_LOST) with their committed episodes kept.
+ */
+import { FlowProducer, Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { CodedError, ConflictError, errorMessage } from '../errors.js';
+import type { RemoteRuns } from '../scheduler/job/remote-runs.js';
+import type { SchedulerLogger } from '../scheduler/types.js';
+import type { RunSpec, RunSummary } from '../store/types.js';
+import type { ClaimAnswer, CommitAnswer, CommitRequest, ShardEndRequest, WorkerHeartbeat } from './protocol.js';
+import { CANCEL_CHANNEL } from './protocol.js';
+import { RemoteRun, type ShardView } from './remote-run.js';
+import { addRunFlow, RUN_QUEUE } from './shard-flow.js';
+import { redisClient, RedisUnavailableError } from './redis-connection.js';
+
+export interface ScaleoutHeadOptions {
+  /** redis://host:port[/db] */
+  redisUrl: string;
+  /** Redis unreachable this long while runs are on the fleet ends them ABORTED (REDIS_LOST). @default 10000 */
+  redisLostMs?: number;
+  /** A worker not heard from for this long is left out of `workers`. @default 30000 */
+  workerGoneMs?: number;
+  log: SchedulerLogger;
+}
+
+/** A worker as the head last heard from it. */
+export interface WorkerView extends WorkerHeartbeat {
+  lastHeartbeat: string;
+}
+
+export class ScaleoutHead implements RemoteRuns {
+  readonly #opts: Required<Omit<ScaleoutHeadOptions, 'log'>> & { log: SchedulerLogger };
+  readonly #redis: Redis;
+  readonly #bull: Redis;
+  readonly #flows: FlowProducer;
+  readonly #runQueue: Queue;
+  readonly #runs = new Map<string, RemoteRun>();
+  readonly #workers = new Map<string, WorkerView>();
+  readonly #executing = new Set<Promise<RunSummary>>();
+  /** Every claim in the order it came (the last 1000), for `claims()`. */
+  readonly #claims: { runId: string; shard: number; worker: string }[] = [];
+  #lostSince: number | null = null;
+  #watch: NodeJS.Timeout | null = null;
+  #closing: Promise<void> | null = null;
+
+  constructor(opts: ScaleoutHeadOptions) {
+    this.#opts = { redisLostMs: 10_000, workerGoneMs: 30_000, ...opts };
+    // Commands fail at once while Redis is down (no offline queue), so a submit is refused instead of hanging.
+    this.#redis = redisClient(opts.redisUrl, { failFast: true });
+    this.#redis.on('error', () => {});
+    this.#redis.on('close', () => {
+      this.#lostSince ??= Date.now();
+    });
+    this.#redis.on('ready', () => {
+      this.#lostSince = null;
+    });
+    // BullMQ's own connection: it queues commands while reconnecting, but gives up on each after one retry.
+    const bull = redisClient(opts.redisUrl, { failFast: false });
+    bull.options.maxRetriesPerRequest = 1;
+    bull.on('error', () => {});
+    this.#bull = bull;
+    this.#flows = new FlowProducer({ connection: bull });
+    this.#runQueue = new Queue(RUN_QUEUE, { connection: bull });
+    // A lost Redis is watched through the connection's events (#checkRedis), not through each object's errors.
+    this.#flows.on('error', () => {});
+    this.#runQueue.on('error', () => {});
+  }
+
+  /** Connects to Redis; REDIS_UNAVAILABLE when it cannot be reached. */
+  async start(): Promise<void> {
+    try {
+      await this.#redis.connect();
+      await this.#redis.ping();
+      if (this.#bull.status === 'wait') await this.#bull.connect();
+    } catch (err) {
+      // Nothing keeps reconnecting behind a refused start.
+      this.#redis.disconnect();
+      this.#bull.disconnect();
+      throw new RedisUnavailableError(this.#opts.redisUrl, err);
+    }
+    this.#watch = setInterval(() => void this.#checkRedis(), Math.min(500, this.#opts.redisLostMs));
+    this.#watch.unref();
+  }
+
+  async assertReachable(): Promise<void> {
+    if (this.#redis.status !== 'ready') throw new RedisUnavailableError(this.#opts.redisUrl, `connection ${this.#redis.status}`);
+  }
+
+  execute(run: { spec: RunSpec; runDir: string; signal: AbortSignal; onProgress(n: number): void }): Promise<RunSummary> {
+    const p = this.#execute(run);
+    this.#executing.add(p);
+    const forget = () => this.#executing.delete(p);
+    p.then(forget, forget);
+    return p;
+  }
+
+  async #execute(run: { spec: RunSpec; runDir: string; signal: AbortSignal; onProgress(n: number): void }): Promise<RunSummary> {
+    const { spec } = run;
+    let resolveEnd!: (s: RunSummary) => void;
+    const ended = new Promise<RunSummary>((r) => {
+      resolveEnd = r;
+    });
+    const remote = await RemoteRun.open(spec, run.runDir, { onProgress: run.onProgress, onEnd: (s) => resolveEnd(s) });
+    this.#runs.set(spec.runId, remote);
+    const onAbort = () => void this.#cancel(remote);
+    run.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      if (remote.episodesDone === spec.episodeCount) await remote.end('COMPLETED');
+      else {
+        await this.assertReachable();
+        await addRunFlow(this.#flows, spec);
+        this.#opts.log.info(`run ${spec.runId}: ${remote.shards.length} shard(s) on the queue`);
+      }
+    } catch (err) {
+      await remote.end('FAILED', { code: err instanceof CodedError ? err.code : 'REDIS_UNAVAILABLE', message: errorMessage(err) });
+    }
+    const summary = await ended;
+    run.signal.removeEventListener('abort', onAbort);
+    this.#runs.delete(spec.runId);
+    // The flow's jobs are of no more use: the run dir is the record.
+    await this.#runQueue.remove(spec.runId, { removeChildren: true }).catch(() => {});
+    return summary;
+  }
+
+  /** `probe`: only the spec and what is committed, for a worker that first checks the shard fits. */
+  claim(req: { runId: string; shard: number; worker: string; probe?: boolean }): ClaimAnswer {
+    const run = this.#runs.get(req.runId);
+    if (!run || run.ended) return { action: 'skip', reason: `run ${req.runId} is not running on this server` };
+    if (!req.probe) {
+      run.claim(req.shard, req.worker);
+      if (this.#claims.length > 2000) this.#claims.splice(0, 1000);
+      this.#claims.push({ runId: req.runId, shard: req.shard, worker: req.worker });
+      this.#opts.log.info(`run ${req.runId}: shard ${req.shard} taken by ${req.worker}`);
+    }
+    return { action: 'play', spec: run.spec, committed: run.committedIn(req.shard) };
+  }
+
+  async commit(req: CommitRequest): Promise<CommitAnswer> {
+    const run = this.#runs.get(req.runId);
+    if (!run) throw new ConflictError(`run ${req.runId} is not running on this server`);
+    return { committed: await run.commit(req.shard, req.index, req.files) };
+  }
+
+  async shardEnd(req: ShardEndRequest): Promise<void> {
+    const run = this.#runs.get(req.runId);
+    if (!run) return;
+    if (req.status !== 'COMPLETED') this.#opts.log.warn(`run ${req.runId}: shard ${req.shard} ended ${req.status} on ${req.worker}`);
+    await run.shardEnded(req.shard, req.status, req.error ?? null);
+    if (run.ended) await this.#publishCancel(req.runId);
+  }
+
+  /** The shards workers took, oldest first (the last 1000). */
+  claims(): { runId: string; shard: number; worker: string }[] {
+    return this.#claims.slice(-1000);
+  }
+
+  heartbeat(hb: WorkerHeartbeat): void {
+    this.#workers.set(hb.worker, { ...hb, lastHeartbeat: new Date().toISOString() });
+  }
+
+  /** The workers heard from within `workerGoneMs`, by name. */
+  workers(): WorkerView[] {
+    const cutoff = Date.now() - this.#opts.workerGoneMs;
+    return [...this.#workers.values()]
+      .filter((w) => Date.parse(w.lastHeartbeat) >= cutoff)
+      .sort((a, b) => (a.worker < b.worker ? -1 : a.worker > b.worker ? 1 : 0));
+  }
+
+  /** A running run's shards; null when the run is not on the fleet now. */
+  shardsOf(runId: string): ShardView[] | null {
+    const run = this.#runs.get(runId);
+    return run ? run.shards.map((s) => ({ ...s })) : null;
+  }
+
+  /** Ends every run on the fleet ABORTED (their committed episodes stay), closes the Redis connections. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      if (this.#watch) clearInterval(this.#watch);
+      for (const run of this.#runs.values()) {
+        await run.end('ABORTED', { code: 'ABORTED', message: 'the server stopped while the run was on the scale-out workers' });
+        await this.#publishCancel(run.spec.runId);
+      }
+      await Promise.allSettled([...this.#executing]);
+      // Closed first, so closing BullMQ's objects does not wait on a Redis that is gone.
+      this.#redis.disconnect();
+      this.#bull.disconnect();
+      await Promise.allSettled([this.#flows.close(), this.#runQueue.close()]);
+    })();
+    return this.#closing;
+  }
+
+  async #cancel(run: RemoteRun): Promise<void> {
+    await this.#publishCancel(run.spec.runId);
+    await run.end('CANCELLED');
+  }
+
+  async #publishCancel(runId: string): Promise<void> {
+    await this.#redis.publish(CANCEL_CHANNEL, runId).catch((err: unknown) => {
+      this.#opts.log.warn(`run ${runId}: could not publish its cancel: ${errorMessage(err)}`);
+    });
+  }
+
+  async #checkRedis(): Promise<void> {
+    if (this.#lostSince === null || Date.now() - this.#lostSince < this.#opts.redisLostMs) return;
+    for (const run of [...this.#runs.values()]) {
+      if (run.ended) continue;
+      this.#opts.log.error(`run ${run.spec.runId}: Redis unreachable for ${this.#opts.redisLostMs} ms; ending it ABORTED`);
+      await run.end('ABORTED', {
+        code: 'REDIS_LOST',
+        message: `Redis at ${this.#opts.redisUrl} was unreachable for ${this.#opts.redisLostMs} ms while the run was on the scale-out workers; its ${run.episodesDone} committed episode(s) are kept`,
+      });
+    }
+  }
+}

@@ -1,0 +1,342 @@
+/**
+ * A scale-out worker (`evalctl worker --redis URL --server URL`): takes shard jobs from BullMQ
+ * (up to `slots` at once, highest run priority first), admits each by this machine's own
+ * resources (the scheduler's estimate and admission; a shard that does not fit goes back to
+ * the queue for another worker), and plays it in an eval process with its own hosts under the
+ * shard's run indices, skipping those the head has committed already. Each finished episode's
+ * folder is committed to the head at once; the head's ledger, not this process, decides what
+ * counts. A cancel published on the cancel channel stops the run's eval processes here
+ * (SIGTERM, SIGKILL after `cancelGraceMs`). While a shard runs BullMQ renews its lock; a worker
+ * that dies stops renewing it, and after `lockDurationMs` another worker's stalled check puts
+ * the shard back on the queue.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { availableParallelism, hostname } from 'node:os';
+import { join, relative } from 'node:path';
+import { DelayedError, Worker, type Job as BullJob } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { CodedError, errorMessage } from '../errors.js';
+import { EPISODE_FILES } from '../eval-process/episode-writer.js';
+import { EVAL_PROCESS_MAIN } from '../paths.js';
+import { planAdmission } from '../scheduler/admission/admission.js';
+import { estimateRun, nodesetCosts } from '../scheduler/admission/estimate.js';
+import { ResourceSampler, type ResourceSource } from '../scheduler/admission/resource-sampler.js';
+import { groupAlive, signalGroup, spawnEvalProcess, type EvalChild } from '../scheduler/job/spawn-eval.js';
+import { inspectRunGraph } from '../scheduler/run-graph.js';
+import type { ResourceEstimate, SchedulerLogger } from '../scheduler/types.js';
+import { effectiveWorkerCount } from '../spec/effective-workers.js';
+import { shardRange } from '../spec/shards.js';
+import { episodeDir, readSummary, writeSpec } from '../store/run-dir.js';
+import type { RunSpec } from '../store/types.js';
+import { HeadClient, HeadRequestError } from './head-client.js';
+import { CANCEL_CHANNEL, SCALEOUT_ROUTES, type ClaimAnswer, type CommitAnswer, type WorkerHeartbeat } from './protocol.js';
+import { redisClient, RedisUnavailableError } from './redis-connection.js';
+import { SHARD_QUEUE, type ShardJobData } from './shard-flow.js';
+
+export interface ShardWorkerOptions {
+  redisUrl: string;
+  /** The head's base URL (http://host:port). */
+  serverUrl: string;
+  /** The server's token. @default process.env.EVAL_API_TOKEN */
+  token?: string | undefined;
+  /** Shards played at once. @default 1 */
+  slots?: number;
+  /** Where the shards' local run dirs go (removed once a shard is committed). */
+  workDir: string;
+  /** This worker's name in `workers` and `run.shards`. @default <hostname>-<pid> */
+  name?: string;
+  /** Cores admission shares among this worker's shards. @default os.availableParallelism() */
+  cores?: number;
+  /** BullMQ lock of a shard job: a dead worker's shard is taken again this long after it stopped renewing. @default 30000 */
+  lockDurationMs?: number;
+  /** How often this worker looks for stalled shards (of dead workers). @default 30000 */
+  stalledIntervalMs?: number;
+  /** Between SIGTERM and SIGKILL when a shard's eval process is stopped. @default 1000 */
+  cancelGraceMs?: number;
+  /** How often the worker tells the head about itself. @default 2000 */
+  heartbeatMs?: number;
+  /** A shard that does not fit here goes back to the queue for this long. @default 1000 */
+  refitDelayMs?: number;
+  sampler?: ResourceSource;
+  evalProcessMain?: string;
+  log?: SchedulerLogger;
+}
+
+interface ActiveShard {
+  runId: string;
+  shard: number;
+  child: EvalChild | null;
+  estimate: ResourceEstimate;
+  /** Why it is being stopped (cancel, run over), or null. */
+  stopping: string | null;
+  killTimer: NodeJS.Timeout | null;
+}
+
+const quietLog: SchedulerLogger = { info: () => {}, warn: () => {}, error: () => {} };
+
+export class ShardWorker {
+  readonly name: string;
+  readonly #o: Required<Omit<ShardWorkerOptions, 'token' | 'name' | 'sampler' | 'cores'>> & {
+    token: string | undefined;
+    cores: number | undefined;
+  };
+  readonly #head: HeadClient;
+  readonly #sampler: ResourceSource;
+  readonly #ownsSampler: boolean;
+  readonly #active = new Set<ActiveShard>();
+  #bullConnection: Redis | null = null;
+  #subscriber: Redis | null = null;
+  #worker: Worker<ShardJobData> | null = null;
+  #heartbeat: NodeJS.Timeout | null = null;
+  #closing: Promise<void> | null = null;
+
+  constructor(opts: ShardWorkerOptions) {
+    this.name = opts.name ?? `${hostname()}-${process.pid}`;
+    this.#o = {
+      slots: 1,
+      lockDurationMs: 30_000,
+      stalledIntervalMs: 30_000,
+      cancelGraceMs: 1000,
+      heartbeatMs: 2000,
+      refitDelayMs: 1000,
+      evalProcessMain: EVAL_PROCESS_MAIN,
+      log: quietLog,
+      ...opts,
+      token: opts.token ?? (process.env.EVAL_API_TOKEN || undefined),
+      cores: opts.cores,
+    };
+    this.#head = new HeadClient(opts.serverUrl, this.#o.token);
+    this.#sampler = opts.sampler ?? new ResourceSampler();
+    this.#ownsSampler = opts.sampler === undefined;
+  }
+
+  /** Connects to Redis (REDIS_UNAVAILABLE when it cannot), listens for cancels, starts taking shards. */
+  async start(): Promise<void> {
+    const bull = redisClient(this.#o.redisUrl, { failFast: false });
+    const sub = redisClient(this.#o.redisUrl, { failFast: false });
+    bull.on('error', () => {});
+    sub.on('error', () => {});
+    this.#bullConnection = bull;
+    this.#subscriber = sub;
+    try {
+      await bull.connect();
+      await sub.connect();
+      await sub.subscribe(CANCEL_CHANNEL);
+    } catch (err) {
+      bull.disconnect();
+      sub.disconnect();
+      throw new RedisUnavailableError(this.#o.redisUrl, err);
+    }
+    sub.on('message', (_channel: string, runId: string) => this.#stopRun(runId, 'the run was cancelled or ended'));
+    this.#worker = new Worker<ShardJobData>(SHARD_QUEUE, (job, token) => this.#play(job, token), {
+      connection: bull,
+      concurrency: this.#o.slots,
+      lockDuration: this.#o.lockDurationMs,
+      stalledInterval: this.#o.stalledIntervalMs,
+      // A shard is only ever taken again after a dead worker; its committed episodes are never replayed.
+      maxStalledCount: 1000,
+      // Priorities decide; no job waits on a worker that is between two polls.
+      drainDelay: 1,
+    });
+    this.#worker.on('error', (err) => this.#o.log.warn(`worker: ${errorMessage(err)}`));
+    this.#heartbeat = setInterval(() => void this.#sendHeartbeat(), this.#o.heartbeatMs);
+    void this.#sendHeartbeat();
+    this.#o.log.info(`worker ${this.name}: taking shards from ${this.#o.redisUrl} for ${this.#o.serverUrl} (${this.#o.slots} slot(s))`);
+  }
+
+  /** Stops taking shards, stops the eval processes of those in hand (they go back to the queue), closes Redis. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      if (this.#heartbeat) clearInterval(this.#heartbeat);
+      for (const a of this.#active) this.#stop(a, 'the worker is stopping');
+      await this.#worker?.close(true).catch(() => {});
+      this.#subscriber?.disconnect();
+      this.#bullConnection?.disconnect();
+      if (this.#ownsSampler) this.#sampler.close?.();
+    })();
+    return this.#closing;
+  }
+
+  /** The pids of the eval processes running now. */
+  get evalPids(): number[] {
+    return [...this.#active].flatMap((a) => (a.child ? [a.child.pid] : []));
+  }
+
+  async #play(job: BullJob<ShardJobData>, token: string | undefined): Promise<string> {
+    const { runId, shard } = job.data;
+    const claim = await this.#head.post<ClaimAnswer>(SCALEOUT_ROUTES.claim, { runId, shard, worker: this.name, probe: true });
+    if (claim.action === 'skip') return `skipped: ${claim.reason}`;
+    const { spec } = claim;
+    const estimate = await this.#estimate(spec);
+    if (!(await this.#fits(runId, spec, estimate))) {
+      // Another worker (or this one, later) takes it: never hold a shard that cannot start here.
+      await job.moveToDelayed(Date.now() + this.#o.refitDelayMs, token);
+      throw new DelayedError();
+    }
+    const active: ActiveShard = { runId, shard, child: null, estimate, stopping: null, killTimer: null };
+    this.#active.add(active);
+    try {
+      return await this.#playClaimed(active, spec, claim.committed);
+    } finally {
+      if (active.killTimer) clearTimeout(active.killTimer);
+      this.#active.delete(active);
+    }
+  }
+
+  async #playClaimed(active: ActiveShard, spec: RunSpec, committed: number[]): Promise<string> {
+    const { runId, shard } = active;
+    const taken = await this.#head.post<ClaimAnswer>(SCALEOUT_ROUTES.claim, { runId, shard, worker: this.name });
+    if (taken.action === 'skip') return `skipped: ${taken.reason}`;
+    // The claim that counts: what was committed until now is skipped, the rest played under the same seeds.
+    const done = new Set([...taken.committed, ...committed]);
+    const { first, end } = shardRange(spec, shard);
+    const indices: number[] = [];
+    for (let i = first; i < end; i++) if (!done.has(i)) indices.push(i);
+    if (indices.length === 0) {
+      await this.#shardEnd(runId, shard, 'COMPLETED', null);
+      return 'nothing left';
+    }
+    const runDir = join(this.#o.workDir, `${runId}-shard-${shard}-${randomBytes(3).toString('hex')}`);
+    await mkdir(runDir, { recursive: true });
+    await writeSpec(runDir, { ...spec, viaSubprocess: true, episodeIndices: indices });
+    let commits: Promise<void> = Promise.resolve();
+    let commitError: unknown = null;
+    const commit = (index: number) => {
+      commits = commits.then(async () => {
+        // A stopped eval process ends its episodes in flight CANCELLED: those are not results.
+        if (commitError !== null || active.stopping !== null) return;
+        try {
+          await this.#commit(runId, shard, runDir, index);
+        } catch (err) {
+          commitError = err;
+          // The head will not take this run's episodes any more (ended), or cannot: stop playing.
+          this.#stop(active, `the head refused episode ${index}: ${errorMessage(err)}`);
+        }
+      });
+    };
+    if (active.stopping) return `stopped before it started: ${active.stopping}`;
+    const child = await spawnEvalProcess({
+      evalProcessMain: this.#o.evalProcessMain,
+      runDir,
+      backendUrl: this.#o.serverUrl,
+      env: { EVAL_EPISODE_IPC: '1' },
+      onMessage: (m) => {
+        const msg = m as { type?: string; index?: number };
+        if (msg?.type === 'episodeDone' && typeof msg.index === 'number') commit(msg.index);
+      },
+    });
+    active.child = child;
+    this.#o.log.info(`run ${runId} shard ${shard}: playing ${indices.length} episode(s) (pid ${child.pid})`);
+    if (active.stopping) this.#stop(active, active.stopping);
+    const exit = await child.exited;
+    // Anything of its group left behind goes too.
+    if (groupAlive(child.pid)) signalGroup(child.pid, 'SIGKILL');
+    await commits;
+    if (active.stopping) return `stopped: ${active.stopping}`;
+    const summary = await readSummary(runDir).catch(() => null);
+    const status = summary?.status ?? 'ABORTED';
+    if (status === 'COMPLETED' && commitError === null) {
+      await this.#shardEnd(runId, shard, 'COMPLETED', null);
+      await rm(runDir, { recursive: true, force: true });
+      return 'completed';
+    }
+    const error = summary?.error ?? {
+      code: 'ABORTED',
+      message: `the eval process ${exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`} before finishing`,
+    };
+    await this.#shardEnd(runId, shard, status === 'FAILED' ? 'FAILED' : status, error);
+    throw new CodedError('ABORTED', `shard ${shard} of run ${runId} ended ${status}: ${error.message}`);
+  }
+
+  async #commit(runId: string, shard: number, runDir: string, index: number): Promise<void> {
+    const dir = episodeDir(runDir, index);
+    const files = await filesUnder(dir);
+    await this.#head.post<CommitAnswer>(SCALEOUT_ROUTES.commit, { runId, shard, worker: this.name, index, files });
+  }
+
+  async #shardEnd(runId: string, shard: number, status: string, error: { code: string; message: string } | null): Promise<void> {
+    await this.#head
+      .post(SCALEOUT_ROUTES.shardEnd, { runId, shard, worker: this.name, status, error })
+      .catch((err: unknown) => this.#o.log.warn(`run ${runId} shard ${shard}: telling the head it ended: ${errorMessage(err)}`));
+  }
+
+  async #estimate(spec: RunSpec): Promise<ResourceEstimate> {
+    const info = await inspectRunGraph({
+      graphName: spec.graphName,
+      frozen: spec.graph,
+      ...(spec.activeWorkspaceDir ? { workspaceDir: spec.activeWorkspaceDir } : {}),
+    });
+    info.registry.close();
+    return estimateRun({ workerCount: effectiveWorkerCount(spec), nodesets: nodesetCosts(info.nodesets), calibratedPeakMb: null });
+  }
+
+  /** The scheduler's admission over this machine: the shard against the free resources left by the shards already here. */
+  async #fits(runId: string, spec: RunSpec, estimate: ResourceEstimate): Promise<boolean> {
+    const sample = await this.#sampler.sample().catch(() => ({ ramTotalMb: null, ramFreeMb: null, vramTotalMb: null, vramFreeMb: null }));
+    const plan = planAdmission({
+      queue: [{ runId, priority: spec.priority, estimate, exclusiveGpu: spec.exclusiveGpu, skippedSinceMs: null }],
+      running: [...this.#active].map((a) => ({
+        runId: `${a.runId}#${a.shard}`,
+        reservation: a.estimate,
+        exclusiveGpu: false,
+        rssMb: null,
+      })),
+      capacity: { ...sample, ...(this.#o.cores !== undefined ? { cores: this.#o.cores } : {}) },
+      lockHolder: null,
+      now: Date.now(),
+      starvationMs: Number.MAX_SAFE_INTEGER,
+    });
+    // Alone on the machine it always starts: a shard too big for every worker would otherwise never run.
+    return plan.admit.length > 0 || this.#active.size === 0;
+  }
+
+  #stopRun(runId: string, why: string): void {
+    for (const a of this.#active) if (a.runId === runId) this.#stop(a, why);
+  }
+
+  /** SIGTERM to the shard's eval process group, SIGKILL after the grace. */
+  #stop(a: ActiveShard, why: string): void {
+    a.stopping ??= why;
+    const pid = a.child?.pid;
+    if (pid === undefined || a.killTimer) return;
+    this.#o.log.info(`run ${a.runId} shard ${a.shard}: stopping (${why})`);
+    signalGroup(pid, 'SIGTERM');
+    a.killTimer = setTimeout(() => {
+      if (groupAlive(pid)) signalGroup(pid, 'SIGKILL');
+    }, this.#o.cancelGraceMs);
+  }
+
+  async #sendHeartbeat(): Promise<void> {
+    const sample = await this.#sampler.sample().catch(() => null);
+    const hb: WorkerHeartbeat = {
+      worker: this.name,
+      machine: hostname(),
+      slots: this.#o.slots,
+      ramFreeMb: sample?.ramFreeMb ?? null,
+      vramFreeMb: sample?.vramFreeMb ?? null,
+      cores: this.#o.cores ?? availableParallelism(),
+      shards: [...this.#active].map((a) => ({ runId: a.runId, shard: a.shard })),
+    };
+    await this.#head.post(SCALEOUT_ROUTES.heartbeat, hb).catch((err: unknown) => {
+      if (!(err instanceof HeadRequestError)) this.#o.log.warn(`heartbeat: ${errorMessage(err)}`);
+    });
+  }
+}
+
+/** Every file under `dir`, relative paths, base64 (an episode folder: episode.json, log.jsonl, events.jsonl, assets/…). */
+async function filesUnder(dir: string): Promise<{ path: string; data: string }[]> {
+  const out: { path: string; data: string }[] = [];
+  const walk = async (d: string) => {
+    for (const e of await readdir(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if (e.isFile() && !e.name.endsWith('.tmp')) out.push({ path: relative(dir, p), data: (await readFile(p)).toString('base64') });
+    }
+  };
+  if (existsSync(dir)) await walk(dir);
+  if (!out.some((f) => f.path === EPISODE_FILES.record))
+    throw new CodedError('INTERNAL_SERVER_ERROR', `${dir} has no ${EPISODE_FILES.record}`);
+  return out;
+}

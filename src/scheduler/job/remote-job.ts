@@ -1,0 +1,39 @@
+/**
+ * A job whose episodes run on other machines (scale-out: `evalctl serve --redis`). The
+ * scheduler admits it like any run but reserves nothing here; the RemoteRuns it was given
+ * hands the run to the fleet and resolves with the final summary, written to the run dir as
+ * an eval process would write it. Cancel aborts it, like an in-process run.
+ */
+import type { Job, JobContext } from './job.js';
+import type { RemoteRuns } from './remote-runs.js';
+
+export type { RemoteRuns } from './remote-runs.js';
+
+/** What a remote run reserves on this machine: nothing (the workers admit its shards by their own resources). */
+export const REMOTE_ESTIMATE = { ramMb: 0, vramMb: 0, source: 'declared' as const, cores: 0 };
+
+export function startRemoteJob(job: Job, ctx: JobContext, remote: RemoteRuns): void {
+  const abort = new AbortController();
+  job.abort = abort;
+  job.state = 'running';
+  ctx.log.info(`run ${job.runId} handed to the scale-out workers`);
+  remote
+    .execute({
+      spec: job.spec,
+      runDir: job.runDir,
+      signal: abort.signal,
+      onProgress: (n) => {
+        job.episodesDone = n;
+      },
+    })
+    .then(
+      (summary) => {
+        job.exit = { kind: 'inProcess', summary };
+        ctx.requestTick();
+      },
+      (error: unknown) => {
+        job.exit = { kind: 'error', error };
+        ctx.requestTick();
+      },
+    );
+}

@@ -1,0 +1,204 @@
+/**
+ * The Redis path end to end: a real redis-server, the head (a server with --redis) and
+ * `evalctl worker` processes with their own working directories. A run spread over the
+ * workers ends with the records and aggregates of a one-machine run of the same spec (timing
+ * and worker fields aside), also when a worker is SIGKILLed mid-shard; a cancel stops every
+ * worker's eval processes within 2 s; higher-priority shards are taken first; Redis lost
+ * mid-run ends the run ABORTED with its committed episodes kept.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { execa } from 'execa';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SHARD_QUEUE } from '../../src/scaleout/shard-flow.js';
+import type { RunSummary } from '../../src/store/types.js';
+import { startServer, type TestServer } from '../app.helpers.js';
+import { MAIN, TOKEN, markedPids, resultOf, startWorker, waitFor, type TestWorker } from './fleet.js';
+import { startTestRedis, type TestRedis } from './redis-server.js';
+
+const SPEC = {
+  graphName: 'gridnav_planner',
+  episodeCount: 96,
+  seed: 7,
+  shardSize: 8,
+  workerCount: 2,
+  overrides: { env: { step_latency_ms: 2 } },
+};
+
+let redis: TestRedis;
+let head: TestServer;
+let baseDir: string;
+let baseline: { summary: string; episodes: string[] };
+const workers: TestWorker[] = [];
+
+const runDirOf = (runId: string) => join(head.dir, 'outputs', 'eval_runs', runId);
+const summaryOf = async (runId: string): Promise<RunSummary> => JSON.parse(await readFile(join(runDirOf(runId), 'summary.json'), 'utf8'));
+const ended = (runId: string) =>
+  waitFor(`run ${runId} to end`, async () => (existsSync(join(runDirOf(runId), '_DONE')) ? await summaryOf(runId) : null), 120_000);
+const addWorker = async (name: string, slots = 2) => {
+  const w = await startWorker({ redisUrl: redis.url, serverUrl: head.url, name, slots });
+  workers.push(w);
+  return w;
+};
+
+beforeAll(async () => {
+  redis = await startTestRedis();
+  head = await startServer({ token: TOKEN, redis: { redisUrl: redis.url, redisLostMs: 1000 } });
+  // The one-machine run of the same spec.
+  baseDir = await mkdtemp(join(tmpdir(), 'scaleout-base-'));
+  const o = SPEC.overrides.env.step_latency_ms;
+  const r = await execa(
+    process.execPath,
+    [
+      MAIN,
+      'run',
+      SPEC.graphName,
+      '--episodes',
+      '96',
+      '--seed',
+      '7',
+      '--shard-size',
+      '8',
+      '--workers',
+      '2',
+      '--set',
+      `env.step_latency_ms=${o}`,
+      '--outputs',
+      baseDir,
+      '--json',
+    ],
+    { reject: false },
+  );
+  expect(r.exitCode, r.stderr).toBe(0);
+  const [id] = await readdir(join(baseDir, 'eval_runs'));
+  baseline = await resultOf(join(baseDir, 'eval_runs', id!));
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.allSettled(workers.map((w) => w.stop()));
+  await head?.stop({ cancelRunning: true });
+  await redis?.stop();
+  if (baseDir) await rm(baseDir, { recursive: true, force: true });
+}, 60_000);
+
+describe('scale-out over Redis', () => {
+  it('refuses to start a head when Redis cannot be reached, with REDIS_UNAVAILABLE', async () => {
+    await expect(startServer({ redis: { redisUrl: 'redis://127.0.0.1:1' } })).rejects.toMatchObject({ code: 'REDIS_UNAVAILABLE' });
+  });
+
+  it('hands the shards of a higher-priority run out first', async () => {
+    const small = { ...SPEC, episodeCount: 4, shardSize: 2, workerCount: 1, overrides: {} };
+    const low = await head.app.scheduler.submit({ ...small, priority: 0 });
+    const high = await head.app.scheduler.submit({ ...small, priority: 5 });
+    const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const queue = new Queue(SHARD_QUEUE, { connection });
+    try {
+      await waitFor('all four shards on the queue', async () => {
+        const c = await queue.getJobCounts('prioritized', 'wait');
+        return (c.prioritized ?? 0) + (c.wait ?? 0) === 4;
+      });
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
+    const w = await addWorker('solo', 1);
+    await Promise.all([ended(low.runId), ended(high.runId)]);
+    const order = head.app.scaleout!.claims().map((c) => c.runId);
+    expect(order).toEqual([high.runId, high.runId, low.runId, low.runId]);
+    await w.stop();
+  }, 120_000);
+
+  it('spreads 96 episodes over 3 workers and ends with the one-machine result', async () => {
+    await Promise.all(['w1', 'w2', 'w3'].map((n) => addWorker(n)));
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const fleet = await waitFor('the three workers in `workers`', async () => {
+      const r = await head.gql<{ workers: { name: string; slots: number; lastHeartbeat: string }[] }>(
+        '{ workers { name slots lastHeartbeat shards { runId shard } } }',
+        {},
+        auth,
+      );
+      const names = (r.data?.workers ?? []).map((w) => w.name);
+      return ['w1', 'w2', 'w3'].every((n) => names.includes(n)) ? r.data!.workers : null;
+    });
+    expect(fleet.find((w) => w.name === 'w1')?.slots).toBe(2);
+    const run = await head.app.scheduler.submit(SPEC);
+    const shards = await waitFor('run.shards', async () => {
+      const r = await head.gql<{ run: { shards: { index: number; first: number; end: number; state: string }[] | null } }>(
+        'query ($id: ID!) { run(id: $id) { shards { index first end state worker committed attempts } } }',
+        { id: run.runId },
+        auth,
+      );
+      return r.data?.run.shards;
+    });
+    expect(shards.map((x) => [x.index, x.first, x.end])).toEqual(Array.from({ length: 12 }, (_, i) => [i, i * 8, i * 8 + 8]));
+    const s = await ended(run.runId);
+    expect(s.status).toBe('COMPLETED');
+    expect(await resultOf(runDirOf(run.runId))).toEqual(baseline);
+    const takers = new Set(
+      head.app
+        .scaleout!.claims()
+        .filter((c) => c.runId === run.runId)
+        .map((c) => c.worker),
+    );
+    expect(takers.size).toBeGreaterThan(1);
+  }, 180_000);
+
+  it('a worker SIGKILLed mid-shard: its shard goes to another worker, the result is unchanged and no episode is recorded twice', async () => {
+    const run = await head.app.scheduler.submit(SPEC);
+    const victim = await waitFor('a shard half done', () =>
+      head.app
+        .scaleout!.shardsOf(run.runId)
+        ?.find((s) => s.state === 'RUNNING' && s.committed >= 1 && s.committed <= 6 && s.worker !== null),
+    );
+    const w = workers.find((x) => x.name === victim.worker)!;
+    w.proc.kill('SIGKILL');
+    const killedAt = Date.now();
+    const retaken = await waitFor('the shard taken again', () => {
+      const taken = head.app.scaleout!.claims().filter((c) => c.runId === run.runId && c.shard === victim.index);
+      return taken.length >= 2 ? taken[taken.length - 1] : undefined;
+    });
+    // Within the lock, the stalled check and the start of an eval process.
+    expect(Date.now() - killedAt).toBeLessThan(15_000);
+    expect(retaken.worker).not.toBe(victim.worker);
+    const s = await ended(run.runId);
+    expect(s.status).toBe('COMPLETED');
+    expect(new Set(s.episodes.map((e) => e.index)).size).toBe(96);
+    expect(await resultOf(runDirOf(run.runId))).toEqual(baseline);
+    await w.stop();
+    workers.splice(workers.indexOf(w), 1);
+    await addWorker('w4');
+  }, 180_000);
+
+  it('a cancel stops the eval processes on every worker within 2 s and leaves none behind', async () => {
+    const run = await head.app.scheduler.submit({ ...SPEC, overrides: { env: { step_latency_ms: 20 } } });
+    await waitFor(
+      'eval processes on at least two workers',
+      () => workers.filter((w) => markedPids(w.mark, [w.proc.pid!]).length > 0).length >= 2,
+    );
+    await waitFor('an episode committed', async () => (head.app.scaleout!.shardsOf(run.runId) ?? []).some((s) => s.committed > 0));
+    const t0 = Date.now();
+    await head.app.scheduler.cancel(run.runId);
+    await waitFor('no eval process left', () => workers.every((w) => markedPids(w.mark, [w.proc.pid!]).length === 0), 10_000);
+    expect(Date.now() - t0).toBeLessThanOrEqual(2000);
+    expect((await ended(run.runId)).status).toBe('CANCELLED');
+  }, 120_000);
+
+  it('Redis lost mid-run: the run ends ABORTED with its committed episodes kept, and a new run is refused with REDIS_UNAVAILABLE', async () => {
+    const run = await head.app.scheduler.submit({ ...SPEC, overrides: { env: { step_latency_ms: 20 } } });
+    await waitFor('an episode committed', async () => (head.app.scaleout!.shardsOf(run.runId) ?? []).some((s) => s.committed > 0));
+    await redis.stop();
+    const s = await ended(run.runId);
+    expect(s.status).toBe('ABORTED');
+    expect(s.error?.code).toBe('REDIS_LOST');
+    expect(s.episodesDone).toBeGreaterThan(0);
+    const dirs = await readdir(join(runDirOf(run.runId), 'episodes'));
+    expect(dirs.filter((d) => existsSync(join(runDirOf(run.runId), 'episodes', d, 'episode.json'))).length).toBeGreaterThanOrEqual(
+      s.episodesDone,
+    );
+    await expect(head.app.scheduler.submit(SPEC)).rejects.toMatchObject({ code: 'REDIS_UNAVAILABLE' });
+  }, 120_000);
+});

@@ -1,0 +1,137 @@
+/**
+ * A scale-out fleet for tests: the head (a real server with --redis, in this process) and
+ * `evalctl worker` processes, each with its own working directory and a mark in its
+ * environment that its eval processes and hosts inherit, so a test can find every process a
+ * worker left behind.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { execa, type ResultPromise } from 'execa';
+
+export const MAIN = resolve('dist/main.js');
+export const TOKEN = 'scaleout-test-token';
+
+export interface TestWorker {
+  name: string;
+  mark: string;
+  proc: ResultPromise;
+  /** SIGTERM, then SIGKILL; idempotent. */
+  stop(): Promise<void>;
+}
+
+export async function startWorker(opts: {
+  redisUrl: string;
+  serverUrl: string;
+  name: string;
+  slots?: number;
+  lockMs?: number;
+  stalledMs?: number;
+}): Promise<TestWorker> {
+  const dir = await mkdtemp(join(tmpdir(), `worker-${opts.name}-`));
+  const mark = `${opts.name}-${process.pid}-${Date.now()}`;
+  const proc = execa(
+    process.execPath,
+    [
+      MAIN,
+      'worker',
+      '--redis',
+      opts.redisUrl,
+      '--server',
+      opts.serverUrl,
+      '--token',
+      TOKEN,
+      '--slots',
+      String(opts.slots ?? 2),
+      '--work-dir',
+      dir,
+      '--name',
+      opts.name,
+      '--cores',
+      '64',
+      '--lock-ms',
+      String(opts.lockMs ?? 1500),
+      '--stalled-ms',
+      String(opts.stalledMs ?? 500),
+    ],
+    { reject: false, stdin: 'ignore', forceKillAfterDelay: 3000, cleanup: true, env: { SCALEOUT_TEST_MARK: mark }, all: true },
+  );
+  await new Promise<void>((ok, fail) => {
+    let out = '';
+    proc.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('ready')) ok();
+    });
+    void proc.then((r) => fail(new Error(`worker ${opts.name} exited: ${r.all ?? ''}`)));
+  });
+  let stopped: Promise<void> | undefined;
+  return {
+    name: opts.name,
+    mark,
+    proc,
+    stop: () => {
+      stopped ??= (async () => {
+        proc.kill('SIGTERM');
+        await proc;
+        // What a dead worker's eval processes left is not this test's to keep.
+        for (const pid of markedPids(mark)) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // gone
+          }
+        }
+        await rm(dir, { recursive: true, force: true });
+      })();
+      return stopped;
+    },
+  };
+}
+
+/** Live processes (other than the worker itself) whose environment carries the mark: a worker's eval processes and hosts. */
+export function markedPids(mark: string, except: number[] = []): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const pid = Number(name);
+    if (except.includes(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/environ`, 'latin1').includes(`SCALEOUT_TEST_MARK=${mark}\0`)) {
+        const stat = readFileSync(`/proc/${name}/stat`, 'latin1');
+        if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z') out.push(pid);
+      }
+    } catch {
+      // gone, or not ours
+    }
+  }
+  return out;
+}
+
+/** Polls `check` until it is truthy (a state, not a delay); fails after `timeoutMs`. */
+export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 60_000): Promise<NonNullable<T>> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const TIMING = new Set(['workerId', 'durationMs', 'startedAt', 'finishedAt']);
+
+/** A record without its timing/worker fields. */
+export const withoutTiming = (r: Record<string, unknown>) => Object.fromEntries(Object.entries(r).filter(([k]) => !TIMING.has(k)));
+
+/** A run's result as bytes to compare: summary.json less its run/timing fields, and each episode.json less timing. */
+export async function resultOf(runDir: string): Promise<{ summary: string; episodes: string[] }> {
+  const s = JSON.parse(await readFile(join(runDir, 'summary.json'), 'utf8')) as Record<string, unknown>;
+  for (const k of ['seq', 'runId', 'createdAt', 'startedAt', 'finishedAt', 'pid', 'priority']) delete s[k];
+  s.episodes = (s.episodes as Record<string, unknown>[]).map(withoutTiming);
+  const names = (await readdir(join(runDir, 'episodes'))).sort();
+  const episodes = await Promise.all(
+    names.map(async (n) => JSON.stringify(withoutTiming(JSON.parse(await readFile(join(runDir, 'episodes', n, 'episode.json'), 'utf8'))))),
+  );
+  return { summary: JSON.stringify(s), episodes };
+}
