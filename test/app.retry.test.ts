@@ -4,7 +4,7 @@
  * and started again on the same outputs. The retry plays exactly the failed and missing
  * episodes; the final records and aggregates equal a run in which nothing failed.
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,20 +37,50 @@ let clean: RunSummary;
 const stopped: number[] = [];
 
 /** Pids of the env_gridnav hosts the eval process `evalPid` started (its children), from /proc. */
+/** Inodes of the sockets listening on this machine (TCP and Unix), from /proc/net. */
+function listeningInodes(): Set<string> {
+  const out = new Set<string>();
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(file, 'utf8').split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f[3] === '0A') out.add(f[9]!);
+    }
+  }
+  for (const line of readFileSync('/proc/net/unix', 'utf8').split('\n').slice(1)) {
+    const f = line.trim().split(/\s+/);
+    if (f[3] === '00010000') out.add(f[6]!);
+  }
+  return out;
+}
+
+/**
+ * The eval process's env hosts that listen already (a host still starting is never a victim:
+ * killing it would be a failed start, not a crash), oldest first.
+ */
 function envHostsOf(evalPid: number): number[] {
-  const out: number[] = [];
+  const found: Array<{ pid: number; start: number }> = [];
+  const listening = listeningInodes();
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid !== evalPid) continue;
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('env_gridnav')) out.push(Number(name));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) !== evalPid) continue;
+      if (!readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('env_gridnav')) continue;
+      const sockets = readdirSync(`/proc/${name}/fd`).map((fd) => {
+        try {
+          return /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${name}/fd/${fd}`))?.[1];
+        } catch {
+          return undefined;
+        }
+      });
+      if (sockets.some((inode) => inode !== undefined && listening.has(inode)))
+        found.push({ pid: Number(name), start: Number(fields[19]) });
     } catch {
       // gone meanwhile
     }
   }
-  return out;
+  return found.sort((a, b) => a.start - b.start || a.pid - b.pid).map((h) => h.pid);
 }
 
 const summaryOf = (outputs: string, runId: string) => readSummary(runDirPath(outputs, runId)).catch(() => null);
@@ -151,7 +181,10 @@ describe('retry', () => {
     const evalPid = running.pid!;
     // A killed host: the episode in flight on it ends CRASHED (again, if the worker was between episodes).
     for (let i = 0; i < 5 && !statusesOf(await summaryOf(outputs, runId)).has('CRASHED'); i++) {
-      const [victim] = envHostsOf(evalPid);
+      const victim = await waitFor('two listening env hosts', async () => {
+        const hosts = envHostsOf(evalPid);
+        return hosts.length === 2 ? hosts[0] : undefined;
+      });
       process.kill(victim!, 'SIGKILL');
       await waitFor(
         'a crash or a new host',
@@ -162,16 +195,11 @@ describe('retry', () => {
         60_000,
       );
     }
-    // A frozen host: its call goes unanswered past the per-call limit, TIMEOUT. Frozen only once
-    // both hosts have served an episode since the crash, so a replacement is not caught starting.
-    const hostsNow = envHostsOf(evalPid);
-    const doneNow = (await summaryOf(outputs, runId))!.episodesDone;
-    await waitFor(
-      'two more episodes on the same hosts',
-      async () => ((await summaryOf(outputs, runId))?.episodesDone ?? 0) >= doneNow + 2,
-      60_000,
-    );
-    const frozen = envHostsOf(evalPid).find((pid) => hostsNow.includes(pid)) ?? envHostsOf(evalPid)[0]!;
+    // A frozen host: its call goes unanswered past the per-call limit, TIMEOUT.
+    const frozen = await waitFor('two listening env hosts', async () => {
+      const hosts = envHostsOf(evalPid);
+      return hosts.length === 2 ? hosts[0] : undefined;
+    });
     process.kill(frozen, 'SIGSTOP');
     stopped.push(frozen);
     const before = await waitFor(
