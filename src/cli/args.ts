@@ -22,3 +22,24 @@ export function intFlag(flag: string, raw: string | undefined, min: number, expe
 
 /** The options every listing command takes. */
 export const LIST_OPTIONS = { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
+
+type CommandOptions = NonNullable<ParseArgsConfig['options']>;
+type CommandConfig<O extends CommandOptions> = { args: string[]; allowPositionals: true; strict: true; options: O & typeof LIST_OPTIONS };
+
+/**
+ * A run-level subcommand's flags (positionals allowed; `--json` and `--help` added), or
+ * undefined once `--help` has printed the usage.
+ */
+export function parseCommandArgs<const O extends CommandOptions>(
+  argv: string[],
+  options: O,
+  usage: string,
+): ReturnType<typeof parseArgs<CommandConfig<O>>> | undefined {
+  const config: CommandConfig<O> = { args: argv, allowPositionals: true, strict: true, options: { ...options, ...LIST_OPTIONS } };
+  const parsed = parseCliArgs(config, usage);
+  if ((parsed.values as { help?: boolean }).help === true) {
+    process.stdout.write(usage + '\n');
+    return undefined;
+  }
+  return parsed;
+}

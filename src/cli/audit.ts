@@ -5,7 +5,7 @@
  * differ or there is no verdict, 2 for bad input. The token comes from `--token` or EVAL_API_TOKEN.
  */
 import { BadInputError } from '../errors.js';
-import { intFlag, parseCliArgs } from './args.js';
+import { intFlag, parseCommandArgs } from './args.js';
 import { RemoteServer } from './remote-run.js';
 
 const USAGE = 'usage: evalctl audit <run> [--sample N] [--workers W] [--server URL] [--token T] [--json]';
@@ -60,26 +60,18 @@ export function renderAudit(runId: string, a: AuditAnswer): string {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCliArgs(
+  const parsed = parseCommandArgs(
+    argv,
     {
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        sample: { type: 'string' },
-        workers: { type: 'string' },
-        server: { type: 'string' },
-        token: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      sample: { type: 'string' },
+      workers: { type: 'string' },
+      server: { type: 'string' },
+      token: { type: 'string' },
     },
     USAGE,
   );
-  if (values.help === true) {
-    process.stdout.write(USAGE + '\n');
-    return 0;
-  }
+  if (!parsed) return 0;
+  const { values, positionals } = parsed;
   if (positionals.length !== 1)
     throw new BadInputError(positionals.length === 0 ? `missing the run id; ${USAGE}` : `expected one run id; ${USAGE}`);
   const runId = positionals[0]!;

@@ -10,7 +10,7 @@ import { readRunScores } from '../compare/run-scores.js';
 import { BadInputError } from '../errors.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
 import { RunReader } from '../store/run-reader.js';
-import { parseCliArgs } from './args.js';
+import { parseCommandArgs } from './args.js';
 import { textTable } from './text-table.js';
 
 const USAGE = 'usage: evalctl compare <baseline-run> <candidate-run>… [--metric NAME …] [--outputs DIR] [--json] [--flips N]';
@@ -71,25 +71,17 @@ export function renderComparison(c: RunComparison, maxFlips = DEFAULT_FLIPS): st
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCliArgs(
+  const parsed = parseCommandArgs(
+    argv,
     {
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        metric: { type: 'string', short: 'm', multiple: true },
-        outputs: { type: 'string' },
-        json: { type: 'boolean' },
-        flips: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      metric: { type: 'string', short: 'm', multiple: true },
+      outputs: { type: 'string' },
+      flips: { type: 'string' },
     },
     USAGE,
   );
-  if (values.help === true) {
-    process.stdout.write(USAGE + '\n');
-    return 0;
-  }
+  if (!parsed) return 0;
+  const { values, positionals } = parsed;
   if (positionals.length < 2) throw new BadInputError(`give a baseline run and at least one candidate run; ${USAGE}`);
   const flips = values.flips === undefined ? DEFAULT_FLIPS : Number(values.flips);
   if (!Number.isInteger(flips) || flips < 0) throw new BadInputError(`--flips must be an integer ≥ 0, got "${values.flips}"`);

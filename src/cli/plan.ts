@@ -9,7 +9,7 @@ import { latestComparableRun, readRunScores } from '../compare/run-scores.js';
 import { BadInputError } from '../errors.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
 import { RunReader } from '../store/run-reader.js';
-import { parseCliArgs } from './args.js';
+import { parseCommandArgs } from './args.js';
 import { textTable } from './text-table.js';
 
 const USAGE = 'usage: evalctl plan <run> [--effect X] [--metric NAME …] [--outputs DIR] [--json]';
@@ -39,25 +39,17 @@ export function renderPlan(p: PowerPlan): string {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCliArgs(
+  const parsed = parseCommandArgs(
+    argv,
     {
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        effect: { type: 'string' },
-        metric: { type: 'string', short: 'm', multiple: true },
-        outputs: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      effect: { type: 'string' },
+      metric: { type: 'string', short: 'm', multiple: true },
+      outputs: { type: 'string' },
     },
     USAGE,
   );
-  if (values.help === true) {
-    process.stdout.write(USAGE + '\n');
-    return 0;
-  }
+  if (!parsed) return 0;
+  const { values, positionals } = parsed;
   if (positionals.length !== 1) throw new BadInputError(`give one run id; ${USAGE}`);
   let effect: number | undefined;
   if (values.effect !== undefined) {

@@ -7,7 +7,7 @@ import { BadInputError } from '../errors.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
 import { prepareScorer } from '../scoring/registry.js';
 import { rescoreRun } from '../store/rescore-run.js';
-import { parseCliArgs } from './args.js';
+import { parseCommandArgs } from './args.js';
 import { renderReport } from './report-text.js';
 import { runDirOf } from './run-dir-arg.js';
 
@@ -26,25 +26,17 @@ function parseConfig(raw: string | undefined): Record<string, unknown> | undefin
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCliArgs(
+  const parsed = parseCommandArgs(
+    argv,
     {
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        scorer: { type: 'string' },
-        config: { type: 'string' },
-        json: { type: 'boolean' },
-        outputs: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      scorer: { type: 'string' },
+      config: { type: 'string' },
+      outputs: { type: 'string' },
     },
     USAGE,
   );
-  if (values.help) {
-    process.stdout.write(USAGE + '\n');
-    return 0;
-  }
+  if (!parsed) return 0;
+  const { values, positionals } = parsed;
   if (!values.scorer) throw new BadInputError(`--scorer is required; ${USAGE}`);
   const config = parseConfig(values.config);
   // The scorer and its config are refused before the run is even looked up.

@@ -11,7 +11,7 @@ import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
 import { prepareRetry, retryEndingsOf, type RetriedEpisode } from '../store/attempts.js';
 import { isDone } from '../store/run-dir.js';
 import type { RunSummary } from '../store/types.js';
-import { parseCliArgs } from './args.js';
+import { parseCommandArgs } from './args.js';
 import { RemoteServer } from './remote-run.js';
 import { runDirOf } from './run-dir-arg.js';
 import { progressLine, renderSummary } from './run.js';
@@ -31,26 +31,18 @@ function describe(runId: string, attempt: number, retried: readonly RetriedEpiso
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCliArgs(
+  const parsed = parseCommandArgs(
+    argv,
     {
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        endings: { type: 'string' },
-        outputs: { type: 'string' },
-        server: { type: 'string' },
-        token: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      endings: { type: 'string' },
+      outputs: { type: 'string' },
+      server: { type: 'string' },
+      token: { type: 'string' },
     },
     USAGE,
   );
-  if (values.help) {
-    process.stdout.write(USAGE + '\n');
-    return 0;
-  }
+  if (!parsed) return 0;
+  const { values, positionals } = parsed;
   const endings = retryEndingsOf(values.endings?.split(',').filter((e) => e.trim() !== ''));
   const json = values.json === true;
   let summary: RunSummary;
