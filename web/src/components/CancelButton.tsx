@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
-import { gql, GraphQLRequestError } from '../api/client.js';
+import { gql } from '../api/client.js';
 import { CANCEL_RUN } from '../api/queries.js';
+import { useAction } from '../hooks/useAction.js';
 
 export interface CancelButtonProps {
   runId: string;
@@ -11,8 +12,7 @@ export interface CancelButtonProps {
 /** Cancels a queued or running run after a second click to confirm; shows the refusal if there is one. */
 export function CancelButton({ runId, onCancelled, small }: CancelButtonProps) {
   const [armed, setArmed] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { busy, error, run } = useAction();
 
   useEffect(() => {
     if (!armed) return;
@@ -26,16 +26,10 @@ export function CancelButton({ runId, onCancelled, small }: CancelButtonProps) {
       return;
     }
     setArmed(false);
-    setBusy(true);
-    setError(null);
-    try {
+    await run(async () => {
       await gql(CANCEL_RUN, { id: runId });
       onCancelled?.();
-    } catch (err) {
-      setError(err instanceof GraphQLRequestError ? err.message : String(err));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <span className="cancel">

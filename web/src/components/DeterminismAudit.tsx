@@ -4,9 +4,10 @@
  * differ, and a button that starts an audit. An audit's own scratch run links back to its run.
  */
 import { useEffect, useState } from 'react';
-import { gql, GraphQLRequestError } from '../api/client.js';
+import { gql } from '../api/client.js';
 import { graphql } from '../api/graphql.js';
 import { href } from '../hooks/useHashRoute.js';
+import { useAction } from '../hooks/useAction.js';
 import { useQuery } from '../hooks/useQuery.js';
 
 export const RUN_AUDIT = graphql(`
@@ -40,8 +41,7 @@ const FINISHED = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'ABORTED']);
 export function DeterminismAudit({ runId, runStatus }: { runId: string; runStatus: string }) {
   const [running, setRunning] = useState(false);
   const q = useQuery(RUN_AUDIT, { id: runId }, { pollMs: running ? 1000 : 0 });
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { busy, error, run: act } = useAction();
   const run = q.data?.run;
   const audit = run?.audit ?? null;
   const isRunning = audit?.status === 'RUNNING';
@@ -64,18 +64,11 @@ export function DeterminismAudit({ runId, runStatus }: { runId: string; runStatu
     );
   }
 
-  const start = async () => {
-    setBusy(true);
-    setError(null);
-    try {
+  const start = () =>
+    act(async () => {
       await gql(AUDIT_RUN, { id: runId });
       q.refetch();
-    } catch (err) {
-      setError(err instanceof GraphQLRequestError ? err.message : String(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   const canStart = FINISHED.has(runStatus) && !isRunning;
   let badge: { text: string; color: string; status: string };

@@ -1,6 +1,6 @@
-import { useState } from 'react';
-import { gql, GraphQLRequestError } from '../api/client.js';
+import { gql } from '../api/client.js';
 import { RETRY_RUN } from '../api/queries.js';
+import { useAction } from '../hooks/useAction.js';
 
 /** Endings a retry plays again by default (docs/retry.md): the ones that are not the agent's result. */
 const RETRIED_ENDINGS = new Set(['CRASHED', 'TIMEOUT', 'ERROR', 'INFRA_ERROR', 'CANCELLED']);
@@ -15,23 +15,15 @@ export interface RetryButtonProps {
 
 /** "Retry failed episodes": queues a new attempt of a finished run playing its failed and missing episodes; hidden when there are none. */
 export function RetryButton({ runId, statusCounts, episodesDone, episodeCount, onQueued }: RetryButtonProps) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { busy, error, run } = useAction();
   const failed = statusCounts.reduce((n, c) => n + (RETRIED_ENDINGS.has(c.status) ? c.count : 0), 0);
   const missing = Math.max(0, episodeCount - episodesDone);
   if (failed + missing === 0) return null;
-  const click = async () => {
-    setBusy(true);
-    setError(null);
-    try {
+  const click = () =>
+    run(async () => {
       await gql(RETRY_RUN, { id: runId });
       onQueued?.();
-    } catch (err) {
-      setError(err instanceof GraphQLRequestError ? err.message : String(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   return (
     <span className="retry">
       <button
