@@ -285,6 +285,8 @@ export class BatchEvalRunner {
       stepBudget,
       ...(repeatsOf(spec) > 1 ? { repeat: play.repeat } : {}),
     });
+    // A traced episode's record links to its trace (fields that, like the timings, differ per run).
+    if (span) Object.assign(record, { traceId: span.traceId, spanId: span.spanId });
     span?.end(record);
     await writer.finish(record);
     const summary = await this.#o.summary.addEpisode(record);

@@ -143,6 +143,11 @@ EpisodeRef.implement({
       description: "The sample's group (its `metadata.cluster`), if it has one.",
       resolve: (e) => opt(e.record.cluster),
     }),
+    traceId: t.string({
+      nullable: true,
+      description: "The OpenTelemetry trace id of the episode's span, when the run was traced (docs/tracing.md).",
+      resolve: (e) => opt(e.record.traceId),
+    }),
     error: t.string({
       nullable: true,
       description: 'Why it ended early, for TIMEOUT, ERROR, CRASHED, CANCELLED, INFRA_ERROR and a node-declared BUDGET_EXHAUSTED.',

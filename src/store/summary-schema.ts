@@ -76,6 +76,8 @@ export const episodeRecordSchema = z.object({
   nodeErrors: z.array(z.object({ nodeId: z.string(), step: z.number(), message: z.string() })).optional(),
   assets: z.array(z.object({ name: z.string(), mime: z.string(), bytes: z.number(), nodeId: z.string(), step: z.number() })),
   scores: z.array(scoreEntrySchema).optional(),
+  traceId: z.string().optional(),
+  spanId: z.string().optional(),
 });
 
 /** Everything but the episode records, which are checked one by one (a watcher checks only new ones). */

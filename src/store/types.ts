@@ -43,6 +43,12 @@ export interface EpisodeRecord {
   assets: AssetRef[];
   /** Scores from graphOut ports named `score`, one per scorer (absent when the graph scores nothing). */
   scores?: ScoreEntry[];
+  /**
+   * The episode's OpenTelemetry trace and span, when the run was traced (docs/tracing.md): links,
+   * like the timing fields, that differ between two runs of the same spec.
+   */
+  traceId?: string;
+  spanId?: string;
 }
 
 /** How a metric's 95 % interval was computed (docs/statistics.md). */

@@ -228,6 +228,14 @@ class OtelEpisodeSpan implements EpisodeSpan {
     this.#context = trace.setSpan(ROOT_CONTEXT, span);
   }
 
+  get traceId(): string {
+    return this.span.spanContext().traceId;
+  }
+
+  get spanId(): string {
+    return this.span.spanContext().spanId;
+  }
+
   loopStarted(): void {
     this.#stepStart = now();
   }

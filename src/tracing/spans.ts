@@ -68,6 +68,10 @@ export interface EpisodeOutcomeInfo {
 }
 
 export interface EpisodeSpan {
+  /** The W3C trace id (32 hex digits) of the episode's trace. */
+  readonly traceId: string;
+  /** The episode span's id (16 hex digits). */
+  readonly spanId: string;
   /** The episode is loaded and its loop starts now (the time since the span's start is its load). */
   loopStarted(): void;
   /** A node firing of the step in progress (the executor reports them as the step ends). */

@@ -55,6 +55,8 @@ function expectEpisodeTree(run: ReceivedSpan, records: EpisodeRecord[]): void {
   }
   for (const r of records) {
     const e = episodes.find((s) => s.attributes['batch_eval.episode.index'] === r.index)!;
+    // The record links to its span.
+    expect({ traceId: r.traceId, spanId: r.spanId }).toEqual({ traceId: e.traceId, spanId: e.spanId });
     expect(e.attributes).toMatchObject({
       'batch_eval.run.id': run.attributes['batch_eval.run.id'],
       'batch_eval.episode.seed': r.seed,
