@@ -42,8 +42,8 @@ export function WorkersPage() {
       <section className="panel">
         {workers.length === 0 ? (
           <Empty>
-            <div data-testid="workers-empty">
-              <p>No scale-out worker has reported in the last 30 seconds. Runs play on this machine.</p>
+            <div className="workers-empty" data-testid="workers-empty">
+              <p>No scale-out worker has reported in the last 30 seconds (a server without Redis plays runs on its own machine).</p>
               <p>To spread runs over several machines, start the server with Redis and a worker on each machine:</p>
               <pre className="mono">
                 {'evalctl serve --redis redis://REDIS_HOST:6379\nevalctl worker --redis redis://REDIS_HOST:6379 --server http://HEAD:4000'}
