@@ -8,10 +8,12 @@ import { QueuePage } from './pages/QueuePage.js';
 import { RunPage } from './pages/RunPage.js';
 import { RunsPage } from './pages/RunsPage.js';
 import { SweepPage } from './pages/SweepPage.js';
+import { WorkersPage } from './pages/WorkersPage.js';
 
 const NAV: Array<{ label: string; to: string; active: (r: Route) => boolean }> = [
   { label: 'Runs', to: href.runs(), active: (r) => r.page === 'runs' || r.page === 'run' || r.page === 'compare' || r.page === 'sweep' },
   { label: 'Queue', to: href.queue(), active: (r) => r.page === 'queue' },
+  { label: 'Workers', to: href.workers(), active: (r) => r.page === 'workers' },
   { label: 'New run', to: href.newRun(), active: (r) => r.page === 'new' },
   { label: 'Play', to: href.play(), active: (r) => r.page === 'play' },
 ];
@@ -76,6 +78,8 @@ function Page({ route }: { route: Route }) {
       return <RunPage runId={route.runId} episode={route.episode} />;
     case 'queue':
       return <QueuePage />;
+    case 'workers':
+      return <WorkersPage />;
     case 'new':
       return <NewRunPage initialGraph={route.graph} fromRun={route.from} />;
     case 'play':

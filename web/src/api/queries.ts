@@ -113,3 +113,15 @@ export const PLAY_EPISODE = graphql(`
 export type GraphInfo = ResultOf<typeof GRAPHS>['graphs'][number];
 export type NodesetInfo = ResultOf<typeof GRAPHS>['nodesets'][number];
 export type PlayEvent = ResultOf<typeof PLAY_EPISODE>['playEpisode'];
+
+/** The scale-out workers heard from lately (polled: heartbeats are sampled, not pushed). */
+export const WORKERS = graphql(`
+  query Workers { workers { name machine slots cores ramFreeMb vramFreeMb lastHeartbeat shards { runId shard } } }
+`);
+export type WorkerRow = ResultOf<typeof WORKERS>['workers'][number];
+
+/** A run's shards while it is on the scale-out workers (null for a local or ended run). */
+export const RUN_SHARDS = graphql(`
+  query RunShards($id: ID!) { run(id: $id) { id status shards { index first end state worker committed attempts } } }
+`);
+export type ShardRow = NonNullable<NonNullable<ResultOf<typeof RUN_SHARDS>['run']>['shards']>[number];

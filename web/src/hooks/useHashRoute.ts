@@ -18,12 +18,13 @@ export type Route =
   | { page: 'sweep'; sweepId: string }
   | { page: 'run'; runId: string; episode: number | null }
   | { page: 'queue' }
+  | { page: 'workers' }
   | { page: 'new'; graph: string | null; from: string | null }
   | { page: 'play'; graph: string | null }
   | { page: 'notFound'; hash: string };
 
 /**
- * `#/runs[?status=&graph=&tag=&q=&page=]`, `#/runs/<id>`, `#/runs/<id>/episodes/<i>`, `#/queue`,
+ * `#/runs[?status=&graph=&tag=&q=&page=]`, `#/runs/<id>`, `#/runs/<id>/episodes/<i>`, `#/queue`, `#/workers`,
  * `#/new[?graph=g|?from=<runId>]`, `#/play[?graph=g]`, `#/compare?baseline=<id>&candidates=<id>,<id>`, `#/sweeps/<id>`.
  */
 export function parseHash(hash: string): Route {
@@ -44,6 +45,7 @@ export function parseHash(hash: string): Route {
     if (parts[2] === 'episodes' && parts[3] && /^\d+$/.test(parts[3])) return { page: 'run', runId: parts[1], episode: Number(parts[3]) };
   }
   if (parts[0] === 'queue' && parts.length === 1) return { page: 'queue' };
+  if (parts[0] === 'workers' && parts.length === 1) return { page: 'workers' };
   if (parts[0] === 'new' && parts.length === 1) return { page: 'new', graph: params.get('graph'), from: params.get('from') };
   if (parts[0] === 'play' && parts.length === 1) return { page: 'play', graph: params.get('graph') };
   return { page: 'notFound', hash };
@@ -75,6 +77,7 @@ export const href = {
   run: (id: string) => `#/runs/${encodeURIComponent(id)}`,
   episode: (id: string, index: number) => `#/runs/${encodeURIComponent(id)}/episodes/${index}`,
   queue: () => '#/queue',
+  workers: () => '#/workers',
   newRun: (graph?: string) => (graph ? `#/new?graph=${encodeURIComponent(graph)}` : '#/new'),
   play: (graph?: string) => (graph ? `#/play?graph=${encodeURIComponent(graph)}` : '#/play'),
 };

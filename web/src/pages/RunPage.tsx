@@ -18,6 +18,7 @@ import { Reproducibility } from '../components/Reproducibility.js';
 import { DeterminismAudit } from '../components/DeterminismAudit.js';
 import { StatusBadge } from '../components/StatusBadge.js';
 import { Empty, ErrorBox, Loading } from '../components/States.js';
+import { ShardBands } from '../components/ShardBands.js';
 import { TaskTable } from '../components/TaskTable.js';
 import { href, navigate } from '../hooks/useHashRoute.js';
 import { useNow } from '../hooks/useNow.js';
@@ -144,6 +145,8 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
           })}
         </div>
       </section>
+
+      <ShardBands runId={run.id} live={live} />
 
       <DeterminismAudit runId={run.id} runStatus={run.status} />
 
