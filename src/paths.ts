@@ -15,6 +15,8 @@ export const BUILTIN_DATASETS_DIR = join(PACKAGE_ROOT, 'datasets');
 export const WEB_DIST_DIR = join(PACKAGE_ROOT, 'web', 'dist');
 export const EVAL_PROCESS_MAIN = join(DIST_DIR, 'eval-process', 'main.js');
 export const HOST_MAIN = join(DIST_DIR, 'host', 'host-main.js');
+/** The inside of a host served in a worker thread (thread-host.ts). */
+export const THREAD_HOST_MAIN = join(DIST_DIR, 'host', 'thread-host-main.js');
 export const DEFAULT_OUTPUTS_DIR = resolve(process.cwd(), 'outputs');
 
 /** The environment variable naming the llm nodeset's response cache folder (inherited by every host). */

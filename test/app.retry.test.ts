@@ -4,6 +4,7 @@
  * and started again on the same outputs. The retry plays exactly the failed and missing
  * episodes; the final records and aggregates equal a run in which nothing failed.
  */
+import { IN_PROCESS_ENV } from '../src/eval-process/in-process-host.js';
 import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -150,6 +151,8 @@ async function checkRetried(outputs: string, runId: string, before: RunSummary, 
 }
 
 beforeAll(async () => {
+  // The env hosts this test kills and freezes must be processes of their own (a thread host shares the eval process's pid).
+  process.env[IN_PROCESS_ENV] = '0';
   server = await startServer({ scheduler: { cores: 64 } });
   clean = await startAndWait(server.url, join(server.dir, 'outputs'));
   expect(clean.statusCounts).toEqual({ COMPLETED: 100 });

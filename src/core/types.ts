@@ -121,12 +121,16 @@ export interface NodesetManifest {
   /** Or: a command (argv, relative paths resolved against the manifest's folder) that starts a host speaking the host protocol. */
   command?: string[];
   /**
-   * A light JS-module nodeset: an eval process serves its hosts in-process instead of starting
-   * a child process per host (calls still cross as JSON). Only for handlers that never block
-   * the thread for long, never exit the process, and keep their state per `episodeKey`, since
-   * every worker's host of it shares one module instance. @default false
+   * Where an eval process serves this JS-module nodeset's hosts instead of a child process per
+   * host (calls still cross as JSON). `true`: on the eval process's own thread, for handlers
+   * that never block the thread for long, never exit the process, and keep their state per
+   * `episodeKey`, since every worker's host of it shares one module instance. `"thread"`: each
+   * host in a worker thread of its own, with its own module instance; blocking work runs beside
+   * the other hosts and `process.exit` ends only that host. Not for modules that need a process
+   * of their own (native addons that are not thread-safe, `process.chdir`, signal handlers).
+   * @default false (a child process per host)
    */
-  inProcess?: boolean;
+  inProcess?: boolean | 'thread';
 }
 
 // ---------------------------------------------------------------- handlers

@@ -9,6 +9,7 @@ import { HostError, errorMessage } from '../errors.js';
 import { createHost } from '../host/host.js';
 import { registerInProcessHost, unregisterInProcessHost } from '../host/in-process-hosts.js';
 import { spawnHost, type HostEntry, type HostExit, type HostProcess, type SpawnHostOptions } from '../host/host-process.js';
+import { startThreadHost } from '../host/thread-host.js';
 import { loadNodesetModule } from '../nodeset-registry/nodeset-module.js';
 import type { NodesetModule } from '../core/types.js';
 
@@ -19,15 +20,25 @@ import type { NodesetModule } from '../core/types.js';
  */
 export const IN_PROCESS_ENV = 'EVAL_IN_PROCESS_HOSTS';
 
-/** A host this run started: a child process, or one served in-process (then `pid` is this process's and must not be signalled). */
+/** A host this run started: a child process, or one served in this process, on its thread or a worker thread (then `pid` is this process's and must not be signalled). */
 export type RunHost = HostProcess & { readonly inProcess: boolean };
 
-/** Whether `entry` is served in this process: a JS module whose manifest asks for it or that IN_PROCESS_ENV names, unless that is `0`. */
-export function runsInProcess(entry: HostEntry, env: Record<string, string> | undefined): boolean {
+/**
+ * Where `entry`'s host runs: `inline` (on this process's thread: the manifest's `"inProcess":
+ * true`, or named by IN_PROCESS_ENV), `thread` (a worker thread of this process: `"inProcess":
+ * "thread"`) or `process` (a child process: every nodeset that is not a JS module, and every
+ * nodeset when IN_PROCESS_ENV is `0`).
+ */
+export function hostMode(entry: HostEntry, env: Record<string, string> | undefined): 'inline' | 'thread' | 'process' {
   const setting = (env?.[IN_PROCESS_ENV] ?? process.env[IN_PROCESS_ENV] ?? '').trim();
-  if (entry.manifest.module === undefined || setting === '0') return false;
-  if (entry.manifest.inProcess === true) return true;
-  return setting.split(',').some((name) => name.trim() === entry.name);
+  if (entry.manifest.module === undefined || setting === '0') return 'process';
+  if (entry.manifest.inProcess === true || setting.split(',').some((name) => name.trim() === entry.name)) return 'inline';
+  return entry.manifest.inProcess === 'thread' ? 'thread' : 'process';
+}
+
+/** Whether `entry` is served on this process's own thread (hostMode `inline`). */
+export function runsInProcess(entry: HostEntry, env: Record<string, string> | undefined): boolean {
+  return hostMode(entry, env) === 'inline';
 }
 
 /** One module instance per folder and process, initialised once, shared by every in-process host of the nodeset. */
@@ -48,12 +59,11 @@ function moduleOf(entry: HostEntry): Promise<NodesetModule> {
   return mod;
 }
 
-/** Starts `entry`'s host: in-process when it declares itself light (runsInProcess), else as a child process. */
+/** Starts `entry`'s host where hostMode says: on this thread, in a worker thread, or as a child process. */
 export async function startHost(options: SpawnHostOptions): Promise<RunHost> {
-  if (!runsInProcess(options.entry, options.env)) {
-    const child = await spawnHost(options);
-    return Object.assign(child, { inProcess: false });
-  }
+  const mode = hostMode(options.entry, options.env);
+  if (mode === 'process') return Object.assign(await spawnHost(options), { inProcess: false });
+  if (mode === 'thread') return Object.assign(await startThreadHost(options), { inProcess: true });
   options.signal?.throwIfAborted();
   const { entry, tag } = options;
   const label = tag === undefined ? entry.name : `${entry.name}#${tag}`;

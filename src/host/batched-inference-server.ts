@@ -16,7 +16,10 @@ export interface BatchedInferenceServerOptions {
   maxBatchSize?: number;
   /**
    * The longest a call waits for batch mates while the model is free: a queue runs no later
-   * than this after its first arrival (sooner when full or when every active caller waits). @default 5
+   * than this after its first arrival (sooner when full or when every active caller waits).
+   * `0`: no waiting at all: a queue runs once the calls of the current event-loop turn are in
+   * (and while a batch runs, the calls that arrive meanwhile go as the next one), so callers
+   * that drift apart never wait for each other. @default 5
    */
   maxQueueDelayMs?: number;
   /** A caller counts as active for this long after its last call (unless released). @default 2000 */
@@ -44,7 +47,7 @@ interface BatchQueue {
   handler: BatchedNodeFunction;
   rows: PendingRow[];
   ready: boolean;
-  deadline?: NodeJS.Timeout;
+  deadline?: NodeJS.Timeout | NodeJS.Immediate;
 }
 
 /** JSON with object keys sorted, so equal configs give equal strings whatever their key order. */
@@ -144,7 +147,8 @@ export class BatchedInferenceServer {
     else if (callerId !== undefined && this.everyActiveCallerWaits()) this.markAllReady();
     // The deadline counts from the queue's first call; armed only when that call did not make it ready at once (a timer set and cleared on every call of a lone caller costs more than its batch).
     if (!q.ready && q.deadline === undefined && this.queues.get(q.key) === q)
-      q.deadline = setTimeout(() => this.markReady(q), this.maxQueueDelayMs);
+      q.deadline =
+        this.maxQueueDelayMs === 0 ? setImmediate(() => this.markReady(q)) : setTimeout(() => this.markReady(q), this.maxQueueDelayMs);
     return promise;
   }
 
@@ -163,7 +167,7 @@ export class BatchedInferenceServer {
     if (this.closed) return;
     this.closed = true;
     for (const q of this.queues.values()) {
-      clearTimeout(q.deadline);
+      this.disarm(q);
       for (const r of q.rows) r.reject(new HostError(`batched function "${q.fn}": the server closed before the batch ran`));
       q.rows.length = 0;
     }
@@ -203,8 +207,7 @@ export class BatchedInferenceServer {
   private markReady(q: BatchQueue): void {
     if (q.ready || this.queues.get(q.key) !== q) return;
     q.ready = true;
-    clearTimeout(q.deadline);
-    q.deadline = undefined;
+    this.disarm(q);
     this.readyQueue.push(q);
     this.pump();
   }
@@ -215,7 +218,7 @@ export class BatchedInferenceServer {
       if (!q) return;
       // A ready queue keeps accepting calls while it waits for the model; it closes here.
       this.queues.delete(q.key);
-      clearTimeout(q.deadline);
+      this.disarm(q);
       const rows = q.rows.splice(0, this.maxBatchSize);
       if (q.rows.length > 0) this.requeue(q);
       if (rows.length === 0) continue;
@@ -226,6 +229,13 @@ export class BatchedInferenceServer {
         this.pump();
       });
     }
+  }
+
+  private disarm(q: BatchQueue): void {
+    if (q.deadline === undefined) return;
+    if (this.maxQueueDelayMs === 0) clearImmediate(q.deadline as NodeJS.Immediate);
+    else clearTimeout(q.deadline as NodeJS.Timeout);
+    q.deadline = undefined;
   }
 
   /** Rows beyond maxBatchSize stay queued under the same key, ready at once: they have waited long enough. */

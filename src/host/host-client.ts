@@ -478,7 +478,17 @@ export class HostClient {
           reject(new HostError(`host ${this.baseUrl}: ${method} ${path} answered HTTP ${status} with non-JSON: ${text.slice(0, 200)}`));
         }
       };
-      target.handle(req).then(answered, (err: unknown) => answered({ status: 500, body: { error: errorMessage(err) } }));
+      target.handle(req).then(answered, (err: unknown) => {
+        // A host in a thread that ended: the call reads as one to a host that went away.
+        const code = (err as NodeJS.ErrnoException | undefined)?.code;
+        if (code !== undefined && DEAD_HOST_CODES.has(code)) {
+          if (gone) return;
+          gone = err as Error;
+          this.pendingInProcess.delete(hangUp);
+          signal?.removeEventListener('abort', onAbort);
+          reject(err);
+        } else answered({ status: 500, body: { error: errorMessage(err) } });
+      });
     });
   }
 

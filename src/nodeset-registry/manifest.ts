@@ -78,7 +78,7 @@ export const manifestSchema = z
       .optional(),
     module: z.string().min(1).optional(),
     command: z.array(z.string().min(1)).min(1).optional(),
-    inProcess: z.boolean().optional(),
+    inProcess: z.union([z.boolean(), z.literal('thread')]).optional(),
   })
   .superRefine((m, ctx) => {
     if ((m.module === undefined) === (m.command === undefined)) {

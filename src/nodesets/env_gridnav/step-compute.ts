@@ -1,18 +1,45 @@
 /**
  * The `step_compute_ms` busy work: a heavy simulator's per-step CPU cost, stood in for by
  * recomputing the episode's geodesic distance map over and over. It is measured in this
- * process's CPU time, not the wall clock, so a host that has to share a core takes longer,
+ * thread's CPU time, not the wall clock, so a host that has to share a core takes longer,
  * as a real CPU-bound simulator would. The work never changes anything an agent sees.
  */
+import { openSync, readSync } from 'node:fs';
 import type { GridNavEpisode } from './episode.js';
 
 /** Passes between two reads of the CPU clock (each read is a system call). */
 const PASSES_PER_CHECK = 4;
 
-const cpuMicros = (): number => {
+/** `process.threadCpuUsage` (Node ≥ 23.9): this thread's CPU time, where the runtime has it. */
+const threadCpuUsage = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage?.bind(process);
+/** This thread's `/proc/thread-self/schedstat` (Linux; its first field is the thread's CPU time in ns), opened on first use. */
+let schedstat: number | null | undefined;
+const schedBuf = Buffer.alloc(64);
+
+/**
+ * CPU time of the calling thread, µs: a host served in a worker thread shares its process with
+ * other hosts, and their CPU must not count as its own. Falls back to the process's CPU time.
+ */
+function cpuMicros(): number {
+  if (threadCpuUsage) {
+    const u = threadCpuUsage();
+    return u.user + u.system;
+  }
+  if (schedstat === undefined) {
+    try {
+      schedstat = openSync('/proc/thread-self/schedstat', 'r');
+    } catch {
+      schedstat = null;
+    }
+  }
+  if (schedstat !== null) {
+    const n = readSync(schedstat, schedBuf, 0, schedBuf.length, 0);
+    const ns = Number.parseInt(schedBuf.toString('latin1', 0, n), 10);
+    if (Number.isFinite(ns)) return ns / 1000;
+  }
   const u = process.cpuUsage();
   return u.user + u.system;
-};
+}
 
 /** Breadth-first distances from the goal into `dist`, using `queue`; allocates nothing. */
 function distancesInto(ep: GridNavEpisode, dist: Int32Array, queue: Int32Array): void {
@@ -47,7 +74,7 @@ function distancesInto(ep: GridNavEpisode, dist: Int32Array, queue: Int32Array):
   }
 }
 
-/** Recomputes `ep`'s distance map until this process has spent `ms` more of CPU time; returns the passes made. */
+/** Recomputes `ep`'s distance map until this thread has spent `ms` more of CPU time; returns the passes made. */
 export function computeFor(ep: GridNavEpisode, ms: number): number {
   if (!(ms > 0)) return 0;
   const until = cpuMicros() + ms * 1000;

@@ -1,0 +1,148 @@
+/**
+ * startThreadHost: a nodeset's host in a worker thread of this process (thread-host-main.ts).
+ * Like a child-process host it has its own module instance, its own thread (a handler that
+ * computes for 10 ms runs beside the other workers' hosts, not in their way) and its own exit
+ * (a handler's `process.exit` ends only its thread: the host is gone, the eval process is
+ * not); unlike one it costs no process hand-offs per call: a request is one message each way,
+ * carrying the same JSON text an HTTP call would. HostClient reaches it through an `inproc://`
+ * URL (in-process-hosts.ts), so everything above the transport behaves as over HTTP.
+ */
+import { createInterface } from 'node:readline';
+import { Worker } from 'node:worker_threads';
+import { HostError } from '../errors.js';
+import { THREAD_HOST_MAIN } from '../paths.js';
+import { registerInProcessHost, unregisterInProcessHost } from './in-process-hosts.js';
+import { hostEnvironment } from './host-secret.js';
+import type { HostExit, HostProcess, SpawnHostOptions } from './host-process.js';
+import type { JsonHttpAnswer, JsonHttpRequest } from './json-http-server.js';
+import type { ThreadHostData, ThreadHostMessage, ThreadHostRequest } from './thread-host-main.js';
+
+/** A request the thread cannot answer any more: HostClient reads the code as a host that went away. */
+class ThreadGone extends Error {
+  readonly code = 'ECONNRESET';
+}
+
+const STDERR_TAIL_LINES = 30;
+
+/** Starts `options.entry` (a JS-module nodeset) in a worker thread; resolves once it serves. */
+export async function startThreadHost(options: SpawnHostOptions): Promise<HostProcess> {
+  const { entry, tag, signal } = options;
+  signal?.throwIfAborted();
+  const label = tag !== undefined ? `${entry.name}#${tag}` : entry.name;
+  const readyTimeoutMs = options.readyTimeoutMs ?? 20_000;
+  const data: ThreadHostData = {
+    dir: entry.dir,
+    manifest: entry.manifest,
+    injectDelayMs: Number(options.env?.EVAL_HOST_INJECT_DELAY_MS ?? process.env.EVAL_HOST_INJECT_DELAY_MS) || 0,
+    ...(tag !== undefined ? { tag } : {}),
+  };
+  const worker = new Worker(THREAD_HOST_MAIN, {
+    workerData: data,
+    env: hostEnvironment({ ...options.env, EVAL_NODESET_DIR: entry.dir, ...(tag !== undefined ? { EVAL_HOST_TAG: tag } : {}) }),
+    stdout: true,
+    stderr: true,
+    name: `host ${label}`,
+  });
+  const stderrTail: string[] = [];
+  createInterface({ input: worker.stderr }).on('line', (line) => {
+    stderrTail.push(line);
+    if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
+    options.onStderr?.(line);
+  });
+  createInterface({ input: worker.stdout }).on('line', (line) => options.onStdout?.(line));
+  const tail = (): string => (stderrTail.length > 0 ? `; stderr:\n${stderrTail.join('\n')}` : ' (no stderr)');
+
+  let alive = true;
+  let lastError: unknown;
+  const pending = new Map<number, { resolve(a: JsonHttpAnswer): void; reject(e: Error): void }>();
+  const exited = new Promise<HostExit>((resolve) => {
+    worker.on('error', (err) => (lastError = err));
+    worker.on('exit', (code) => {
+      alive = false;
+      const gone = new ThreadGone(`host ${label} exited (code ${code})`);
+      for (const p of pending.values()) p.reject(gone);
+      pending.clear();
+      resolve({ code, signal: null });
+    });
+  });
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new HostError(`host ${label} did not report ready within ${readyTimeoutMs} ms${tail()}`)),
+        readyTimeoutMs,
+      );
+      const onAbort = (): void => reject(signal!.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const done = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        worker.off('message', onFirst);
+      };
+      const onFirst = (msg: ThreadHostMessage): void => {
+        done();
+        if ('ready' in msg) resolve();
+        else if ('failed' in msg) reject(new HostError(`host ${label} could not start: ${msg.failed}${tail()}`));
+      };
+      worker.on('message', onFirst);
+      void exited.then((e) => {
+        done();
+        const why = lastError instanceof Error ? `: ${lastError.message}` : '';
+        reject(new HostError(`host ${label} exited before it was ready (code ${e.code})${why}${tail()}`));
+      });
+    });
+  } catch (err) {
+    await worker.terminate();
+    throw err;
+  }
+
+  worker.on('message', (msg: ThreadHostMessage) => {
+    if (!('id' in msg)) return;
+    const p = pending.get(msg.id);
+    if (!p) return;
+    pending.delete(msg.id);
+    p.resolve({ status: msg.status, json: msg.text });
+  });
+  let next = 0;
+  const post = (m: ThreadHostRequest): void => worker.postMessage(m);
+  const url = registerInProcessHost(label, {
+    handle(req: JsonHttpRequest): Promise<JsonHttpAnswer> {
+      if (!alive) return Promise.reject(new ThreadGone(`host ${label} is gone`));
+      const id = ++next;
+      const answer = new Promise<JsonHttpAnswer>((resolve, reject) => pending.set(id, { resolve, reject }));
+      req.onHangUp(() => {
+        if (pending.delete(id) && alive) post({ id, hangUp: true });
+      });
+      post({ id, method: req.method, path: req.path, body: req.body.length === 0 ? null : req.body.toString('utf8') });
+      return answer;
+    },
+  });
+  void exited.then(() => unregisterInProcessHost(url));
+
+  let stopping: Promise<void> | undefined;
+  return {
+    nodeset: entry.name,
+    tag: tag ?? null,
+    url,
+    pid: process.pid,
+    get alive() {
+      return alive;
+    },
+    exited,
+    stop(graceMs = 2000) {
+      stopping ??= (async () => {
+        unregisterInProcessHost(url);
+        if (!alive) return;
+        post({ close: true });
+        let timer: NodeJS.Timeout | undefined;
+        const escalated = new Promise<void>((resolve) => {
+          timer = setTimeout(() => void worker.terminate().finally(resolve), graceMs);
+        });
+        await Promise.race([exited, escalated]);
+        clearTimeout(timer);
+        await exited;
+      })();
+      return stopping;
+    },
+  };
+}
