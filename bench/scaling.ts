@@ -10,8 +10,9 @@
  * worker (a round that waited for the slowest worker would grow it with the worker count) and
  * the busiest worker's steps over the mean (how evenly the episodes fell), and the CPU time of
  * the whole process tree per step (which a loaded machine does not inflate). Beneath: the
- * orchestration overhead per step at 1 worker (step time less the env's own work) and the
- * targets for this machine's core count.
+ * orchestration overhead per step at 1 worker (step time less the env's own work; and the step
+ * time of the same graph with an env that does no work, the platform's cost alone), how late a
+ * 20 ms timer fires here, and the targets for this machine's core count.
  *
  * Only node: built-ins, so it also runs with a bare Node ≥ 22.6 (`node
  * --experimental-strip-types bench/scaling.ts`) next to a dist/ and production node_modules,
@@ -168,6 +169,13 @@ async function timeRun(w: Workload, workers: number, o: Options): Promise<Measur
   };
 }
 
+/** Mean wall time of `n` sleeps of `ms` in this process: how late a timer fires on this machine. */
+async function timerSlackMs(ms: number, n = 50): Promise<number> {
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) await new Promise((r) => setTimeout(r, ms));
+  return (performance.now() - t0) / n;
+}
+
 function table(headers: string[], rows: string[][]): string {
   const all = [headers, ...rows];
   const widths = headers.map((_, c) => Math.max(...all.map((r) => r[c]!.length)));
@@ -256,8 +264,18 @@ export async function benchScaling(argv: string[] = process.argv.slice(2)): Prom
       );
     }
 
+    // The platform's own cost per step, with nothing else in it: the same graph with an env that does no work.
+    const idle = await timeRun({ key: 'latency', title: 'no env work', graph: 'gridnav_planner', set: [], workMs: 0 }, 1, o);
+    const slack = await timerSlackMs(20);
     console.log('\nAt 1 worker: orchestration overhead per step (step wall time less the env’s own work)');
-    const rows: string[][] = [];
+    const rows: string[][] = [
+      [
+        'no env work',
+        idle.msPerStep.toFixed(2),
+        idle.msPerStep.toFixed(2),
+        `≤ ${TARGET_OVERHEAD_MS} ${verdict(idle.msPerStep <= TARGET_OVERHEAD_MS)}`,
+      ],
+    ];
     for (const w of workloads.filter((w) => w.workMs > 0)) {
       const one = all.find((m) => m.workload === w.key && m.workers === 1)!;
       const overhead = one.msPerStep - w.workMs;
@@ -271,6 +289,9 @@ export async function benchScaling(argv: string[] = process.argv.slice(2)): Prom
     const cart = all.find((m) => m.workload === 'cartpole' && m.workers === 1);
     if (cart) rows.push(['cartpole', cart.msPerStep.toFixed(2), cart.msPerStep.toFixed(2), '(no env work: all of it is overhead)']);
     console.log(table(['workload', 'ms/step', 'overhead ms/step', 'target'], rows));
+    console.log(
+      `(a 20 ms timer of an idle Node process here fires after ${slack.toFixed(2)} ms on average: the latency-bound env's sleep alone is ${(slack - 20).toFixed(2)} ms over its 20 ms)`,
+    );
 
     if (values.baseline && cart) {
       const cartpole = WORKLOADS.find((w) => w.key === 'cartpole')!;

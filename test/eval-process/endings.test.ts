@@ -2,6 +2,7 @@
  * Every way an episode can end yields a full record with the steps and metrics measured up
  * to that point. Real hosts, in-process runBatch.
  */
+import { IN_PROCESS_ENV } from '../../src/eval-process/in-process-host.js';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -99,6 +100,8 @@ describe('episode endings', () => {
         // The episode's whole allowance is 300 × 2 s = 600 s; one call may wait 1 s.
         { episodeCount: 4, workerCount: 2, dataset: 'mini', stepBudget: 300, perStepTimeoutSec: 2, perCallTimeoutSec: 1 },
         {
+          // Env hosts as processes of their own, so there is one to freeze (a thread host shares this process's pid).
+          hostEnv: { [IN_PROCESS_ENV]: '0' },
           onHostStarted: (h) => {
             pids.push(h.pid);
             if (h.nodeset === 'env_gridnav' && h.tag !== null) envHosts.set(h.tag, h.pid);

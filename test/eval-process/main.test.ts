@@ -3,6 +3,7 @@
  * --run-dir DIR`. Signals, parent death, host crashes, the frozen graph, and identity with
  * the in-process path.
  */
+import { IN_PROCESS_ENV } from '../../src/eval-process/in-process-host.js';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,6 +35,9 @@ afterEach(async () => {
   for (const pid of pids.splice(0)) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
   await rm(tmp, { recursive: true, force: true });
 });
+
+// This file follows host processes (their start, death and clean-up), so every host is one: none in a thread of the eval process.
+process.env[IN_PROCESS_ENV] = '0';
 
 /** Starts main.js like the scheduler does: stdin ignored, output to the run's logs. */
 function startEvalProcess(dir: string): ResultPromise {
@@ -72,8 +76,8 @@ describe('eval process', () => {
     });
     const child = startEvalProcess(dir);
     const hosts = await hostPids(dir);
-    // Two env hosts; the planner declares itself light and is served inside the eval process.
-    expect(hosts.length).toBe(2);
+    // Two env hosts and the planner (every host a process in this file).
+    expect(hosts.length).toBe(3);
     expect(await waitFor(async () => existsSync(join(dir, FILES.summary)) && (await readSummary(dir)).episodesDone >= 2, 30_000)).toBe(
       true,
     );
@@ -103,8 +107,8 @@ describe('eval process', () => {
     const { dir } = await makeRun(outputs, { graphName: 'slow', episodeCount: 20, workerCount: 3, activeWorkspaceDir: workspace });
     const child = startEvalProcess(dir);
     const hosts = await hostPids(dir);
-    // Three env hosts (the planner runs inside the eval process).
-    expect(hosts.length).toBe(3);
+    // Three env hosts and the planner.
+    expect(hosts.length).toBe(4);
     child.kill('SIGKILL');
     await child;
     expect(await waitFor(() => hosts.every((pid) => !isAlive(pid)), 2000)).toBe(true);
@@ -194,7 +198,8 @@ describe('eval process', () => {
       },
       // Kill worker 0's env host once episode 0 has run a few steps.
       onStep: (event, episode) => {
-        if (episode.index !== 0 || event.step !== 3) return;
+        // victim 0 would signal this whole process group.
+        if (episode.index !== 0 || event.step !== 3 || victim <= 0) return;
         process.kill(victim, 'SIGKILL');
         killed = true;
       },
