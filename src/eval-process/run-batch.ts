@@ -28,6 +28,7 @@ import { storageCodeOf } from '../store/storage-fault.js';
 import { BatchEvalRunner, type EnvPanelTarget, type StepListener } from './batch-eval-runner.js';
 import type { HostInfo } from './env-worker-pool.js';
 import { startRunHosts, type RunHosts } from './run-hosts.js';
+import { loadDistributions } from '../stats/distributions.js';
 import { SummaryWriter } from './summary-writer.js';
 import { activeTracing } from '../tracing/tracing.js';
 import type { RunSpan } from '../tracing/spans.js';
@@ -121,7 +122,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
 
     const t0 = performance.now();
     const hostsSpan = span?.phase('hosts.start');
-    hosts = await startRunHosts({
+    const starting = startRunHosts({
       registry,
       shared,
       replicated,
@@ -135,6 +136,9 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       onStderr: log,
       ...(opts.onHostStarted ? { onHostStarted: opts.onHostStarted } : {}),
     });
+    // While the hosts boot this thread waits anyway: load the statistics the summaries need now, not in the first summary write mid-run.
+    loadDistributions();
+    hosts = await starting;
     hostsSpan?.end();
     const { pool, sharedUrls } = hosts;
     log(`worker 0's hosts ready in ${Math.round(performance.now() - t0)} ms`);
