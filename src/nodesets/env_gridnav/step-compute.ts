@@ -7,24 +7,23 @@
 import { openSync, readSync } from 'node:fs';
 import type { GridNavEpisode } from './episode.js';
 
-/** Passes between two reads of the CPU clock (each read is a system call). */
-const PASSES_PER_CHECK = 4;
+/** Cells visited between two reads of the CPU clock (a read is a system call of a few µs; a whole pass of a large maze takes milliseconds, and checking only between passes overshot a 10 ms budget by ~2 ms). */
+const CELLS_PER_CHECK = 1024;
 
 /** `process.threadCpuUsage` (Node ≥ 23.9): this thread's CPU time, where the runtime has it. */
 const threadCpuUsage = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage?.bind(process);
 /** This thread's `/proc/thread-self/schedstat` (Linux; its first field is the thread's CPU time in ns), opened on first use. */
 let schedstat: number | null | undefined;
 const schedBuf = Buffer.alloc(64);
+/** The last schedstat value read; the wall time counted as running since it changed, µs; the wall clock at the last read, µs. */
+let lastSched = -1;
+let sinceSched = 0;
+let lastReadAt = 0;
+/** A gap between two reads longer than this (µs) is a time the thread was not running (preempted), and is not counted. */
+const MAX_RUNNING_GAP_US = 1000;
 
-/**
- * CPU time of the calling thread, µs: a host served in a worker thread shares its process with
- * other hosts, and their CPU must not count as its own. Falls back to the process's CPU time.
- */
-function cpuMicros(): number {
-  if (threadCpuUsage) {
-    const u = threadCpuUsage();
-    return u.user + u.system;
-  }
+/** The thread's CPU time from schedstat, µs, or undefined where it cannot be read. */
+function schedstatMicros(): number | undefined {
   if (schedstat === undefined) {
     try {
       schedstat = openSync('/proc/thread-self/schedstat', 'r');
@@ -32,17 +31,43 @@ function cpuMicros(): number {
       schedstat = null;
     }
   }
-  if (schedstat !== null) {
-    const n = readSync(schedstat, schedBuf, 0, schedBuf.length, 0);
-    const ns = Number.parseInt(schedBuf.toString('latin1', 0, n), 10);
-    if (Number.isFinite(ns)) return ns / 1000;
+  if (schedstat === null) return undefined;
+  const n = readSync(schedstat, schedBuf, 0, schedBuf.length, 0);
+  const ns = Number.parseInt(schedBuf.toString('latin1', 0, n), 10);
+  return Number.isFinite(ns) ? ns / 1000 : undefined;
+}
+
+/**
+ * CPU time of the calling thread, µs: a host served in a worker thread shares its process with
+ * other hosts, and their CPU must not count as its own. schedstat advances only at scheduler
+ * ticks (a few ms), which overshot a 10 ms budget by ~2 ms; between two advances the wall time
+ * between close reads (the thread computing) is added, and a long gap (the thread preempted by
+ * others) is not. Falls back to the process's CPU time.
+ */
+function cpuMicros(): number {
+  if (threadCpuUsage) {
+    const u = threadCpuUsage();
+    return u.user + u.system;
+  }
+  const sched = schedstatMicros();
+  if (sched !== undefined) {
+    const now = performance.now() * 1000;
+    const gap = now - lastReadAt;
+    lastReadAt = now;
+    if (sched !== lastSched) {
+      lastSched = sched;
+      sinceSched = 0;
+      return sched;
+    }
+    if (gap < MAX_RUNNING_GAP_US) sinceSched += gap;
+    return sched + sinceSched;
   }
   const u = process.cpuUsage();
   return u.user + u.system;
 }
 
-/** Breadth-first distances from the goal into `dist`, using `queue`; allocates nothing. */
-function distancesInto(ep: GridNavEpisode, dist: Int32Array, queue: Int32Array): void {
+/** Breadth-first distances from the goal into `dist`, using `queue`; allocates nothing. False when the CPU clock passed `until` first (the map is then partial). */
+function distancesInto(ep: GridNavEpisode, dist: Int32Array, queue: Int32Array, until: number): boolean {
   const { rows, cols, walls } = ep.maze.grid;
   dist.fill(-1);
   const start = ep.maze.goal[0] * cols + ep.maze.goal[1];
@@ -51,6 +76,7 @@ function distancesInto(ep: GridNavEpisode, dist: Int32Array, queue: Int32Array):
   dist[start] = 0;
   queue[tail++] = start;
   while (head < tail) {
+    if (head % CELLS_PER_CHECK === 0 && head > 0 && cpuMicros() >= until) return false;
     const i = queue[head++]!;
     const r = (i / cols) | 0;
     const c = i - r * cols;
@@ -72,6 +98,7 @@ function distancesInto(ep: GridNavEpisode, dist: Int32Array, queue: Int32Array):
       queue[tail++] = i - 1;
     }
   }
+  return true;
 }
 
 /** Recomputes `ep`'s distance map until this thread has spent `ms` more of CPU time; returns the passes made. */
@@ -84,12 +111,10 @@ export function computeFor(ep: GridNavEpisode, ms: number): number {
   const at = ep.maze.start[0] * ep.maze.grid.cols + ep.maze.start[1];
   let passes = 0;
   do {
-    for (let k = 0; k < PASSES_PER_CHECK; k++) {
-      distancesInto(ep, dist, queue);
-      // Checked against the stored map so the work is never optimised away.
-      if (dist[at] !== ep.goalDistances[at]) throw new Error('gridnav distance map changed while recomputing it');
-      passes++;
-    }
+    if (!distancesInto(ep, dist, queue, until)) break;
+    // Checked against the stored map so the work is never optimised away.
+    if (dist[at] !== ep.goalDistances[at]) throw new Error('gridnav distance map changed while recomputing it');
+    passes++;
   } while (cpuMicros() < until);
   return passes;
 }
