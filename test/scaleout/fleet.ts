@@ -21,6 +21,10 @@ export interface TestWorker {
   stop(): Promise<void>;
 }
 
+/** The test workers' BullMQ lock and stalled-check interval: a dead worker's shard is free again after at most their sum. */
+export const LOCK_MS = 1500;
+export const STALLED_MS = 500;
+
 export async function startWorker(opts: {
   redisUrl: string;
   serverUrl: string;
@@ -51,9 +55,9 @@ export async function startWorker(opts: {
       '--cores',
       '64',
       '--lock-ms',
-      String(opts.lockMs ?? 1500),
+      String(opts.lockMs ?? LOCK_MS),
       '--stalled-ms',
-      String(opts.stalledMs ?? 500),
+      String(opts.stalledMs ?? STALLED_MS),
     ],
     { reject: false, stdin: 'ignore', forceKillAfterDelay: 3000, cleanup: true, env: { SCALEOUT_TEST_MARK: mark }, all: true },
   );
