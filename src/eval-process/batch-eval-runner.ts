@@ -55,6 +55,15 @@ export interface BatchEvalRunnerOptions {
   envPanel?: EnvPanelTarget;
   /** URLs of the shared hosts the graph calls (evicted after each episode, callers released at the end). */
   sharedUrls?: Record<string, string>;
+  /**
+   * Shared nodesets whose host the server lends: one that dies is restarted by the server and
+   * its new URL arrives through moveSharedHost, so after a CRASHED episode a worker waits (up
+   * to `lentRecoveryMs`) for every one of them to answer again before its next episode, instead
+   * of crashing the rest of the run against a host that is coming back.
+   */
+  lentNodesets?: readonly string[];
+  /** @default 15000 */
+  lentRecoveryMs?: number;
   /** Stops dispatch; in-flight episodes end CANCELLED with their partial metrics. */
   signal?: AbortSignal;
   onEpisodeStart?(info: { index: number; workerId: number }): void;
@@ -66,6 +75,9 @@ export interface BatchEvalRunnerOptions {
   /** The run's span when tracing is on: each episode gets a span under it, with one per step. */
   trace?: RunSpan;
 }
+
+/** How long a worker waits for a lent shared host that died to be back (the server restarts one in about a second). */
+const LENT_RECOVERY_MS = 15_000;
 
 export class BatchEvalRunner {
   readonly #o: BatchEvalRunnerOptions;
@@ -162,6 +174,7 @@ export class BatchEvalRunner {
         if (index === null) break;
         const record = await this.#runEpisode(slot, index, callerId);
         if (record.status === 'CRASHED' || (record.status === 'TIMEOUT' && !(await answers(slot)))) pool.markSuspect(workerId);
+        if (record.status === 'CRASHED') await this.#lentHostsBack();
       }
     } catch (err) {
       if (!this.#stopped()) this.#fatal.abort(err);
@@ -169,6 +182,20 @@ export class BatchEvalRunner {
     } finally {
       pool.release(workerId);
       await this.#releaseCaller(callerId);
+    }
+  }
+
+  /** Waits until every lent shared host answers /health (a restarted one under its new URL), the run stops, or lentRecoveryMs passes. */
+  async #lentHostsBack(): Promise<void> {
+    const names = this.#o.lentNodesets ?? [];
+    if (names.length === 0) return;
+    const until = performance.now() + (this.#o.lentRecoveryMs ?? LENT_RECOVERY_MS);
+    for (;;) {
+      const health = await Promise.allSettled(
+        names.map((n) => this.#sharedClients.get(n)?.health(AbortSignal.timeout(EVICT_TIMEOUT_MS)) ?? Promise.reject(new Error(n))),
+      );
+      if (health.every((h) => h.status === 'fulfilled') || this.#stopped() || performance.now() >= until) return;
+      await new Promise((r) => setTimeout(r, 100));
     }
   }
 

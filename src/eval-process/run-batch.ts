@@ -122,11 +122,12 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
 
     const t0 = performance.now();
     const hostsSpan = span?.phase('hosts.start');
+    const lent = opts.sharedUrls ?? (await readSharedUrls(runDir));
     const starting = startRunHosts({
       registry,
       shared,
       replicated,
-      lent: opts.sharedUrls ?? (await readSharedUrls(runDir)),
+      lent,
       // The run's workspace reaches its hosts too (env_dataset reads its datasets there), also when this process's environment has another.
       ...(opts.hostEnv || workspaceDir
         ? { env: { ...opts.hostEnv, ...(workspaceDir ? { ACTIVE_WORKSPACE_DIR: workspaceDir } : {}) } }
@@ -160,6 +161,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       pool,
       summary,
       sharedUrls,
+      lentNodesets: shared.filter((e) => lent[e.name]).map((e) => e.name),
       ...(envPanel ? { envPanel } : {}),
       // A partial run (evalctl run --shard) plays only its task's shards, under their run indices.
       // A scale-out worker's shard and an audit play the indices their spec lists; a retry, those its attempt lists.
