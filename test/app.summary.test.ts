@@ -128,8 +128,12 @@ describe('a summary.json that is not a valid summary', () => {
     server = await startServer();
     const runId = '20260101_130000';
     const outputs = join(server.dir, 'outputs');
-    await writeSyntheticRun(outputs, { runId, episodeCount: 2, workerCount: 1 });
-    await writeFile(join(runsRoot(outputs), runId, 'summary.json'), JSON.stringify({ seq: 1, status: 'COMPLETED', runId }));
+    // Made elsewhere and moved in whole: the server watches its runs root, and must never see the valid summary first.
+    const staging = join(server.dir, 'staging');
+    await writeSyntheticRun(staging, { runId, episodeCount: 2, workerCount: 1 });
+    await writeFile(join(runsRoot(staging), runId, 'summary.json'), JSON.stringify({ seq: 1, status: 'COMPLETED', runId }));
+    await mkdir(runsRoot(outputs), { recursive: true });
+    renameSync(join(runsRoot(staging), runId), join(runsRoot(outputs), runId));
     const r = await server.gql(`query($id: ID!) { run(id: $id) { status episodesDone } }`, { id: runId });
     expect(codeOf(r)).toBe('NOT_FOUND');
   });
