@@ -58,6 +58,29 @@ export interface HostProcess {
 
 const STDERR_TAIL_LINES = 30;
 
+/**
+ * What a host start waits on: `start` gets `resolve`, `reject` and `done` (call it before either,
+ * to drop the timer and the abort listener). Rejects after `timeoutMs` with the host's last
+ * stderr lines (`tail`), or when `signal` aborts.
+ */
+export function untilReady<T>(
+  label: string,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+  tail: () => string,
+  start: (resolve: (v: T) => void, reject: (err: unknown) => void, done: () => void) => void,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new HostError(`host ${label} did not report ready within ${timeoutMs} ms${tail()}`)), timeoutMs);
+    const onAbort = (): void => reject(signal!.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    start(resolve, reject, () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    });
+  });
+}
+
 /** The argv that starts a nodeset's host. */
 export function hostCommand(entry: HostEntry, tag?: string): { file: string; args: string[]; cwd?: string } {
   const { manifest, dir } = entry;
@@ -127,18 +150,8 @@ export async function spawnHost(options: SpawnHostOptions): Promise<HostProcess>
 
   let port: number;
   try {
-    port = await new Promise<number>((resolve, reject) => {
+    port = await untilReady<number>(label, readyTimeoutMs, signal, tail, (resolve, reject, done) => {
       let ready = false;
-      const timer = setTimeout(
-        () => reject(new HostError(`host ${label} did not report ready within ${readyTimeoutMs} ms${tail()}`)),
-        readyTimeoutMs,
-      );
-      const onAbort = (): void => reject(signal!.reason);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const done = (): void => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-      };
       createInterface({ input: child.stdout! }).on('line', (line) => {
         if (ready) return options.onStdout?.(line);
         if (!line.startsWith(HOST_READY_PREFIX)) return options.onStdout?.(line);

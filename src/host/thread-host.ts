@@ -13,7 +13,7 @@ import { HostError } from '../errors.js';
 import { THREAD_HOST_MAIN } from '../paths.js';
 import { registerInProcessHost, unregisterInProcessHost } from './in-process-hosts.js';
 import { hostEnvironment } from './host-secret.js';
-import type { HostExit, HostProcess, SpawnHostOptions } from './host-process.js';
+import { untilReady, type HostExit, type HostProcess, type SpawnHostOptions } from './host-process.js';
 import type { JsonHttpAnswer, JsonHttpRequest } from './json-http-server.js';
 import type { ThreadHostData, ThreadHostMessage, ThreadHostRequest } from './thread-host-main.js';
 
@@ -67,16 +67,9 @@ export async function startThreadHost(options: SpawnHostOptions): Promise<HostPr
   });
 
   try {
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new HostError(`host ${label} did not report ready within ${readyTimeoutMs} ms${tail()}`)),
-        readyTimeoutMs,
-      );
-      const onAbort = (): void => reject(signal!.reason);
-      signal?.addEventListener('abort', onAbort, { once: true });
+    await untilReady<void>(label, readyTimeoutMs, signal, tail, (resolve, reject, untimed) => {
       const done = (): void => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
+        untimed();
         worker.off('message', onFirst);
       };
       const onFirst = (msg: ThreadHostMessage): void => {
