@@ -12,8 +12,8 @@ import type { HostStats } from './host.js';
 import type { HostCallRequest, HostHealth, NodeOutputs, NodesetManifest, PanelLoadResult, PanelState, PanelValues } from '../core/types.js';
 import { ChunkedDecoder, joinParts } from './chunked-body.js';
 import { hostSecretFor } from './host-secret.js';
-import { inProcessHost, isInProcessUrl } from './in-process-hosts.js';
-import type { JsonHttpAnswer, JsonHttpRequest } from './json-http-server.js';
+import { answerText, inProcessCall, inProcessHost, isInProcessUrl } from './in-process-hosts.js';
+import type { JsonHttpAnswer } from './json-http-server.js';
 
 /** Socket errors that mean nobody is listening any more: the host exited or was killed. */
 const DEAD_HOST_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH']);
@@ -427,66 +427,38 @@ export class HostClient {
   private requestInProcess(method: string, path: string, data: string | undefined, signal: AbortSignal | undefined): Promise<RawResponse> {
     const target = inProcessHost(this.baseUrl);
     if (!target) return Promise.reject(new ConnectionLost(`in-process host ${this.baseUrl} stopped`, 'ECONNREFUSED', true));
-    let gone: Error | undefined;
-    let controller: AbortController | undefined;
-    let hangUps: Array<(reason: Error) => void> | undefined;
-    const req: JsonHttpRequest = {
-      method,
-      path,
-      body: data === undefined ? NO_BYTES : Buffer.from(data, 'utf8'),
-      get signal(): AbortSignal {
-        controller ??= new AbortController();
-        if (gone && !controller.signal.aborted) controller.abort(gone);
-        return controller.signal;
-      },
-      onHangUp(cb) {
-        if (gone) cb(gone);
-        else {
-          hangUps ??= [];
-          hangUps.push(cb);
-        }
-      },
-    };
+    const call = inProcessCall(method, path, data);
     return new Promise<RawResponse>((resolve, reject) => {
-      const hangUp = (err: Error): void => {
-        if (gone) return;
-        gone = new HostError('the caller went away');
-        this.pendingInProcess.delete(hangUp);
+      let settled = false;
+      const settle = (): boolean => {
+        if (settled) return false;
+        settled = true;
+        this.pendingInProcess.delete(fail);
         signal?.removeEventListener('abort', onAbort);
-        controller?.abort(gone);
-        for (const cb of hangUps?.splice(0) ?? []) cb(gone);
+        return true;
+      };
+      const fail = (err: Error): void => {
+        if (!settle()) return;
+        call.hangUp();
         reject(err);
       };
-      const onAbort = (): void => hangUp(signal!.reason instanceof Error ? signal!.reason : new Error(String(signal!.reason)));
+      const onAbort = (): void => fail(signal!.reason instanceof Error ? signal!.reason : new Error(String(signal!.reason)));
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.pendingInProcess.add(hangUp);
+      this.pendingInProcess.add(fail);
       const answered = (a: JsonHttpAnswer): void => {
-        if (gone) return;
-        this.pendingInProcess.delete(hangUp);
-        signal?.removeEventListener('abort', onAbort);
-        let status = a.status;
-        let text: string;
-        try {
-          text = a.json ?? JSON.stringify(a.body ?? null);
-        } catch (err) {
-          status = 500;
-          text = JSON.stringify({ error: `the answer could not be serialised: ${errorMessage(err)}` });
-        }
+        if (!settle()) return;
+        const { status, text } = answerText(a);
         try {
           resolve({ status, body: text.length > 0 ? JSON.parse(text) : null });
         } catch {
           reject(new HostError(`host ${this.baseUrl}: ${method} ${path} answered HTTP ${status} with non-JSON: ${text.slice(0, 200)}`));
         }
       };
-      target.handle(req).then(answered, (err: unknown) => {
+      target.handle(call.req).then(answered, (err: unknown) => {
         // A host in a thread that ended: the call reads as one to a host that went away.
         const code = (err as NodeJS.ErrnoException | undefined)?.code;
         if (code !== undefined && DEAD_HOST_CODES.has(code)) {
-          if (gone) return;
-          gone = err as Error;
-          this.pendingInProcess.delete(hangUp);
-          signal?.removeEventListener('abort', onAbort);
-          reject(err);
+          if (settle()) reject(err);
         } else answered({ status: 500, body: { error: errorMessage(err) } });
       });
     });

@@ -4,6 +4,7 @@
  * with the same JSON body, and parses the same JSON answer, as over HTTP, so a result cannot
  * tell the two apart; what it saves is the process hand-offs of every call.
  */
+import { HostError, errorMessage } from '../errors.js';
 import type { JsonHttpAnswer, JsonHttpRequest } from './json-http-server.js';
 
 /** What a host must offer to be served in-process: its request handler. */
@@ -37,4 +38,59 @@ export function inProcessHost(url: string): InProcessTarget | undefined {
 /** Stops serving `url`. Idempotent. */
 export function unregisterInProcessHost(url: string): void {
   targets.delete(url);
+}
+
+const NO_BYTES = Buffer.alloc(0);
+
+/** A request handed to a host without a socket, and its caller's hang-up. */
+export interface InProcessCall {
+  req: JsonHttpRequest;
+  /** The caller went away: the request's `signal` aborts and its hang-up callbacks run, as when an HTTP caller disconnects. Idempotent. */
+  hangUp(): void;
+  readonly gone: boolean;
+}
+
+/** A request for a host in this process or one of its threads: the body as the JSON text HTTP would carry. */
+export function inProcessCall(method: string, path: string, body: string | null | undefined): InProcessCall {
+  let gone: Error | undefined;
+  let controller: AbortController | undefined;
+  let hangUps: Array<(reason: Error) => void> | undefined;
+  return {
+    req: {
+      method,
+      path,
+      body: body == null ? NO_BYTES : Buffer.from(body, 'utf8'),
+      // Made on first read: most handlers never look.
+      get signal(): AbortSignal {
+        controller ??= new AbortController();
+        if (gone && !controller.signal.aborted) controller.abort(gone);
+        return controller.signal;
+      },
+      onHangUp(cb) {
+        if (gone) cb(gone);
+        else {
+          hangUps ??= [];
+          hangUps.push(cb);
+        }
+      },
+    },
+    hangUp() {
+      if (gone) return;
+      gone = new HostError('the caller went away');
+      controller?.abort(gone);
+      for (const cb of hangUps?.splice(0) ?? []) cb(gone);
+    },
+    get gone() {
+      return gone !== undefined;
+    },
+  };
+}
+
+/** A host's answer as the JSON text the HTTP server would send (one that cannot be serialised becomes a 500). */
+export function answerText(a: JsonHttpAnswer): { status: number; text: string } {
+  try {
+    return { status: a.status, text: a.json ?? JSON.stringify(a.body ?? null) };
+  } catch (err) {
+    return { status: 500, text: JSON.stringify({ error: `the answer could not be serialised: ${errorMessage(err)}` }) };
+  }
 }

@@ -9,7 +9,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { errorMessage } from '../errors.js';
 import { createHost, type Host } from './host.js';
 import { loadNodesetModule } from '../nodeset-registry/nodeset-module.js';
-import type { JsonHttpRequest } from './json-http-server.js';
+import { answerText, inProcessCall, type InProcessCall } from './in-process-hosts.js';
+import type { JsonHttpAnswer } from './json-http-server.js';
 import type { NodesetManifest } from '../core/types.js';
 
 /** What the parent passes in `workerData`. */
@@ -29,8 +30,6 @@ export type ThreadHostRequest =
 /** Thread → parent: `ready` once the host serves, `failed` when it cannot start, else one answer. */
 export type ThreadHostMessage = { ready: true } | { failed: string } | { id: number; status: number; text: string };
 
-const NO_BYTES = Buffer.alloc(0);
-
 async function main(): Promise<void> {
   const port = parentPort!;
   const data = workerData as ThreadHostData;
@@ -49,8 +48,8 @@ async function main(): Promise<void> {
     port.postMessage({ failed: errorMessage(err) } satisfies ThreadHostMessage);
     return;
   }
-  /** Hang-up callbacks of the requests not answered yet. */
-  const open = new Map<number, { controller?: AbortController; hangUps: Array<(reason: Error) => void>; gone?: Error }>();
+  /** The requests not answered yet, to hang up when their caller goes away. */
+  const open = new Map<number, InProcessCall>();
   port.on('message', (msg: ThreadHostRequest) => {
     if ('close' in msg) {
       // Ends this thread only (process.exit in a worker thread), whatever the module left running.
@@ -58,46 +57,16 @@ async function main(): Promise<void> {
       return;
     }
     if ('hangUp' in msg) {
-      const req = open.get(msg.id);
-      if (!req || req.gone) return;
-      req.gone = new Error('the caller went away');
-      req.controller?.abort(req.gone);
-      for (const cb of req.hangUps.splice(0)) cb(req.gone);
+      open.get(msg.id)?.hangUp();
       return;
     }
-    const state: { controller?: AbortController; hangUps: Array<(reason: Error) => void>; gone?: Error } = { hangUps: [] };
-    open.set(msg.id, state);
-    const req: JsonHttpRequest = {
-      method: msg.method,
-      path: msg.path,
-      body: msg.body === null ? NO_BYTES : Buffer.from(msg.body, 'utf8'),
-      get signal(): AbortSignal {
-        state.controller ??= new AbortController();
-        if (state.gone && !state.controller.signal.aborted) state.controller.abort(state.gone);
-        return state.controller.signal;
-      },
-      onHangUp(cb) {
-        if (state.gone) cb(state.gone);
-        else state.hangUps.push(cb);
-      },
-    };
-    const answer = (status: number, text: string): void => {
+    const call = inProcessCall(msg.method, msg.path, msg.body);
+    open.set(msg.id, call);
+    const answer = (a: JsonHttpAnswer): void => {
       open.delete(msg.id);
-      if (!state.gone) port.postMessage({ id: msg.id, status, text } satisfies ThreadHostMessage);
+      if (!call.gone) port.postMessage({ id: msg.id, ...answerText(a) } satisfies ThreadHostMessage);
     };
-    host.handle(req).then(
-      (a) => {
-        let text: string;
-        try {
-          text = a.json ?? JSON.stringify(a.body ?? null);
-        } catch (err) {
-          answer(500, JSON.stringify({ error: `the answer could not be serialised: ${errorMessage(err)}` }));
-          return;
-        }
-        answer(a.status, text);
-      },
-      (err: unknown) => answer(500, JSON.stringify({ error: errorMessage(err) })),
-    );
+    host.handle(call.req).then(answer, (err: unknown) => answer({ status: 500, body: { error: errorMessage(err) } }));
   });
   port.postMessage({ ready: true } satisfies ThreadHostMessage);
 }
