@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { execa, type ResultPromise } from 'execa';
 import { HostError } from '../errors.js';
 import { HOST_MAIN } from '../paths.js';
@@ -57,6 +58,17 @@ export interface HostProcess {
 }
 
 const STDERR_TAIL_LINES = 30;
+
+/** Passes each line of a host's stderr to `onLine` and keeps the last ones; the result says them, for an error about the host. */
+export function stderrTail(stream: Readable, onLine?: (line: string) => void): () => string {
+  const lines: string[] = [];
+  createInterface({ input: stream }).on('line', (line) => {
+    lines.push(line);
+    if (lines.length > STDERR_TAIL_LINES) lines.shift();
+    onLine?.(line);
+  });
+  return () => (lines.length > 0 ? `; stderr:\n${lines.join('\n')}` : ' (no stderr)');
+}
 
 /**
  * What a host start waits on: `start` gets `resolve`, `reject` and `done` (call it before either,
@@ -140,13 +152,7 @@ export async function spawnHost(options: SpawnHostOptions): Promise<HostProcess>
   }
   const pid = child.pid;
 
-  const stderrTail: string[] = [];
-  createInterface({ input: child.stderr! }).on('line', (line) => {
-    stderrTail.push(line);
-    if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
-    options.onStderr?.(line);
-  });
-  const tail = (): string => (stderrTail.length > 0 ? `; stderr:\n${stderrTail.join('\n')}` : ' (no stderr)');
+  const tail = stderrTail(child.stderr!, options.onStderr);
 
   let port: number;
   try {

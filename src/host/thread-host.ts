@@ -13,7 +13,7 @@ import { HostError } from '../errors.js';
 import { THREAD_HOST_MAIN } from '../paths.js';
 import { registerInProcessHost, unregisterInProcessHost } from './in-process-hosts.js';
 import { hostEnvironment } from './host-secret.js';
-import { untilReady, type HostExit, type HostProcess, type SpawnHostOptions } from './host-process.js';
+import { stderrTail, untilReady, type HostExit, type HostProcess, type SpawnHostOptions } from './host-process.js';
 import type { JsonHttpAnswer, JsonHttpRequest } from './json-http-server.js';
 import type { ThreadHostData, ThreadHostMessage, ThreadHostRequest } from './thread-host-main.js';
 
@@ -21,8 +21,6 @@ import type { ThreadHostData, ThreadHostMessage, ThreadHostRequest } from './thr
 class ThreadGone extends Error {
   readonly code = 'ECONNRESET';
 }
-
-const STDERR_TAIL_LINES = 30;
 
 /** Starts `options.entry` (a JS-module nodeset) in a worker thread; resolves once it serves. */
 export async function startThreadHost(options: SpawnHostOptions): Promise<HostProcess> {
@@ -43,14 +41,8 @@ export async function startThreadHost(options: SpawnHostOptions): Promise<HostPr
     stderr: true,
     name: `host ${label}`,
   });
-  const stderrTail: string[] = [];
-  createInterface({ input: worker.stderr }).on('line', (line) => {
-    stderrTail.push(line);
-    if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
-    options.onStderr?.(line);
-  });
+  const tail = stderrTail(worker.stderr, options.onStderr);
   createInterface({ input: worker.stdout }).on('line', (line) => options.onStdout?.(line));
-  const tail = (): string => (stderrTail.length > 0 ? `; stderr:\n${stderrTail.join('\n')}` : ' (no stderr)');
 
   let alive = true;
   let lastError: unknown;
