@@ -2,6 +2,7 @@
  * A job run inside the backend (viaSubprocess: false): runBatch with an AbortController, so
  * cancel aborts it; its returned summary (or its error) is the job's exit.
  */
+import type { RunSummary } from '../../store/types.js';
 import type { Job, JobContext } from './job.js';
 
 export async function startInProcessJob(job: Job, ctx: JobContext): Promise<void> {
@@ -21,14 +22,19 @@ export async function startInProcessJob(job: Job, ctx: JobContext): Promise<void
     onSummary: (s) => {
       job.episodesDone = s.episodesDone;
     },
-  }).then(
+  }).then(...settlesJob(job, ctx));
+}
+
+/** The two ends of a job whose run this process awaits (in the backend, or on the fleet): its summary or its error becomes its exit. */
+export function settlesJob(job: Job, ctx: JobContext): [(summary: RunSummary) => void, (error: unknown) => void] {
+  return [
     (summary) => {
       job.exit = { kind: 'inProcess', summary };
       ctx.requestTick();
     },
-    (error: unknown) => {
+    (error) => {
       job.exit = { kind: 'error', error };
       ctx.requestTick();
     },
-  );
+  ];
 }

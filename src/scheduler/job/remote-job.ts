@@ -4,6 +4,7 @@
  * hands the run to the fleet and resolves with the final summary, written to the run dir as
  * an eval process would write it. Cancel aborts it, like an in-process run.
  */
+import { settlesJob } from './in-process-job.js';
 import type { Job, JobContext } from './job.js';
 import type { RemoteRuns } from './remote-runs.js';
 
@@ -26,14 +27,5 @@ export function startRemoteJob(job: Job, ctx: JobContext, remote: RemoteRuns): v
         job.episodesDone = n;
       },
     })
-    .then(
-      (summary) => {
-        job.exit = { kind: 'inProcess', summary };
-        ctx.requestTick();
-      },
-      (error: unknown) => {
-        job.exit = { kind: 'error', error };
-        ctx.requestTick();
-      },
-    );
+    .then(...settlesJob(job, ctx));
 }
