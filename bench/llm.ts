@@ -7,11 +7,14 @@
  *   (64 / 0.2 s = 320 calls/s; target ≥ 0.8 ×), and the eval process's peak RSS (target ≤ 300 MB);
  * - the same calls through the `llm__chat` handler alone (no runner, no hosts), 64 lanes;
  * - the overhead of the `llm__chat` handler over a bare `openai` client call to the same server
- *   with no latency (p50 of interleaved sequential calls; target ≤ 1 ms).
+ *   with no latency (p50 of interleaved sequential calls; target ≤ 1 ms), against the client with
+ *   its default fetch and with the node's own (httpFetch);
+ * - what creating a small file costs on the outputs disk (`TMPDIR` chooses it), since every
+ *   episode creates a few.
  * Needs a build (the eval process and hosts run from dist/). Run alone: `node --import tsx bench/llm.ts`.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -20,6 +23,7 @@ import { pathToFileURL } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import OpenAI from 'openai';
 import { chat, evictChat } from '../src/nodesets/llm/chat.js';
+import { httpFetch } from '../src/nodesets/llm/http-fetch.js';
 import { EVAL_PROCESS_MAIN, PACKAGE_ROOT } from '../src/paths.js';
 import { runSpecSchema } from '../src/spec/run-spec.js';
 import { createRunDir, readSummary, writeSpec } from '../src/store/run-dir.js';
@@ -144,20 +148,41 @@ async function bareAlone(url: string): Promise<number> {
   return (performance.now() - t0) / 1000;
 }
 
+/**
+ * What creating one small file costs on the outputs disk, in ms: each episode creates about four
+ * (its folder, log, record and the record's temp file), and on a disk where that is slow (seen
+ * here: 0.6 ms on an ext4 folder after heavy churn, 0.01 ms on tmpfs) it shows in the floor.
+ */
+async function fileCreateMs(outputs: string): Promise<number> {
+  const dir = join(outputs, 'create-probe');
+  await mkdir(dir);
+  const t0 = performance.now();
+  for (let i = 0; i < 200; i++) await writeFile(join(dir, `f${i}`), 'x');
+  const ms = (performance.now() - t0) / 200;
+  await rm(dir, { recursive: true, force: true });
+  return ms;
+}
+
 const p50 = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
 
-async function overhead(url: string): Promise<{ bare: number; node: number }> {
+async function overhead(url: string): Promise<{ bare: number; bareSameFetch: number; node: number }> {
   await setOptions(url, { latencyMs: 0 });
   process.env.BENCH_LLM_KEY = KEY;
   const client = new OpenAI({ baseURL: url, apiKey: KEY, maxRetries: 0 });
+  // The client as the node configures it (its fetch on node:http): what the node adds beyond the transport.
+  const sameFetch = new OpenAI({ baseURL: url, apiKey: KEY, maxRetries: 0, fetch: httpFetch });
   const config = { base_url: url, model: 'bench', api_key_env: 'BENCH_LLM_KEY', cache: false };
   const bare: number[] = [];
+  const bareSameFetch: number[] = [];
   const node: number[] = [];
   for (let i = 0; i < OVERHEAD_ROUNDS + 20; i++) {
     const messages = [{ role: 'user' as const, content: `What is ${i} + 1?` }];
     let t = performance.now();
     await client.chat.completions.create({ model: 'bench', messages, temperature: 0 });
     const b = performance.now() - t;
+    t = performance.now();
+    await sameFetch.chat.completions.create({ model: 'bench', messages, temperature: 0 });
+    const bs = performance.now() - t;
     const episodeKey = `bench:${i}`;
     t = performance.now();
     await chat({ inputs: { messages }, config, ctx: { runSeed: 0, episodeIndex: i, seed: i, step: 0, episodeKey, nodeId: 'llm' } });
@@ -166,10 +191,11 @@ async function overhead(url: string): Promise<{ bare: number; node: number }> {
     // The first rounds warm the connection pool and the JIT.
     if (i >= 20) {
       bare.push(b);
+      bareSameFetch.push(bs);
       node.push(n);
     }
   }
-  return { bare: p50(bare), node: p50(node) };
+  return { bare: p50(bare), bareSameFetch: p50(bareSameFetch), node: p50(node) };
 }
 
 export async function benchLlm(): Promise<void> {
@@ -187,6 +213,7 @@ export async function benchLlm(): Promise<void> {
     await setOptions(stub.url, { latencyMs: 0 });
     const floor = await throughput(outputs, stub.url);
     const o = await overhead(stub.url);
+    const createMs = await fileCreateMs(outputs);
     const rows = [
       ['measure', 'value', 'target'],
       [`episodes (${EPISODES} on ${WORKERS} workers)`, t.status, ''],
@@ -208,6 +235,9 @@ export async function benchLlm(): Promise<void> {
       ['bare client call p50 ms', o.bare.toFixed(3), ''],
       ['llm__chat handler p50 ms', o.node.toFixed(3), ''],
       ['llm node overhead p50 ms', (o.node - o.bare).toFixed(3), `≤ ${TARGET_OVERHEAD_MS}`],
+      ["bare client with the node's fetch (httpFetch) p50 ms", o.bareSameFetch.toFixed(3), ''],
+      ['llm node overhead over that p50 ms', (o.node - o.bareSameFetch).toFixed(3), ''],
+      ['small-file create on the outputs disk ms', createMs.toFixed(3), '~4 per episode'],
     ];
     const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
     console.log(

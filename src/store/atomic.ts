@@ -1,11 +1,13 @@
 /** Atomic file writes: readers never see a half-written file (temp file + rename in the same folder). */
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { readFile, rename, writeFile, unlink } from 'node:fs/promises';
 import { renameSync, writeFileSync, unlinkSync } from 'node:fs';
+import { threadId } from 'node:worker_threads';
 import { injectedFault } from './storage-fault.js';
 
-const tmpName = (path: string) => `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+let written = 0;
+// Unique per process, thread and write; a counter, since random bytes cost a syscall per file.
+const tmpName = (path: string) => `${path}.${process.pid}.${threadId}.${(written++).toString(36)}.tmp`;
 
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
   const tmp = tmpName(path);

@@ -9,6 +9,7 @@ import { createPrng } from '../../core/prng.js';
 import { errorMessage } from '../../errors.js';
 import { sleep } from '../_lib/sleep.js';
 import { readApiKey, redact } from './api-key.js';
+import { httpFetch } from './http-fetch.js';
 import { cacheEnabled, type LlmConfig } from './llm-config.js';
 import { limiterFor } from './provider-limiter.js';
 import { cacheDir, cacheKey, ResponseCache, type CachedResponse } from './response-cache.js';
@@ -65,7 +66,7 @@ function clientFor(baseURL: string, apiKey: string, timeoutMs: number): OpenAI {
   const id = `${baseURL}\u0000${apiKey}\u0000${timeoutMs}`;
   let c = clients.get(id);
   if (!c) {
-    c = new OpenAI({ baseURL, apiKey, maxRetries: 0, timeout: timeoutMs });
+    c = new OpenAI({ baseURL, apiKey, maxRetries: 0, timeout: timeoutMs, fetch: httpFetch });
     clients.set(id, c);
   }
   return c;

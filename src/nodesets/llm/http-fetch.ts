@@ -1,0 +1,108 @@
+/**
+ * The `fetch` the `openai` client is given: one request on node:http / node:https with keep-alive
+ * agents, the answer read whole and handed back as a standard Response. The client's default
+ * (the fetch built into Node) costs about twice the CPU per chat-completions call, and one llm
+ * host serves every worker of a run (docs/decisions.md has the measurement). Anything this path
+ * does not cover goes to the built-in fetch unchanged: a Request object, a streamed or form body,
+ * a scheme other than http(s), or a proxy named in the environment (the built-in fetch may honour
+ * it where node:http would not).
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+
+const agents = {
+  'http:': new http.Agent({ keepAlive: true }),
+  'https:': new https.Agent({ keepAlive: true }),
+} as const;
+
+const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NODE_USE_ENV_PROXY'];
+
+/** Statuses whose Response may not carry a body. */
+const NO_BODY = new Set([101, 204, 205, 304]);
+
+const abortError = (signal: AbortSignal): unknown =>
+  signal.reason instanceof Error ? signal.reason : new DOMException('This operation was aborted', 'AbortError');
+
+function decoded(body: Buffer, encoding: string | undefined): Buffer {
+  switch (encoding?.trim().toLowerCase()) {
+    case 'gzip':
+    case 'x-gzip':
+      return gunzipSync(body);
+    case 'deflate':
+      return inflateSync(body);
+    case 'br':
+      return brotliDecompressSync(body);
+    default:
+      return body;
+  }
+}
+
+function headerRecord(init: HeadersInit | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (init === undefined) return out;
+  const headers = init instanceof Headers ? init : new Headers(init);
+  headers.forEach((value, name) => {
+    out[name] = value;
+  });
+  return out;
+}
+
+/** A fetch-compatible function for the `openai` client's `fetch` option. */
+export function httpFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const body = init?.body;
+  const plainBody = body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array;
+  const url = typeof input === 'string' ? new URL(input) : input instanceof URL ? input : undefined;
+  if (!url || !plainBody || !(url.protocol in agents) || PROXY_VARIABLES.some((v) => process.env[v])) {
+    return fetch(input, init);
+  }
+  const signal = init?.signal ?? undefined;
+  if (signal?.aborted) return Promise.reject(abortError(signal));
+  const transport = url.protocol === 'https:' ? https : http;
+  return new Promise<Response>((resolve, reject) => {
+    const req = transport.request(
+      url,
+      { method: init?.method ?? 'GET', headers: headerRecord(init?.headers), agent: agents[url.protocol as keyof typeof agents] },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', fail);
+        res.on('end', () => {
+          signal?.removeEventListener('abort', onAbort);
+          try {
+            const status = res.statusCode ?? 0;
+            const headers = new Headers();
+            const raw = res.rawHeaders;
+            for (let i = 0; i + 1 < raw.length; i += 2) {
+              const name = raw[i]!.toLowerCase();
+              // The body handed on is already decoded, as the built-in fetch does.
+              if (name !== 'content-encoding' && name !== 'content-length') headers.append(raw[i]!, raw[i + 1]!);
+            }
+            const data = decoded(Buffer.concat(chunks), res.headers['content-encoding']);
+            resolve(
+              new Response(NO_BODY.has(status) ? null : (data as unknown as BodyInit), {
+                status,
+                statusText: res.statusMessage ?? '',
+                headers,
+              }),
+            );
+          } catch (err) {
+            reject(new TypeError('fetch failed', { cause: err }));
+          }
+        });
+      },
+    );
+    function fail(err: Error): void {
+      signal?.removeEventListener('abort', onAbort);
+      req.destroy();
+      reject(new TypeError('fetch failed', { cause: err }));
+    }
+    function onAbort(): void {
+      req.destroy();
+      reject(abortError(signal!));
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    req.on('error', fail);
+    req.end(body ?? undefined);
+  });
+}

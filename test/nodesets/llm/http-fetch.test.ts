@@ -1,0 +1,89 @@
+/** httpFetch, the transport the llm node gives the openai client: what fetch promises, on node:http. */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import OpenAI from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { httpFetch } from '../../../src/nodesets/llm/http-fetch.js';
+import { startOpenAIStub } from '../../support/openai-stub.js';
+
+let server: Server | undefined;
+
+async function serve(handler: (req: IncomingMessage, body: string, res: ServerResponse) => void): Promise<string> {
+  server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => handler(req, body, res));
+  });
+  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise((r) => server?.close(r) ?? r(undefined));
+  server = undefined;
+});
+
+describe('httpFetch', () => {
+  it('sends the method, headers and body, and answers with the status, headers and body', async () => {
+    const url = await serve((req, body, res) => {
+      res.writeHead(201, { 'content-type': 'application/json', 'x-request-id': 'r1' });
+      res.end(JSON.stringify({ method: req.method, auth: req.headers.authorization, body: JSON.parse(body) }));
+    });
+    const res = await httpFetch(`${url}/v1/x`, { method: 'POST', headers: new Headers({ Authorization: 'Bearer k' }), body: '{"a":1}' });
+    expect(res.status).toBe(201);
+    expect(res.ok).toBe(true);
+    expect(res.headers.get('x-request-id')).toBe('r1');
+    expect(await res.json()).toEqual({ method: 'POST', auth: 'Bearer k', body: { a: 1 } });
+  });
+
+  it('decodes a gzip answer as the built-in fetch does, and gives a 204 no body', async () => {
+    const url = await serve((req, _body, res) => {
+      if (req.url === '/empty') return void res.writeHead(204).end();
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(gzipSync(JSON.stringify({ ok: true })));
+    });
+    const res = await httpFetch(`${url}/zipped`);
+    expect(res.headers.get('content-encoding')).toBeNull();
+    expect(await res.json()).toEqual({ ok: true });
+    const empty = await httpFetch(`${url}/empty`);
+    expect(empty.status).toBe(204);
+    expect(await empty.text()).toBe('');
+  });
+
+  it('an abort rejects with an AbortError, a refused connection with "fetch failed" and its cause', async () => {
+    const url = await serve(() => {
+      // never answers
+    });
+    const ac = new AbortController();
+    const pending = httpFetch(`${url}/hang`, { signal: ac.signal });
+    setImmediate(() => ac.abort());
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(httpFetch('http://127.0.0.1:1/v1')).rejects.toMatchObject({
+      message: 'fetch failed',
+      cause: { code: 'ECONNREFUSED' },
+    });
+  });
+
+  it('under the openai client: completions, HTTP errors and its own timeout read as with the default fetch', async () => {
+    const stub = await startOpenAIStub({ expectedKey: 'k' });
+    try {
+      const client = new OpenAI({ baseURL: stub.baseURL, apiKey: 'k', maxRetries: 0, fetch: httpFetch, timeout: 2000 });
+      const done = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'What is 2 + 3?' }] });
+      expect(done.choices[0]?.message.content).toBe('5');
+      expect(done.usage?.prompt_tokens).toBeGreaterThan(0);
+      const wrongKey = new OpenAI({ baseURL: stub.baseURL, apiKey: 'other', maxRetries: 0, fetch: httpFetch });
+      await expect(wrongKey.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })).rejects.toBeInstanceOf(
+        OpenAI.AuthenticationError,
+      );
+      stub.setOptions({ expectedKey: 'k', latencyMs: 5000 });
+      const slow = new OpenAI({ baseURL: stub.baseURL, apiKey: 'k', maxRetries: 0, fetch: httpFetch, timeout: 50 });
+      await expect(slow.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })).rejects.toBeInstanceOf(
+        OpenAI.APIConnectionTimeoutError,
+      );
+    } finally {
+      await stub.close();
+    }
+  });
+});
