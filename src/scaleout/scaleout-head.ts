@@ -92,6 +92,27 @@ export class ScaleoutHead implements RemoteRuns {
     if (this.#redis.status !== 'ready') throw new RedisUnavailableError(this.#opts.redisUrl, `connection ${this.#redis.status}`);
   }
 
+  /**
+   * Resolves once the connection is ready, waiting up to `ms` for one that is reconnecting: a
+   * run admitted during a short Redis restart goes on the queue instead of failing.
+   */
+  async #reachableWithin(ms: number, signal: AbortSignal): Promise<void> {
+    const redis = this.#redis;
+    if (redis.status === 'ready') return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        redis.off('ready', done);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      redis.on('ready', done);
+      signal.addEventListener('abort', done, { once: true });
+    });
+    await this.assertReachable();
+  }
+
   execute(run: { spec: RunSpec; runDir: string; signal: AbortSignal; onProgress(n: number): void }): Promise<RunSummary> {
     const p = this.#execute(run);
     this.#executing.add(p);
@@ -113,7 +134,7 @@ export class ScaleoutHead implements RemoteRuns {
     try {
       if (remote.episodesDone === spec.episodeCount) await remote.end('COMPLETED');
       else {
-        await this.assertReachable();
+        await this.#reachableWithin(this.#opts.redisLostMs, run.signal);
         await addRunFlow(this.#flows, spec);
         this.#opts.log.info(`run ${spec.runId}: ${remote.shards.length} shard(s) on the queue`);
       }

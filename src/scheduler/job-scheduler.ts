@@ -350,6 +350,8 @@ export class JobScheduler {
     if (this.unrecorded.has(runId) || !isDone(dir))
       throw new ConflictError(`run ${runId} is not finished (no _DONE); retry it once it has ended`);
     if (this.queued.length + this.submitting >= this.settings.queueCapacity) throw new QueueFullError(this.settings.queueCapacity);
+    // As at submit: refused, nothing moved, while the scale-out workers cannot be reached.
+    await this.settings.remote?.assertReachable();
     this.retrying.add(runId);
     this.submitting++;
     try {

@@ -4,7 +4,8 @@
  * workers ends with the records and aggregates of a one-machine run of the same spec (timing
  * and worker fields aside), also when a worker is SIGKILLed mid-shard; a cancel stops every
  * worker's eval processes within 2 s; higher-priority shards are taken first; Redis lost
- * mid-run ends the run ABORTED with its committed episodes kept.
+ * mid-run ends the run ABORTED with its committed episodes kept, and a retry once Redis is back
+ * completes it with the one-machine result.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -208,7 +209,7 @@ describe('scale-out over Redis', () => {
     expect((await ended(run.runId)).status).toBe('CANCELLED');
   }, 120_000);
 
-  it('Redis lost mid-run: the run ends ABORTED with its committed episodes kept, and a new run is refused with REDIS_UNAVAILABLE', async () => {
+  it('Redis lost mid-run: the run ends ABORTED with its committed episodes kept, a new run is refused with REDIS_UNAVAILABLE, and once Redis is back a retry completes it as one machine would', async () => {
     const run = await head.app.scheduler.submit({ ...SPEC, overrides: { env: { step_latency_ms: 20 } } });
     await waitFor('an episode committed', async () => (head.app.scaleout!.shardsOf(run.runId) ?? []).some((s) => s.committed > 0));
     await redis.stop();
@@ -221,5 +222,32 @@ describe('scale-out over Redis', () => {
       s.episodesDone,
     );
     await expect(head.app.scheduler.submit(SPEC)).rejects.toMatchObject({ code: 'REDIS_UNAVAILABLE' });
-  }, 120_000);
+
+    // Redis back where it was: retry runs only the episodes never committed, on the fleet, and the run ends as one machine's.
+    redis = await startTestRedis(redis.port);
+    // Refused (nothing moved) until the head has reconnected, as a submit is.
+    await waitFor(
+      'the head to take the retry',
+      () =>
+        head.app.scheduler.retry(run.runId).then(
+          () => true,
+          (err: { code?: string }) => {
+            if (err.code !== 'REDIS_UNAVAILABLE') throw err;
+            return false;
+          },
+        ),
+      30_000,
+    );
+    const retried = await waitFor(
+      'the retried run to end',
+      async () => {
+        const now = await summaryOf(run.runId);
+        return now.finishedAt && now.status !== 'ABORTED' ? now : null;
+      },
+      120_000,
+    );
+    expect(retried.status, JSON.stringify(retried.error)).toBe('COMPLETED');
+    expect(retried.episodes.map((e) => e.index)).toEqual(Array.from({ length: 96 }, (_, i) => i));
+    expect((await resultOf(runDirOf(run.runId))).episodes).toEqual(baseline.episodes);
+  }, 240_000);
 });

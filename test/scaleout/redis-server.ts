@@ -28,8 +28,8 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function tryStart(dir: string): Promise<TestRedis> {
-  const port = await freePort();
+async function tryStart(dir: string, fixedPort?: number): Promise<TestRedis> {
+  const port = fixedPort ?? (await freePort());
   const child: ResultPromise = execa(
     REDIS_SERVER,
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'notice'],
@@ -64,12 +64,12 @@ async function tryStart(dir: string): Promise<TestRedis> {
   };
 }
 
-/** Starts redis-server; call `stop()` in afterAll. */
-export async function startTestRedis(): Promise<TestRedis> {
+/** Starts redis-server (on `port` when given: a Redis that comes back where it was); call `stop()` in afterAll. */
+export async function startTestRedis(port?: number): Promise<TestRedis> {
   const dir = await mkdtemp(join(tmpdir(), 'redis-'));
   let server: TestRedis;
   try {
-    server = await tryStart(dir).catch(() => tryStart(dir));
+    server = await tryStart(dir, port).catch(() => tryStart(dir, port));
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;
