@@ -19,12 +19,15 @@ export interface TestServer {
   gql<T = Record<string, any>>(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<GqlResult<T>>;
   ws(connectionParams?: Record<string, unknown>): Client;
   stop(opts?: { cancelRunning?: boolean }): Promise<void>;
+  /** Stops the app as a SIGTERM would (running runs are not cancelled) and keeps its folder, for a restart. */
+  halt(): Promise<void>;
 }
 
 const quietLogger = { info: () => {}, warn: () => {}, error: (m: string) => process.stderr.write(`[server] ${m}\n`) };
 
-export async function startServer(options: Partial<AppOptions> = {}): Promise<TestServer> {
-  const dir = await mkdtemp(join(tmpdir(), 'app-test-'));
+/** `at`: the folder and port of a server started before (a restart); by default a new temp folder and port 0. */
+export async function startServer(options: Partial<AppOptions> = {}, at?: { dir: string; port: number }): Promise<TestServer> {
+  const dir = at?.dir ?? (await mkdtemp(join(tmpdir(), 'app-test-')));
   const app = buildApp({
     outputsDir: join(dir, 'outputs'),
     logger: quietLogger,
@@ -32,7 +35,7 @@ export async function startServer(options: Partial<AppOptions> = {}): Promise<Te
     ...options,
     scheduler: { tickIntervalMs: 200, cancelGraceMs: 3000, sharedHostIdleMs: 0, ...options.scheduler },
   });
-  const { url } = await app.start(0);
+  const { url } = await app.start(at?.port ?? 0);
   const clients: Client[] = [];
   let stopped = false;
   return {
@@ -50,6 +53,12 @@ export async function startServer(options: Partial<AppOptions> = {}): Promise<Te
       });
       clients.push(client);
       return client;
+    },
+    async halt() {
+      if (stopped) return;
+      stopped = true;
+      await Promise.allSettled(clients.map((c) => c.dispose()));
+      await app.stop({ cancelRunning: false });
     },
     async stop(opts) {
       if (stopped) return;

@@ -20,7 +20,7 @@ export function runDrainer(scheduler: JobScheduler, log: SchedulerLogger) {
     },
     async drain(): Promise<void> {
       if (cancelOnStop) return;
-      const running = () => scheduler.activeJobs().length;
+      const running = () => scheduler.drainableRuns();
       if (running() === 0) return;
       const release = scheduler.acquireInteractiveLock('the server is stopping');
       log.info(`waiting for ${running()} running run(s) to finish before stopping (stop again with cancelRunning to cancel them)`);

@@ -137,7 +137,7 @@ export async function run(argv: string[]): Promise<number> {
     const onSignal = (signal: NodeJS.Signals) => {
       signals += 1;
       if (signals === 1) {
-        const running = app.scheduler.activeJobs().length;
+        const running = app.scheduler.drainableRuns();
         const what = args.cancelRunningOnExit
           ? 'cancelling running runs'
           : running > 0

@@ -16,8 +16,9 @@ import type { RunSpec, RunSummary } from '../store/types.js';
 import type { ClaimAnswer, CommitAnswer, CommitRequest, ShardEndRequest, WorkerHeartbeat } from './protocol.js';
 import { CANCEL_CHANNEL } from './protocol.js';
 import { RemoteRun, type ShardView } from './remote-run.js';
-import { addRunFlow, RUN_QUEUE } from './shard-flow.js';
+import { addRunFlow, RUN_QUEUE, runJobId } from './shard-flow.js';
 import { redisClient, RedisUnavailableError } from './redis-connection.js';
+import { currentAttemptOf, readAttempts } from '../store/attempts.js';
 
 export interface ScaleoutHeadOptions {
   /** redis://host:port[/db] */
@@ -128,6 +129,7 @@ export class ScaleoutHead implements RemoteRuns {
       resolveEnd = r;
     });
     const remote = await RemoteRun.open(spec, run.runDir, { onProgress: run.onProgress, onEnd: (s) => resolveEnd(s) });
+    const attempt = currentAttemptOf(await readAttempts(run.runDir));
     this.#runs.set(spec.runId, remote);
     const onAbort = () => void this.#cancel(remote);
     run.signal.addEventListener('abort', onAbort, { once: true });
@@ -135,7 +137,7 @@ export class ScaleoutHead implements RemoteRuns {
       if (remote.episodesDone === spec.episodeCount) await remote.end('COMPLETED');
       else {
         await this.#reachableWithin(this.#opts.redisLostMs, run.signal);
-        await addRunFlow(this.#flows, spec);
+        await addRunFlow(this.#flows, spec, attempt);
         this.#opts.log.info(`run ${spec.runId}: ${remote.shards.length} shard(s) on the queue`);
       }
     } catch (err) {
@@ -145,7 +147,7 @@ export class ScaleoutHead implements RemoteRuns {
     run.signal.removeEventListener('abort', onAbort);
     this.#runs.delete(spec.runId);
     // The flow's jobs are of no more use: the run dir is the record.
-    await this.#runQueue.remove(spec.runId, { removeChildren: true }).catch(() => {});
+    await this.#runQueue.remove(runJobId(spec.runId, attempt), { removeChildren: true }).catch(() => {});
     return summary;
   }
 
@@ -204,7 +206,7 @@ export class ScaleoutHead implements RemoteRuns {
     this.#closing ??= (async () => {
       if (this.#watch) clearInterval(this.#watch);
       for (const run of this.#runs.values()) {
-        await run.end('ABORTED', { code: 'ABORTED', message: 'the server stopped while the run was on the scale-out workers' });
+        await run.end('ABORTED', { code: 'ABORTED', message: 'the backend stopped while the run was on the scale-out workers' });
         await this.#publishCancel(run.spec.runId);
       }
       await Promise.allSettled([...this.#executing]);

@@ -22,8 +22,15 @@ export interface ShardJobData {
   end: number;
 }
 
+/**
+ * The run's job id for one attempt: the run id, and from the second attempt (a retry, or a
+ * resume after the head stopped) the attempt too, so that jobs an earlier attempt left in Redis
+ * (a shard still locked by a worker when it ended) cannot swallow the new attempt's shards.
+ */
+export const runJobId = (runId: string, attempt = 1): string => (attempt > 1 ? `${runId}-a${attempt}` : runId);
+
 /** BullMQ refuses `:` in custom job ids (it is its key separator), hence `-shard-`. */
-export const shardJobId = (runId: string, shard: number): string => `${runId}-shard-${shard}`;
+export const shardJobId = (runId: string, shard: number, attempt = 1): string => `${runJobId(runId, attempt)}-shard-${shard}`;
 
 /**
  * The BullMQ priority of a run priority: BullMQ takes 1 first and larger later (0 means none),
@@ -31,15 +38,22 @@ export const shardJobId = (runId: string, shard: number): string => `${runId}-sh
  */
 export const bullPriorityOf = (priority: number): number => RUN_LIMITS.maxPriority - priority + 1;
 
-/** Adds the run's flow: one parent, one child per shard; adding it again changes nothing. */
+/** Adds the flow of one attempt of the run: one parent, one child per shard; adding it again changes nothing. */
 export async function addRunFlow(
   flows: FlowProducer,
   spec: Pick<RunSpec, 'runId' | 'episodeCount' | 'shardSize' | 'priority'>,
+  attempt = 1,
 ): Promise<void> {
   const priority = bullPriorityOf(spec.priority);
   const children = Array.from({ length: shardCountOf(spec) }, (_, shard) => {
     const data: ShardJobData = { runId: spec.runId, shard, ...shardRange(spec, shard) };
-    return { name: 'shard', queueName: SHARD_QUEUE, data, opts: { jobId: shardJobId(spec.runId, shard), priority } };
+    return { name: 'shard', queueName: SHARD_QUEUE, data, opts: { jobId: shardJobId(spec.runId, shard, attempt), priority } };
   });
-  await flows.add({ name: 'run', queueName: RUN_QUEUE, data: { runId: spec.runId }, opts: { jobId: spec.runId }, children });
+  await flows.add({
+    name: 'run',
+    queueName: RUN_QUEUE,
+    data: { runId: spec.runId },
+    opts: { jobId: runJobId(spec.runId, attempt) },
+    children,
+  });
 }

@@ -355,8 +355,9 @@ export class JobScheduler {
     this.retrying.add(runId);
     this.submitting++;
     try {
-      const r = await queueRetry({ runDir: dir, endings: wanted, graphDirs: this.settings.graphDirs, ctx: this.ctx });
-      this.enqueue(this.newJob(r.spec, dir, r.estimate, r.shared), r.summary);
+      const remote = this.settings.remote !== undefined;
+      const r = await queueRetry({ runDir: dir, endings: wanted, graphDirs: this.settings.graphDirs, ctx: this.ctx, remote });
+      this.enqueue(this.newJob(r.spec, dir, remote ? REMOTE_ESTIMATE : r.estimate, r.shared), r.summary);
       this.log.info(`run ${runId}: attempt ${r.attempt} queued, re-running ${r.retried.length} episode(s)`);
       this.emit({ type: 'run', runId, summary: r.summary });
       this.emit({ type: 'queue' });
@@ -397,6 +398,15 @@ export class JobScheduler {
 
   activeJobs(): ActiveJob[] {
     return [...this.running.values()].map(activeJob);
+  }
+
+  /**
+   * The running runs a graceful stop waits for: those this server executes. Runs on the
+   * scale-out fleet need this server's HTTP to commit, so a stop ends them ABORTED (committed
+   * episodes kept, resumable with --resume) instead of waiting for them.
+   */
+  drainableRuns(): number {
+    return this.settings.remote ? 0 : this.running.size;
   }
 
   resources(): ResourceSnapshot {

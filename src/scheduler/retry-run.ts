@@ -25,6 +25,8 @@ export interface QueueRetryOptions {
   endings: readonly EpisodeStatus[];
   graphDirs: GraphDirs;
   ctx: JobContext;
+  /** The run goes to the scale-out fleet, whose workers start their own hosts: none here. */
+  remote?: boolean;
 }
 
 export interface QueuedRetry extends PreparedRetry {
@@ -62,7 +64,7 @@ export async function queueRetry(opts: QueueRetryOptions): Promise<QueuedRetry> 
   const prepared = await prepareRetry(runDir, opts.endings);
   let urls: Record<string, string>;
   try {
-    urls = await ctx.hosts.acquire(graph.shared, spec.runId);
+    urls = opts.remote ? {} : await ctx.hosts.acquire(graph.shared, spec.runId);
   } catch (err) {
     // The attempt cannot start: the run ends FAILED (its kept records intact), to be retried again.
     const failed = {

@@ -5,7 +5,8 @@
  * and worker fields aside), also when a worker is SIGKILLed mid-shard; a cancel stops every
  * worker's eval processes within 2 s; higher-priority shards are taken first; Redis lost
  * mid-run ends the run ABORTED with its committed episodes kept, and a retry once Redis is back
- * completes it with the one-machine result.
+ * completes it with the one-machine result; a head stopped mid-run and started again with
+ * --resume completes it the same way.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -208,6 +209,32 @@ describe('scale-out over Redis', () => {
     expect(Date.now() - t0).toBeLessThanOrEqual(2000);
     expect((await ended(run.runId)).status).toBe('CANCELLED');
   }, 120_000);
+
+  it('the head stopped mid-run and started again with --resume: the run goes back on the fleet and ends as one machine would', async () => {
+    const run = await head.app.scheduler.submit({ ...SPEC, overrides: { env: { step_latency_ms: 20 } } });
+    await waitFor('an episode committed', async () => (head.app.scaleout!.shardsOf(run.runId) ?? []).some((s) => s.committed > 0));
+    const port = Number(new URL(head.url).port);
+    await head.halt();
+    const stopped = await summaryOf(run.runId);
+    expect(stopped.status).toBe('ABORTED');
+    expect(stopped.episodesDone).toBeLessThan(96);
+    // Same folder and port (the workers know the head by its URL), same Redis.
+    head = await startServer(
+      { token: TOKEN, redis: { redisUrl: redis.url, redisLostMs: 1000 }, scheduler: { resumeInterrupted: true } },
+      { dir: head.dir, port },
+    );
+    const resumed = await waitFor(
+      'the resumed run to end',
+      async () => {
+        const now = await summaryOf(run.runId);
+        return now.status !== 'ABORTED' && now.finishedAt ? now : null;
+      },
+      120_000,
+    );
+    expect(resumed.status, JSON.stringify(resumed.error)).toBe('COMPLETED');
+    expect(resumed.episodes.map((e) => e.index)).toEqual(Array.from({ length: 96 }, (_, i) => i));
+    expect((await resultOf(runDirOf(run.runId))).episodes).toEqual(baseline.episodes);
+  }, 240_000);
 
   it('Redis lost mid-run: the run ends ABORTED with its committed episodes kept, a new run is refused with REDIS_UNAVAILABLE, and once Redis is back a retry completes it as one machine would', async () => {
     const run = await head.app.scheduler.submit({ ...SPEC, overrides: { env: { step_latency_ms: 20 } } });

@@ -28,6 +28,8 @@ describe('shard flow', () => {
 
   it('shard job ids are fixed by (run id, shard) and free of the ":" BullMQ refuses', () => {
     expect(shardJobId('20261201_000000_1', 3)).toBe('20261201_000000_1-shard-3');
+    // A later attempt (retry, resume) gets its own ids: an earlier attempt's leftover jobs cannot swallow its shards.
+    expect(shardJobId('20261201_000000_1', 3, 2)).toBe('20261201_000000_1-a2-shard-3');
   });
 });
 
