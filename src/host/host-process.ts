@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { execa, type ResultPromise } from 'execa';
+import type { ResultPromise } from 'execa';
 import { HostError } from '../errors.js';
 import { HOST_MAIN } from '../paths.js';
 import { HOST_READY_PREFIX, type NodesetManifest } from '../core/types.js';
@@ -118,6 +118,8 @@ export async function spawnHost(options: SpawnHostOptions): Promise<HostProcess>
   const { file, args, cwd } = hostCommand(entry, tag);
   // The host's own secret: its callers in this process find it by URL (host-secret.ts).
   const secret = randomBytes(32).toString('base64url');
+  // Loaded on the first spawn: ~100 ms of start-up that an eval process whose hosts all run in threads never needs.
+  const { execa } = await import('execa');
 
   const child: ResultPromise = execa(file, args, {
     cwd: cwd ?? entry.dir,
