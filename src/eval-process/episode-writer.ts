@@ -4,16 +4,12 @@
  * some), assets/ (its files; only when it has some) and episode.json (its record), so the episode
  * can be understood from its own folder alone. Lines are kept in memory and written with the
  * record, each file in one write; a file that grows past 64 KB is streamed from then on.
- *
- * The folder, the small files and the record are written synchronously: a few small writes to the
- * page cache cost microseconds, where the promise API crosses the thread pool three times per file
- * and, with 64 workers, spent more CPU than the episodes (docs/decisions.md has the measurement).
  */
-import { createWriteStream, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { EpisodeEvent, FiringLogEntry } from '../core/types.js';
-import { writeJsonAtomicSync } from '../store/atomic.js';
+import { writeJsonAtomic } from '../store/atomic.js';
 import { episodeDir } from '../store/run-dir.js';
 import { injectedFault } from '../store/storage-fault.js';
 import type { EpisodeRecord } from '../store/types.js';
@@ -81,7 +77,7 @@ class JsonlFile {
       if (this.#lines.length > 0) this.#flush();
       await new Promise<void>((resolve) => stream.end(resolve));
     } else {
-      writeFileSync(this.#path, this.#lines.join(''));
+      await writeFile(this.#path, this.#lines.join(''));
     }
     this.#lines = [];
     if (this.#error) throw this.#error;
@@ -106,7 +102,7 @@ export class EpisodeWriter {
   static async open(runDir: string, index: number): Promise<EpisodeWriter> {
     const dir = episodeDir(runDir, index);
     injectedFault(dir);
-    mkdirSync(dir, { recursive: true });
+    await mkdir(dir, { recursive: true });
     return new EpisodeWriter(dir);
   }
 
@@ -136,7 +132,7 @@ export class EpisodeWriter {
   finish(record: EpisodeRecord): Promise<void> {
     this.#closed ??= (async () => {
       const results = await Promise.allSettled([this.#log.close(), ...(this.#events ? [this.#events.close()] : []), ...this.#pending]);
-      writeJsonAtomicSync(join(this.dir, EPISODE_FILES.record), record);
+      await writeJsonAtomic(join(this.dir, EPISODE_FILES.record), record);
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) throw failed.reason;
     })();
