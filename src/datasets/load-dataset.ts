@@ -9,10 +9,8 @@ import { extname, join } from 'node:path';
 import { DatasetInvalidError } from './dataset-invalid-error.js';
 import { readDatasetManifest } from './dataset-manifest.js';
 import type { PositionUnit, RawRecord } from './raw-record.js';
-import { readCsv } from './read-csv.js';
 import { readJsonArray } from './read-json-array.js';
 import { readJsonl } from './read-jsonl.js';
-import { readParquet } from './read-parquet.js';
 import { sampleOf } from './sample-of.js';
 import type { Dataset, DatasetSource, Sample } from './types.js';
 
@@ -119,10 +117,11 @@ async function readDataset(dir: string, name: string, source: DatasetSource, fil
   };
 }
 
+// The Parquet and CSV readers are imported for the first file of their kind: every command that lists graphs or datasets would otherwise load their libraries.
 async function readRecords(file: string, ext: string): Promise<RawRecord[]> {
-  if (ext === '.parquet') return readParquet(file);
+  if (ext === '.parquet') return (await import('./read-parquet.js')).readParquet(file);
   const text = await readFile(file, 'utf8');
   if (ext === '.jsonl') return readJsonl(file, text);
   if (ext === '.json') return readJsonArray(file, text);
-  return readCsv(file, text);
+  return (await import('./read-csv.js')).readCsv(file, text);
 }

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
-import { isMap, isScalar, LineCounter, parseDocument } from 'yaml';
+import { createRequire } from 'node:module';
 import { BadInputError } from '../errors.js';
 import { runInputSchema } from './run-spec.js';
 
@@ -111,6 +111,10 @@ function jsonLines(text: string): (key: string) => number | undefined {
   return (key) => found.get(key);
 }
 
+// Loaded on the first YAML file: the parser is some seventy modules every `evalctl run` would otherwise read at start.
+let yamlParser: typeof import('yaml') | undefined;
+const yaml = (): typeof import('yaml') => (yamlParser ??= createRequire(import.meta.url)('yaml') as typeof import('yaml'));
+
 function parseText(text: string, format: Format, file: string): { data: unknown; lineOf: (key: string) => number | undefined } {
   if (format === 'toml') {
     try {
@@ -121,6 +125,7 @@ function parseText(text: string, format: Format, file: string): { data: unknown;
     }
   }
   if (format === 'yaml') {
+    const { isMap, isScalar, LineCounter, parseDocument } = yaml();
     const lineCounter = new LineCounter();
     const doc = parseDocument(text, { lineCounter, prettyErrors: false });
     const first = doc.errors[0];
