@@ -30,6 +30,8 @@ export interface GraphSpec {
   description?: string;
   /** Iterations per episode when neither the API nor the env says otherwise. */
   step_budget?: number;
+  /** Wall-clock seconds per step when the run does not set its own (perStepTimeoutSec). */
+  per_step_timeout_sec?: number;
   nodes: GraphNode[];
   edges: GraphEdge[];
 }

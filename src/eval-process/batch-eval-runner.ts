@@ -18,7 +18,7 @@ import { EpisodeWriter } from './episode-writer.js';
 import type { EnvWorkerPool, WorkerSlot } from './env-worker-pool.js';
 import { EpisodeCursor } from './episode-cursor.js';
 import { resolveStepBudget } from './step-budget.js';
-import { perCallTimeoutSecOf } from '../spec/run-spec.js';
+import { perCallTimeoutSecOf, perStepTimeoutSecOf } from '../spec/run-spec.js';
 import { effectiveWorkerCount } from '../spec/effective-workers.js';
 import { playCountOf, playOf, playSeed, repeatsOf } from '../spec/repeats.js';
 import type { SummaryWriter } from './summary-writer.js';
@@ -256,7 +256,8 @@ export class BatchEvalRunner {
       }, ms);
     };
 
-    const callTimeoutMs = Math.min(MAX_TIMER_MS, Math.round(perCallTimeoutSecOf(spec) * 1000));
+    const graphSeconds = graph.spec.per_step_timeout_sec;
+    const callTimeoutMs = Math.min(MAX_TIMER_MS, Math.round(perCallTimeoutSecOf(spec, graphSeconds) * 1000));
     /** Set when a single call passed its limit: the episode ends TIMEOUT then, and says which call. */
     let callTimedOut: string | undefined;
     const onCallTimeout = (c: { nodeId: string; step: number; ms: number }): void => {
@@ -274,7 +275,7 @@ export class BatchEvalRunner {
       arm(LOAD_TIMEOUT_MS);
       load = await this.#loadEpisode(slot, episodeIndex, episodeKey, signal);
       stepBudget = resolveStepBudget({ api: spec.stepBudget, env: load?.stepBudget, graph: graph.spec.step_budget }).budget;
-      arm(Math.min(MAX_TIMER_MS, Math.round(stepBudget * spec.perStepTimeoutSec * 1000)));
+      arm(Math.min(MAX_TIMER_MS, Math.round(stepBudget * perStepTimeoutSecOf(spec, graphSeconds) * 1000)));
       const runner = new LoopRunner({ urlOverrides: slot.urlOverrides });
       const onStep = this.#o.onStep;
       span?.loopStarted();

@@ -33,11 +33,15 @@ const edgeSchema = z.strictObject({
   loop: z.boolean().optional(),
 });
 
+/** The most wall-clock seconds a step may be given (a graph's per_step_timeout_sec, a run's perStepTimeoutSec). */
+export const MAX_PER_STEP_TIMEOUT_SEC = 3600;
+
 /** The graph JSON of DESIGN §3. Unknown keys are refused so a misspelt `step_budget` cannot pass unseen. */
 export const graphSchema = z.strictObject({
   name: z.string().min(1, { error: 'graph name must not be empty' }),
   description: z.string().optional(),
   step_budget: z.number().optional(),
+  per_step_timeout_sec: z.number().optional(),
   nodes: z.array(nodeSchema),
   edges: z.array(edgeSchema),
 });
@@ -154,6 +158,10 @@ export function validateGraph(spec: GraphSpec, resolver: NodeTypeResolver): Vali
 
   if (spec.step_budget !== undefined && !(Number.isInteger(spec.step_budget) && spec.step_budget > 0)) {
     problems.push(`step_budget must be a positive integer, got ${String(spec.step_budget)}`);
+  }
+  const perStep = spec.per_step_timeout_sec;
+  if (perStep !== undefined && !(Number.isFinite(perStep) && perStep > 0 && perStep <= MAX_PER_STEP_TIMEOUT_SEC)) {
+    problems.push(`per_step_timeout_sec must be a positive number of seconds, at most ${MAX_PER_STEP_TIMEOUT_SEC}, got ${String(perStep)}`);
   }
 
   const nodes = new Map<string, ValidatedNode>();

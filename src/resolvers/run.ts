@@ -370,7 +370,7 @@ export const StartEvalInputRef = builder.inputType('StartEvalInput', {
     seed: t.int({ defaultValue: D.seed, description: "Run seed; each episode's seed derives from it and the episode index." }),
     stepBudget: t.int({ description: "Steps per episode, overriding the env's and the graph's budget. At least 1." }),
     perStepTimeoutSec: t.float({
-      description: `Wall-clock seconds allowed per step, above 0 and at most ${L.maxPerStepTimeoutSec}; an episode times out after budget × this. Default ${D.perStepTimeoutSec}.`,
+      description: `Wall-clock seconds allowed per step, above 0 and at most ${L.maxPerStepTimeoutSec}; an episode times out after budget × this. Default: the graph's per_step_timeout_sec, else ${D.perStepTimeoutSec}.`,
     }),
     perCallTimeoutSec: t.float({
       description: `Wall-clock seconds one host call may go unanswered (a frozen host) before its episode ends TIMEOUT, at most ${L.maxPerCallTimeoutSec}. Default ${PER_CALL_TIMEOUT_STEPS} × perStepTimeoutSec.`,

@@ -4,7 +4,7 @@
  * written here and nowhere else; everything past the entry points takes the parsed types.
  */
 import { z } from 'zod';
-import { graphSchema } from '../graph/graph.js';
+import { graphSchema, MAX_PER_STEP_TIMEOUT_SEC } from '../graph/graph.js';
 import type { GraphSpec } from '../core/types.js';
 
 /** The limits of a run spec. */
@@ -16,7 +16,7 @@ export const RUN_LIMITS = {
   /** Admission priority runs from -maxPriority to maxPriority. */
   maxPriority: 1_000_000,
   /** Wall-clock seconds per step. */
-  maxPerStepTimeoutSec: 3600,
+  maxPerStepTimeoutSec: MAX_PER_STEP_TIMEOUT_SEC,
   /** Wall-clock seconds one host call may go unanswered. */
   maxPerCallTimeoutSec: 36_000,
   /** Characters in a graph name, a dataset, a split, a node id of an override. */
@@ -138,8 +138,8 @@ const inputFields = {
   seed: intIn(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER).default(RUN_DEFAULTS.seed),
   /** Steps per episode, overriding the env's and the graph's budget. */
   stepBudget: intIn(1, Number.MAX_SAFE_INTEGER).optional(),
-  /** Wall-clock seconds allowed per step; an episode times out after budget × this. */
-  perStepTimeoutSec: positiveNumber(RUN_LIMITS.maxPerStepTimeoutSec).default(RUN_DEFAULTS.perStepTimeoutSec),
+  /** Wall-clock seconds allowed per step; an episode times out after budget × this. Unset: the graph's `per_step_timeout_sec`, else the default. */
+  perStepTimeoutSec: positiveNumber(RUN_LIMITS.maxPerStepTimeoutSec).optional(),
   /** Wall-clock seconds one host call may go unanswered before its episode ends TIMEOUT; default perCallTimeoutSteps × perStepTimeoutSec. */
   perCallTimeoutSec: positiveNumber(RUN_LIMITS.maxPerCallTimeoutSec).optional(),
   /** Higher runs first; FIFO within a priority. */
@@ -252,9 +252,18 @@ export const playInputSchema = z.strictObject({
 export type PlayInputFields = z.input<typeof playInputSchema>;
 export type PlayInput = z.output<typeof playInputSchema>;
 
+/**
+ * Seconds allowed per step: the run's own value, else the graph's `per_step_timeout_sec` (a graph
+ * whose step waits on a language model needs minutes, not the 2 s that suit a simulator), else
+ * the default.
+ */
+export function perStepTimeoutSecOf(spec: Pick<RunInput, 'perStepTimeoutSec'>, graphSeconds?: number): number {
+  return spec.perStepTimeoutSec ?? graphSeconds ?? RUN_DEFAULTS.perStepTimeoutSec;
+}
+
 /** Seconds one host call of this run may go unanswered. */
-export function perCallTimeoutSecOf(spec: Pick<RunInput, 'perStepTimeoutSec' | 'perCallTimeoutSec'>): number {
-  return spec.perCallTimeoutSec ?? PER_CALL_TIMEOUT_STEPS * spec.perStepTimeoutSec;
+export function perCallTimeoutSecOf(spec: Pick<RunInput, 'perStepTimeoutSec' | 'perCallTimeoutSec'>, graphSeconds?: number): number {
+  return spec.perCallTimeoutSec ?? PER_CALL_TIMEOUT_STEPS * perStepTimeoutSecOf(spec, graphSeconds);
 }
 
 /** The spec of a checked input: what the system adds at submit, the frozen graph among it. */

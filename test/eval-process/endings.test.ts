@@ -90,6 +90,15 @@ describe('episode endings', () => {
     expect(summary.timedOut).toBe(true);
   });
 
+  it("the graph's per_step_timeout_sec is the limit when the run sets none; the run's own perStepTimeoutSec wins over it", async () => {
+    const graph = { ...gridnavGraph('g_graph_timeout', { envConfig: { step_latency_ms: 40 } }), per_step_timeout_sec: 0.02 };
+    const byGraph = (await runGraph(graph, { episodeCount: 1, stepBudget: 20 })).summary.episodes[0]!;
+    expect(byGraph.status).toBe('TIMEOUT');
+    expect(byGraph.error).toContain('400 ms');
+    const byRun = (await runGraph(graph, { episodeCount: 1, stepBudget: 3, perStepTimeoutSec: 5 })).summary.episodes[0]!;
+    expect(byRun.status).toBe('BUDGET_EXHAUSTED');
+  });
+
   it('TIMEOUT at once: a frozen env host (SIGSTOP) ends its episode at the per-call limit, not at budget × per-step; the host is replaced', async () => {
     const envHosts = new Map<string, number>();
     let frozen: number | undefined;

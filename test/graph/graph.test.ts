@@ -184,6 +184,15 @@ describe('validateGraph', () => {
     }
   });
 
+  it('refuses a per_step_timeout_sec that is not a positive number of seconds up to the limit, and takes one that is', () => {
+    for (const t of [0, -1, 3601, Number.NaN]) {
+      expect(problemsOf({ ...good(), per_step_timeout_sec: t })).toEqual([
+        `per_step_timeout_sec must be a positive number of seconds, at most 3600, got ${t}`,
+      ]);
+    }
+    expect(() => validateGraph({ ...good(), per_step_timeout_sec: 600 }, resolver)).not.toThrow();
+  });
+
   it('names a config key the function does not declare', () => {
     const spec = good();
     spec.nodes[1]!.config = { epsilom: 0.2 };

@@ -5,13 +5,16 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parsePlayInput, parseRunInput, parseRunSpec } from '../../src/spec/parse-run-spec.js';
 import { RUN_DEFAULTS, RUN_LIMITS, playRunInput, runSpecOf } from '../../src/spec/run-spec.js';
+
+/** The defaults written into a spec; the seconds per step are resolved when the run runs (the graph may set them). */
+const { perStepTimeoutSec: _resolvedWhenRun, ...FILLED } = RUN_DEFAULTS;
 import { readSpec } from '../../src/store/run-dir.js';
 
 const base = { graphName: 'gridnav_planner', episodeCount: 3 };
 
 describe('parseRunInput', () => {
   it('fills in every default', () => {
-    expect(parseRunInput(base)).toEqual({ ...base, ...RUN_DEFAULTS, overrides: {} });
+    expect(parseRunInput(base)).toEqual({ ...base, ...FILLED, overrides: {} });
   });
 
   it.each([
@@ -105,7 +108,7 @@ describe('spec.json', () => {
     await writeFile(join(dir, 'spec.json'), JSON.stringify(spec));
     expect(await readSpec(dir)).toEqual(spec);
     await writeFile(join(dir, 'spec.json'), JSON.stringify({ runId: 'r', createdAt: 'now', ...base }));
-    expect(await readSpec(dir)).toMatchObject({ ...RUN_DEFAULTS, overrides: {} });
+    expect(await readSpec(dir)).toMatchObject({ ...FILLED, overrides: {} });
   });
 
   it.each([
