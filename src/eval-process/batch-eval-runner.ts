@@ -6,6 +6,7 @@
  * ending, eviction of its keyed state, then the record is appended and the aggregates
  * recomputed under the summary lock.
  */
+import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { BadInputError, CodedError, HostDiedError, HostError } from '../errors.js';
 import type { ValidatedGraph } from '../graph/graph.js';
@@ -94,6 +95,8 @@ export class BatchEvalRunner {
   constructor(options: BatchEvalRunnerOptions) {
     this.#o = options;
     this.#cancelSignal = options.signal ? AbortSignal.any([options.signal, this.#fatal.signal]) : this.#fatal.signal;
+    // Every worker's running episode listens on it: one listener per worker, not a leak.
+    setMaxListeners(0, this.#cancelSignal);
     this.#sharedClients = new Map(Object.entries(options.sharedUrls ?? {}).map(([name, url]) => [name, new HostClient(url)]));
   }
 
