@@ -8,15 +8,11 @@ import { DEFAULT_API_KEY_ENV } from './llm-config.js';
 
 const LLM_TYPES = new Set(['llm__chat', 'llm__judge']);
 
-/** One problem per llm node whose api_key_env names an unset variable, or that has no model (config or OPENAI_MODEL); empty when all are set. */
+/** One problem per llm node whose api_key_env names an unset variable; empty when all are set. */
 export function missingApiKeys(graph: GraphSpec, env: NodeJS.ProcessEnv = process.env): string[] {
   const problems: string[] = [];
   for (const node of graph.nodes) {
     if (!LLM_TYPES.has(node.type)) continue;
-    const model = node.config?.model;
-    if ((typeof model !== 'string' || model === '') && !env.OPENAI_MODEL) {
-      problems.push(`node "${node.id}" (${node.type}) names no model: set config model (e.g. --set ${node.id}.model=NAME) or OPENAI_MODEL`);
-    }
     const name = node.config?.api_key_env ?? DEFAULT_API_KEY_ENV;
     if (typeof name !== 'string' || name === '') continue;
     if (!env[name]) {
