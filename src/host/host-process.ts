@@ -113,13 +113,13 @@ export async function spawnHost(options: SpawnHostOptions): Promise<HostProcess>
   if (!Number.isFinite(readyTimeoutMs) || readyTimeoutMs <= 0) {
     throw new HostError(`spawnHost: readyTimeoutMs must be a positive number, got ${String(readyTimeoutMs)}`);
   }
+  // Loaded on the first spawn (~100 ms of start-up an eval process whose hosts all run in threads never needs), before the abort check, so nothing waits between the check and the spawn.
+  const { execa } = await import('execa');
   signal?.throwIfAborted();
   const label = tag !== undefined ? `${entry.name}#${tag}` : entry.name;
   const { file, args, cwd } = hostCommand(entry, tag);
   // The host's own secret: its callers in this process find it by URL (host-secret.ts).
   const secret = randomBytes(32).toString('base64url');
-  // Loaded on the first spawn: ~100 ms of start-up that an eval process whose hosts all run in threads never needs.
-  const { execa } = await import('execa');
 
   const child: ResultPromise = execa(file, args, {
     cwd: cwd ?? entry.dir,
