@@ -27,7 +27,7 @@ import { JobQueue } from './admission/job-queue.js';
 import { currentSummary, queuedSummary } from './job/job-summary.js';
 import { activeJob, admissionCandidate, queueEntry, runningReservation } from './job/job-views.js';
 import { launchJob } from './job/launch-job.js';
-import { REMOTE_ESTIMATE } from './job/remote-job.js';
+import { acquireSharedHosts, REMOTE_ESTIMATE } from './job/remote-job.js';
 import { recoverRuns } from './recovery/recover-runs.js';
 import { isPidAlive, type ResourceSample } from './admission/resource-sampler.js';
 import { resourceSnapshot } from './admission/resource-snapshot.js';
@@ -242,8 +242,7 @@ export class JobScheduler {
       const { runId, dir } = made;
       let urls: Record<string, string>;
       try {
-        // Scale-out workers start their own hosts: none here.
-        urls = this.settings.remote ? {} : await this.hosts.acquire(graph.shared, runId);
+        urls = await acquireSharedHosts(this.ctx, graph.shared, runId);
       } catch (err) {
         await rm(dir, { recursive: true, force: true });
         throw new CodedError('HOST_ERROR', `could not start the shared hosts of graph "${input.graphName}": ${errorMessage(err)}`, {
@@ -252,7 +251,7 @@ export class JobScheduler {
       }
       await writeSharedUrls(dir, urls);
       // A scale-out run reserves nothing here: each worker admits its shards by its own resources.
-      this.enqueue(this.newJob(spec, dir, this.settings.remote ? REMOTE_ESTIMATE : estimate, graph.shared), summary);
+      this.enqueue(this.newJob(spec, dir, estimate, graph.shared), summary);
       this.emit({ type: 'run', runId, summary });
       this.emit({ type: 'queue' });
       this.ticks.request();
@@ -355,9 +354,8 @@ export class JobScheduler {
     this.retrying.add(runId);
     this.submitting++;
     try {
-      const remote = this.settings.remote !== undefined;
-      const r = await queueRetry({ runDir: dir, endings: wanted, graphDirs: this.settings.graphDirs, ctx: this.ctx, remote });
-      this.enqueue(this.newJob(r.spec, dir, remote ? REMOTE_ESTIMATE : r.estimate, r.shared), r.summary);
+      const r = await queueRetry({ runDir: dir, endings: wanted, graphDirs: this.settings.graphDirs, ctx: this.ctx });
+      this.enqueue(this.newJob(r.spec, dir, r.estimate, r.shared), r.summary);
       this.log.info(`run ${runId}: attempt ${r.attempt} queued, re-running ${r.retried.length} episode(s)`);
       this.emit({ type: 'run', runId, summary: r.summary });
       this.emit({ type: 'queue' });
@@ -626,8 +624,9 @@ export class JobScheduler {
     return true;
   }
 
+  /** Every new job (submit, retry, recovery): a run for the scale-out fleet reserves nothing here. */
   private newJob(spec: RunSpec, runDir: string, estimate: ResourceEstimate, shared: string[]): Job {
-    return createJob(spec, runDir, estimate, shared, this.nextOrder++);
+    return createJob(spec, runDir, this.settings.remote ? REMOTE_ESTIMATE : estimate, shared, this.nextOrder++);
   }
 
   /** Queues a new or recovered job; `summary` is its summary.json as just written. */

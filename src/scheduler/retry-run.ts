@@ -17,6 +17,7 @@ import type { EpisodeStatus } from '../statuses.js';
 import type { RunSpec } from '../store/types.js';
 import { estimateRun, nodesetCosts } from './admission/estimate.js';
 import type { JobContext } from './job/job.js';
+import { acquireSharedHosts } from './job/remote-job.js';
 import { inspectRunGraph, type GraphDirs } from './run-graph.js';
 import type { ResourceEstimate } from './types.js';
 
@@ -25,8 +26,6 @@ export interface QueueRetryOptions {
   endings: readonly EpisodeStatus[];
   graphDirs: GraphDirs;
   ctx: JobContext;
-  /** The run goes to the scale-out fleet, whose workers start their own hosts: none here. */
-  remote?: boolean;
 }
 
 export interface QueuedRetry extends PreparedRetry {
@@ -64,7 +63,7 @@ export async function queueRetry(opts: QueueRetryOptions): Promise<QueuedRetry> 
   const prepared = await prepareRetry(runDir, opts.endings);
   let urls: Record<string, string>;
   try {
-    urls = opts.remote ? {} : await ctx.hosts.acquire(graph.shared, spec.runId);
+    urls = await acquireSharedHosts(ctx, graph.shared, spec.runId);
   } catch (err) {
     // The attempt cannot start: the run ends FAILED (its kept records intact), to be retried again.
     const failed = {

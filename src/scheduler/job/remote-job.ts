@@ -13,6 +13,13 @@ export type { RemoteRuns } from './remote-runs.js';
 /** What a remote run reserves on this machine: nothing (the workers admit its shards by their own resources). */
 export const REMOTE_ESTIMATE = { ramMb: 0, vramMb: 0, source: 'declared' as const, cores: 0 };
 
+/** The shared hosts a run gets on this server (submit, retry, recovery): none when runs go to the scale-out fleet, whose workers start their own. */
+export const acquireSharedHosts = (
+  ctx: Pick<JobContext, 'hosts' | 'remote'>,
+  shared: string[],
+  runId: string,
+): Promise<Record<string, string>> => (ctx.remote ? Promise.resolve({}) : ctx.hosts.acquire(shared, runId));
+
 export function startRemoteJob(job: Job, ctx: JobContext, remote: RemoteRuns): void {
   const abort = new AbortController();
   job.abort = abort;

@@ -14,6 +14,7 @@ import { estimateRun, nodesetCosts } from '../admission/estimate.js';
 import { effectiveWorkerCount } from '../../spec/effective-workers.js';
 import type { Job, JobContext } from '../job/job.js';
 import { queuedSummary } from '../job/job-summary.js';
+import { acquireSharedHosts } from '../job/remote-job.js';
 import { isEvalProcessOf, scanUnfinishedRuns, type UnfinishedRun } from './recovery.js';
 import { inspectRunGraph, type GraphDirs } from '../run-graph.js';
 import type { ResourceEstimate } from '../types.js';
@@ -71,7 +72,7 @@ async function recoverQueued(run: UnfinishedRun, opts: RecoverRunsOptions): Prom
       ...(spec.marginalVramMb !== undefined ? { marginalVramMb: spec.marginalVramMb } : {}),
     });
     // The hosts of the previous backend are gone: new ones, new URLs.
-    await writeSharedUrls(run.runDir, await ctx.hosts.acquire(shared, run.runId));
+    await writeSharedUrls(run.runDir, await acquireSharedHosts(ctx, shared, run.runId));
     let summary = run.summary!;
     if (summary.status !== 'QUEUED') {
       summary = { ...summary, seq: summary.seq + 1, status: 'QUEUED', startedAt: null };
