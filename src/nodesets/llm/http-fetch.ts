@@ -16,7 +16,8 @@ const agents = {
   'https:': new https.Agent({ keepAlive: true }),
 } as const;
 
-const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NODE_USE_ENV_PROXY'];
+/** A proxy named in the environment, read once: the host's environment is fixed when it starts, and this is on every call's path. */
+const PROXIED = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NODE_USE_ENV_PROXY'].some((v) => process.env[v]);
 
 /** Statuses whose Response may not carry a body. */
 const NO_BODY = new Set([101, 204, 205, 304]);
@@ -53,7 +54,7 @@ export function httpFetch(input: string | URL | Request, init?: RequestInit): Pr
   const body = init?.body;
   const plainBody = body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array;
   const url = typeof input === 'string' ? new URL(input) : input instanceof URL ? input : undefined;
-  if (!url || !plainBody || !(url.protocol in agents) || PROXY_VARIABLES.some((v) => process.env[v])) {
+  if (!url || !plainBody || !(url.protocol in agents) || PROXIED) {
     return fetch(input, init);
   }
   const signal = init?.signal ?? undefined;
