@@ -222,10 +222,11 @@ describe('sweeps', () => {
   }, 180_000);
 
   // Seen twice in seven full-suite runs on 2 cores: one run of the six ended FAILED instead of CANCELLED; not reproduced alone or under load, cause not found. One retry keeps CI meaningful; the message below names the run's error when it happens.
-  it('cancelSweep cancels every run of the sweep', { retry: 1, timeout: 120_000 }, async () => {
+  it('cancelSweep cancels every run of the sweep', { timeout: 120_000 }, async () => {
     const r = await server.gql(
       `mutation($base: StartEvalInput!, $grid: JSON!, $seeds: [Int!]) { startSweep(base: $base, grid: $grid, seeds: $seeds) { id runs { id } } }`,
-      { base: { graphName: 'gridnav_planner', episodeCount: 5000 }, grid: { 'agent.epsilon': [0.1, 0.3, 0.5] }, seeds: [0, 1] },
+      // 500: all the episodes gridnav's val split has (more fails the run at its start, racing the cancel).
+      { base: { graphName: 'gridnav_planner', episodeCount: 500 }, grid: { 'agent.epsilon': [0.1, 0.3, 0.5] }, seeds: [0, 1] },
     );
     expect(r.errors).toBeUndefined();
     const { id, runs } = r.data!.startSweep;
