@@ -8,7 +8,8 @@
  * Per table: wall time and speedup over 1 worker, episodes per second, start-up (spawn →
  * first episode started) and teardown (last episode → exit), the mean wall time per step of a
  * worker (a round that waited for the slowest worker would grow it with the worker count) and
- * the busiest worker's steps over the mean (how evenly the episodes fell), and the CPU time of
+ * the busiest worker's steps over the mean (how evenly the episodes fell), the cap (the speedup
+ * these episodes' lengths allow with no overhead at all, taken in index order), and the CPU time of
  * the whole process tree per step (which a loaded machine does not inflate). Beneath: the
  * orchestration overhead per step at 1 worker (step time less the env's own work; and the step
  * time of the same graph with an env that does no work, the platform's cost alone), how late a
@@ -88,6 +89,8 @@ interface Measured {
   msPerStep: number;
   /** Steps of the busiest worker over the mean steps per worker. */
   imbalance: number;
+  /** Total steps over the busiest worker's, were the episodes taken in index order with no overhead: the best speedup these episodes allow. */
+  cap: number;
   /** CPU time of the whole process tree (evalctl, eval process, hosts) per step, ms; null where /proc is not readable. */
   cpuMsPerStep: number | null;
 }
@@ -165,8 +168,24 @@ async function timeRun(w: Workload, workers: number, o: Options): Promise<Measur
     teardownMs: exitedAt - lastEnd,
     msPerStep: rows.reduce((s, r) => s + r.ms / Math.max(1, r.steps), 0) / rows.length,
     imbalance: Math.max(...rows.map((r) => r.steps)) / (steps / workers),
+    cap:
+      steps /
+      inOrderMakespan(
+        [...eps].sort((a, b) => a.index - b.index).map((e) => e.steps),
+        workers,
+      ),
     cpuMsPerStep: cpu0 === null || cpu1 === null ? null : ((cpu1 - cpu0) * 1000) / Math.max(1, steps),
   };
+}
+
+/** Steps of the busiest of `workers` that each take the next episode in index order when free (as the runner's cursor hands them out). */
+function inOrderMakespan(steps: number[], workers: number): number {
+  const busy = new Array<number>(workers).fill(0);
+  for (const n of steps) {
+    const k = busy.indexOf(Math.min(...busy));
+    busy[k] = busy[k]! + n;
+  }
+  return Math.max(...busy);
 }
 
 /** Mean wall time of `n` sleeps of `ms` in this process: how late a timer fires on this machine. */
@@ -240,6 +259,7 @@ export async function benchScaling(argv: string[] = process.argv.slice(2)): Prom
             'ms/step',
             'step vs 1 worker',
             'imbalance',
+            'cap',
             'CPU ms/step',
             'target',
           ],
@@ -256,6 +276,7 @@ export async function benchScaling(argv: string[] = process.argv.slice(2)): Prom
               r.msPerStep.toFixed(2),
               x(r.msPerStep / base.msPerStep),
               x(r.imbalance),
+              x(r.cap),
               r.cpuMsPerStep === null ? '–' : r.cpuMsPerStep.toFixed(2),
               t === undefined ? '' : `≥ ${x(t)} ${verdict(speedup >= t)}`,
             ];
