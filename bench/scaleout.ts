@@ -21,6 +21,7 @@ import { execa } from 'execa';
 import { buildApp } from '../src/app.js';
 import type { EpisodeRecord } from '../src/store/types.js';
 import { startTestRedis } from '../test/scaleout/redis-server.js';
+import { inOrderMakespan } from './scaling.js';
 
 const MAIN = resolve('dist/main.js');
 const quiet = { info: () => {}, warn: () => {}, error: (m: string) => process.stderr.write(`[head] ${m}\n`) };
@@ -41,16 +42,6 @@ async function commitLags(runDir: string): Promise<number[]> {
   return out;
 }
 
-/** Makespan in steps of jobs (each a number of steps) taken in order by whichever of `slots` frees first. */
-function makespan(jobs: number[], slots: number): number {
-  const busy = new Array<number>(slots).fill(0);
-  for (const steps of jobs) {
-    const k = busy.indexOf(Math.min(...busy));
-    busy[k] = busy[k]! + steps;
-  }
-  return Math.max(...busy);
-}
-
 /**
  * The best ratio these episodes allow with no overhead at all: one machine's 2 workers taking
  * episodes in order against 6 slots taking shards of `shardSize` in order, in steps.
@@ -63,7 +54,7 @@ async function ratioCap(runDir: string, shardSize: number): Promise<number> {
   }
   const shards: number[] = [];
   for (let i = 0; i < steps.length; i += shardSize) shards.push(steps.slice(i, i + shardSize).reduce((a, b) => a + b, 0));
-  return makespan(steps, 2) / makespan(shards, 6);
+  return inOrderMakespan(steps, 2) / inOrderMakespan(shards, 6);
 }
 
 /** Mean wall time per step inside episodes, and the share of slots × wall time spent inside episodes. */

@@ -179,7 +179,7 @@ async function timeRun(w: Workload, workers: number, o: Options): Promise<Measur
 }
 
 /** Steps of the busiest of `workers` that each take the next episode in index order when free (as the runner's cursor hands them out). */
-function inOrderMakespan(steps: number[], workers: number): number {
+export function inOrderMakespan(steps: number[], workers: number): number {
   const busy = new Array<number>(workers).fill(0);
   for (const n of steps) {
     const k = busy.indexOf(Math.min(...busy));

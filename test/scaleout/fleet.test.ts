@@ -13,13 +13,12 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
-import { execa } from 'execa';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SHARD_QUEUE } from '../../src/scaleout/shard-flow.js';
 import type { RunSummary } from '../../src/store/types.js';
 import { startServer, type TestServer } from '../app.helpers.js';
-import { LOCK_MS, MAIN, STALLED_MS, TOKEN, markedPids, resultOf, startWorker, waitFor, type TestWorker } from './fleet.js';
+import { LOCK_MS, STALLED_MS, TOKEN, markedPids, oneMachineResult, resultOf, startWorker, waitFor, type TestWorker } from './fleet.js';
 import { startTestRedis, type TestRedis } from './redis-server.js';
 
 const SPEC = {
@@ -52,32 +51,14 @@ beforeAll(async () => {
   head = await startServer({ token: TOKEN, redis: { redisUrl: redis.url, redisLostMs: 1000 } });
   // The one-machine run of the same spec.
   baseDir = await mkdtemp(join(tmpdir(), 'scaleout-base-'));
-  const o = SPEC.overrides.env.step_latency_ms;
-  const r = await execa(
-    process.execPath,
-    [
-      MAIN,
-      'run',
-      SPEC.graphName,
-      '--episodes',
-      '96',
-      '--seed',
-      '7',
-      '--shard-size',
-      '8',
-      '--workers',
-      '2',
-      '--set',
-      `env.step_latency_ms=${o}`,
-      '--outputs',
-      baseDir,
-      '--json',
-    ],
-    { reject: false },
-  );
-  expect(r.exitCode, r.stderr).toBe(0);
-  const [id] = await readdir(join(baseDir, 'eval_runs'));
-  baseline = await resultOf(join(baseDir, 'eval_runs', id!));
+  baseline = await oneMachineResult(baseDir, {
+    graphName: SPEC.graphName,
+    episodes: SPEC.episodeCount,
+    seed: SPEC.seed,
+    shardSize: SPEC.shardSize,
+    workers: SPEC.workerCount,
+    latencyMs: SPEC.overrides.env.step_latency_ms,
+  });
 }, 120_000);
 
 afterAll(async () => {

@@ -139,3 +139,35 @@ export async function resultOf(runDir: string): Promise<{ summary: string; episo
   );
   return { summary: JSON.stringify(s), episodes };
 }
+
+/** The same spec as `evalctl run` on this machine, into `outputs`: the result a fleet's run must equal. */
+export async function oneMachineResult(
+  outputs: string,
+  spec: { graphName: string; episodes: number; seed: number; shardSize: number; workers: number; latencyMs: number },
+): Promise<{ summary: string; episodes: string[] }> {
+  const r = await execa(
+    process.execPath,
+    [
+      MAIN,
+      'run',
+      spec.graphName,
+      '--episodes',
+      String(spec.episodes),
+      '--seed',
+      String(spec.seed),
+      '--shard-size',
+      String(spec.shardSize),
+      '--workers',
+      String(spec.workers),
+      '--set',
+      `env.step_latency_ms=${spec.latencyMs}`,
+      '--outputs',
+      outputs,
+      '--json',
+    ],
+    { reject: false },
+  );
+  if (r.exitCode !== 0) throw new Error(`evalctl run exited ${r.exitCode}: ${r.stderr}`);
+  const [id] = await readdir(join(outputs, 'eval_runs'));
+  return resultOf(join(outputs, 'eval_runs', id!));
+}

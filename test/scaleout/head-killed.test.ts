@@ -5,13 +5,13 @@
  * one-machine run, every episode once.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunSummary } from '../../src/store/types.js';
-import { MAIN, TOKEN, resultOf, startWorker, waitFor, type TestWorker } from './fleet.js';
+import { MAIN, TOKEN, oneMachineResult, resultOf, startWorker, waitFor, type TestWorker } from './fleet.js';
 import { startTestRedis, type TestRedis } from './redis-server.js';
 
 const EPISODES = 48;
@@ -113,32 +113,14 @@ describe('a scale-out head SIGKILLed mid-run', () => {
     expect(done.episodes.map((e) => e.index)).toEqual(Array.from({ length: EPISODES }, (_, i) => i));
 
     // The same spec on one machine.
-    const local = join(dir, 'local');
-    const r = await execa(
-      process.execPath,
-      [
-        MAIN,
-        'run',
-        'gridnav_planner',
-        '--episodes',
-        String(EPISODES),
-        '--seed',
-        String(SEED),
-        '--shard-size',
-        '8',
-        '--workers',
-        '8',
-        '--set',
-        'env.step_latency_ms=20',
-        '--outputs',
-        local,
-        '--json',
-      ],
-      { reject: false },
-    );
-    expect(r.exitCode, r.stderr).toBe(0);
-    const [localId] = await readdir(join(local, 'eval_runs'));
-    const expected = await resultOf(join(local, 'eval_runs', localId!));
+    const expected = await oneMachineResult(join(dir, 'local'), {
+      graphName: 'gridnav_planner',
+      episodes: EPISODES,
+      seed: SEED,
+      shardSize: 8,
+      workers: 8,
+      latencyMs: 20,
+    });
     const got = await resultOf(runDir);
     expect(got.episodes).toEqual(expected.episodes);
     expect(got.summary).toEqual(expected.summary);
