@@ -8,7 +8,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import { BadInputError, CodedError, HostDiedError, HostError } from '../errors.js';
+import { BadInputError, CodedError, errorMessage, HostDiedError, HostError } from '../errors.js';
 import type { ValidatedGraph } from '../graph/graph.js';
 import { HostClient } from '../host/host-client.js';
 import { LoopRunner, type LoopRunOptions } from '../graph/loop-runner.js';
@@ -75,6 +75,8 @@ export interface BatchEvalRunnerOptions {
   episodeIndices?: readonly number[];
   /** The run's span when tracing is on: each episode gets a span under it, with one per step. */
   trace?: RunSpan;
+  /** A line for the run's log (a worker retired); default: none. */
+  log?(message: string): void;
 }
 
 /** How long a worker waits for a lent shared host that died to be back (the server restarts one in about a second). */
@@ -85,6 +87,8 @@ export class BatchEvalRunner {
   readonly #sharedClients: Map<string, HostClient>;
   /** Stops the other workers when one hits an error the run cannot survive (a disk write failing). */
   readonly #fatal = new AbortController();
+  /** Workers still playing: the last one may not retire. */
+  #working = 0;
   /** The run's cancel and a worker's fatal error in one signal, made once: AbortSignal.any costs a few tens of µs per episode. */
   readonly #cancelSignal: AbortSignal;
   /** Shared hosts whose /stats said they have no batcher: releasing a caller there does nothing, so it is not sent. */
@@ -169,11 +173,16 @@ export class BatchEvalRunner {
     const { pool, spec } = this.#o;
     const callerId = `${spec.runId}/w${workerId}`;
     const slot = pool.lease(workerId);
+    this.#working++;
+    let counted = true;
     try {
       await pool.ready(workerId);
       for (;;) {
         if (this.#stopped() || cursor.remaining === 0) break;
-        await pool.ensureHealthy(workerId, this.#o.signal);
+        if (!(await this.#healthyOrRetired(workerId))) {
+          counted = false;
+          break;
+        }
         if (this.#stopped()) break;
         // Taken only once the slot is healthy, so a respawn never holds an episode another worker could run.
         const index = cursor.take();
@@ -186,8 +195,29 @@ export class BatchEvalRunner {
       if (!this.#stopped()) this.#fatal.abort(err);
       throw err;
     } finally {
+      if (counted) this.#working--;
       pool.release(workerId);
       await this.#releaseCaller(callerId);
+    }
+  }
+
+  /**
+   * Replaces the worker's dead or suspect hosts. When a replacement cannot start, the worker
+   * retires and the others play its share (an episode's result does not depend on its worker);
+   * only the last worker standing fails the run with the error.
+   */
+  async #healthyOrRetired(workerId: number): Promise<boolean> {
+    try {
+      await this.#o.pool.ensureHealthy(workerId, this.#o.signal);
+      return true;
+    } catch (err) {
+      if (this.#stopped() || this.#working <= 1) throw err;
+      // Counted out before anything awaits, so two workers failing at once cannot both retire the last.
+      this.#working--;
+      this.#o.log?.(
+        `worker ${workerId} retired: its env host could not be started again (${errorMessage(err).replace(/\s+/g, ' ')}); the other workers play its episodes`,
+      );
+      return false;
     }
   }
 

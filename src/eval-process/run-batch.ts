@@ -162,6 +162,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       summary,
       sharedUrls,
       lentNodesets: shared.filter((e) => lent[e.name]).map((e) => e.name),
+      log,
       ...(envPanel ? { envPanel } : {}),
       // A partial run (evalctl run --shard) plays only its task's shards, under their run indices.
       // A scale-out worker's shard and an audit play the indices their spec lists; a retry, those its attempt lists.

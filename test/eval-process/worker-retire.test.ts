@@ -1,0 +1,114 @@
+/**
+ * A worker whose env host died and cannot be started again retires; the other workers play its
+ * episodes and the run completes with every episode, the crashed one keeping what it measured.
+ * Only when no worker is left does the run fail, with the host's error. Real child-process
+ * hosts of a workspace nodeset that crashes on purpose and then refuses to start.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runBatch } from '../../src/eval-process/run-batch.js';
+import { isAlive, makeRun, waitFor, writeWorkspaceGraph } from './run-helpers.js';
+
+const MANIFEST = {
+  name: 'fragile_env',
+  version: '1.0.0',
+  description: 'Crashes its host at step 1 of one chosen episode; after that, a host of it refuses to start.',
+  parallelism: 'replicated',
+  module: './handlers.mjs',
+  functions: [
+    {
+      name: 'step',
+      description: 'Done at step 3; metrics { index }.',
+      inputs: [{ name: 'action', optional: true }],
+      outputs: [{ name: 'observation' }, { name: 'metrics' }, { name: 'done' }],
+    },
+    { name: 'act', description: 'Echoes the step.', inputs: [{ name: 'observation' }], outputs: [{ name: 'action' }] },
+  ],
+};
+
+const HANDLERS = `
+import { existsSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+const marker = process.env.FRAGILE_ENV_MARKER;
+export default {
+  init() {
+    if (marker && existsSync(marker)) throw new Error('fragile_env cannot start again');
+  },
+  functions: {
+    step: async ({ ctx, config }) => {
+      if (ctx.episodeIndex === config.crash_episode && ctx.step === 1) {
+        writeFileSync(marker, 'crashed');
+        process.exit(1);
+      }
+      await sleep(20);
+      return { observation: ctx.step, metrics: { index: ctx.episodeIndex, step: ctx.step }, done: ctx.step >= 3 };
+    },
+    act: ({ inputs }) => ({ action: inputs.observation }),
+  },
+};
+`;
+
+let tmp: string;
+let workspace: string;
+const pids: number[] = [];
+
+beforeEach(async () => {
+  tmp = await mkdtemp(join(tmpdir(), 'worker-retire-'));
+  workspace = join(tmp, 'ws');
+  await mkdir(join(workspace, 'graph_nodes', 'fragile_env'), { recursive: true });
+  await writeFile(join(workspace, 'graph_nodes', 'fragile_env', 'manifest.json'), JSON.stringify(MANIFEST));
+  await writeFile(join(workspace, 'graph_nodes', 'fragile_env', 'handlers.mjs'), HANDLERS);
+  await writeWorkspaceGraph(workspace, {
+    name: 'fragile',
+    nodes: [
+      { id: 'env', type: 'fragile_env__step', config: { crash_episode: 0 } },
+      { id: 'agent', type: 'fragile_env__act' },
+      { id: 'result', type: 'graphOut' },
+    ],
+    edges: [
+      { from: 'env.observation', to: 'agent.observation' },
+      { from: 'agent.action', to: 'env.action', loop: true },
+      { from: 'env.metrics', to: 'result.metrics' },
+    ],
+  });
+  process.env.FRAGILE_ENV_MARKER = join(tmp, 'crashed');
+});
+
+afterEach(async () => {
+  delete process.env.FRAGILE_ENV_MARKER;
+  for (const pid of pids.splice(0)) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  await rm(tmp, { recursive: true, force: true });
+});
+
+async function run(workerCount: number, episodeCount: number) {
+  const { dir } = await makeRun(join(tmp, 'outputs'), { graphName: 'fragile', activeWorkspaceDir: workspace, episodeCount, workerCount });
+  const lines: string[] = [];
+  const summary = await runBatch({ runDir: dir, onHostStarted: (h) => pids.push(h.pid), log: (m) => lines.push(m) });
+  for (const pid of pids) expect(isAlive(pid) ? await waitFor(() => !isAlive(pid), 3000) : true).toBe(true);
+  return { summary, lines };
+}
+
+describe('a worker whose env host cannot be started again', () => {
+  it('retires, and the other workers play its episodes: the run completes with every episode', async () => {
+    const { summary, lines } = await run(2, 8);
+    expect(summary.status, JSON.stringify(summary.error)).toBe('COMPLETED');
+    expect(summary.episodes.map((e) => e.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(summary.statusCounts).toEqual({ CRASHED: 1, COMPLETED: 7 });
+    // The crashed episode keeps what it measured before the crash.
+    expect(summary.episodes[0]).toMatchObject({ status: 'CRASHED', metrics: { index: 0, step: 0 } });
+    for (const e of summary.episodes.slice(1)) expect(e.metrics).toEqual({ index: e.index, step: 3 });
+    expect(lines.some((l) => /worker \d retired: its env host could not be started again \(.*fragile_env cannot start again/.test(l))).toBe(
+      true,
+    );
+  });
+
+  it('fails the run with the host error when it is the last worker, keeping the crashed episode', async () => {
+    const { summary } = await run(1, 4);
+    expect(summary.status).toBe('FAILED');
+    expect(summary.error?.message).toContain('fragile_env cannot start again');
+    expect(summary.episodes).toHaveLength(1);
+    expect(summary.episodes[0]).toMatchObject({ index: 0, status: 'CRASHED' });
+  });
+});
