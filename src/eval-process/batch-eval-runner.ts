@@ -176,10 +176,13 @@ export class BatchEvalRunner {
     this.#working++;
     let counted = true;
     try {
-      await pool.ready(workerId);
+      if (!(await this.#orRetire(workerId, 'could not start', () => pool.ready(workerId)))) {
+        counted = false;
+        return;
+      }
       for (;;) {
         if (this.#stopped() || cursor.remaining === 0) break;
-        if (!(await this.#healthyOrRetired(workerId))) {
+        if (!(await this.#orRetire(workerId, 'could not be started again', () => pool.ensureHealthy(workerId, this.#o.signal)))) {
           counted = false;
           break;
         }
@@ -202,20 +205,20 @@ export class BatchEvalRunner {
   }
 
   /**
-   * Replaces the worker's dead or suspect hosts. When a replacement cannot start, the worker
-   * retires and the others play its share (an episode's result does not depend on its worker);
-   * only the last worker standing fails the run with the error.
+   * Runs `hostsUp` (the worker's first start, or the replacement of its dead or suspect hosts).
+   * When it fails, the worker retires and the others play its share (an episode's result does
+   * not depend on its worker); only the last worker standing fails the run with the error.
    */
-  async #healthyOrRetired(workerId: number): Promise<boolean> {
+  async #orRetire(workerId: number, what: string, hostsUp: () => Promise<void>): Promise<boolean> {
     try {
-      await this.#o.pool.ensureHealthy(workerId, this.#o.signal);
+      await hostsUp();
       return true;
     } catch (err) {
       if (this.#stopped() || this.#working <= 1) throw err;
       // Counted out before anything awaits, so two workers failing at once cannot both retire the last.
       this.#working--;
       this.#o.log?.(
-        `worker ${workerId} retired: its env host could not be started again (${errorMessage(err).replace(/\s+/g, ' ')}); the other workers play its episodes`,
+        `worker ${workerId} retired: its env host ${what} (${errorMessage(err).replace(/\s+/g, ' ')}); the other workers play its episodes`,
       );
       return false;
     }

@@ -32,9 +32,17 @@ const HANDLERS = `
 import { existsSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 const marker = process.env.FRAGILE_ENV_MARKER;
+const onlyOne = process.env.FRAGILE_ENV_ONLY_ONE;
 export default {
   init() {
     if (marker && existsSync(marker)) throw new Error('fragile_env cannot start again');
+    if (onlyOne) {
+      try {
+        writeFileSync(onlyOne, 'started', { flag: 'wx' });
+      } catch {
+        throw new Error('fragile_env starts only one host');
+      }
+    }
   },
   functions: {
     step: async ({ ctx, config }) => {
@@ -78,12 +86,19 @@ beforeEach(async () => {
 
 afterEach(async () => {
   delete process.env.FRAGILE_ENV_MARKER;
+  delete process.env.FRAGILE_ENV_ONLY_ONE;
   for (const pid of pids.splice(0)) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
   await rm(tmp, { recursive: true, force: true });
 });
 
-async function run(workerCount: number, episodeCount: number) {
-  const { dir } = await makeRun(join(tmp, 'outputs'), { graphName: 'fragile', activeWorkspaceDir: workspace, episodeCount, workerCount });
+async function run(workerCount: number, episodeCount: number, overrides: Record<string, Record<string, unknown>> = {}) {
+  const { dir } = await makeRun(join(tmp, 'outputs'), {
+    graphName: 'fragile',
+    activeWorkspaceDir: workspace,
+    episodeCount,
+    workerCount,
+    overrides,
+  });
   const lines: string[] = [];
   const summary = await runBatch({ runDir: dir, onHostStarted: (h) => pids.push(h.pid), log: (m) => lines.push(m) });
   for (const pid of pids) expect(isAlive(pid) ? await waitFor(() => !isAlive(pid), 3000) : true).toBe(true);
@@ -110,5 +125,16 @@ describe('a worker whose env host cannot be started again', () => {
     expect(summary.error?.message).toContain('fragile_env cannot start again');
     expect(summary.episodes).toHaveLength(1);
     expect(summary.episodes[0]).toMatchObject({ index: 0, status: 'CRASHED' });
+  });
+
+  it('a worker whose host cannot start at all retires at once, and the run completes on the others', async () => {
+    process.env.FRAGILE_ENV_ONLY_ONE = join(tmp, 'started');
+    const { summary, lines } = await run(3, 6, { env: { crash_episode: -1 } });
+    expect(summary.status, JSON.stringify(summary.error)).toBe('COMPLETED');
+    expect(summary.statusCounts).toEqual({ COMPLETED: 6 });
+    expect(new Set(summary.episodes.map((e) => e.workerId))).toEqual(new Set([0]));
+    expect(
+      lines.filter((l) => /worker [12] retired: its env host could not start \(.*fragile_env starts only one host/.test(l)),
+    ).toHaveLength(2);
   });
 });
