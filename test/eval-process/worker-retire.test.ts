@@ -32,17 +32,13 @@ const HANDLERS = `
 import { existsSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 const marker = process.env.FRAGILE_ENV_MARKER;
-const onlyOne = process.env.FRAGILE_ENV_ONLY_ONE;
+const onlyTag = process.env.FRAGILE_ENV_ONLY_TAG;
+// A child-process host gets its worker's tag on its command line.
+const tag = process.argv.includes('--tag') ? process.argv[process.argv.indexOf('--tag') + 1] : undefined;
 export default {
   init() {
     if (marker && existsSync(marker)) throw new Error('fragile_env cannot start again');
-    if (onlyOne) {
-      try {
-        writeFileSync(onlyOne, 'started', { flag: 'wx' });
-      } catch {
-        throw new Error('fragile_env starts only one host');
-      }
-    }
+    if (onlyTag !== undefined && tag !== onlyTag) throw new Error('fragile_env starts only for worker ' + onlyTag);
   },
   functions: {
     step: async ({ ctx, config }) => {
@@ -86,7 +82,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   delete process.env.FRAGILE_ENV_MARKER;
-  delete process.env.FRAGILE_ENV_ONLY_ONE;
+  delete process.env.FRAGILE_ENV_ONLY_TAG;
   for (const pid of pids.splice(0)) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
   await rm(tmp, { recursive: true, force: true });
 });
@@ -128,13 +124,14 @@ describe('a worker whose env host cannot be started again', () => {
   });
 
   it('a worker whose host cannot start at all retires at once, and the run completes on the others', async () => {
-    process.env.FRAGILE_ENV_ONLY_ONE = join(tmp, 'started');
+    // Worker 0's host starts; the others' never do, whichever boots first.
+    process.env.FRAGILE_ENV_ONLY_TAG = '0';
     const { summary, lines } = await run(3, 6, { env: { crash_episode: -1 } });
     expect(summary.status, JSON.stringify(summary.error)).toBe('COMPLETED');
     expect(summary.statusCounts).toEqual({ COMPLETED: 6 });
     expect(new Set(summary.episodes.map((e) => e.workerId))).toEqual(new Set([0]));
     expect(
-      lines.filter((l) => /worker [12] retired: its env host could not start \(.*fragile_env starts only one host/.test(l)),
+      lines.filter((l) => /worker [12] retired: its env host could not start \(.*fragile_env starts only for worker 0/.test(l)),
     ).toHaveLength(2);
   });
 });
