@@ -14,7 +14,7 @@ import { isAlive, makeRun, waitFor, writeWorkspaceGraph } from './run-helpers.js
 const MANIFEST = {
   name: 'fragile_env',
   version: '1.0.0',
-  description: 'Crashes its host at step 1 of one chosen episode; after that, a host of it refuses to start.',
+  description: "Crashes its host at step 1 of one chosen episode; after that, that worker's host refuses to start.",
   parallelism: 'replicated',
   module: './handlers.mjs',
   functions: [
@@ -29,7 +29,7 @@ const MANIFEST = {
 };
 
 const HANDLERS = `
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 const marker = process.env.FRAGILE_ENV_MARKER;
 const onlyTag = process.env.FRAGILE_ENV_ONLY_TAG;
@@ -37,13 +37,14 @@ const onlyTag = process.env.FRAGILE_ENV_ONLY_TAG;
 const tag = process.argv.includes('--tag') ? process.argv[process.argv.indexOf('--tag') + 1] : undefined;
 export default {
   init() {
-    if (marker && existsSync(marker)) throw new Error('fragile_env cannot start again');
+    // Only the worker whose host crashed is refused: another worker's host may boot after the crash.
+    if (marker && existsSync(marker) && readFileSync(marker, 'utf8') === String(tag)) throw new Error('fragile_env cannot start again');
     if (onlyTag !== undefined && tag !== onlyTag) throw new Error('fragile_env starts only for worker ' + onlyTag);
   },
   functions: {
     step: async ({ ctx, config }) => {
       if (ctx.episodeIndex === config.crash_episode && ctx.step === 1) {
-        writeFileSync(marker, 'crashed');
+        writeFileSync(marker, String(tag));
         process.exit(1);
       }
       await sleep(20);
