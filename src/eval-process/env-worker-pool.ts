@@ -4,7 +4,7 @@
  * slot k, so every episode a worker takes runs on its own env processes; a slot whose host died is respawned
  * before its next episode.
  */
-import { errorMessage } from '../errors.js';
+import { errorMessage, HostError } from '../errors.js';
 import { HostClient } from '../host/host-client.js';
 import { startHost, type RunHost } from './in-process-host.js';
 import type { NodesetEntry } from '../nodeset-registry/registry.js';
@@ -214,7 +214,7 @@ export class EnvWorkerPool {
         onStderr: (line: string) => this.#opts.onStderr?.(`[${name}] ${line}`),
       });
     } catch (err) {
-      throw new Error(`could not start host ${name}: ${errorMessage(err)}`, { cause: err });
+      throw new HostError(`could not start host ${name}: ${errorMessage(err)}`, { cause: err });
     }
     if (this.#closing) {
       await host.stop().catch(() => {});

@@ -119,6 +119,7 @@ describe('a worker whose env host cannot be started again', () => {
   it('fails the run with the host error when it is the last worker, keeping the crashed episode', async () => {
     const { summary } = await run(1, 4);
     expect(summary.status).toBe('FAILED');
+    expect(summary.error?.code).toBe('HOST_ERROR');
     expect(summary.error?.message).toContain('fragile_env cannot start again');
     expect(summary.episodes).toHaveLength(1);
     expect(summary.episodes[0]).toMatchObject({ index: 0, status: 'CRASHED' });
