@@ -31,41 +31,37 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 };
 
-/** Per episode: its episode.json's mtime less its record's finishedAt (what the write path adds before the episode counts). */
-async function commitLags(runDir: string): Promise<number[]> {
-  const out: number[] = [];
+/** A run's episode records, each with its episode.json's mtime; read once for every figure below. */
+async function recordsOf(runDir: string): Promise<{ record: EpisodeRecord; mtimeMs: number }[]> {
+  const out: { record: EpisodeRecord; mtimeMs: number }[] = [];
   for (const name of await readdir(join(runDir, 'episodes'))) {
     const path = join(runDir, 'episodes', name, 'episode.json');
-    const record = JSON.parse(await readFile(path, 'utf8')) as EpisodeRecord;
-    out.push(statSync(path).mtimeMs - Date.parse(record.finishedAt));
+    out.push({ record: JSON.parse(await readFile(path, 'utf8')) as EpisodeRecord, mtimeMs: statSync(path).mtimeMs });
   }
   return out;
 }
+
+type Records = Awaited<ReturnType<typeof recordsOf>>;
+
+/** Per episode: its episode.json's mtime less its record's finishedAt (what the write path adds before the episode counts). */
+const commitLags = (records: Records): number[] => records.map((r) => r.mtimeMs - Date.parse(r.record.finishedAt));
 
 /**
  * The best ratio these episodes allow with no overhead at all: one machine's 2 workers taking
  * episodes in order against 6 slots taking shards of `shardSize` in order, in steps.
  */
-async function ratioCap(runDir: string, shardSize: number): Promise<number> {
+function ratioCap(records: Records, shardSize: number): number {
   const steps: number[] = [];
-  for (const name of await readdir(join(runDir, 'episodes'))) {
-    const r = JSON.parse(await readFile(join(runDir, 'episodes', name, 'episode.json'), 'utf8')) as EpisodeRecord;
-    steps[r.index] = r.steps;
-  }
+  for (const { record } of records) steps[record.index] = record.steps;
   const shards: number[] = [];
   for (let i = 0; i < steps.length; i += shardSize) shards.push(steps.slice(i, i + shardSize).reduce((a, b) => a + b, 0));
   return inOrderMakespan(steps, 2) / inOrderMakespan(shards, 6);
 }
 
 /** Mean wall time per step inside episodes, and the share of slots × wall time spent inside episodes. */
-async function slotUse(runDir: string, wallMs: number, slots: number): Promise<{ msPerStep: number; busy: number }> {
-  let ms = 0;
-  let steps = 0;
-  for (const name of await readdir(join(runDir, 'episodes'))) {
-    const r = JSON.parse(await readFile(join(runDir, 'episodes', name, 'episode.json'), 'utf8')) as EpisodeRecord;
-    ms += r.durationMs;
-    steps += r.steps;
-  }
+function slotUse(records: Records, wallMs: number, slots: number): { msPerStep: number; busy: number } {
+  const ms = records.reduce((sum, r) => sum + r.record.durationMs, 0);
+  const steps = records.reduce((sum, r) => sum + r.record.steps, 0);
   return { msPerStep: ms / Math.max(1, steps), busy: ms / (slots * wallMs) };
 }
 
@@ -108,7 +104,8 @@ export async function benchScaleout(flags: string[]): Promise<void> {
     const localMs = performance.now() - t0;
     if (local.exitCode !== 0) throw new Error(`local run failed: ${local.stderr.slice(-500)}`);
     const [localId] = await readdir(join(dir, 'local', 'eval_runs'));
-    const localLag = await commitLags(join(dir, 'local', 'eval_runs', localId!));
+    const localRecords = await recordsOf(join(dir, 'local', 'eval_runs', localId!));
+    const localLag = commitLags(localRecords);
 
     // The fleet: 3 workers × 2 slots, warm before the clock starts.
     const { url } = await app.start(0);
@@ -149,10 +146,11 @@ export async function benchScaleout(flags: string[]): Promise<void> {
     while (!existsSync(join(runDir, '_DONE'))) await new Promise((r) => setTimeout(r, 20));
     const fleetMs = performance.now() - t1;
     const summary = JSON.parse(await readFile(join(runDir, 'summary.json'), 'utf8')) as { status: string };
-    const overhead = await commitLags(runDir);
+    const fleetRecords = await recordsOf(runDir);
+    const overhead = commitLags(fleetRecords);
     const ratio = localMs / fleetMs;
-    const localUse = await slotUse(join(dir, 'local', 'eval_runs', localId!), localMs, 2);
-    const fleetUse = await slotUse(runDir, fleetMs, 6);
+    const localUse = slotUse(localRecords, localMs, 2);
+    const fleetUse = slotUse(fleetRecords, fleetMs, 6);
     console.log(`gridnav_planner, ${episodes} episodes, env.step_latency_ms=${latency}, shard size ${shardSize}`);
     console.log(
       `  one machine, 2 workers:           ${(localMs / 1000).toFixed(1)} s  (${((episodes * 1000) / localMs).toFixed(2)} episodes/s)`,
@@ -160,7 +158,7 @@ export async function benchScaleout(flags: string[]): Promise<void> {
     console.log(
       `  3 workers x 2 slots over Redis:   ${(fleetMs / 1000).toFixed(1)} s  (${((episodes * 1000) / fleetMs).toFixed(2)} episodes/s), ${summary.status}`,
     );
-    const cap = await ratioCap(join(dir, 'local', 'eval_runs', localId!), shardSize);
+    const cap = ratioCap(localRecords, shardSize);
     console.log(
       `  throughput ratio: ${ratio.toFixed(2)}x (target >= 2.5x ${ratio >= 2.5 ? 'met' : 'NOT met'}; these episodes' lengths allow ${cap.toFixed(2)}x with no overhead, 3x if all were equal)`,
     );
