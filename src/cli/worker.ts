@@ -1,6 +1,6 @@
 /**
  * `evalctl worker --redis URL --server URL [--slots K] [--token T] [--work-dir DIR] [--name N]
- * [--cores N] [--lock-ms MS] [--stalled-ms MS]`: one machine of a scale-out fleet. Takes shards
+ * [--cores N] [--spares N] [--lock-ms MS] [--stalled-ms MS]`: one machine of a scale-out fleet. Takes shards
  * of the runs `evalctl serve --redis URL` puts on the queue, plays each in an eval process here
  * and commits every finished episode to the server (docs/scale-out.md). SIGTERM or SIGINT stops
  * it: the shards in hand stop and go back to the queue for another worker.
@@ -11,8 +11,9 @@ import { parseCliArgs, intFlag } from './args.js';
 import { BadInputError } from '../errors.js';
 
 const USAGE =
-  'usage: evalctl worker --redis URL --server URL [--slots K] [--token T] [--work-dir DIR] [--name N] [--cores N] [--lock-ms MS] [--stalled-ms MS]\n' +
-  '  --token defaults to EVAL_API_TOKEN; --work-dir (default ./worker) holds the shards being played';
+  'usage: evalctl worker --redis URL --server URL [--slots K] [--token T] [--work-dir DIR] [--name N] [--cores N] [--spares N] [--lock-ms MS] [--stalled-ms MS]\n' +
+  '  --token defaults to EVAL_API_TOKEN; --work-dir (default ./worker) holds the shards being played;\n' +
+  '  --spares (default: the slots) eval processes are kept started and waiting, so a shard starts at once (0: none)';
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCliArgs({
@@ -27,6 +28,7 @@ export async function run(argv: string[]): Promise<number> {
       'work-dir': { type: 'string' },
       name: { type: 'string' },
       cores: { type: 'string' },
+      spares: { type: 'string' },
       'lock-ms': { type: 'string' },
       'stalled-ms': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -41,6 +43,7 @@ export async function run(argv: string[]): Promise<number> {
     throw new BadInputError(`--server must be the server's http(s):// URL; ${USAGE}`);
   const slots = intFlag('slots', values.slots, 1) ?? 1;
   const cores = intFlag('cores', values.cores, 1);
+  const spares = intFlag('spares', values.spares, 0);
   const lockDurationMs = intFlag('lock-ms', values['lock-ms'], 100);
   const stalledIntervalMs = intFlag('stalled-ms', values['stalled-ms'], 100);
   const workDir = resolve(values['work-dir'] ?? 'worker');
@@ -60,6 +63,7 @@ export async function run(argv: string[]): Promise<number> {
     log,
     ...(values.name ? { name: values.name } : {}),
     ...(cores !== undefined ? { cores } : {}),
+    ...(spares !== undefined ? { spares } : {}),
     ...(lockDurationMs !== undefined ? { lockDurationMs } : {}),
     ...(stalledIntervalMs !== undefined ? { stalledIntervalMs } : {}),
   });

@@ -1,6 +1,8 @@
 /**
- * Eval process entry: `node dist/eval-process/main.js --run-dir DIR [--backend-url URL]`.
- * The spec is read from DIR/spec.json. SIGTERM or SIGINT cancels the run: dispatch stops,
+ * Eval process entry: `node dist/eval-process/main.js --run-dir DIR [--backend-url URL] [--await-go]`.
+ * The spec is read from DIR/spec.json. With `--await-go` the process starts as a spare: it loads
+ * everything, then waits for `{ type: 'go' }` on its IPC channel before it reads the spec (a
+ * scale-out worker keeps one ready per slot, so a shard does not wait for Node to start). SIGTERM or SIGINT cancels the run: dispatch stops,
  * in-flight episodes end CANCELLED, the summary is written (CANCELLED), the hosts stop, and
  * the process exits 0. The parent's death stops it the same way, but the run is ABORTED
  * (exit 1). Its hosts die with it even on SIGKILL.
@@ -31,12 +33,16 @@ process.stderr.on('error', () => {});
 async function main(): Promise<number> {
   adoptHostSecretsFromEnv();
   const { values } = parseArgs({
-    options: { 'run-dir': { type: 'string' }, 'backend-url': { type: 'string' } },
+    options: { 'run-dir': { type: 'string' }, 'backend-url': { type: 'string' }, 'await-go': { type: 'boolean' } },
     strict: true,
   });
   const runDirArg = values['run-dir'];
   if (!runDirArg) {
     err('usage: main.js --run-dir DIR [--backend-url URL]');
+    return 2;
+  }
+  if (values['await-go'] && !process.channel) {
+    err('--await-go needs an IPC channel to the parent (the go message comes on it)');
     return 2;
   }
   const runDir = resolve(runDirArg);
@@ -66,12 +72,18 @@ async function main(): Promise<number> {
     move?.(message.nodeset, message.url);
   });
 
-  out(`run dir ${runDir}${values['backend-url'] ? `, backend ${values['backend-url']}` : ''}, pid ${process.pid}`);
+  out(
+    `${values['await-go'] ? 'spare for ' : ''}run dir ${runDir}${values['backend-url'] ? `, backend ${values['backend-url']}` : ''}, pid ${process.pid}`,
+  );
   // The run span the parent made, if it traces; the hosts this process starts must not inherit it.
   const traceparent = process.env[TRACEPARENT_ENV];
   delete process.env[TRACEPARENT_ENV];
   const tracing = await startTracing({ role: 'eval', log: err });
   if (tracing) out(`tracing to ${tracing.url}`);
+  if (values['await-go']) {
+    // Stopped while still a spare: no run was started, so there is nothing to write.
+    if (!(await goOrStop(controller.signal))) return 0;
+  }
   let first = true;
   const summary = await runBatch({
     runDir,
@@ -86,7 +98,10 @@ async function main(): Promise<number> {
     onHostsReady: (hosts) =>
       out(`hosts: ${hosts.map((h) => `${h.nodeset}${h.tag !== null ? `#${h.tag}` : ''}=${h.url} (pid ${h.pid})`).join(', ')}`),
     onEpisodeStart: ({ index, workerId }) => {
-      if (first) out(`first episode started (episode ${index}, worker ${workerId})`);
+      if (first) {
+        out(`first episode started (episode ${index}, worker ${workerId})`);
+        if (reportEpisodes) process.send?.({ type: 'running' });
+      }
       first = false;
     },
     onEpisode: (r, s) => {
@@ -102,8 +117,32 @@ async function main(): Promise<number> {
 }
 
 let runDirOfThisProcess: string | undefined;
-/** Set by a scale-out worker: tell the parent over IPC when each episode's folder is complete. */
+/** Set by a scale-out worker: tell the parent over IPC when the first episode starts and when each episode's folder is complete. */
 const reportEpisodes = process.env.EVAL_EPISODE_IPC === '1';
+
+/** Resolves true at the parent's `{ type: 'go' }`, false when the process is stopped first. */
+function goOrStop(signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    const onMessage = (m: unknown) => {
+      if ((m as { type?: unknown } | null)?.type !== 'go') return;
+      done(true);
+    };
+    const onAbort = () => done(false);
+    const done = (go: boolean) => {
+      process.channel?.unref();
+      process.off('message', onMessage);
+      signal.removeEventListener('abort', onAbort);
+      resolve(go);
+    };
+    if (signal.aborted) return resolve(false);
+    // The channel is unref'd (it must never keep a run alive); while waiting it is all there is.
+    process.channel?.ref();
+    process.on('message', onMessage);
+    signal.addEventListener('abort', onAbort, { once: true });
+    // A message sent before this listener existed would be lost: the parent sends go only after this.
+    process.send?.({ type: 'waiting' });
+  });
+}
 
 function isSharedHostMoved(m: unknown): m is BackendToEvalMessage {
   const x = m as Partial<BackendToEvalMessage> | null;

@@ -8,7 +8,8 @@
  * counts. A cancel published on the cancel channel stops the run's eval processes here
  * (SIGTERM, SIGKILL after `cancelGraceMs`). While a shard runs BullMQ renews its lock; a worker
  * that dies stops renewing it, and after `lockDurationMs` another worker's stalled check puts
- * the shard back on the queue.
+ * the shard back on the queue. Each slot keeps a spare eval process started and waiting (see
+ * `spares`), so a shard starts without waiting for Node to load.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -59,9 +60,24 @@ export interface ShardWorkerOptions {
   heartbeatMs?: number;
   /** A shard that does not fit here goes back to the queue for this long. @default 1000 */
   refitDelayMs?: number;
+  /**
+   * Eval processes kept started and waiting for a shard (`--await-go`): a shard then skips the
+   * eval process's own start-up (about a third of a second, more when several start at once).
+   * Each costs an idle Node process's memory (about 60 MB); 0 starts one per shard. @default slots
+   */
+  spares?: number;
   sampler?: ResourceSource;
   evalProcessMain?: string;
   log?: SchedulerLogger;
+}
+
+/** An eval process started in its own run dir and waiting for a spec and `go`. */
+interface Spare {
+  dir: string;
+  child: EvalChild;
+  gone: boolean;
+  /** Where its IPC messages go once it plays a shard. */
+  onMessage: (message: unknown) => void;
 }
 
 interface ActiveShard {
@@ -78,7 +94,8 @@ const quietLog: SchedulerLogger = { info: () => {}, warn: () => {}, error: () =>
 
 export class ShardWorker {
   readonly name: string;
-  readonly #o: Required<Omit<ShardWorkerOptions, 'token' | 'name' | 'sampler' | 'cores'>> & {
+  readonly #o: Required<Omit<ShardWorkerOptions, 'token' | 'name' | 'sampler' | 'cores' | 'spares'>> & {
+    spares: number;
     token: string | undefined;
     cores: number | undefined;
   };
@@ -86,6 +103,9 @@ export class ShardWorker {
   readonly #sampler: ResourceSource;
   readonly #ownsSampler: boolean;
   readonly #active = new Set<ActiveShard>();
+  readonly #estimates = new Map<string, Promise<ResourceEstimate>>();
+  /** Spares starting or waiting, oldest first. */
+  #spares: Promise<Spare | null>[] = [];
   #bullConnection: Redis | null = null;
   #subscriber: Redis | null = null;
   #worker: Worker<ShardJobData> | null = null;
@@ -106,13 +126,14 @@ export class ShardWorker {
       ...opts,
       token: opts.token ?? (process.env.EVAL_API_TOKEN || undefined),
       cores: opts.cores,
+      spares: opts.spares ?? opts.slots ?? 1,
     };
     this.#head = new HeadClient(opts.serverUrl, this.#o.token);
     this.#sampler = opts.sampler ?? new ResourceSampler();
     this.#ownsSampler = opts.sampler === undefined;
   }
 
-  /** Connects to Redis (REDIS_UNAVAILABLE when it cannot), listens for cancels, starts taking shards. */
+  /** Connects to Redis (REDIS_UNAVAILABLE when it cannot), starts the spares, listens for cancels, starts taking shards. */
   async start(): Promise<void> {
     const bull = redisClient(this.#o.redisUrl, { failFast: false });
     const sub = redisClient(this.#o.redisUrl, { failFast: false });
@@ -130,6 +151,9 @@ export class ShardWorker {
       throw new RedisUnavailableError(this.#o.redisUrl, err);
     }
     sub.on('message', (_channel: string, runId: string) => this.#stopRun(runId, 'the run was cancelled or ended'));
+    this.#refillSpares();
+    // Ready means a shard taken now starts at once.
+    await Promise.all(this.#spares);
     this.#worker = new Worker<ShardJobData>(SHARD_QUEUE, (job, token) => this.#play(job, token), {
       connection: bull,
       concurrency: this.#o.slots,
@@ -151,7 +175,8 @@ export class ShardWorker {
     this.#closing ??= (async () => {
       if (this.#heartbeat) clearInterval(this.#heartbeat);
       for (const a of this.#active) this.#stop(a, 'the worker is stopping');
-      await this.#worker?.close(true).catch(() => {});
+      const spares = this.#spares.splice(0);
+      await Promise.all([this.#worker?.close(true).catch(() => {}), ...spares.map((p) => p.then((s) => s && this.#discardSpare(s)))]);
       this.#subscriber?.disconnect();
       this.#bullConnection?.disconnect();
       if (this.#ownsSampler) this.#sampler.close?.();
@@ -198,9 +223,15 @@ export class ShardWorker {
       await this.#shardEnd(runId, shard, 'COMPLETED', null);
       return 'nothing left';
     }
-    const runDir = join(this.#o.workDir, `${runId}-shard-${shard}-${randomBytes(3).toString('hex')}`);
-    await mkdir(runDir, { recursive: true });
-    await writeSpec(runDir, { ...spec, viaSubprocess: true, episodeIndices: indices });
+    const slot = await this.#takeSpare();
+    if (!slot) throw new CodedError('INTERNAL_SERVER_ERROR', `run ${runId} shard ${shard}: the eval process did not start`);
+    const runDir = slot.dir;
+    try {
+      await writeSpec(runDir, { ...spec, viaSubprocess: true, episodeIndices: indices });
+    } catch (err) {
+      await this.#discardSpare(slot);
+      throw err;
+    }
     let commits: Promise<void> = Promise.resolve();
     let commitError: unknown = null;
     const commit = (index: number) => {
@@ -216,20 +247,18 @@ export class ShardWorker {
         }
       });
     };
-    if (active.stopping) return `stopped before it started: ${active.stopping}`;
-    const child = await spawnEvalProcess({
-      evalProcessMain: this.#o.evalProcessMain,
-      runDir,
-      backendUrl: this.#o.serverUrl,
-      env: { EVAL_EPISODE_IPC: '1' },
-      onMessage: (m) => {
-        const msg = m as { type?: string; index?: number };
-        if (msg?.type === 'episodeDone' && typeof msg.index === 'number') commit(msg.index);
-      },
-    });
+    const child = slot.child;
+    slot.onMessage = (m) => {
+      const msg = m as { type?: string; index?: number };
+      if (msg?.type === 'episodeDone' && typeof msg.index === 'number') commit(msg.index);
+      // The next shard's spare starts once this one's start-up no longer competes for the cores.
+      else if (msg?.type === 'running') this.#refillSpares();
+    };
+    void child.exited.then(() => this.#refillSpares());
     active.child = child;
-    this.#o.log.info(`run ${runId} shard ${shard}: playing ${indices.length} episode(s) (pid ${child.pid})`);
     if (active.stopping) this.#stop(active, active.stopping);
+    else if (!child.send({ type: 'go' })) this.#o.log.warn(`run ${runId} shard ${shard}: the eval process (pid ${child.pid}) is gone`);
+    this.#o.log.info(`run ${runId} shard ${shard}: playing ${indices.length} episode(s) in ${runDir} (pid ${child.pid})`);
     const exit = await child.exited;
     // Anything of its group left behind goes too.
     if (groupAlive(child.pid)) signalGroup(child.pid, 'SIGKILL');
@@ -250,6 +279,69 @@ export class ShardWorker {
     throw new CodedError('ABORTED', `shard ${shard} of run ${runId} ended ${status}: ${error.message}`);
   }
 
+  /** Starts spares until `spares` are starting or waiting (none while closing). */
+  #refillSpares(): void {
+    while (this.#closing === null && this.#spares.length < this.#o.spares) this.#spares.push(this.#startSpare());
+  }
+
+  /** The oldest live spare, or a new eval process when none is left; null when none would start. */
+  async #takeSpare(): Promise<Spare | null> {
+    for (let next = this.#spares.shift(); next; next = this.#spares.shift()) {
+      const spare = await next;
+      if (spare && !spare.gone) return spare;
+      if (spare) await this.#discardSpare(spare);
+    }
+    return this.#startSpare();
+  }
+
+  /** An eval process in a fresh run dir, loaded and waiting for `go`; null when it exits first or cannot start. */
+  async #startSpare(): Promise<Spare | null> {
+    const dir = join(this.#o.workDir, `slot-${randomBytes(4).toString('hex')}`);
+    try {
+      await mkdir(dir, { recursive: true });
+      let waiting: () => void = () => {};
+      const ready = new Promise<void>((resolve) => {
+        waiting = resolve;
+      });
+      const spare: Spare = {
+        dir,
+        child: null as unknown as EvalChild,
+        gone: false,
+        onMessage: (m) => {
+          if ((m as { type?: string } | null)?.type === 'waiting') waiting();
+        },
+      };
+      spare.child = await spawnEvalProcess({
+        evalProcessMain: this.#o.evalProcessMain,
+        runDir: dir,
+        backendUrl: this.#o.serverUrl,
+        env: { EVAL_EPISODE_IPC: '1' },
+        awaitGo: true,
+        onMessage: (m) => spare.onMessage(m),
+      });
+      const exited = spare.child.exited.then(() => {
+        spare.gone = true;
+      });
+      await Promise.race([ready, exited]);
+      if (spare.gone) throw new Error(`it exited while starting (see ${join(dir, 'stderr.log')})`);
+      return spare;
+    } catch (err) {
+      this.#o.log.warn(`worker ${this.name}: a spare eval process did not start: ${errorMessage(err)}`);
+      return null;
+    }
+  }
+
+  /** Stops a spare that played nothing (SIGTERM, SIGKILL after the grace) and removes its dir. */
+  async #discardSpare(spare: Spare): Promise<void> {
+    if (!spare.gone) {
+      signalGroup(spare.child.pid, 'SIGTERM');
+      const timer = setTimeout(() => signalGroup(spare.child.pid, 'SIGKILL'), this.#o.cancelGraceMs);
+      await spare.child.exited;
+      clearTimeout(timer);
+    }
+    await rm(spare.dir, { recursive: true, force: true });
+  }
+
   async #commit(runId: string, shard: number, runDir: string, index: number): Promise<void> {
     const dir = episodeDir(runDir, index);
     const files = await filesUnder(dir);
@@ -262,7 +354,21 @@ export class ShardWorker {
       .catch((err: unknown) => this.#o.log.warn(`run ${runId} shard ${shard}: telling the head it ended: ${errorMessage(err)}`));
   }
 
+  /** A run's estimate, kept for its later shards: reading its graph and manifests again costs tens of ms per shard. */
   async #estimate(spec: RunSpec): Promise<ResourceEstimate> {
+    const key = JSON.stringify([spec.runId, spec.graphName, spec.graph, spec.activeWorkspaceDir, effectiveWorkerCount(spec)]);
+    let estimate = this.#estimates.get(key);
+    if (!estimate) {
+      estimate = this.#estimateNow(spec);
+      this.#estimates.set(key, estimate);
+      // Dropped when it fails (the next shard tries again), and only the last few runs' are kept.
+      estimate.catch(() => this.#estimates.delete(key));
+      if (this.#estimates.size > 16) this.#estimates.delete(this.#estimates.keys().next().value!);
+    }
+    return estimate;
+  }
+
+  async #estimateNow(spec: RunSpec): Promise<ResourceEstimate> {
     const info = await inspectRunGraph({
       graphName: spec.graphName,
       frozen: spec.graph,

@@ -18,6 +18,7 @@ import { FILES, isDone, readSummary, writeSharedUrls } from '../../src/store/run
 import type { RunSummary } from '../../src/store/types.js';
 import { gridnavGraph, hostPidsFromLog, isAlive, makeRun, resultBytes, waitFor, writeWorkspaceGraph } from './run-helpers.js';
 import { hostSecretFor, hostSecretsEnv } from '../../src/host/host-secret.js';
+import { spawnEvalProcess } from '../../src/scheduler/job/spawn-eval.js';
 
 let tmp: string;
 let workspace: string;
@@ -65,6 +66,38 @@ async function hostPids(dir: string): Promise<number[]> {
 const slowGraph = () => gridnavGraph('slow', { envConfig: { step_latency_ms: 15 } });
 
 describe('eval process', () => {
+  it('a spare (--await-go) waits for go before it reads its spec, then plays; stopped while waiting it exits 0 and writes nothing', async () => {
+    await writeWorkspaceGraph(workspace, gridnavGraph('quick'));
+    const spare = async (dir: string) => {
+      const messages: { type?: string }[] = [];
+      const child = await spawnEvalProcess({
+        evalProcessMain: EVAL_PROCESS_MAIN,
+        runDir: dir,
+        backendUrl: 'http://127.0.0.1:9',
+        awaitGo: true,
+        env: { EVAL_EPISODE_IPC: '1' },
+        onMessage: (m) => messages.push(m as { type?: string }),
+      });
+      pids.push(child.pid);
+      expect(await waitFor(() => messages.some((m) => m.type === 'waiting'), 15_000)).toBe(true);
+      return { child, messages };
+    };
+    const played = await makeRun(outputs, { graphName: 'quick', episodeCount: 4, workerCount: 2, activeWorkspaceDir: workspace });
+    const a = await spare(played.dir);
+    expect(existsSync(join(played.dir, FILES.summary))).toBe(false);
+    a.child.send({ type: 'go' });
+    expect((await a.child.exited).exitCode).toBe(0);
+    expect((await readSummary(played.dir)).status).toBe('COMPLETED');
+    expect(a.messages.filter((m) => m.type === 'episodeDone')).toHaveLength(4);
+
+    const idle = await makeRun(outputs, { graphName: 'quick', episodeCount: 4, activeWorkspaceDir: workspace });
+    const b = await spare(idle.dir);
+    process.kill(b.child.pid, 'SIGTERM');
+    expect((await b.child.exited).exitCode).toBe(0);
+    expect(existsSync(join(idle.dir, FILES.summary))).toBe(false);
+    expect(isDone(idle.dir)).toBe(false);
+  });
+
   it('SIGTERM cancels: in-flight episodes end CANCELLED, finished ones are kept, status CANCELLED, exit 0, no process left', async () => {
     await writeWorkspaceGraph(workspace, slowGraph());
     const { dir } = await makeRun(outputs, {

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SHARD_QUEUE } from '../../src/scaleout/shard-flow.js';
 import type { RunSummary } from '../../src/store/types.js';
 import { startServer, type TestServer } from '../app.helpers.js';
-import { LOCK_MS, STALLED_MS, TOKEN, markedPids, oneMachineResult, resultOf, startWorker, waitFor, type TestWorker } from './fleet.js';
+import { LOCK_MS, STALLED_MS, TOKEN, oneMachineResult, playingPids, resultOf, startWorker, waitFor, type TestWorker } from './fleet.js';
 import { startTestRedis, type TestRedis } from './redis-server.js';
 
 const SPEC = {
@@ -92,7 +92,8 @@ describe('scale-out over Redis', () => {
     await Promise.all([ended(low.runId), ended(high.runId)]);
     const order = head.app.scaleout!.claims().map((c) => c.runId);
     expect(order).toEqual([high.runId, high.runId, low.runId, low.runId]);
-    await w.stop();
+    // Stopped, it takes its spare eval process along.
+    expect(await w.stop()).toEqual([]);
   }, 120_000);
 
   it('spreads 96 episodes over 3 workers and ends with the one-machine result', async () => {
@@ -181,12 +182,13 @@ describe('scale-out over Redis', () => {
     const run = await head.app.scheduler.submit({ ...SPEC, overrides: { env: { step_latency_ms: 20 } } });
     await waitFor(
       'eval processes on at least two workers',
-      () => workers.filter((w) => markedPids(w.mark, [w.proc.pid!]).length > 0).length >= 2,
+      () => workers.filter((w) => playingPids(w.mark, [w.proc.pid!]).length > 0).length >= 2,
     );
     await waitFor('an episode committed', async () => (head.app.scaleout!.shardsOf(run.runId) ?? []).some((s) => s.committed > 0));
     const t0 = Date.now();
     await head.app.scheduler.cancel(run.runId);
-    await waitFor('no eval process left', () => workers.every((w) => markedPids(w.mark, [w.proc.pid!]).length === 0), 10_000);
+    // Spares waiting for the next shard stay: they belong to no run.
+    await waitFor('no eval process of the run left', () => workers.every((w) => playingPids(w.mark, [w.proc.pid!]).length === 0), 10_000);
     expect(Date.now() - t0).toBeLessThanOrEqual(2000);
     expect((await ended(run.runId)).status).toBe('CANCELLED');
   }, 120_000);

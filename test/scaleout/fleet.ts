@@ -4,7 +4,7 @@
  * environment that its eval processes and hosts inherit, so a test can find every process a
  * worker left behind.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -17,8 +17,8 @@ export interface TestWorker {
   name: string;
   mark: string;
   proc: ResultPromise;
-  /** SIGTERM, then SIGKILL; idempotent. */
-  stop(): Promise<void>;
+  /** SIGTERM; once the worker has exited, SIGKILLs its marked processes still alive and returns their pids. Idempotent. */
+  stop(): Promise<number[]>;
 }
 
 /** The test workers' BullMQ lock and stalled-check interval: a dead worker's shard is free again after at most their sum. */
@@ -69,7 +69,7 @@ export async function startWorker(opts: {
     });
     void proc.then((r) => fail(new Error(`worker ${opts.name} exited: ${r.all ?? ''}`)));
   });
-  let stopped: Promise<void> | undefined;
+  let stopped: Promise<number[]> | undefined;
   return {
     name: opts.name,
     mark,
@@ -79,7 +79,8 @@ export async function startWorker(opts: {
         proc.kill('SIGTERM');
         await proc;
         // What a dead worker's eval processes left is not this test's to keep.
-        for (const pid of markedPids(mark)) {
+        const left = markedPids(mark);
+        for (const pid of left) {
           try {
             process.kill(pid, 'SIGKILL');
           } catch {
@@ -87,6 +88,7 @@ export async function startWorker(opts: {
           }
         }
         await rm(dir, { recursive: true, force: true });
+        return left;
       })();
       return stopped;
     },
@@ -110,6 +112,22 @@ export function markedPids(mark: string, except: number[] = []): number[] {
     }
   }
   return out;
+}
+
+/**
+ * The marked processes that belong to a shard: eval processes given a shard (their run dir, the
+ * cwd, has a spec.json) and their hosts. A spare (started with --await-go, no spec yet) waits for
+ * the next shard and belongs to none.
+ */
+export function playingPids(mark: string, except: number[] = []): number[] {
+  return markedPids(mark, except).filter((pid) => {
+    try {
+      const spare = readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').includes('--await-go');
+      return !spare || existsSync(join(readlinkSync(`/proc/${pid}/cwd`), 'spec.json'));
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** Polls `check` until it is truthy (a state, not a delay); fails after `timeoutMs`. */

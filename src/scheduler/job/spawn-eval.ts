@@ -35,12 +35,14 @@ export interface SpawnEvalOptions {
   /** Becomes ACTIVE_WORKSPACE_DIR in the child; else the backend's own value passes through. */
   workspaceDir?: string;
   env?: Record<string, string>;
+  /** Start as a spare: loaded and waiting for `{ type: 'go' }` on the IPC channel before it reads the spec (see EvalChild.send). */
+  awaitGo?: boolean;
   /** Messages the child sends on its IPC channel (a scale-out worker's episode notices). */
   onMessage?: (message: unknown) => void;
 }
 
 export async function spawnEvalProcess(opts: SpawnEvalOptions): Promise<EvalChild> {
-  const args = [opts.evalProcessMain, '--run-dir', opts.runDir, '--backend-url', opts.backendUrl];
+  const args = [opts.evalProcessMain, '--run-dir', opts.runDir, '--backend-url', opts.backendUrl, ...(opts.awaitGo ? ['--await-go'] : [])];
   // The child writes straight into the log files, so its output survives without a pipe through the backend.
   const out = openSync(join(opts.runDir, FILES.stdout), 'a');
   const err = openSync(join(opts.runDir, FILES.stderr), 'a');
