@@ -173,6 +173,8 @@ export class BatchEvalRunner {
     const { pool, spec } = this.#o;
     const callerId = `${spec.runId}/w${workerId}`;
     const slot = pool.lease(workerId);
+    /** The chain of this worker's episode writes, and the first that failed. */
+    const written: { tail: Promise<void>; failed: boolean; error: unknown } = { tail: Promise.resolve(), failed: false, error: undefined };
     this.#working++;
     let counted = true;
     try {
@@ -181,6 +183,7 @@ export class BatchEvalRunner {
         return;
       }
       for (;;) {
+        if (written.failed) throw written.error;
         if (this.#stopped() || cursor.remaining === 0) break;
         if (!(await this.#orRetire(workerId, 'could not be started again', () => pool.ensureHealthy(workerId, this.#o.signal)))) {
           counted = false;
@@ -190,14 +193,26 @@ export class BatchEvalRunner {
         // Taken only once the slot is healthy, so a respawn never holds an episode another worker could run.
         const index = cursor.take();
         if (index === null) break;
-        const record = await this.#runEpisode(slot, index, callerId);
+        const { record, finish } = await this.#runEpisode(slot, index, callerId);
+        // The episode's files and summary entry are written while the next episode plays (in order,
+        // one behind): with many workers finishing at once, the next model call or step goes out
+        // first instead of queueing behind every other worker's writes.
+        written.tail = written.tail.then(finish).catch((err: unknown) => {
+          written.failed = true;
+          written.error = err;
+          if (!this.#stopped()) this.#fatal.abort(err);
+        });
         if (record.status === 'CRASHED' || (record.status === 'TIMEOUT' && !(await answers(slot)))) pool.markSuspect(workerId);
         if (record.status === 'CRASHED') await this.#lentHostsBack();
       }
+      await written.tail;
+      if (written.failed) throw written.error;
     } catch (err) {
       if (!this.#stopped()) this.#fatal.abort(err);
       throw err;
     } finally {
+      // Every record this worker played is on disk (or has failed) before the worker counts as done.
+      await written.tail;
       if (counted) this.#working--;
       pool.release(workerId);
       await this.#releaseCaller(callerId);
@@ -260,7 +275,8 @@ export class BatchEvalRunner {
     return Boolean(this.#o.signal?.aborted) || this.#fatal.signal.aborted;
   }
 
-  async #runEpisode(slot: WorkerSlot, index: number, callerId: string): Promise<EpisodeRecord> {
+  /** Plays one episode; `finish` writes its files, then adds it to the summary (and tells onEpisode). */
+  async #runEpisode(slot: WorkerSlot, index: number, callerId: string): Promise<{ record: EpisodeRecord; finish: () => Promise<void> }> {
     const { spec, graph, runDir } = this.#o;
     const startedAt = new Date();
     const t0 = performance.now();
@@ -269,7 +285,7 @@ export class BatchEvalRunner {
     const episodeIndex = spec.episodeOffset + play.episode;
     const seed = playSeed(spec.seed, episodeIndex, play.repeat);
     const episodeKey = `${spec.runId}:${index}`;
-    const writer = await EpisodeWriter.open(runDir, index);
+    const writer = EpisodeWriter.open(runDir, index);
     this.#o.onEpisodeStart?.({ index, workerId: slot.workerId });
     const span = this.#o.trace?.startEpisode({ index, episodeIndex, seed, workerId: slot.workerId });
 
@@ -335,8 +351,10 @@ export class BatchEvalRunner {
     }
     if (outcome.status === 'TIMEOUT' && callTimedOut !== undefined) outcome = { status: 'TIMEOUT', error: callTimedOut };
 
-    // Released at once, so the shared batchers do not hold other workers' calls for this one while it sets up its next episode.
-    await Promise.all([this.#evict(slot, episodeKey), this.#releaseCaller(callerId)]);
+    // The episode's state is dropped while the next one plays (its key is its own); the caller is
+    // released at once, so the shared batchers do not hold other workers' calls for this one while it sets up its next episode.
+    const evicted = this.#evict(slot, episodeKey);
+    await this.#releaseCaller(callerId);
     const finishedAt = new Date();
     const record = buildRecord({
       index,
@@ -355,10 +373,13 @@ export class BatchEvalRunner {
     // A traced episode's record links to its trace (fields that, like the timings, differ per run).
     if (span) Object.assign(record, { traceId: span.traceId, spanId: span.spanId });
     span?.end(record);
-    await writer.finish(record);
-    const summary = await this.#o.summary.addEpisode(record);
-    this.#o.onEpisode?.(record, summary);
-    return record;
+    const finish = async () => {
+      await writer.finish(record);
+      const summary = await this.#o.summary.addEpisode(record);
+      this.#o.onEpisode?.(record, summary);
+      await evicted;
+    };
+    return { record, finish };
   }
 
   /** Setup failures: a refused budget or a panel that rejects the episode are ERROR; a dead host is CRASHED. */

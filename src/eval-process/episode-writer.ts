@@ -39,13 +39,17 @@ export function safeAssetName(name: string): string {
  */
 class JsonlFile {
   readonly #path: string;
+  /** Settles once the episode's folder exists; nothing is opened before. */
+  readonly #folder: Promise<unknown>;
   #lines: string[] = [];
   #bytes = 0;
-  #stream: WriteStream | undefined;
+  /** The streamed writes so far, in order; null until the file first passes 64 KB. */
+  #streamed: Promise<WriteStream> | null = null;
   #error: Error | undefined;
 
-  constructor(path: string) {
+  constructor(path: string, folder: Promise<unknown>) {
     this.#path = path;
+    this.#folder = folder;
   }
 
   get failed(): boolean {
@@ -59,24 +63,35 @@ class JsonlFile {
   }
 
   #flush(): void {
-    if (!this.#stream) {
-      this.#stream = createWriteStream(this.#path, { flags: 'w' });
-      this.#stream.on('error', (err) => {
-        this.#error = err;
-      });
-    }
-    this.#stream.write(this.#lines.join(''));
+    const text = this.#lines.join('');
     this.#lines = [];
     this.#bytes = 0;
+    this.#streamed = (this.#streamed ?? this.#open()).then((stream) => {
+      stream.write(text);
+      return stream;
+    });
+    this.#streamed.catch((err: Error) => {
+      this.#error ??= err;
+    });
+  }
+
+  async #open(): Promise<WriteStream> {
+    await this.#folder;
+    const stream = createWriteStream(this.#path, { flags: 'w' });
+    stream.on('error', (err) => {
+      this.#error ??= err;
+    });
+    return stream;
   }
 
   /** Writes what is left and closes; rejects with the first write error. */
   async close(): Promise<void> {
-    const stream = this.#stream;
-    if (stream) {
+    if (this.#streamed) {
       if (this.#lines.length > 0) this.#flush();
+      const stream = await this.#streamed;
       await new Promise<void>((resolve) => stream.end(resolve));
     } else {
+      await this.#folder;
       await writeFile(this.#path, this.#lines.join(''));
     }
     this.#lines = [];
@@ -94,15 +109,25 @@ export class EpisodeWriter {
   /** Made at the first asset. */
   #assetsDir: Promise<unknown> | undefined;
 
+  /** Settles once the folder exists (rejects when it cannot be made); every file waits for it. */
+  readonly #folder: Promise<unknown>;
+
   private constructor(dir: string) {
     this.dir = dir;
-    this.#log = new JsonlFile(join(dir, EPISODE_FILES.log));
+    this.#folder = mkdir(dir, { recursive: true });
+    // Reported by finish(), which every episode reaches.
+    this.#folder.catch(() => {});
+    this.#log = new JsonlFile(join(dir, EPISODE_FILES.log), this.#folder);
   }
 
-  static async open(runDir: string, index: number): Promise<EpisodeWriter> {
+  /**
+   * Starts making the episode's folder and returns at once: the episode does not wait for the
+   * disk before it plays (its lines are kept in memory meanwhile); finish() reports a folder
+   * that could not be made.
+   */
+  static open(runDir: string, index: number): EpisodeWriter {
     const dir = episodeDir(runDir, index);
     injectedFault(dir);
-    await mkdir(dir, { recursive: true });
     return new EpisodeWriter(dir);
   }
 
@@ -114,7 +139,7 @@ export class EpisodeWriter {
   /** Appends one event line; written in the order given (the executor's firing order). */
   logEvent(event: EpisodeEvent): void {
     if (this.#closed) return;
-    this.#events ??= new JsonlFile(join(this.dir, EPISODE_FILES.events));
+    this.#events ??= new JsonlFile(join(this.dir, EPISODE_FILES.events), this.#folder);
     if (this.#events.failed) return;
     this.#events.append(JSON.stringify(event) + '\n');
   }
@@ -122,7 +147,7 @@ export class EpisodeWriter {
   /** Starts writing the asset's file; the returned promise settles when it is on disk (never rejects). */
   writeAsset(asset: AssetFile): Promise<void> {
     const dir = join(this.dir, EPISODE_FILES.assets);
-    this.#assetsDir ??= mkdir(dir, { recursive: true });
+    this.#assetsDir ??= this.#folder.then(() => mkdir(dir, { recursive: true }));
     const write = this.#assetsDir.then(() => writeFile(join(dir, safeAssetName(asset.name)), asset.data));
     this.#pending.push(write);
     return write.catch(() => {});
@@ -131,6 +156,7 @@ export class EpisodeWriter {
   /** Writes the log, the events and the assets, then episode.json. Idempotent. */
   finish(record: EpisodeRecord): Promise<void> {
     this.#closed ??= (async () => {
+      await this.#folder;
       const results = await Promise.allSettled([this.#log.close(), ...(this.#events ? [this.#events.close()] : []), ...this.#pending]);
       await writeJsonAtomic(join(this.dir, EPISODE_FILES.record), record);
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');

@@ -112,7 +112,7 @@ describe('SummaryWriter', () => {
 describe('EpisodeWriter', () => {
   it('writes the firing log, the assets and episode.json into the episode folder', async () => {
     const { dir } = createRunDir(tmp);
-    const w = await EpisodeWriter.open(dir, 7);
+    const w = EpisodeWriter.open(dir, 7);
     w.logFiring({ step: 0, nodeId: 'env', type: 'env_gridnav__step', ms: 1 });
     w.logFiring({ step: 0, nodeId: 'agent', type: 'planner__act', ms: 1 });
     w.writeAsset({ name: '../../escape.png', mime: 'image/png', data: Buffer.from([1, 2, 3]), nodeId: 'env', step: 1 });
