@@ -201,3 +201,26 @@ describe('episode boundaries written faster than the server reads them', () => {
     for (let k = 0; k <= n; k++) expect(pyOut).toContain(` ${k}/${n} episodes`);
   });
 });
+
+describe('a run that lost workers', () => {
+  it('lists its retired workers and why in run.retiredWorkers; a run that lost none has an empty list', async () => {
+    const outputs = await mkdtemp(join(tmpdir(), 'summary-retired-'));
+    try {
+      await writeSyntheticRun(outputs, { runId: '20260101_130000', episodeCount: 4, workerCount: 3 });
+      await writeSyntheticRun(outputs, { runId: '20260101_130100', episodeCount: 4, workerCount: 3 });
+      const dir = join(runsRoot(outputs), '20260101_130000');
+      const full = JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) as RunSummary;
+      const retiredWorkers = [{ workerId: 2, reason: 'its env host could not start (exit 1)' }];
+      await writeSummary(dir, { ...full, retiredWorkers });
+      server = await startServer({ outputsDir: outputs });
+      const query = `query($id: ID!) { run(id: $id) { retiredWorkers { workerId reason } } }`;
+      const lost = await server.gql<{ run: { retiredWorkers: unknown[] } }>(query, { id: '20260101_130000' });
+      expect(lost.errors).toBeUndefined();
+      expect(lost.data!.run.retiredWorkers).toEqual(retiredWorkers);
+      const none = await server.gql<{ run: { retiredWorkers: unknown[] } }>(query, { id: '20260101_130100' });
+      expect(none.data!.run.retiredWorkers).toEqual([]);
+    } finally {
+      await rm(outputs, { recursive: true, force: true });
+    }
+  });
+});

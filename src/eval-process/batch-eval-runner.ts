@@ -232,9 +232,9 @@ export class BatchEvalRunner {
       if (this.#stopped() || this.#working <= 1) throw err;
       // Counted out before anything awaits, so two workers failing at once cannot both retire the last.
       this.#working--;
-      this.#o.log?.(
-        `worker ${workerId} retired: its env host ${what} (${errorMessage(err).replace(/\s+/g, ' ')}); the other workers play its episodes`,
-      );
+      const reason = `its env host ${what} (${errorMessage(err).replace(/\s+/g, ' ')})`;
+      this.#o.summary.retireWorker(workerId, reason);
+      this.#o.log?.(`worker ${workerId} retired: ${reason}; the other workers play its episodes`);
       return false;
     }
   }

@@ -8,7 +8,7 @@ import { BadInputError, NotFoundError } from '../errors.js';
 import { EPISODE_STATUSES, isTerminalRunStatus, type EpisodeStatus, type RunStatus } from '../statuses.js';
 import { assertRunId } from '../store/run-dir.js';
 import type { RunWatcher } from '../store/run-watcher.js';
-import type { MetricAggregate, RunSummary } from '../store/types.js';
+import type { MetricAggregate, RetiredWorker, RunSummary } from '../store/types.js';
 import { checkWaitForRoom, MAX_WAIT_FOR_ROOM_SEC, submitWhenRoom } from '../scheduler/submit-when-room.js';
 import type { SubmitInput } from '../scheduler/types.js';
 import { DEFAULT_SHARD_SIZE, PER_CALL_TIMEOUT_STEPS, RUN_DEFAULTS as D, RUN_LIMITS as L } from '../spec/run-spec.js';
@@ -143,6 +143,14 @@ const RunErrorRef = builder.objectRef<{ code: string; message: string }>('RunErr
   }),
 });
 
+const RetiredWorkerRef = builder.objectRef<RetiredWorker>('RetiredWorker').implement({
+  description: 'A worker that stopped early because its env host could not be started (again); the other workers played its episodes.',
+  fields: (t) => ({
+    workerId: t.exposeInt('workerId', { description: 'The worker (0-based).' }),
+    reason: t.exposeString('reason', { description: 'Which host start failed, and its error.' }),
+  }),
+});
+
 interface EpisodePage {
   items: EpisodeSource[];
   total: number;
@@ -218,6 +226,12 @@ RunRef.implement({
     timedOut: t.boolean({
       description: 'True when an episode ended TIMEOUT: the one result that can depend on machine speed.',
       resolve: async (r, _a, ctx) => (await loadSummary(r, ctx))?.timedOut ?? false,
+    }),
+    retiredWorkers: t.field({
+      type: [RetiredWorkerRef],
+      description:
+        'Workers that retired during the run (their env host would not start); empty when none did. Results are unchanged (the others played their episodes); only speed was lost.',
+      resolve: async (r, _a, ctx) => (await loadSummary(r, ctx))?.retiredWorkers ?? [],
     }),
     viaSubprocess: t.boolean({
       description: 'True when the run executes in its own eval process (the default); false for the in-process path.',

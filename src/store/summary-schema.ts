@@ -100,6 +100,7 @@ const summaryHeadFields = {
   aggregateByTask: z.record(z.string(), z.array(metricAggregateSchema)),
   statusCounts: z.partialRecord(z.enum(EPISODE_STATUSES), count),
   timedOut: z.boolean(),
+  retiredWorkers: z.array(z.object({ workerId: z.number().int().nonnegative(), reason: z.string() })).optional(),
   pid: z.number().int().positive().optional(),
 };
 

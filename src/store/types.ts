@@ -108,6 +108,18 @@ export interface RunSummary {
   timedOut: boolean;
   /** Episode records in index order (without their firing logs). */
   episodes: EpisodeRecord[];
+  /**
+   * Workers that stopped early because their env host could not be started (again): the others
+   * played their episodes, so results are unchanged and only speed was lost. Absent when none did.
+   * A placement field, like the timings.
+   */
+  retiredWorkers?: RetiredWorker[];
   /** Eval process pid while running. */
   pid?: number;
+}
+
+export interface RetiredWorker {
+  workerId: number;
+  /** Why, in words: which host start failed and its error. */
+  reason: string;
 }

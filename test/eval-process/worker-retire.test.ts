@@ -114,6 +114,13 @@ describe('a worker whose env host cannot be started again', () => {
     expect(lines.some((l) => /worker \d retired: its env host could not be started again \(.*fragile_env cannot start again/.test(l))).toBe(
       true,
     );
+    // The summary says so too, so the API and the run page can show why the run slowed down.
+    expect(summary.retiredWorkers).toEqual([
+      {
+        workerId: expect.any(Number),
+        reason: expect.stringMatching(/^its env host could not be started again \(.*fragile_env cannot start again/),
+      },
+    ]);
   });
 
   it('fails the run with the host error when it is the last worker, keeping the crashed episode', async () => {
@@ -123,6 +130,7 @@ describe('a worker whose env host cannot be started again', () => {
     expect(summary.error?.message).toContain('fragile_env cannot start again');
     expect(summary.episodes).toHaveLength(1);
     expect(summary.episodes[0]).toMatchObject({ index: 0, status: 'CRASHED' });
+    expect(summary.retiredWorkers).toBeUndefined();
   });
 
   it('a worker whose host cannot start at all retires at once, and the run completes on the others', async () => {
@@ -135,5 +143,6 @@ describe('a worker whose env host cannot be started again', () => {
     expect(
       lines.filter((l) => /worker [12] retired: its env host could not start \(.*fragile_env starts only for worker 0/.test(l)),
     ).toHaveLength(2);
+    expect(summary.retiredWorkers?.map((w) => w.workerId).sort()).toEqual([1, 2]);
   });
 });

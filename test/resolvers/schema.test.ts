@@ -63,6 +63,7 @@ describe('schema/schema.graphql', () => {
         'episode',
         'seed',
         'timedOut',
+        'retiredWorkers',
         'viaSubprocess',
         'pid',
       ]),

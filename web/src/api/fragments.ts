@@ -28,6 +28,7 @@ export const RunDetailFields = graphql(
   fragment RunDetailFields on Run {
     ...RunRowFields
     seq seed timedOut error { code message } name
+    retiredWorkers { workerId reason }
     aggregateByTask { task metrics { ...MetricAggregateFields } }
     statusCounts { status count }
   }

@@ -92,6 +92,17 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
                 timed-out episodes
               </span>
             )}
+            {run.retiredWorkers.length > 0 && (
+              <span
+                className="warn-chip"
+                data-testid="retired-workers"
+                title={run.retiredWorkers.map((w) => `worker ${w.workerId}: ${w.reason}`).join('\n')}
+              >
+                {' '}
+                {run.retiredWorkers.length} worker{run.retiredWorkers.length === 1 ? '' : 's'} retired (host would not start; results
+                unchanged)
+              </span>
+            )}
           </p>
         </div>
         <div className="actions">
