@@ -164,7 +164,7 @@ export class SummaryWriter {
   /** Writes the terminal state, with every episode added. */
   /** Records a worker that retired; it is in summary.json from the next write on (the final one at the latest). */
   retireWorker(workerId: number, reason: string): void {
-    (this.#summary.retiredWorkers ??= []).push({ workerId, reason });
+    this.#summary.retiredWorkers = [...(this.#summary.retiredWorkers ?? []), { workerId, reason }];
   }
 
   finish(status: RunStatus, error: { code: string; message: string } | null = null, finishedAt = new Date()): Promise<RunSummary> {
