@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { START_EVAL, startServer, wsCollect, type TestServer } from './app.helpers.js';
+import { START_EVAL, startServer, waitFor, wsCollect, type TestServer } from './app.helpers.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -18,8 +18,10 @@ async function start(input: Record<string, unknown>): Promise<string> {
   return r.data!.startEval.runId as string;
 }
 
+/** The run's last status, once its run dir is complete too: the subscription ends at the final summary, before the report, the score index and _DONE. */
 async function finished(runId: string): Promise<string> {
   const states = await wsCollect(server.ws(), `subscription($id: ID!) { runProgress(id: $id) { status } }`, { id: runId });
+  await waitFor(`run ${runId}'s _DONE`, () => existsSync(join(server.dir, 'outputs', 'eval_runs', runId, '_DONE')));
   return states.at(-1)!.data!.runProgress.status as string;
 }
 
