@@ -69,6 +69,8 @@ export interface BatchEvalRunnerOptions {
   signal?: AbortSignal;
   onEpisodeStart?(info: { index: number; workerId: number }): void;
   onEpisode?(record: EpisodeRecord, summary: RunSummary): void;
+  /** When an episode's folder is complete on disk, before the summary includes it. */
+  onEpisodeWritten?(record: EpisodeRecord): void;
   /** Per-node progress; off in batch runs unless asked for. */
   onStep?: StepListener;
   /** The run indices to play (a partial run's shards); default all of 0..episodeCount-1. */
@@ -375,6 +377,7 @@ export class BatchEvalRunner {
     span?.end(record);
     const finish = async () => {
       await writer.finish(record);
+      this.#o.onEpisodeWritten?.(record);
       const summary = await this.#o.summary.addEpisode(record);
       this.#o.onEpisode?.(record, summary);
       await evicted;

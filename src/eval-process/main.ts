@@ -104,11 +104,9 @@ async function main(): Promise<number> {
       }
       first = false;
     },
-    onEpisode: (r, s) => {
-      out(`episode ${r.index} ${r.status} in ${r.durationMs} ms (${s.episodesDone}/${s.episodeCount})`);
-      // A scale-out worker ships each finished episode to the head as soon as its folder is written.
-      if (reportEpisodes) process.send?.({ type: 'episodeDone', index: r.index });
-    },
+    // A scale-out worker ships each finished episode to the head as soon as its folder is written.
+    ...(reportEpisodes ? { onEpisodeWritten: (r: { index: number }) => process.send?.({ type: 'episodeDone', index: r.index }) } : {}),
+    onEpisode: (r, s) => out(`episode ${r.index} ${r.status} in ${r.durationMs} ms (${s.episodesDone}/${s.episodeCount})`),
   });
   out(`run ${summary.runId} ${summary.status}${summary.error ? `: ${summary.error.message}` : ''}`);
   if (summary.status === 'COMPLETED' || summary.status === 'CANCELLED') return 0;

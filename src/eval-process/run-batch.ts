@@ -46,6 +46,8 @@ export interface RunBatchOptions {
   sharedUrls?: SharedUrls;
   /** After each episode, with the summary that includes it. */
   onEpisode?(record: EpisodeRecord, summary: RunSummary): void;
+  /** When an episode's folder is complete on disk, before the summary includes it (a scale-out worker commits it then). */
+  onEpisodeWritten?(record: EpisodeRecord): void;
   /** At the start, after each episode and at the end (summary.json itself is rewritten at most every 250 ms in between). */
   onSummary?(summary: RunSummary): void;
   /** When an episode starts on a worker. */
@@ -173,6 +175,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
           : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.onEpisodeStart ? { onEpisodeStart: opts.onEpisodeStart } : {}),
+      ...(opts.onEpisodeWritten ? { onEpisodeWritten: opts.onEpisodeWritten } : {}),
       onEpisode: (record, s) => {
         opts.onEpisode?.(record, s);
         emit(s);
