@@ -2,9 +2,9 @@
  * Eval process entry: `node dist/eval-process/main.js --run-dir DIR [--backend-url URL] [--await-go]`.
  * The spec is read from DIR/spec.json. With `--await-go` the process starts as a spare: it loads
  * everything, then waits for `{ type: 'go' }` on its IPC channel before it reads the spec (a
- * scale-out worker keeps one ready per slot, so a shard does not wait for Node to start). SIGTERM or SIGINT cancels the run: dispatch stops,
- * in-flight episodes end CANCELLED, the summary is written (CANCELLED), the hosts stop, and
- * the process exits 0. The parent's death stops it the same way, but the run is ABORTED
+ * scale-out worker keeps one ready per slot, so a shard does not wait for Node to start).
+ * SIGTERM or SIGINT cancels the run: dispatch stops, in-flight episodes end CANCELLED, the
+ * summary is written (CANCELLED), the hosts stop, and the process exits 0. The parent's death stops it the same way, but the run is ABORTED
  * (exit 1). Its hosts die with it even on SIGKILL.
  */
 import { parseArgs } from 'node:util';

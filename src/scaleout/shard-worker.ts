@@ -76,8 +76,8 @@ interface Spare {
   dir: string;
   child: EvalChild;
   gone: boolean;
-  /** Where its IPC messages go once it plays a shard. */
-  onMessage: (message: unknown) => void;
+  /** Sends its IPC messages to `fn` from now on (a shard's episode notices). */
+  listen(fn: (message: unknown) => void): void;
 }
 
 interface ActiveShard {
@@ -223,6 +223,8 @@ export class ShardWorker {
       await this.#shardEnd(runId, shard, 'COMPLETED', null);
       return 'nothing left';
     }
+    // A shard stopped while it was being claimed leaves the spare for the next one.
+    if (active.stopping) return `stopped before it started: ${active.stopping}`;
     const slot = await this.#takeSpare();
     if (!slot) throw new CodedError('INTERNAL_SERVER_ERROR', `run ${runId} shard ${shard}: the eval process did not start`);
     const runDir = slot.dir;
@@ -248,12 +250,12 @@ export class ShardWorker {
       });
     };
     const child = slot.child;
-    slot.onMessage = (m) => {
+    slot.listen((m) => {
       const msg = m as { type?: string; index?: number };
       if (msg?.type === 'episodeDone' && typeof msg.index === 'number') commit(msg.index);
       // The next shard's spare starts once this one's start-up no longer competes for the cores.
       else if (msg?.type === 'running') this.#refillSpares();
-    };
+    });
     void child.exited.then(() => this.#refillSpares());
     active.child = child;
     if (active.stopping) this.#stop(active, active.stopping);
@@ -303,23 +305,27 @@ export class ShardWorker {
       const ready = new Promise<void>((resolve) => {
         waiting = resolve;
       });
-      const spare: Spare = {
-        dir,
-        child: null as unknown as EvalChild,
-        gone: false,
-        onMessage: (m) => {
-          if ((m as { type?: string } | null)?.type === 'waiting') waiting();
-        },
+      // Until a shard takes the spare, the only message that matters is that it waits.
+      let onMessage = (m: unknown) => {
+        if ((m as { type?: string } | null)?.type === 'waiting') waiting();
       };
-      spare.child = await spawnEvalProcess({
+      const child = await spawnEvalProcess({
         evalProcessMain: this.#o.evalProcessMain,
         runDir: dir,
         backendUrl: this.#o.serverUrl,
         env: { EVAL_EPISODE_IPC: '1' },
         awaitGo: true,
-        onMessage: (m) => spare.onMessage(m),
+        onMessage: (m) => onMessage(m),
       });
-      const exited = spare.child.exited.then(() => {
+      const spare: Spare = {
+        dir,
+        child,
+        gone: false,
+        listen: (fn) => {
+          onMessage = fn;
+        },
+      };
+      const exited = child.exited.then(() => {
         spare.gone = true;
       });
       await Promise.race([ready, exited]);
