@@ -2,9 +2,14 @@
 import type { NodesetModule } from '../../core/types.js';
 import { chat, evictChat } from './chat.js';
 import { evictJudge, judge } from './judge.js';
+import { warmUpClient } from './warm-up.js';
 
 const llm: NodesetModule = {
   functions: { chat, judge },
+  // Before the host says ready, so a run's first round of calls does not pay the client's first-call costs.
+  init: async () => {
+    await warmUpClient();
+  },
   evict(episodeKey) {
     evictChat(episodeKey);
     evictJudge(episodeKey);

@@ -17,7 +17,7 @@ const agents = {
 } as const;
 
 /** A proxy named in the environment, read once: the host's environment is fixed when it starts, and this is on every call's path. */
-const PROXIED = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NODE_USE_ENV_PROXY'].some((v) => process.env[v]);
+export const PROXIED = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NODE_USE_ENV_PROXY'].some((v) => process.env[v]);
 
 /** Statuses whose Response may not carry a body. */
 const NO_BODY = new Set([101, 204, 205, 304]);
