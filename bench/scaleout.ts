@@ -21,7 +21,7 @@ import { execa } from 'execa';
 import { buildApp } from '../src/app.js';
 import type { EpisodeRecord } from '../src/store/types.js';
 import { startTestRedis } from '../test/scaleout/redis-server.js';
-import { inOrderMakespan } from './scaling.js';
+import { greedyMakespan } from './scaling.js';
 
 const MAIN = resolve('dist/main.js');
 const quiet = { info: () => {}, warn: () => {}, error: (m: string) => process.stderr.write(`[head] ${m}\n`) };
@@ -55,7 +55,7 @@ function ratioCap(records: Records, shardSize: number): number {
   for (const { record } of records) steps[record.index] = record.steps;
   const shards: number[] = [];
   for (let i = 0; i < steps.length; i += shardSize) shards.push(steps.slice(i, i + shardSize).reduce((a, b) => a + b, 0));
-  return inOrderMakespan(steps, 2) / inOrderMakespan(shards, 6);
+  return greedyMakespan(steps, 2) / greedyMakespan(shards, 6);
 }
 
 /** Mean wall time per step inside episodes, and the share of slots × wall time spent inside episodes. */

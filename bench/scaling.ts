@@ -9,7 +9,7 @@
  * first episode started) and teardown (last episode → exit), the mean wall time per step of a
  * worker (a round that waited for the slowest worker would grow it with the worker count) and
  * the busiest worker's steps over the mean (how evenly the episodes fell), the cap (the speedup
- * these episodes' lengths allow with no overhead at all, taken in index order), and the CPU time of
+ * these episodes' lengths allow with no overhead at all, handed out in the order the run used), and the CPU time of
  * the whole process tree per step (which a loaded machine does not inflate). Beneath: the
  * orchestration overhead per step at 1 worker (step time less the env's own work; and the step
  * time of the same graph with an env that does no work, the platform's cost alone), how late a
@@ -170,16 +170,17 @@ async function timeRun(w: Workload, workers: number, o: Options): Promise<Measur
     imbalance: Math.max(...rows.map((r) => r.steps)) / (steps / workers),
     cap:
       steps /
-      inOrderMakespan(
-        [...eps].sort((a, b) => a.index - b.index).map((e) => e.steps),
+      greedyMakespan(
+        // The order the run handed the episodes out (costliest first where the env prices them).
+        [...eps].sort((a, b) => Date.parse(a.startedAt) - Date.parse(b.startedAt) || a.index - b.index).map((e) => e.steps),
         workers,
       ),
     cpuMsPerStep: cpu0 === null || cpu1 === null ? null : ((cpu1 - cpu0) * 1000) / Math.max(1, steps),
   };
 }
 
-/** Steps of the busiest of `workers` that each take the next episode in index order when free (as the runner's cursor hands them out). */
-export function inOrderMakespan(steps: number[], workers: number): number {
+/** Steps of the busiest of `workers` that each take the next episode of `steps`, in that order, when free (as the runner's cursor hands them out). */
+export function greedyMakespan(steps: number[], workers: number): number {
   const busy = new Array<number>(workers).fill(0);
   for (const n of steps) {
     const k = busy.indexOf(Math.min(...busy));

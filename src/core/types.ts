@@ -184,6 +184,13 @@ export interface EnvPanelHandler {
   options(field: string, values: PanelValues): Array<string | number>;
   /** Creates the episode selected by `values` under `episodeKey` and describes it. */
   load(values: PanelValues, episodeKey: string): PanelLoadResult | Promise<PanelLoadResult>;
+  /**
+   * Optional: the expected work of the episode `values` select, in any unit that orders episodes
+   * (gridnav: its fewest actions). A run with more than one worker asks before it starts and hands
+   * out the costliest episodes first, so a long one does not start last and hold up the end. It
+   * changes which worker plays an episode and when, never a result. Must not create state.
+   */
+  cost?(values: PanelValues): number;
 }
 
 /** Default export of a JS/TS nodeset module. */

@@ -29,6 +29,10 @@ import { eventHook, firingHook, withStepHook } from './episode-trace-hooks.js';
 /** setTimeout's longest delay; a longer one would fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const EVICT_TIMEOUT_MS = 2000;
+/** Runs with more plays than this keep index order: ~0.2 ms to price a gridnav episode, and a long run's tail is a small part of it. */
+const MAX_PRICED_PLAYS = 1024;
+/** Pricing the episodes never holds a run's start longer than this. */
+const PRICE_TIMEOUT_MS = 2000;
 /** Loading an episode (panel cascade, play, load) that takes longer than this ends it TIMEOUT. */
 export const LOAD_TIMEOUT_MS = 60_000;
 /** After a TIMEOUT, a host that does not answer /health within this is replaced. */
@@ -119,14 +123,9 @@ export class BatchEvalRunner {
    */
   async checkSelection(): Promise<void> {
     const target = this.#o.envPanel;
-    if (!target) return;
+    const client = this.#panelClient();
+    if (!target || !client) return;
     const { spec } = this.#o;
-    let client = this.#sharedClients.get(target.nodeset);
-    if (!target.shared) {
-      client = this.#o.pool.lease(0).clients.get(target.nodeset);
-      this.#o.pool.release(0);
-    }
-    if (!client) return;
     const values = panelValues(target.panel, spec, spec.episodeOffset);
     const episodeField = values[values.length - 1]?.[0];
     let state = await client.panel(this.#o.signal);
@@ -157,9 +156,14 @@ export class BatchEvalRunner {
   /** Runs every episode; resolves when the cursor is drained and every worker is idle (or stopped on cancel). */
   async execute(): Promise<void> {
     const { spec, pool } = this.#o;
-    const cursor = new EpisodeCursor(this.#o.episodeIndices ?? playCountOf(spec));
-    const workers = Math.max(1, Math.min(pool.workerCount, effectiveWorkerCount(spec), cursor.count));
-    await this.#findHostsWithoutBatcher();
+    const plays = this.#o.episodeIndices ?? playCountOf(spec);
+    const count = typeof plays === 'number' ? plays : plays.length;
+    const workers = Math.max(1, Math.min(pool.workerCount, effectiveWorkerCount(spec), count));
+    const [order] = await Promise.all([
+      workers > 1 && count > workers ? this.#costliestFirst(plays) : plays,
+      this.#findHostsWithoutBatcher(),
+    ]);
+    const cursor = new EpisodeCursor(order);
     try {
       // Settled, not raced: a worker that fails stops the others, but each one's in-flight episode still gets its record before the run ends.
       const results = await Promise.allSettled(Array.from({ length: workers }, (_, k) => this.#work(k, cursor)));
@@ -168,6 +172,47 @@ export class BatchEvalRunner {
     } finally {
       for (const c of this.#sharedClients.values()) c.close();
     }
+  }
+
+  /** The env host whose panel the run's selection is checked on: the shared one, or worker 0's. */
+  #panelClient(): HostClient | undefined {
+    const target = this.#o.envPanel;
+    if (!target) return undefined;
+    if (target.shared) return this.#sharedClients.get(target.nodeset);
+    const client = this.#o.pool.lease(0).clients.get(target.nodeset);
+    this.#o.pool.release(0);
+    return client;
+  }
+
+  /**
+   * The plays in the order to hand them out: the costliest episodes first when the env panel
+   * prices them (ties keep index order, unpriced ones go last), so a long episode does not start
+   * when most of the work is done and hold up the end. Only the order changes: a play's seed
+   * and its place in the records come from its index. Anything the env cannot answer, or a run
+   * too long for its tail to matter, keeps index order.
+   */
+  async #costliestFirst(plays: number | readonly number[]): Promise<number | readonly number[]> {
+    const target = this.#o.envPanel;
+    const client = this.#panelClient();
+    const indices = typeof plays === 'number' ? Array.from({ length: plays }, (_, i) => i) : plays;
+    if (!target || !client || indices.length > MAX_PRICED_PLAYS) return plays;
+    const { spec } = this.#o;
+    const episodes = [...new Set(indices.map((r) => spec.episodeOffset + playOf(spec, r).episode))];
+    let costs: Array<number | null> | null;
+    try {
+      const signal = AbortSignal.any([this.#cancelSignal, AbortSignal.timeout(PRICE_TIMEOUT_MS)]);
+      costs = await client.panelCosts(
+        episodes.map((e) => Object.fromEntries(panelValues(target.panel, spec, e))),
+        signal,
+      );
+    } catch {
+      return plays;
+    }
+    if (!costs) return plays;
+    const costOf = new Map(episodes.map((e, k) => [e, costs[k] ?? Number.NEGATIVE_INFINITY]));
+    const keyed = indices.map((r, at) => ({ r, at, cost: costOf.get(spec.episodeOffset + playOf(spec, r).episode)! }));
+    keyed.sort((a, b) => (b.cost === a.cost ? a.at - b.at : b.cost > a.cost ? 1 : -1));
+    return keyed.map((k) => k.r);
   }
 
   async #work(workerId: number, cursor: EpisodeCursor): Promise<void> {

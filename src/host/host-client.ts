@@ -331,6 +331,14 @@ export class HostClient {
     return this.json<PanelLoadResult>('POST', '/panel/load', values ? { episodeKey, values } : { episodeKey }, signal);
   }
 
+  /** The expected cost of each selected episode (null where unknown); null when the env gives none. */
+  async panelCosts(selections: PanelValues[], signal?: AbortSignal): Promise<Array<number | null> | null> {
+    const body = await this.json<{ costs?: unknown }>('POST', '/panel/costs', { selections }, signal);
+    const costs = body?.costs;
+    if (!Array.isArray(costs) || costs.length !== selections.length) return null;
+    return costs.map((c) => (typeof c === 'number' && Number.isFinite(c) ? c : null));
+  }
+
   async evict(episodeKey: string, signal?: AbortSignal): Promise<void> {
     await this.json('POST', '/evict', { episodeKey }, signal);
   }

@@ -296,7 +296,7 @@ export function createHost(options: CreateHostOptions): Host {
   const manifestJson = JSON.stringify(manifest);
   const healthJson = JSON.stringify(health);
   const routes =
-    'GET /manifest, GET /health, GET /stats, POST /call, GET /panel, POST /panel/field, POST /panel/action, POST /panel/load, POST /evict, POST /callers/release';
+    'GET /manifest, GET /health, GET /stats, POST /call, GET /panel, POST /panel/field, POST /panel/action, POST /panel/load, POST /panel/costs, POST /evict, POST /callers/release';
 
   async function route(req: JsonHttpRequest): Promise<JsonHttpAnswer> {
     const key = `${req.method} ${req.path}`;
@@ -334,6 +334,24 @@ export function createHost(options: CreateHostOptions): Host {
           );
         }
         return ok(loaded);
+      }
+      case 'POST /panel/costs': {
+        const p = needPanel();
+        const selections = field(readBody(req), 'selections');
+        if (!Array.isArray(selections))
+          throw new RouteError(400, `"selections" must be an array of panel values, got ${JSON.stringify(selections) ?? 'nothing'}`);
+        const cost = mod.panel!.cost;
+        if (!cost) return ok({ costs: null });
+        const costs = selections.map((given): number | null => {
+          try {
+            const c = cost.call(mod.panel, p.checked(given));
+            return typeof c === 'number' && Number.isFinite(c) ? c : null;
+          } catch {
+            // The load of that episode reports a bad selection in full; an order needs no error.
+            return null;
+          }
+        });
+        return ok({ costs });
       }
       case 'POST /evict': {
         const episodeKey = requireString(readBody(req), 'episodeKey');

@@ -231,6 +231,44 @@ describe('createHost (in this process)', () => {
     await expect(new HostClient(`http://127.0.0.1:${port}`).health()).rejects.toMatchObject({ code: 'HOST_DIED' });
   });
 
+  it('prices selected episodes with the panel cost (null where it throws), and answers null for a panel without one', async () => {
+    const panelled: NodesetManifest = { ...manifest, panel: { fields: [{ name: 'episode' }], actions: [] } };
+    const panel = {
+      options: () => [0, 1, 2, 3],
+      load: (values: Record<string, unknown>) => ({ episodeId: `e${String(values.episode)}` }),
+    };
+    const priced = createHost({
+      manifest: panelled,
+      dir: '.',
+      module: {
+        ...mod,
+        panel: {
+          ...panel,
+          cost: (v) => {
+            if (v.episode === 3) throw new Error('no price');
+            return 10 - Number(v.episode);
+          },
+        },
+      },
+    });
+    const unpriced = createHost({ manifest: panelled, dir: '.', module: { ...mod, panel } });
+    const url = `http://127.0.0.1:${await priced.listen(0)}`;
+    const clients = [new HostClient(url), new HostClient(`http://127.0.0.1:${await unpriced.listen(0)}`)];
+    try {
+      const selections = [{ episode: 0 }, { episode: 2 }, { episode: 3 }];
+      expect(await clients[0]!.panelCosts(selections)).toEqual([10, 8, null]);
+      // A selection the panel does not offer is unpriced too (its load reports it in full).
+      expect(await clients[0]!.panelCosts([{ episode: 9 }])).toEqual([null]);
+      expect(await clients[1]!.panelCosts(selections)).toBeNull();
+      const bad = await raw(url, 'POST', '/panel/costs', JSON.stringify({ selections: 'all' }));
+      expect(bad.status).toBe(400);
+      expect(bad.json.error).toContain('"selections" must be an array of panel values');
+    } finally {
+      for (const c of clients) c.close();
+      await Promise.all([priced.close(), unpriced.close()]);
+    }
+  });
+
   it('refuses a module that lacks a declared function or the declared panel', () => {
     const two = { ...manifest, functions: [...manifest.functions, { name: 'mul', inputs: [], outputs: [] }] };
     expect(() => createHost({ manifest: two, dir: '.', module: mod })).toThrow(

@@ -34,5 +34,7 @@ export function createPanel(episodes: Map<string, GridNavEpisode>): EnvPanelHand
       episodes.set(episodeKey, ep);
       return describe(ep);
     },
+    // The fewest actions that solve it: a planner plays about that many steps, a worse agent more.
+    cost: (values: PanelValues) => createEpisode(resolveEpisode(CATALOG, values)).optimalActions,
   };
 }
