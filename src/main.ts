@@ -4,6 +4,7 @@
  * Each subcommand lives in src/cli/<name>.ts and exports `run(argv): Promise<number>` (the exit code).
  */
 import { errorMessage, isInputFault } from './errors.js';
+import { discardEvalSpare, startEvalSpareFor } from './cli/eval-spare.js';
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run(argv: string[]): Promise<number> }> }> = {
   serve: { summary: 'start the server (GraphQL + dashboard)', load: () => import('./cli/serve.js') },
@@ -40,8 +41,14 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`evalctl: unknown command "${name}"\n${usage()}\n`);
     return 2;
   }
-  const mod = await command.load();
-  return mod.run(rest);
+  // `run` starts its eval process now, so that it loads while the command loads and checks the run.
+  if (name === 'run') startEvalSpareFor(rest);
+  try {
+    const mod = await command.load();
+    return await mod.run(rest);
+  } finally {
+    discardEvalSpare();
+  }
 }
 
 main(process.argv.slice(2)).then(

@@ -1,22 +1,21 @@
 /**
  * `evalctl run <graph> --episodes N [--workers K] [--seed S] [--step-budget B]
  * [--set node.key=value …] [--outputs DIR] [--json] [--dataset D] [--split S]
- * [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] [--config eval.toml]`: one batch through a real eval process,
- * [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] [--name N] [--tag T …] [--note TEXT]`: one batch through a real eval process,
- * no server needed. A live progress line on a terminal, a table of aggregates at the end;
- * [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] [--shard-size N] [--shard k/K]`: one batch through a real eval process,
- * no server needed. `--shard k/K` plays only task k's shards and writes a partial run
- * directory for `evalctl merge`. A live progress line on a terminal, a table of aggregates at the end;
- * `--json` prints the final summary on stdout. Exit 0 when the run finished (whatever its
- * episodes scored), 1 when it failed or was aborted, 2 for bad input (also when the eval
- * process refuses it), 130 after Ctrl-C. `--config` reads the run from a TOML, YAML or JSON
- * run file (docs/run-files.md); flags given beside it override the file. `--server URL` queues
- * the run on a server instead and follows it there (`--wait-for-room SEC` when its queue is full).
+ * [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] [--config eval.toml]
+ * [--name N] [--tag T …] [--note TEXT] [--shard-size N] [--shard k/K]`: one batch through a
+ * real eval process, no server needed. `--shard k/K` plays only task k's shards and writes a
+ * partial run directory for `evalctl merge`. A live progress line on a terminal, a table of
+ * aggregates at the end; `--json` prints the final summary on stdout. Exit 0 when the run
+ * finished (whatever its episodes scored), 1 when it failed or was aborted, 2 for bad input
+ * (also when the eval process refuses it), 130 after Ctrl-C. `--config` reads the run from a
+ * TOML, YAML or JSON run file (docs/run-files.md); flags given beside it override the file.
+ * `--server URL` queues the run on a server instead and follows it there (`--wait-for-room SEC`
+ * when its queue is full).
  */
 import { join } from 'node:path';
 import { parseCliArgs } from './args.js';
 import { RemoteServer, type RemoteOptions } from './remote-run.js';
-import { execa } from 'execa';
+import { CANCEL_GRACE_MS, takeEvalSpare, type EvalRunProcess } from './eval-spare.js';
 import { BadInputError, isInputFault } from '../errors.js';
 import { initialSummary } from '../eval-process/summary-writer.js';
 import { DEFAULT_OUTPUTS_DIR, EVAL_PROCESS_MAIN, defaultLlmCacheDir } from '../paths.js';
@@ -44,7 +43,6 @@ const USAGE =
 
 const POLL_MS = 200;
 /** After Ctrl-C the eval process gets this long to write its summary before it is killed. */
-const CANCEL_GRACE_MS = 10_000;
 
 /** What each run-spec field is called on the command line, so an error names the flag. */
 export const FLAG_LABELS: FieldLabels = {
@@ -225,7 +223,7 @@ export async function run(argv: string[]): Promise<number> {
   const { spec: probe, nodesets } = await checkedInput(args.input, '00000000_000000');
   // Ctrl-C from here on cancels the run, also before its eval process exists or has set up its own handlers.
   let interrupted = false;
-  let child: ReturnType<typeof startEval> | undefined;
+  let child: EvalRunProcess | undefined;
   const onSigint = () => {
     if (interrupted) {
       child?.kill('SIGKILL');
@@ -233,7 +231,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     interrupted = true;
     if (!args.json) process.stderr.write('\ncancelling (Ctrl-C again to kill)…\n');
-    // execa sends SIGKILL if it is still running CANCEL_GRACE_MS later (forceKillAfterDelay).
+    // SIGKILL follows if it is still running CANCEL_GRACE_MS later.
     child?.kill('SIGTERM');
   };
   process.on('SIGINT', onSigint);
@@ -258,7 +256,9 @@ export async function run(argv: string[]): Promise<number> {
     if (args.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
     return 130;
   }
-  child = startEval(dir);
+  child = await startEval(dir);
+  // A Ctrl-C while the spare was being handed the run.
+  if (interrupted) child.kill('SIGTERM');
 
   const started = Date.now();
   let last: RunSummary | undefined;
@@ -272,7 +272,7 @@ export async function run(argv: string[]): Promise<number> {
       .catch(() => {});
   }, POLL_MS);
 
-  const result = await child;
+  const result = await child.exited;
   clearInterval(poll);
   process.off('SIGINT', onSigint);
   process.off('SIGTERM', onSigint);
@@ -340,17 +340,30 @@ async function runRemote(args: RunArgs, opts: RemoteOptions): Promise<number> {
   return isInputFault(summary.error?.code) ? 2 : 1;
 }
 
-/** The run's eval process: its output appended to the run's logs, an IPC channel that tells it when this process is gone. */
-function startEval(dir: string) {
-  return execa(process.execPath, [EVAL_PROCESS_MAIN, '--run-dir', dir], {
+/**
+ * The run's eval process: the spare started with the command when there is one (it has loaded
+ * while this process checked the run), else a new one. Its output is appended to the run's logs,
+ * and an IPC channel tells it when this process is gone.
+ */
+async function startEval(dir: string): Promise<EvalRunProcess> {
+  const logs = { stdout: join(dir, FILES.stdout), stderr: join(dir, FILES.stderr) };
+  const fromSpare = await takeEvalSpare()?.go(dir, logs);
+  if (fromSpare) return fromSpare;
+  // Loaded only here: with the spare, most runs never need it.
+  const { execa } = await import('execa');
+  const child = execa(process.execPath, [EVAL_PROCESS_MAIN, '--run-dir', dir], {
     ipc: true,
     stdin: 'ignore',
-    stdout: { file: join(dir, FILES.stdout), append: true },
-    stderr: { file: join(dir, FILES.stderr), append: true },
+    stdout: { file: logs.stdout, append: true },
+    stderr: { file: logs.stderr, append: true },
     reject: false,
     cleanup: true,
     forceKillAfterDelay: CANCEL_GRACE_MS,
   });
+  return {
+    kill: (signal) => child.kill(signal),
+    exited: child.then((r) => ({ exitCode: typeof r.exitCode === 'number' ? r.exitCode : null, signal: r.signal ?? null })),
+  };
 }
 
 /** Marks a run CANCELLED and finished on disk, keeping the episodes it recorded. */

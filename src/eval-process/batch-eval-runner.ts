@@ -99,6 +99,8 @@ export class BatchEvalRunner {
   readonly #cancelSignal: AbortSignal;
   /** Shared hosts whose /stats said they have no batcher: releasing a caller there does nothing, so it is not sent. */
   readonly #noBatcher = new WeakSet<HostClient>();
+  /** Set by planDispatch(); index order when it was not called. */
+  #order: number | readonly number[] | undefined;
   /** The panel values each env host last answered with (a respawned host has a new client, so starts unknown). */
   readonly #panelValues = new WeakMap<HostClient, PanelValues>();
 
@@ -153,17 +155,28 @@ export class BatchEvalRunner {
     }
   }
 
+  /** The plays in index order: the shard's indices, or all of 0 … plays-1. */
+  #plays(): number | readonly number[] {
+    return this.#o.episodeIndices ?? playCountOf(this.#o.spec);
+  }
+
+  /**
+   * Settles the order execute() hands the plays out in: the costliest first where the env prices
+   * them and more than one worker plays more plays than workers; index order otherwise.
+   */
+  async planDispatch(): Promise<void> {
+    const plays = this.#plays();
+    const count = typeof plays === 'number' ? plays : plays.length;
+    const workers = Math.min(this.#o.pool.workerCount, effectiveWorkerCount(this.#o.spec), count);
+    this.#order = workers > 1 && count > workers ? await this.#costliestFirst(plays) : plays;
+  }
+
   /** Runs every episode; resolves when the cursor is drained and every worker is idle (or stopped on cancel). */
   async execute(): Promise<void> {
     const { spec, pool } = this.#o;
-    const plays = this.#o.episodeIndices ?? playCountOf(spec);
-    const count = typeof plays === 'number' ? plays : plays.length;
-    const workers = Math.max(1, Math.min(pool.workerCount, effectiveWorkerCount(spec), count));
-    const [order] = await Promise.all([
-      workers > 1 && count > workers ? this.#costliestFirst(plays) : plays,
-      this.#findHostsWithoutBatcher(),
-    ]);
-    const cursor = new EpisodeCursor(order);
+    const cursor = new EpisodeCursor(this.#order ?? this.#plays());
+    const workers = Math.max(1, Math.min(pool.workerCount, effectiveWorkerCount(spec), cursor.count));
+    await this.#findHostsWithoutBatcher();
     try {
       // Settled, not raced: a worker that fails stops the others, but each one's in-flight episode still gets its record before the run ends.
       const results = await Promise.allSettled(Array.from({ length: workers }, (_, k) => this.#work(k, cursor)));

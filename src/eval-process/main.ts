@@ -2,7 +2,9 @@
  * Eval process entry: `node dist/eval-process/main.js --run-dir DIR [--backend-url URL] [--await-go]`.
  * The spec is read from DIR/spec.json. With `--await-go` the process starts as a spare: it loads
  * everything, then waits for `{ type: 'go' }` on its IPC channel before it reads the spec (a
- * scale-out worker keeps one ready per slot, so a shard does not wait for Node to start).
+ * scale-out worker keeps one ready per slot, so a shard does not wait for Node to start;
+ * `evalctl run` starts one while it checks the run, and its go names the run dir, which
+ * `--run-dir` may then leave out).
  * SIGTERM or SIGINT cancels the run: dispatch stops, in-flight episodes end CANCELLED, the
  * summary is written (CANCELLED), the hosts stop, and the process exits 0. The parent's death stops it the same way, but the run is ABORTED
  * (exit 1). Its hosts die with it even on SIGKILL.
@@ -37,15 +39,15 @@ async function main(): Promise<number> {
     strict: true,
   });
   const runDirArg = values['run-dir'];
-  if (!runDirArg) {
-    err('usage: main.js --run-dir DIR [--backend-url URL]');
+  if (!runDirArg && !values['await-go']) {
+    err('usage: main.js --run-dir DIR [--backend-url URL] [--await-go]');
     return 2;
   }
   if (values['await-go'] && !process.channel) {
     err('--await-go needs an IPC channel to the parent (the go message comes on it)');
     return 2;
   }
-  const runDir = resolve(runDirArg);
+  let runDir = runDirArg ? resolve(runDirArg) : undefined;
   runDirOfThisProcess = runDir;
   const controller = new AbortController();
   const stop = (reason: Error) => {
@@ -73,7 +75,7 @@ async function main(): Promise<number> {
   });
 
   out(
-    `${values['await-go'] ? 'spare for ' : ''}run dir ${runDir}${values['backend-url'] ? `, backend ${values['backend-url']}` : ''}, pid ${process.pid}`,
+    `${values['await-go'] ? 'spare for ' : ''}run dir ${runDir ?? '(named by go)'}${values['backend-url'] ? `, backend ${values['backend-url']}` : ''}, pid ${process.pid}`,
   );
   // The run span the parent made, if it traces; the hosts this process starts must not inherit it.
   const traceparent = process.env[TRACEPARENT_ENV];
@@ -81,8 +83,23 @@ async function main(): Promise<number> {
   const tracing = await startTracing({ role: 'eval', log: err });
   if (tracing) out(`tracing to ${tracing.url}`);
   if (values['await-go']) {
+    const go = await goOrStop(controller.signal);
     // Stopped while still a spare: no run was started, so there is nothing to write.
-    if (!(await goOrStop(controller.signal))) return 0;
+    if (!go) return 0;
+    // Variables the parent set after it started this spare (hosts started from here on inherit them).
+    const set = Object.entries(go.env ?? {}).filter(([, v]) => typeof v === 'string');
+    for (const [k, v] of set) process.env[k] = v;
+    // Names only: a value may be a secret.
+    if (set.length > 0) out(`variables set by go: ${set.map(([k]) => k).join(', ')}`);
+    if (typeof go.runDir === 'string') {
+      runDir = resolve(go.runDir);
+      runDirOfThisProcess = runDir;
+      out(`run dir ${runDir}`);
+    }
+  }
+  if (!runDir) {
+    err('the go message named no run dir, and --run-dir was not given');
+    return 2;
   }
   let first = true;
   const summary = await runBatch({
@@ -118,15 +135,22 @@ let runDirOfThisProcess: string | undefined;
 /** Set by a scale-out worker: tell the parent over IPC when the first episode starts and when each episode's folder is complete. */
 const reportEpisodes = process.env.EVAL_EPISODE_IPC === '1';
 
-/** Resolves true at the parent's `{ type: 'go' }`, false when the process is stopped first. */
-function goOrStop(signal: AbortSignal): Promise<boolean> {
+/** The parent's go: the run dir when the spare was started without one, and variables to set. */
+export interface GoMessage {
+  type: 'go';
+  runDir?: string;
+  env?: Record<string, string>;
+}
+
+/** Resolves with the parent's `{ type: 'go' }`, or false when the process is stopped first. */
+function goOrStop(signal: AbortSignal): Promise<GoMessage | false> {
   return new Promise((resolve) => {
     const onMessage = (m: unknown) => {
       if ((m as { type?: unknown } | null)?.type !== 'go') return;
-      done(true);
+      done(m as GoMessage);
     };
     const onAbort = () => done(false);
-    const done = (go: boolean) => {
+    const done = (go: GoMessage | false) => {
       process.channel?.unref();
       process.off('message', onMessage);
       signal.removeEventListener('abort', onAbort);

@@ -191,6 +191,8 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       log(`shared nodeset ${nodeset} moved to ${url}`);
     });
     await runner.checkSelection();
+    // Priced on worker 0's env host before the others boot: on a small machine their start would slow it.
+    await runner.planDispatch();
     pool.startOthers();
     await runner.execute();
     if (opts.signal?.aborted) ({ status, error } = stoppedBy(opts.signal.reason));

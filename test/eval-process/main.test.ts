@@ -235,18 +235,20 @@ describe('eval process', () => {
       dataset: 'mini',
       activeWorkspaceDir: workspace,
     });
-    let victim = 0;
+    /** Each worker's first env host (the costliest episodes go first, so which worker plays episode 0 is not fixed). */
+    const envHosts = new Map<string, number>();
     let killed = false;
     const summary = await runBatch({
       runDir: dir,
       onHostStarted: (h) => {
         pids.push(h.pid);
-        if (h.nodeset === 'env_gridnav' && h.tag === '0' && victim === 0) victim = h.pid;
+        if (h.nodeset === 'env_gridnav' && h.tag !== null && !envHosts.has(h.tag)) envHosts.set(h.tag, h.pid);
       },
-      // Kill worker 0's env host once episode 0 has run a few steps.
+      // Kill the env host of the worker playing episode 0 once it has run a few steps.
       onStep: (event, episode) => {
+        const victim = envHosts.get(String(episode.workerId)) ?? 0;
         // victim 0 would signal this whole process group.
-        if (episode.index !== 0 || event.step !== 3 || victim <= 0) return;
+        if (episode.index !== 0 || event.step !== 3 || victim <= 0 || killed) return;
         process.kill(victim, 'SIGKILL');
         killed = true;
       },
