@@ -39,15 +39,15 @@ export function safeAssetName(name: string): string {
  */
 class JsonlFile {
   readonly #path: string;
-  /** Settles once the episode's folder exists; nothing is opened before. */
-  readonly #folder: Promise<unknown>;
+  /** Makes the episode's folder (once) and settles when it exists; nothing is opened before. */
+  readonly #folder: () => Promise<unknown>;
   #lines: string[] = [];
   #bytes = 0;
   /** The streamed writes so far, in order; null until the file first passes 64 KB. */
   #streamed: Promise<WriteStream> | null = null;
   #error: Error | undefined;
 
-  constructor(path: string, folder: Promise<unknown>) {
+  constructor(path: string, folder: () => Promise<unknown>) {
     this.#path = path;
     this.#folder = folder;
   }
@@ -76,7 +76,7 @@ class JsonlFile {
   }
 
   async #open(): Promise<WriteStream> {
-    await this.#folder;
+    await this.#folder();
     const stream = createWriteStream(this.#path, { flags: 'w' });
     stream.on('error', (err) => {
       this.#error ??= err;
@@ -91,7 +91,7 @@ class JsonlFile {
       const stream = await this.#streamed;
       await new Promise<void>((resolve) => stream.end(resolve));
     } else {
-      await this.#folder;
+      await this.#folder();
       await writeFile(this.#path, this.#lines.join(''));
     }
     this.#lines = [];
@@ -109,21 +109,32 @@ export class EpisodeWriter {
   /** Made at the first asset. */
   #assetsDir: Promise<unknown> | undefined;
 
-  /** Settles once the folder exists (rejects when it cannot be made); every file waits for it. */
-  readonly #folder: Promise<unknown>;
+  /** Made when first needed: a file passing 64 KB, an asset, or finish(). */
+  #folder: Promise<unknown> | undefined;
 
   private constructor(dir: string) {
     this.dir = dir;
-    this.#folder = mkdir(dir, { recursive: true });
-    // Reported by finish(), which every episode reaches.
-    this.#folder.catch(() => {});
-    this.#log = new JsonlFile(join(dir, EPISODE_FILES.log), this.#folder);
+    this.#log = new JsonlFile(join(dir, EPISODE_FILES.log), this.#madeFolder);
   }
 
   /**
-   * Starts making the episode's folder and returns at once: the episode does not wait for the
-   * disk before it plays (its lines are kept in memory meanwhile); finish() reports a folder
-   * that could not be made.
+   * Settles once the folder exists (rejects when it cannot be made); every file waits for it.
+   * Not made when the episode starts: when many workers start together (a run's first round),
+   * as many folders made at once compete for the disk and the cores with the episodes' first
+   * steps; most episodes first need it at finish(), which runs while the worker's next plays.
+   */
+  readonly #madeFolder = (): Promise<unknown> => {
+    if (!this.#folder) {
+      this.#folder = mkdir(this.dir, { recursive: true });
+      // Reported by finish(), which every episode reaches.
+      this.#folder.catch(() => {});
+    }
+    return this.#folder;
+  };
+
+  /**
+   * Returns at once: the episode does not wait for the disk before it plays (its lines are kept
+   * in memory meanwhile); finish() reports a folder that could not be made.
    */
   static open(runDir: string, index: number): EpisodeWriter {
     const dir = episodeDir(runDir, index);
@@ -139,7 +150,7 @@ export class EpisodeWriter {
   /** Appends one event line; written in the order given (the executor's firing order). */
   logEvent(event: EpisodeEvent): void {
     if (this.#closed) return;
-    this.#events ??= new JsonlFile(join(this.dir, EPISODE_FILES.events), this.#folder);
+    this.#events ??= new JsonlFile(join(this.dir, EPISODE_FILES.events), this.#madeFolder);
     if (this.#events.failed) return;
     this.#events.append(JSON.stringify(event) + '\n');
   }
@@ -147,7 +158,7 @@ export class EpisodeWriter {
   /** Starts writing the asset's file; the returned promise settles when it is on disk (never rejects). */
   writeAsset(asset: AssetFile): Promise<void> {
     const dir = join(this.dir, EPISODE_FILES.assets);
-    this.#assetsDir ??= this.#folder.then(() => mkdir(dir, { recursive: true }));
+    this.#assetsDir ??= this.#madeFolder().then(() => mkdir(dir, { recursive: true }));
     const write = this.#assetsDir.then(() => writeFile(join(dir, safeAssetName(asset.name)), asset.data));
     this.#pending.push(write);
     return write.catch(() => {});
@@ -156,7 +167,7 @@ export class EpisodeWriter {
   /** Writes the log, the events and the assets, then episode.json. Idempotent. */
   finish(record: EpisodeRecord): Promise<void> {
     this.#closed ??= (async () => {
-      await this.#folder;
+      await this.#madeFolder();
       const results = await Promise.allSettled([this.#log.close(), ...(this.#events ? [this.#events.close()] : []), ...this.#pending]);
       await writeJsonAtomic(join(this.dir, EPISODE_FILES.record), record);
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');

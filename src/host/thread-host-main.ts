@@ -62,12 +62,31 @@ async function main(): Promise<void> {
     }
     const call = inProcessCall(msg.method, msg.path, msg.body);
     open.set(msg.id, call);
-    const answer = (a: JsonHttpAnswer): void => {
-      open.delete(msg.id);
-      if (!call.gone) port.postMessage({ id: msg.id, ...answerText(a) } satisfies ThreadHostMessage);
-    };
-    host.handle(call.req).then(answer, (err: unknown) => answer({ status: 500, body: { error: errorMessage(err) } }));
+    waiting.push({ id: msg.id, call });
+    if (!draining) drain();
   });
+  /**
+   * Requests not started yet. Messages that arrive together are handled in one go without a
+   * look at the sockets, so a burst (64 workers' first model calls) is started one request per
+   * turn of the event loop: the connections and writes of the first go out while the rest start,
+   * instead of all after the last (docs/decisions.md, llm throughput).
+   */
+  const waiting: Array<{ id: number; call: InProcessCall }> = [];
+  let draining = false;
+  const drain = (): void => {
+    const next = waiting.shift();
+    draining = next !== undefined;
+    if (!next) return;
+    // Whatever arrives before the loop's next turn waits for it.
+    setImmediate(drain);
+    const { id, call } = next;
+    const answer = (a: JsonHttpAnswer): void => {
+      open.delete(id);
+      if (!call.gone) port.postMessage({ id, ...answerText(a) } satisfies ThreadHostMessage);
+    };
+    if (call.gone) open.delete(id);
+    else host.handle(call.req).then(answer, (err: unknown) => answer({ status: 500, body: { error: errorMessage(err) } }));
+  };
   port.postMessage({ ready: true } satisfies ThreadHostMessage);
 }
 

@@ -1,7 +1,8 @@
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EpisodeWriter } from '../../src/eval-process/episode-writer.js';
 import { SummaryWriter, initialSummary } from '../../src/eval-process/summary-writer.js';
 import { createRunDir, readSummary, writeSummary } from '../../src/store/run-dir.js';
@@ -123,5 +124,23 @@ describe('EpisodeWriter', () => {
     expect(lines.map((l) => JSON.parse(l).nodeId)).toEqual(['env', 'agent']);
     expect(await readdir(join(epDir, 'assets'))).toEqual(['escape.png']);
     expect(JSON.parse(await readFile(join(epDir, 'episode.json'), 'utf8')).index).toBe(7);
+  });
+
+  it('makes the folder when first needed: a small episode at finish, a log past 64 KB as it streams', async () => {
+    const { dir } = createRunDir(tmp);
+    const small = EpisodeWriter.open(dir, 1);
+    small.logFiring({ step: 0, nodeId: 'env', type: 'env_gridnav__step', ms: 1 });
+    await EpisodeWriter.open(dir, 2).finish(record(2, true));
+    expect(existsSync(join(dir, 'episodes', 'ep0001'))).toBe(false);
+    await small.finish(record(1, true));
+    expect(await readdir(join(dir, 'episodes', 'ep0001'))).toEqual(['episode.json', 'log.jsonl']);
+
+    const big = EpisodeWriter.open(dir, 3);
+    for (let i = 0; i < 1200; i++)
+      big.logFiring({ step: i, nodeId: 'env', type: 'env_gridnav__step', ms: 1, note: 'x'.repeat(40) } as never);
+    await vi.waitFor(() => expect(existsSync(join(dir, 'episodes', 'ep0003', 'log.jsonl'))).toBe(true));
+    await big.finish(record(3, true));
+    const lines = (await readFile(join(dir, 'episodes', 'ep0003', 'log.jsonl'), 'utf8')).trim().split('\n');
+    expect(lines.map((l) => JSON.parse(l).step)).toEqual(Array.from({ length: 1200 }, (_, i) => i));
   });
 });

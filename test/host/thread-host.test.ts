@@ -79,6 +79,24 @@ describe('hosts in worker threads', () => {
     expect(await client.call({ function: 'step', inputs: {}, config: {}, ctx: ctx(0, 'next') })).toHaveProperty('observation');
   });
 
+  it('a burst of calls sent at once is answered in full, each with its own answer; one abandoned while queued leaves the rest alone', async () => {
+    const { client } = await start(await gridnav());
+    const call = (i: number, signal?: AbortSignal) =>
+      client.call({ function: 'step', inputs: {}, config: {}, ctx: { ...ctx(0, `burst:${i}`), episodeIndex: i } }, signal);
+    // The same calls one at a time, on another host: what each must answer.
+    const { client: alone } = await start(await gridnav());
+    const expected: unknown[] = [];
+    for (let i = 0; i < 40; i++) {
+      expected.push(await alone.call({ function: 'step', inputs: {}, config: {}, ctx: { ...ctx(0, `alone:${i}`), episodeIndex: i } }));
+    }
+    const gone = new AbortController();
+    const burst = Array.from({ length: 40 }, (_, i) => call(i, i === 39 ? gone.signal : undefined));
+    gone.abort(new Error('caller left'));
+    const settled = await Promise.allSettled(burst);
+    expect(settled[39]).toMatchObject({ status: 'rejected', reason: { message: 'caller left' } });
+    for (let i = 0; i < 39; i++) expect(settled[i], `call ${i}`).toEqual({ status: 'fulfilled', value: expected[i] });
+  });
+
   it('process.exit in a handler (crash_at_step) ends that host only: its call fails as to a dead host, this process lives on', async () => {
     const { host, client } = await start(await gridnav());
     await client.call({ function: 'step', inputs: {}, config: { crash_at_step: 1 }, ctx: ctx(0, 'crash') });
