@@ -44,6 +44,12 @@ export interface GridNavEpisode {
 const BUDGET_FACTOR = 2;
 const ACTION_MARGIN = 10;
 
+/** The fewest actions that solve the episode, without the rest of its state (a run prices every episode before it starts). */
+export function fewestActions(address: EpisodeAddress): number {
+  const maze = generateMaze(episodePrng(address), DATASETS[address.dataset]!);
+  return optimalActionCount(maze.grid, maze.start, maze.startHeading, maze.goal);
+}
+
 export function createEpisode(address: EpisodeAddress): GridNavEpisode {
   const maze = generateMaze(episodePrng(address), DATASETS[address.dataset]!);
   const goalDistances = distanceMap(maze.grid, maze.goal);

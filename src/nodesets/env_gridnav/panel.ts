@@ -2,7 +2,7 @@
 import type { EnvPanelHandler, PanelLoadResult, PanelValues } from '../../core/types.js';
 import { episodeId, fieldOptions, resolveEpisode } from '../_lib/episode-address.js';
 import { CATALOG, DATASETS } from './datasets.js';
-import { createEpisode, type GridNavEpisode } from './episode.js';
+import { createEpisode, fewestActions, type GridNavEpisode } from './episode.js';
 
 /** Shortest-path length bands (as multiples of the dataset's least start-goal distance) that name an episode's task. */
 const TASK_BANDS: ReadonlyArray<[number, string]> = [
@@ -35,6 +35,6 @@ export function createPanel(episodes: Map<string, GridNavEpisode>): EnvPanelHand
       return describe(ep);
     },
     // The fewest actions that solve it: a planner plays about that many steps, a worse agent more.
-    cost: (values: PanelValues) => createEpisode(resolveEpisode(CATALOG, values)).optimalActions,
+    cost: (values: PanelValues) => fewestActions(resolveEpisode(CATALOG, values)),
   };
 }
