@@ -7,7 +7,7 @@
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { EpisodeEvent, FiringLogEntry } from '../core/types.js';
 import { writeJsonAtomic } from '../store/atomic.js';
 import { episodeDir } from '../store/run-dir.js';
@@ -99,6 +99,30 @@ class JsonlFile {
   }
 }
 
+/** mkdir that takes a folder already there (an episode played again) as done. */
+async function mkdirOnce(dir: string): Promise<void> {
+  try {
+    await mkdir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+}
+
+/**
+ * The episode's folder, and `episodes/` when the run dir lacks it, but never the run dir itself:
+ * a run dir deleted while its run runs must stay deleted (the run ends RUN_DIR_MISSING), not be
+ * made again by its last episodes' writes.
+ */
+async function makeFolder(dir: string): Promise<void> {
+  try {
+    await mkdirOnce(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    await mkdirOnce(dirname(dir));
+    await mkdirOnce(dir);
+  }
+}
+
 export class EpisodeWriter {
   readonly dir: string;
   readonly #log: JsonlFile;
@@ -125,7 +149,7 @@ export class EpisodeWriter {
    */
   readonly #madeFolder = (): Promise<unknown> => {
     if (!this.#folder) {
-      this.#folder = mkdir(this.dir, { recursive: true });
+      this.#folder = makeFolder(this.dir);
       // Reported by finish(), which every episode reaches.
       this.#folder.catch(() => {});
     }
@@ -158,7 +182,7 @@ export class EpisodeWriter {
   /** Starts writing the asset's file; the returned promise settles when it is on disk (never rejects). */
   writeAsset(asset: AssetFile): Promise<void> {
     const dir = join(this.dir, EPISODE_FILES.assets);
-    this.#assetsDir ??= this.#madeFolder().then(() => mkdir(dir, { recursive: true }));
+    this.#assetsDir ??= this.#madeFolder().then(() => mkdirOnce(dir));
     const write = this.#assetsDir.then(() => writeFile(join(dir, safeAssetName(asset.name)), asset.data));
     this.#pending.push(write);
     return write.catch(() => {});
