@@ -115,7 +115,7 @@ export class EvalSpare {
   }
 }
 
-/** SIGTERM to SIGKILL for a run's eval process. */
+/** After SIGTERM (Ctrl-C) the eval process gets this long to write its summary before it is killed. */
 export const CANCEL_GRACE_MS = 10_000;
 
 let spare: EvalSpare | undefined;

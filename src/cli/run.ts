@@ -42,7 +42,6 @@ const USAGE =
   '[--name N] [--tag T …] [--note TEXT] [--shard-size N] [--shard k/K] [--server URL [--token T] [--wait-for-room SEC]]';
 
 const POLL_MS = 200;
-/** After Ctrl-C the eval process gets this long to write its summary before it is killed. */
 
 /** What each run-spec field is called on the command line, so an error names the flag. */
 export const FLAG_LABELS: FieldLabels = {

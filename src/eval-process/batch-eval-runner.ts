@@ -207,8 +207,8 @@ export class BatchEvalRunner {
   async #costliestFirst(plays: number | readonly number[]): Promise<number | readonly number[]> {
     const target = this.#o.envPanel;
     const client = this.#panelClient();
+    if (!target || !client || (typeof plays === 'number' ? plays : plays.length) > MAX_PRICED_PLAYS) return plays;
     const indices = typeof plays === 'number' ? Array.from({ length: plays }, (_, i) => i) : plays;
-    if (!target || !client || indices.length > MAX_PRICED_PLAYS) return plays;
     const { spec } = this.#o;
     const episodes = [...new Set(indices.map((r) => spec.episodeOffset + playOf(spec, r).episode))];
     let costs: Array<number | null> | null;

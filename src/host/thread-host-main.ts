@@ -50,21 +50,6 @@ async function main(): Promise<void> {
   }
   /** The requests not answered yet, to hang up when their caller goes away. */
   const open = new Map<number, InProcessCall>();
-  port.on('message', (msg: ThreadHostRequest) => {
-    if ('close' in msg) {
-      // Ends this thread only (process.exit in a worker thread), whatever the module left running.
-      void host.close().finally(() => process.exit(0));
-      return;
-    }
-    if ('hangUp' in msg) {
-      open.get(msg.id)?.hangUp();
-      return;
-    }
-    const call = inProcessCall(msg.method, msg.path, msg.body);
-    open.set(msg.id, call);
-    waiting.push({ id: msg.id, call });
-    if (!draining) drain();
-  });
   /**
    * Requests not started yet. Messages that arrive together are handled in one go without a
    * look at the sockets, so a burst (64 workers' first model calls) is started one request per
@@ -87,6 +72,21 @@ async function main(): Promise<void> {
     if (call.gone) open.delete(id);
     else host.handle(call.req).then(answer, (err: unknown) => answer({ status: 500, body: { error: errorMessage(err) } }));
   };
+  port.on('message', (msg: ThreadHostRequest) => {
+    if ('close' in msg) {
+      // Ends this thread only (process.exit in a worker thread), whatever the module left running.
+      void host.close().finally(() => process.exit(0));
+      return;
+    }
+    if ('hangUp' in msg) {
+      open.get(msg.id)?.hangUp();
+      return;
+    }
+    const call = inProcessCall(msg.method, msg.path, msg.body);
+    open.set(msg.id, call);
+    waiting.push({ id: msg.id, call });
+    if (!draining) drain();
+  });
   port.postMessage({ ready: true } satisfies ThreadHostMessage);
 }
 
