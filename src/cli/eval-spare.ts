@@ -7,6 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
+import { isSpareWaiting, type SpareGoMessage } from '../eval-process/messages.js';
 import { EVAL_PROCESS_MAIN } from '../paths.js';
 
 /** How the eval process ended. */
@@ -47,7 +48,7 @@ export class EvalSpare {
     });
     this.#waiting = new Promise((resolve) => {
       child.on('message', (m: unknown) => {
-        if ((m as { type?: unknown } | null)?.type === 'waiting') resolve(true);
+        if (isSpareWaiting(m)) resolve(true);
       });
       void this.#closed.then(() => resolve(false));
     });
@@ -77,7 +78,7 @@ export class EvalSpare {
     };
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined && this.#env[k] !== v) env[k] = v;
-    child.send({ type: 'go', runDir, env });
+    child.send({ type: 'go', runDir, env } satisfies SpareGoMessage);
     let killTimer: NodeJS.Timeout | undefined;
     const exited = this.#closed.then(async (exit) => {
       clearTimeout(killTimer);

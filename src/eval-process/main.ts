@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { CodedError, errorMessage } from '../errors.js';
-import type { BackendToEvalMessage } from './messages.js';
+import { isSpareGo, type BackendToEvalMessage, type SpareGoMessage, type SpareWaitingMessage } from './messages.js';
 import { runBatch } from './run-batch.js';
 import { isStorageCode, STORAGE_EXIT_CODES, storageCodeOf } from '../store/storage-fault.js';
 import { watchParent } from './parent-watch.js';
@@ -135,22 +135,14 @@ let runDirOfThisProcess: string | undefined;
 /** Set by a scale-out worker: tell the parent over IPC when the first episode starts and when each episode's folder is complete. */
 const reportEpisodes = process.env.EVAL_EPISODE_IPC === '1';
 
-/** The parent's go: the run dir when the spare was started without one, and variables to set. */
-export interface GoMessage {
-  type: 'go';
-  runDir?: string;
-  env?: Record<string, string>;
-}
-
 /** Resolves with the parent's `{ type: 'go' }`, or false when the process is stopped first. */
-function goOrStop(signal: AbortSignal): Promise<GoMessage | false> {
+function goOrStop(signal: AbortSignal): Promise<SpareGoMessage | false> {
   return new Promise((resolve) => {
     const onMessage = (m: unknown) => {
-      if ((m as { type?: unknown } | null)?.type !== 'go') return;
-      done(m as GoMessage);
+      if (isSpareGo(m)) done(m);
     };
     const onAbort = () => done(false);
-    const done = (go: GoMessage | false) => {
+    const done = (go: SpareGoMessage | false) => {
       process.channel?.unref();
       process.off('message', onMessage);
       signal.removeEventListener('abort', onAbort);
@@ -162,7 +154,7 @@ function goOrStop(signal: AbortSignal): Promise<GoMessage | false> {
     process.on('message', onMessage);
     signal.addEventListener('abort', onAbort, { once: true });
     // A message sent before this listener existed would be lost: the parent sends go only after this.
-    process.send?.({ type: 'waiting' });
+    process.send?.({ type: 'waiting' } satisfies SpareWaitingMessage);
   });
 }
 

@@ -4,3 +4,15 @@
  * `secret`: the restarted host's secret (docs/host-protocol.md); the IPC channel is private to the two processes.
  */
 export type BackendToEvalMessage = { type: 'sharedHostMoved'; nodeset: string; url: string; secret?: string };
+
+/**
+ * A spare eval process (`--await-go`) says `waiting` once it has loaded; its parent then sends
+ * `go` (never before: a message that arrives before the spare listens is lost). `runDir` names
+ * the run when the spare was started without `--run-dir`; `env` holds variables the parent set
+ * after it started the spare.
+ */
+export type SpareWaitingMessage = { type: 'waiting' };
+export type SpareGoMessage = { type: 'go'; runDir?: string; env?: Record<string, string> };
+
+export const isSpareWaiting = (m: unknown): m is SpareWaitingMessage => (m as { type?: unknown } | null)?.type === 'waiting';
+export const isSpareGo = (m: unknown): m is SpareGoMessage => (m as { type?: unknown } | null)?.type === 'go';

@@ -20,6 +20,7 @@ import { DelayedError, Worker, type Job as BullJob } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { CodedError, errorMessage } from '../errors.js';
 import { EPISODE_FILES } from '../eval-process/episode-writer.js';
+import { isSpareWaiting, type SpareGoMessage } from '../eval-process/messages.js';
 import { EVAL_PROCESS_MAIN } from '../paths.js';
 import { planAdmission } from '../scheduler/admission/admission.js';
 import { estimateRun, nodesetCosts } from '../scheduler/admission/estimate.js';
@@ -259,7 +260,8 @@ export class ShardWorker {
     void child.exited.then(() => this.#refillSpares());
     active.child = child;
     if (active.stopping) this.#stop(active, active.stopping);
-    else if (!child.send({ type: 'go' })) this.#o.log.warn(`run ${runId} shard ${shard}: the eval process (pid ${child.pid}) is gone`);
+    else if (!child.send({ type: 'go' } satisfies SpareGoMessage))
+      this.#o.log.warn(`run ${runId} shard ${shard}: the eval process (pid ${child.pid}) is gone`);
     this.#o.log.info(`run ${runId} shard ${shard}: playing ${indices.length} episode(s) in ${runDir} (pid ${child.pid})`);
     const exit = await child.exited;
     // Anything of its group left behind goes too.
@@ -307,7 +309,7 @@ export class ShardWorker {
       });
       // Until a shard takes the spare, the only message that matters is that it waits.
       let onMessage = (m: unknown) => {
-        if ((m as { type?: string } | null)?.type === 'waiting') waiting();
+        if (isSpareWaiting(m)) waiting();
       };
       const child = await spawnEvalProcess({
         evalProcessMain: this.#o.evalProcessMain,
