@@ -162,13 +162,14 @@ export class BatchEvalRunner {
 
   /**
    * Settles the order execute() hands the plays out in: the costliest first where the env prices
-   * them and more than one worker plays more plays than workers; index order otherwise.
+   * them, more than one worker plays more plays than workers, and there are at most
+   * MAX_PRICED_PLAYS; index order otherwise.
    */
   async planDispatch(): Promise<void> {
     const plays = this.#plays();
     const count = typeof plays === 'number' ? plays : plays.length;
     const workers = Math.min(this.#o.pool.workerCount, effectiveWorkerCount(this.#o.spec), count);
-    this.#order = workers > 1 && count > workers ? await this.#costliestFirst(plays) : plays;
+    this.#order = workers > 1 && count > workers && count <= MAX_PRICED_PLAYS ? await this.#costliestFirst(plays) : plays;
   }
 
   /** Runs every episode; resolves when the cursor is drained and every worker is idle (or stopped on cancel). */
@@ -201,13 +202,13 @@ export class BatchEvalRunner {
    * The plays in the order to hand them out: the costliest episodes first when the env panel
    * prices them (ties keep index order, unpriced ones go last), so a long episode does not start
    * when most of the work is done and hold up the end. Only the order changes: a play's seed
-   * and its place in the records come from its index. Anything the env cannot answer, or a run
-   * too long for its tail to matter, keeps index order.
+   * and its place in the records come from its index. Anything the env cannot answer keeps
+   * index order.
    */
   async #costliestFirst(plays: number | readonly number[]): Promise<number | readonly number[]> {
     const target = this.#o.envPanel;
     const client = this.#panelClient();
-    if (!target || !client || (typeof plays === 'number' ? plays : plays.length) > MAX_PRICED_PLAYS) return plays;
+    if (!target || !client) return plays;
     const indices = typeof plays === 'number' ? Array.from({ length: plays }, (_, i) => i) : plays;
     const { spec } = this.#o;
     const episodes = [...new Set(indices.map((r) => spec.episodeOffset + playOf(spec, r).episode))];

@@ -161,12 +161,12 @@ export class SummaryWriter {
     return this.#write(undefined, false).then(() => {});
   }
 
-  /** Writes the terminal state, with every episode added. */
   /** Records a worker that retired; it is in summary.json from the next write on (the final one at the latest). */
   retireWorker(workerId: number, reason: string): void {
     this.#summary.retiredWorkers = [...(this.#summary.retiredWorkers ?? []), { workerId, reason }];
   }
 
+  /** Writes the terminal state, with every episode added. */
   finish(status: RunStatus, error: { code: string; message: string } | null = null, finishedAt = new Date()): Promise<RunSummary> {
     return this.#write((s) => {
       s.status = status;
