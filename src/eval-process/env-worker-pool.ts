@@ -27,6 +27,14 @@ export interface EnvWorkerPoolOptions {
    * has a core for each host, so start-up costs one host's boot, not two in a row. @default false
    */
   startAllAtOnce?: boolean;
+  /**
+   * How many of the other slots boot at a time after `startOthers()`. A host's boot is CPU work
+   * (a thread or process loading its modules): in lanes no wider than the free cores, each slot
+   * is up one boot after the one before it, where booting all at once brings every slot up only
+   * after all of them have booted.
+   * @default every slot at once
+   */
+  bootLanes?: number;
 }
 
 export interface HostInfo {
@@ -93,11 +101,14 @@ export class EnvWorkerPool {
     const pool = new EnvWorkerPool(opts, slots);
     const [first, ...rest] = slots;
     first!.starting = pool.#startSlot(first!);
-    for (const slot of rest) {
-      slot.starting = pool.#othersGate.then(() => pool.#startSlot(slot));
+    const lanes = Math.max(1, Math.min(rest.length, opts.bootLanes ?? rest.length));
+    rest.forEach((slot, i) => {
+      // Each lane boots its slots one after another, the next one whether or not the last one started.
+      const after = i < lanes ? pool.#othersGate : rest[i - lanes]!.starting.catch(() => {});
+      slot.starting = after.then(() => pool.#startSlot(slot));
       // Reported by ready(k) to the worker that needs the slot.
       slot.starting.catch(() => {});
-    }
+    });
     if (opts.startAllAtOnce) pool.#openGate();
     try {
       await first!.starting;

@@ -68,6 +68,8 @@ export async function startRunHosts(o: StartRunHostsOptions): Promise<RunHosts> 
   const poolStart = EnvWorkerPool.open({
     workerCount: o.workerCount,
     startAllAtOnce: toBoot <= (o.cores ?? availableParallelism()),
+    // One core is left to the episodes already playing on slot 0 and to this process.
+    bootLanes: Math.max(1, (o.cores ?? availableParallelism()) - 1),
     nodesets: o.replicated,
     ...(o.env ? { env: o.env } : {}),
     ...(o.signal ? { signal: o.signal } : {}),

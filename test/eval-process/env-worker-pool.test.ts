@@ -29,4 +29,19 @@ describe('EnvWorkerPool start-up', () => {
     await eager.ready(1);
     expect(eager.hosts().map((h) => h.tag)).toEqual(['0', '1']);
   }, 30_000);
+
+  it('boots the other slots in lanes: with one lane, each slot starts booting once the one before it is up', async () => {
+    const registry = await NodesetRegistry.scan();
+    const nodesets = [registry.get('env_gridnav')];
+    const env = { [IN_PROCESS_ENV]: '0' };
+    const started: (string | null)[] = [];
+    const pool = await EnvWorkerPool.open({ workerCount: 4, nodesets, env, bootLanes: 1, onHostStarted: (h) => started.push(h.tag) });
+    pools.push(pool);
+    pool.startOthers();
+    await pool.ready(1);
+    // Slot 2 began booting only now: its host cannot be up yet.
+    expect(pool.hosts().map((h) => h.tag)).toEqual(['0', '1']);
+    await pool.allReady();
+    expect(started).toEqual(['0', '1', '2', '3']);
+  }, 30_000);
 });
