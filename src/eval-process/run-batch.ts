@@ -70,6 +70,8 @@ export interface RunBatchOptions {
   builtinGraphsDir?: string;
   /** Extra environment for every host this run starts. */
   hostEnv?: Record<string, string>;
+  /** CPU cores the hosts' boot is planned for (see startRunHosts). @default os.availableParallelism() */
+  cores?: number;
   /**
    * With tracing on: the run span (a W3C traceparent) that another process owns and this run's
    * episode spans go under. @default a run span of this run's own
@@ -138,6 +140,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       ...(opts.signal ? { signal: opts.signal } : {}),
       onStderr: log,
       ...(opts.onHostStarted ? { onHostStarted: opts.onHostStarted } : {}),
+      ...(opts.cores !== undefined ? { cores: opts.cores } : {}),
     });
     // While the hosts boot this thread waits anyway: load the statistics the summaries need now, not in the first summary write mid-run.
     loadDistributions();

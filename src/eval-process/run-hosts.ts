@@ -17,7 +17,10 @@ export interface StartRunHostsOptions {
   /** Shared nodesets lent by the backend: name → URL. */
   lent: SharedUrls;
   workerCount: number;
-  /** CPU cores of the machine: where there is one per host to boot, every host boots at once. @default os.availableParallelism() */
+  /**
+   * CPU cores of the machine: where there is one per host to boot, every host boots at once;
+   * elsewhere the other workers' hosts boot in lanes, one per core less one. @default os.availableParallelism()
+   */
   cores?: number;
   env?: Record<string, string>;
   signal?: AbortSignal;

@@ -41,6 +41,9 @@ async function run(
   /** Every host a child process, also those of nodesets that declare themselves light (served in-process otherwise). */
   processesOnly = false,
 ): Promise<Outcome> {
+  // Every worker's hosts boot at once, as on a machine with a core per host: on fewer cores the
+  // last workers' hosts come up in turn, and in a run this short they may find no episode left.
+  const cores = 64;
   const { dir } = await makeRun(outputs, { seed: 11, ...spec });
   const hostEnv: Record<string, string> = {
     ...(delay ? { EVAL_HOST_INJECT_DELAY_MS: '5' } : {}),
@@ -49,6 +52,7 @@ async function run(
   const processes = new Set<string>();
   const summary = await runBatch({
     runDir: dir,
+    cores,
     ...(Object.keys(hostEnv).length > 0 ? { hostEnv } : {}),
     onHostStarted: (h) => {
       pids.push(h.pid);
