@@ -52,6 +52,38 @@ describe('httpFetch', () => {
     expect(await empty.text()).toBe('');
   });
 
+  it('a body reads once, by any of the Response methods or as a stream, as from the built-in fetch', async () => {
+    const url = await serve((_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"n":1}');
+    });
+    const readers: [string, (r: Response) => Promise<unknown>, unknown][] = [
+      ['json', (r) => r.json(), { n: 1 }],
+      ['text', (r) => r.text(), '{"n":1}'],
+      ['arrayBuffer', async (r) => Buffer.from(await r.arrayBuffer()).toString(), '{"n":1}'],
+      ['bytes', async (r) => Buffer.from(await r.bytes()).toString(), '{"n":1}'],
+      ['blob', async (r) => (await r.blob()).text(), '{"n":1}'],
+      ['body', async (r) => new Response(r.body).text(), '{"n":1}'],
+    ];
+    for (const [name, read, expected] of readers) {
+      for (const other of [(r: Response) => r.json(), (r: Response) => r.text()]) {
+        const builtIn = await fetch(`${url}/n`);
+        const ours = await httpFetch(`${url}/n`);
+        expect(ours.bodyUsed, name).toBe(false);
+        expect(await read(ours), name).toEqual(expected);
+        expect(await read(builtIn), name).toEqual(expected);
+        expect(ours.bodyUsed, name).toBe(builtIn.bodyUsed);
+        await expect(other(ours), `${name} then another read`).rejects.toBeInstanceOf(TypeError);
+        await expect(other(builtIn), `${name} then another read`).rejects.toBeInstanceOf(TypeError);
+      }
+    }
+    // A clone reads apart from its original.
+    const res = await httpFetch(`${url}/n`);
+    const copy = res.clone();
+    expect(await copy.json()).toEqual({ n: 1 });
+    expect(await res.text()).toBe('{"n":1}');
+  });
+
   it('an abort rejects with an AbortError, a refused connection with "fetch failed" and its cause', async () => {
     const url = await serve(() => {
       // never answers
