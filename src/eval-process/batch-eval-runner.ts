@@ -316,11 +316,10 @@ export class BatchEvalRunner {
 
   /** Tells the shared batchers not to wait for this caller until it calls again. */
   async #releaseCaller(callerId: string): Promise<void> {
-    await Promise.allSettled(
-      [...this.#sharedClients.values()]
-        .filter((c) => !this.#noBatcher.has(c))
-        .map((c) => c.releaseCaller(callerId, AbortSignal.timeout(EVICT_TIMEOUT_MS))),
-    );
+    const batchers = [...this.#sharedClients.values()].filter((c) => !this.#noBatcher.has(c));
+    if (batchers.length === 0) return;
+    const signal = AbortSignal.timeout(EVICT_TIMEOUT_MS);
+    await Promise.allSettled(batchers.map((c) => c.releaseCaller(callerId, signal)));
   }
 
   /** Asks each shared host once whether it batches; one that does not answer (or a moved host) keeps getting releases. */
@@ -350,12 +349,15 @@ export class BatchEvalRunner {
     this.#o.onEpisodeStart?.({ index, workerId: slot.workerId });
     const span = this.#o.trace?.startEpisode({ index, episodeIndex, seed, workerId: slot.workerId });
 
-    // Whichever abort fires first decides between TIMEOUT and CANCELLED.
+    // Whichever abort fires first decides between TIMEOUT and CANCELLED, and gives the reason.
     let cause: AbortCause | undefined;
     const cancel = this.#cancelSignal;
-    const timeout = new AbortController();
-    const signal = AbortSignal.any([cancel, timeout.signal]);
-    const onCancel = () => (cause ??= 'cancel');
+    const episodeAbort = new AbortController();
+    const signal = episodeAbort.signal;
+    const onCancel = () => {
+      cause ??= 'cancel';
+      episodeAbort.abort(cancel.reason);
+    };
     if (cancel.aborted) onCancel();
     else cancel.addEventListener('abort', onCancel, { once: true });
     let timer: NodeJS.Timeout | undefined;
@@ -365,7 +367,7 @@ export class BatchEvalRunner {
       timeoutMs = ms;
       timer = setTimeout(() => {
         cause ??= 'timeout';
-        timeout.abort(new CodedError('TIMEOUT', `episode ${index} passed its wall-clock limit of ${ms} ms`));
+        episodeAbort.abort(new CodedError('TIMEOUT', `episode ${index} passed its wall-clock limit of ${ms} ms`));
       }, ms);
     };
 
@@ -377,7 +379,7 @@ export class BatchEvalRunner {
       if (cause !== undefined) return;
       cause = 'timeout';
       callTimedOut = `node "${c.nodeId}" got no answer within the per-call limit of ${c.ms} ms (step ${c.step})`;
-      timeout.abort(new CodedError('TIMEOUT', `episode ${index}: ${callTimedOut}`));
+      episodeAbort.abort(new CodedError('TIMEOUT', `episode ${index}: ${callTimedOut}`));
     };
 
     let load: PanelLoadResult | undefined;
@@ -487,7 +489,10 @@ export class BatchEvalRunner {
   /** Drops the episode's keyed state from every host it used; a host that is gone has nothing to drop. */
   async #evict(slot: WorkerSlot, episodeKey: string): Promise<void> {
     const clients = [...slot.clients.values(), ...this.#sharedClients.values()];
-    await Promise.allSettled(clients.map((c) => c.evict(episodeKey, AbortSignal.timeout(EVICT_TIMEOUT_MS))));
+    if (clients.length === 0) return;
+    // One time limit for all of them: each AbortSignal.timeout is a timer of its own.
+    const signal = AbortSignal.timeout(EVICT_TIMEOUT_MS);
+    await Promise.allSettled(clients.map((c) => c.evict(episodeKey, signal)));
   }
 }
 

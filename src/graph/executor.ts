@@ -144,7 +144,8 @@ export class GraphExecutor {
       throw new BadInputError(`step budget must be a positive integer, got ${String(stepBudget)}`);
     }
     this.o = options;
-    this.signal = options.signal ? AbortSignal.any([options.signal, this.internal.signal]) : this.internal.signal;
+    // The caller's signal reaches it through run()'s abort listener: AbortSignal.any costs tens of µs per episode.
+    this.signal = this.internal.signal;
 
     const position = new Map(graph.order.map((id, i) => [id, i]));
     const overrides = options.urlOverrides;
@@ -246,7 +247,10 @@ export class GraphExecutor {
     if (this.started) throw new ConflictError('a GraphExecutor runs once; build a new one for each episode');
     this.started = true;
     const external = this.o.signal;
-    const onAbort = (): void => this.stopIteration?.({ kind: 'aborted', error: abortReason(external!) });
+    const onAbort = (): void => {
+      this.internal.abort(external!.reason);
+      this.stopIteration?.({ kind: 'aborted', error: abortReason(external!) });
+    };
     external?.addEventListener('abort', onAbort, { once: true });
     let lastYield = performance.now();
     try {
