@@ -69,14 +69,19 @@ class BufferedResponse extends Response {
     this.#init = init;
   }
 
-  /** The standard Response over the same bytes, once the body is used another way. */
+  /** The standard Response over the same bytes, made when the body is first used another way. */
   #asStandard(): Response {
-    this.#standard ??= new Response(this.#used ? null : (this.#data as unknown as BodyInit), this.#init);
+    this.#standard ??= new Response(this.#data as unknown as BodyInit, this.#init);
     return this.#standard;
   }
 
+  /** The standard Response to read the body from; throws as one would once the body was read here. */
+  #unread(): Response {
+    if (this.#used && !this.#standard) throw new TypeError('Body is unusable: Body has already been read');
+    return this.#asStandard();
+  }
+
   #take(): Buffer {
-    if (this.#standard) throw new TypeError('Body is unusable: the body was read as a stream');
     if (this.#used) throw new TypeError('Body is unusable: Body has already been read');
     this.#used = true;
     return this.#data;
@@ -106,20 +111,20 @@ class BufferedResponse extends Response {
     return data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer;
   }
 
-  override blob(): Promise<Blob> {
-    return this.#asStandard().blob();
+  override async blob(): Promise<Blob> {
+    return this.#unread().blob();
   }
 
-  override bytes(): Promise<Uint8Array<ArrayBuffer>> {
-    return this.#asStandard().bytes();
+  override async bytes(): Promise<Uint8Array<ArrayBuffer>> {
+    return this.#unread().bytes();
   }
 
-  override formData(): Promise<FormData> {
-    return this.#asStandard().formData();
+  override async formData(): Promise<FormData> {
+    return this.#unread().formData();
   }
 
   override clone(): Response {
-    return this.#asStandard().clone();
+    return this.#unread().clone();
   }
 }
 
