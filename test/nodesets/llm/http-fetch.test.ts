@@ -66,7 +66,12 @@ describe('httpFetch', () => {
       ['body', async (r) => new Response(r.body).text(), '{"n":1}'],
     ];
     for (const [name, read, expected] of readers) {
-      for (const other of [(r: Response) => r.json(), (r: Response) => r.text(), (r: Response) => r.blob(), async (r: Response) => r.clone()]) {
+      for (const other of [
+        (r: Response) => r.json(),
+        (r: Response) => r.text(),
+        (r: Response) => r.blob(),
+        async (r: Response) => r.clone(),
+      ]) {
         const builtIn = await fetch(`${url}/n`);
         const ours = await httpFetch(`${url}/n`);
         expect(ours.bodyUsed, name).toBe(false);
