@@ -19,7 +19,7 @@ export interface StartRunHostsOptions {
   workerCount: number;
   /**
    * CPU cores of the machine: where there is one per host to boot, every host boots at once;
-   * elsewhere the other workers' hosts boot in lanes, one per core less one. @default os.availableParallelism()
+   * elsewhere the other workers' hosts boot in lanes, a host per core less one. @default os.availableParallelism()
    */
   cores?: number;
   env?: Record<string, string>;
@@ -67,12 +67,13 @@ export async function startRunHosts(o: StartRunHostsOptions): Promise<RunHosts> 
     o.registry.attachUrl(entry.name, host.url);
     return [entry.name, host.url];
   });
+  const cores = o.cores ?? availableParallelism();
   const toBoot = o.workerCount * o.replicated.length + o.shared.filter((e) => !o.lent[e.name]).length;
   const poolStart = EnvWorkerPool.open({
     workerCount: o.workerCount,
-    startAllAtOnce: toBoot <= (o.cores ?? availableParallelism()),
-    // One core is left to the episodes already playing on slot 0 and to this process.
-    bootLanes: Math.max(1, (o.cores ?? availableParallelism()) - 1),
+    startAllAtOnce: toBoot <= cores,
+    // A lane boots a slot's hosts together: one host per core, less one core for the episodes already playing on slot 0 and this process.
+    bootLanes: Math.max(1, Math.floor((cores - 1) / Math.max(1, o.replicated.length))),
     nodesets: o.replicated,
     ...(o.env ? { env: o.env } : {}),
     ...(o.signal ? { signal: o.signal } : {}),

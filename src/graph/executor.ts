@@ -128,8 +128,8 @@ export class GraphExecutor {
   /** graphOut node index → port → last value received (ports listed in edge order). */
   private readonly sinks = new Map<number, Map<string, unknown>>();
   private readonly sinkPorts = new Map<number, string[]>();
+  /** Aborts the calls in flight; the caller's signal reaches it through run()'s abort listener (AbortSignal.any costs tens of µs per episode). */
   private readonly internal = new AbortController();
-  private readonly signal: AbortSignal;
   private readonly namer = new AssetNamer();
   private readonly errors: NodeErrorEntry[] = [];
   private readonly assetRefs: AssetRef[] = [];
@@ -144,8 +144,6 @@ export class GraphExecutor {
       throw new BadInputError(`step budget must be a positive integer, got ${String(stepBudget)}`);
     }
     this.o = options;
-    // The caller's signal reaches it through run()'s abort listener: AbortSignal.any costs tens of µs per episode.
-    this.signal = this.internal.signal;
 
     const position = new Map(graph.order.map((id, i) => [id, i]));
     const overrides = options.urlOverrides;
@@ -415,7 +413,7 @@ export class GraphExecutor {
         let call: Promise<NodeOutputs>;
         try {
           call = p.resolved.invoke(
-            { inputs, config: p.config, ctx: { ...this.o.context, step, nodeId: p.id }, signal: this.signal },
+            { inputs, config: p.config, ctx: { ...this.o.context, step, nodeId: p.id }, signal: this.internal.signal },
             p.url,
           );
         } catch (err) {
@@ -476,7 +474,7 @@ export class GraphExecutor {
         );
       };
 
-      if (this.signal.aborted) {
+      if (this.internal.signal.aborted) {
         finish({ kind: 'aborted', error: this.o.signal ? abortReason(this.o.signal) : 'aborted' });
         return;
       }
