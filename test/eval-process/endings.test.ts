@@ -178,7 +178,7 @@ describe('episode endings', () => {
 
   it('CANCELLED: cancel mid-run stops dispatch, ends the in-flight episodes with partial metrics, keeps finished ones', async () => {
     const controller = new AbortController();
-    // Cancel once an episode has finished and worker 1 is a few steps into one.
+    // Cancel once an episode has finished and worker 1 is a few steps into one it has not finished.
     let finished = false;
     const { summary } = await runGraph(
       gridnavGraph('g_cancel', { envConfig: { step_latency_ms: 10 } }),
@@ -189,7 +189,9 @@ describe('episode endings', () => {
           finished = true;
         },
         onStep: (event, episode) => {
-          if (finished && episode.workerId === 1 && event.step >= 3) controller.abort(new Error('test cancel'));
+          // Not at a step that ends its episode: that episode would end COMPLETED, not in flight.
+          if (finished && episode.workerId === 1 && event.step >= 3 && event.outputs.env?.done !== true)
+            controller.abort(new Error('test cancel'));
         },
       },
     );
