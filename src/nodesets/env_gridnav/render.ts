@@ -1,10 +1,10 @@
-/** Draws a gridnav maze with the agent's trajectory as a PNG (pngjs, no native code). */
-import { PNG } from 'pngjs';
+/** Draws a gridnav maze with the agent's trajectory as a PNG. */
+import { encodeRgbPng } from '../_lib/rgb-png.js';
 import { HEADING_DELTAS, type Cell, type Grid, type Heading } from './grid.js';
 
 type Rgb = Buffer;
 
-const rgb = (r: number, g: number, b: number): Rgb => Buffer.from([r, g, b, 255]);
+const rgb = (r: number, g: number, b: number): Rgb => Buffer.from([r, g, b]);
 
 const WALL = rgb(43, 43, 43);
 const FLOOR = rgb(245, 245, 240);
@@ -32,19 +32,23 @@ export interface TrajectoryDrawing {
 
 export function renderTrajectoryPng(d: TrajectoryDrawing): Buffer {
   const px = cellPixels(d.grid);
-  const png = new PNG({ width: d.grid.cols * px, height: d.grid.rows * px });
+  const width = d.grid.cols * px;
+  const height = d.grid.rows * px;
+  const stride = width * 3;
+  const data = Buffer.alloc(stride * height);
   const fill = (x0: number, y0: number, x1: number, y1: number, color: Rgb): void => {
     const xa = Math.max(0, x0);
-    const xb = Math.min(png.width, x1);
+    const xb = Math.min(width, x1);
     if (xb <= xa) return;
-    for (let y = Math.max(0, y0); y < Math.min(png.height, y1); y++) {
-      png.data.fill(color, (y * png.width + xa) * 4, (y * png.width + xb) * 4);
-    }
+    for (let y = Math.max(0, y0); y < Math.min(height, y1); y++) data.fill(color, y * stride + xa * 3, y * stride + xb * 3);
   };
   for (let r = 0; r < d.grid.rows; r++) {
+    // One pixel row of the cells, then copies of it for the rest of the cell's height.
+    const top = r * px * stride;
     for (let c = 0; c < d.grid.cols; c++) {
-      fill(c * px, r * px, (c + 1) * px, (r + 1) * px, d.grid.walls[r * d.grid.cols + c] ? WALL : FLOOR);
+      fill(c * px, r * px, (c + 1) * px, r * px + 1, d.grid.walls[r * d.grid.cols + c] ? WALL : FLOOR);
     }
+    for (let y = 1; y < px; y++) data.copy(data, top + y * stride, top, top + stride);
   }
   const inset = Math.floor(px / 10);
   const markCell = ([r, c]: Cell, color: Rgb): void =>
@@ -77,6 +81,5 @@ export function renderTrajectoryPng(d: TrajectoryDrawing): Buffer {
     Math.max(ny, centre(ar)) + half + 1,
     AGENT,
   );
-  // The "up" filter alone turns a maze's repeated rows into zeros; a fast general deflate then makes them a few KB.
-  return PNG.sync.write(png, { filterType: 2, deflateStrategy: 0, deflateLevel: 3 });
+  return encodeRgbPng(width, height, data);
 }

@@ -129,6 +129,8 @@ describe('env_gridnav step', () => {
     const png = decodePng(run.last.trajectory);
     const px = cellPixels({ rows: 11, cols: 11 });
     expect([png.width, png.height]).toEqual([11 * px, 11 * px]);
+    // The maze's border is wall: its corner pixel is wall grey, opaque.
+    expect([...png.data.subarray(0, 4)]).toEqual([43, 43, 43, 255]);
   });
 
   it('refuses an action after stop', async () => {
