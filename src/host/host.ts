@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HostError, errorMessage } from '../errors.js';
 import { BatchedInferenceServer, type BatcherStats } from './batched-inference-server.js';
-import { createJsonHttpServer, type JsonHttpAnswer, type JsonHttpRequest } from './json-http-server.js';
+import type { JsonHttpAnswer, JsonHttpRequest, JsonHttpServer } from './json-http-server.js';
 import type {
   BatchedNodeFunction,
   FunctionSpec,
@@ -373,17 +373,23 @@ export function createHost(options: CreateHostOptions): Host {
       if (err instanceof RouteError) return { status: err.status, body: { error: err.message } };
       return { status: 500, body: { error: errorMessage(err) } };
     });
-  const server = createJsonHttpServer(handle, {
-    maxBodyBytes: MAX_BODY_BYTES,
-    keepAliveMs: 60_000,
-    callerGone: () => new HostError('the caller went away'),
-    ...(options.secret !== undefined ? { secret: options.secret } : {}),
-  });
+  // Made on listen(): a host served inside the eval process (a thread, or its own thread) never
+  // listens, and without the server's modules (node:net, node:crypto) a thread host boots sooner.
+  let server: Promise<JsonHttpServer> | undefined;
 
   let closing: Promise<void> | undefined;
   return {
-    listen(port = 0) {
-      return server.listen(port, '127.0.0.1');
+    async listen(port = 0) {
+      if (closing) throw new HostError('the host is closed');
+      server ??= import('./json-http-server.js').then(({ createJsonHttpServer }) =>
+        createJsonHttpServer(handle, {
+          maxBodyBytes: MAX_BODY_BYTES,
+          keepAliveMs: 60_000,
+          callerGone: () => new HostError('the caller went away'),
+          ...(options.secret !== undefined ? { secret: options.secret } : {}),
+        }),
+      );
+      return (await server).listen(port, '127.0.0.1');
     },
     handle,
     close() {
@@ -393,7 +399,7 @@ export function createHost(options: CreateHostOptions): Host {
         } catch {
           // nothing to recover: the batcher only rejects waiting calls
         }
-        await server.close();
+        if (server) await (await server).close();
       })();
       return closing;
     },
