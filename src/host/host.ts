@@ -210,7 +210,7 @@ function formatAllowed(allowed: Array<string | number>): string {
 function readBody(req: JsonHttpRequest): unknown {
   if (req.body.length === 0) return {};
   try {
-    return JSON.parse(req.body.toString('utf8'));
+    return JSON.parse(typeof req.body === 'string' ? req.body : req.body.toString('utf8'));
   } catch (err) {
     throw new RouteError(400, `request body is not valid JSON: ${errorMessage(err)}`);
   }

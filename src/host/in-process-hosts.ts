@@ -40,8 +40,6 @@ export function unregisterInProcessHost(url: string): void {
   targets.delete(url);
 }
 
-const NO_BYTES = Buffer.alloc(0);
-
 /** A request handed to a host without a socket, and its caller's hang-up. */
 export interface InProcessCall {
   req: JsonHttpRequest;
@@ -50,7 +48,7 @@ export interface InProcessCall {
   readonly gone: boolean;
 }
 
-/** A request for a host in this process or one of its threads: the body as the JSON text HTTP would carry. */
+/** A request for a host in this process or one of its threads: the body is the JSON text HTTP would carry. */
 export function inProcessCall(method: string, path: string, body: string | null | undefined): InProcessCall {
   let gone: Error | undefined;
   let controller: AbortController | undefined;
@@ -59,7 +57,8 @@ export function inProcessCall(method: string, path: string, body: string | null 
     req: {
       method,
       path,
-      body: body == null ? NO_BYTES : Buffer.from(body, 'utf8'),
+      // The text as it is: the host parses it straight away (a Buffer would be made only to be turned back into text).
+      body: body ?? '',
       // Made on first read: most handlers never look.
       get signal(): AbortSignal {
         controller ??= new AbortController();

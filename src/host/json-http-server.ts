@@ -15,8 +15,8 @@ export interface JsonHttpRequest {
   method: string;
   /** The request target without its query string. */
   path: string;
-  /** The raw body (empty when there is none). */
-  body: Buffer;
+  /** The body: the bytes read off a socket, or the JSON text of an in-process call (empty when there is none). */
+  body: Buffer | string;
   /** Aborts when the connection closes before the answer is written. Made on first use. */
   readonly signal: AbortSignal;
   /**
@@ -34,7 +34,8 @@ export interface JsonHttpAnswer {
   json?: string;
 }
 
-export type JsonHttpHandler = (req: JsonHttpRequest) => Promise<JsonHttpAnswer> | JsonHttpAnswer;
+/** What the server hands a handler: a request whose body is the bytes read off the socket. */
+export type JsonHttpHandler = (req: JsonHttpRequest & { body: Buffer }) => Promise<JsonHttpAnswer> | JsonHttpAnswer;
 
 export interface JsonHttpServerOptions {
   /** Largest request body accepted; a larger one is answered 413. @default 64 MiB */
@@ -314,7 +315,7 @@ class Connection {
     this.#abort = undefined;
     this.#hangUp = undefined;
     const conn = this;
-    const req: JsonHttpRequest = {
+    const req: JsonHttpRequest & { body: Buffer } = {
       method: head.method,
       path: head.path,
       body,

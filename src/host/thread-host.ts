@@ -98,7 +98,8 @@ export async function startThreadHost(options: SpawnHostOptions): Promise<HostPr
       req.onHangUp(() => {
         if (pending.delete(id) && alive) post({ id, hangUp: true });
       });
-      post({ id, method: req.method, path: req.path, body: req.body.length === 0 ? null : req.body.toString('utf8') });
+      const body = req.body.length === 0 ? null : typeof req.body === 'string' ? req.body : req.body.toString('utf8');
+      post({ id, method: req.method, path: req.path, body });
       return answer;
     },
   });
