@@ -373,8 +373,8 @@ export function createHost(options: CreateHostOptions): Host {
       if (err instanceof RouteError) return { status: err.status, body: { error: err.message } };
       return { status: 500, body: { error: errorMessage(err) } };
     });
-  // Made on listen(): a host served inside the eval process (a thread, or its own thread) never
-  // listens, and without the server's modules (node:net, node:crypto) a thread host boots sooner.
+  // Made on listen(): a host served inside the eval process (on its main thread or in a worker
+  // thread) never listens, and without the server's modules (node:net, node:crypto) a thread host boots sooner.
   let server: Promise<JsonHttpServer> | undefined;
 
   let closing: Promise<void> | undefined;
