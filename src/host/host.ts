@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HostError, errorMessage } from '../errors.js';
 import { BatchedInferenceServer, type BatcherStats } from './batched-inference-server.js';
+import { bodyText } from './in-process-hosts.js';
 import type { JsonHttpAnswer, JsonHttpRequest, JsonHttpServer } from './json-http-server.js';
 import type {
   BatchedNodeFunction,
@@ -210,7 +211,7 @@ function formatAllowed(allowed: Array<string | number>): string {
 function readBody(req: JsonHttpRequest): unknown {
   if (req.body.length === 0) return {};
   try {
-    return JSON.parse(typeof req.body === 'string' ? req.body : req.body.toString('utf8'));
+    return JSON.parse(bodyText(req));
   } catch (err) {
     throw new RouteError(400, `request body is not valid JSON: ${errorMessage(err)}`);
   }

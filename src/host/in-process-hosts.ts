@@ -85,6 +85,11 @@ export function inProcessCall(method: string, path: string, body: string | null 
   };
 }
 
+/** The request's body as text: as it is from an in-process caller, UTF-8 decoded when it came off a socket. */
+export function bodyText(req: JsonHttpRequest): string {
+  return typeof req.body === 'string' ? req.body : req.body.toString('utf8');
+}
+
 /** A host's answer as the JSON text the HTTP server would send (one that cannot be serialised becomes a 500). */
 export function answerText(a: JsonHttpAnswer): { status: number; text: string } {
   try {

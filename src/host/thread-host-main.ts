@@ -22,10 +22,7 @@ export interface ThreadHostData {
 }
 
 /** Parent → thread. */
-export type ThreadHostRequest =
-  | { id: number; method: string; path: string; body: string | null }
-  | { id: number; hangUp: true }
-  | { close: true };
+export type ThreadHostRequest = { id: number; method: string; path: string; body: string } | { id: number; hangUp: true } | { close: true };
 
 /** Thread → parent: `ready` once the host serves, `failed` when it cannot start, else one answer. */
 export type ThreadHostMessage = { ready: true } | { failed: string } | { id: number; status: number; text: string };

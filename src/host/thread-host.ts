@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { Worker } from 'node:worker_threads';
 import { HostError } from '../errors.js';
 import { THREAD_HOST_MAIN } from '../paths.js';
-import { registerInProcessHost, unregisterInProcessHost } from './in-process-hosts.js';
+import { bodyText, registerInProcessHost, unregisterInProcessHost } from './in-process-hosts.js';
 import { hostEnvironment } from './host-secret.js';
 import { stderrTail, untilReady, type HostExit, type HostProcess, type SpawnHostOptions } from './host-process.js';
 import type { JsonHttpAnswer, JsonHttpRequest } from './json-http-server.js';
@@ -98,8 +98,7 @@ export async function startThreadHost(options: SpawnHostOptions): Promise<HostPr
       req.onHangUp(() => {
         if (pending.delete(id) && alive) post({ id, hangUp: true });
       });
-      const body = req.body.length === 0 ? null : typeof req.body === 'string' ? req.body : req.body.toString('utf8');
-      post({ id, method: req.method, path: req.path, body });
+      post({ id, method: req.method, path: req.path, body: bodyText(req) });
       return answer;
     },
   });
