@@ -15,10 +15,6 @@ const threadCpuUsage = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).t
 /** This thread's `/proc/thread-self/schedstat` (Linux; its first field is the thread's CPU time in ns), opened on first use. */
 let schedstat: number | null | undefined;
 const schedBuf = Buffer.alloc(64);
-/** The last schedstat value read; the wall time counted as running since it changed, µs; the wall clock at the last read, µs. */
-let lastSched = -1;
-let sinceSched = 0;
-let lastReadAt = 0;
 /** A gap between two reads longer than this (µs) is a time the thread was not running (preempted), and is not counted. */
 const MAX_RUNNING_GAP_US = 1000;
 
@@ -37,31 +33,50 @@ function schedstatMicros(): number | undefined {
   return Number.isFinite(ns) ? ns / 1000 : undefined;
 }
 
-/**
- * CPU time of the calling thread, µs: a host served in a worker thread shares its process with
- * other hosts, and their CPU must not count as its own. schedstat advances only at scheduler
- * ticks (a few ms), which overshot a 10 ms budget by ~2 ms; between two advances the wall time
- * between close reads (the thread computing) is added, and a long gap (the thread preempted by
- * others) is not. Falls back to the process's CPU time.
- */
-function cpuMicros(): number {
+/** The calling thread's CPU time as the kernel last booked it, µs, or undefined where neither source exists. */
+function threadMicros(): number | undefined {
   if (threadCpuUsage) {
     const u = threadCpuUsage();
     return u.user + u.system;
   }
-  const sched = schedstatMicros();
-  if (sched !== undefined) {
-    const now = performance.now() * 1000;
+  return schedstatMicros();
+}
+
+/**
+ * A clock over `raw`, a CPU-time source that only advances when the kernel books the thread's
+ * time (at scheduler ticks, 1–4 ms apart here: read alone it overshot a 10 ms budget by 1–2 ms).
+ * Between two advances the wall time between close reads (the thread computing) is added, and a
+ * longer gap (the thread preempted by others) is not. µs in, µs out.
+ */
+export function interpolatedCpuClock(raw: () => number | undefined, wallMicros: () => number): () => number | undefined {
+  let lastRaw = -1;
+  let sinceRaw = 0;
+  let lastReadAt = Number.NEGATIVE_INFINITY;
+  return () => {
+    const value = raw();
+    if (value === undefined) return undefined;
+    const now = wallMicros();
     const gap = now - lastReadAt;
     lastReadAt = now;
-    if (sched !== lastSched) {
-      lastSched = sched;
-      sinceSched = 0;
-      return sched;
+    if (value !== lastRaw) {
+      lastRaw = value;
+      sinceRaw = 0;
+      return value;
     }
-    if (gap < MAX_RUNNING_GAP_US) sinceSched += gap;
-    return sched + sinceSched;
-  }
+    if (gap < MAX_RUNNING_GAP_US) sinceRaw += gap;
+    return value + sinceRaw;
+  };
+}
+
+const threadClock = interpolatedCpuClock(threadMicros, () => performance.now() * 1000);
+
+/**
+ * CPU time of the calling thread, µs: a host served in a worker thread shares its process with
+ * other hosts, and their CPU must not count as its own. Falls back to the process's CPU time.
+ */
+function cpuMicros(): number {
+  const t = threadClock();
+  if (t !== undefined) return t;
   const u = process.cpuUsage();
   return u.user + u.system;
 }
