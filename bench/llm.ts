@@ -4,7 +4,9 @@
  * - 64 concurrent episodes: the test graph llm_fixture_qa (one model call per episode) over
  *   256 episodes on 64 workers in a real eval process, the server answering each call after
  *   200 ms. Throughput (calls/s over the episode phase) against the ideal for 64-way concurrency
- *   (64 / 0.2 s = 320 calls/s; target ≥ 0.8 ×), and the eval process's peak RSS (target ≤ 300 MB);
+ *   (64 / 0.2 s = 320 calls/s; target ≥ 0.8 ×), five runs one after another and the median taken
+ *   (one run's phase is ~1 s, and on a shared machine one run reads anywhere in ±5 %), and the
+ *   eval process's peak RSS (target ≤ 300 MB);
  *   then 1024 episodes the same way, with the rate between the first round's end and the last
  *   round's start (every worker busy; one call per episode, so episodes/s are calls/s);
  * - the same calls through the `llm__chat` handler alone (no runner, no hosts), 64 lanes;
@@ -33,6 +35,8 @@ import { createRunDir, readSummary, writeSpec } from '../src/store/run-dir.js';
 const WORKERS = 64;
 const EPISODES = 256;
 const LONG_EPISODES = 1024;
+/** Runs of the 256-episode measurement; the median is the figure. */
+const REPEATS = 5;
 const LATENCY_MS = 200;
 const TARGET_EFFICIENCY = 0.8;
 const TARGET_RSS_MB = 300;
@@ -214,8 +218,12 @@ export async function benchLlm(): Promise<void> {
   const stub = await startStub();
   try {
     await setOptions(stub.url, { latencyMs: LATENCY_MS });
-    const t = await throughput(outputs, stub.url);
     const ideal = WORKERS / (LATENCY_MS / 1000);
+    const runs: Array<Awaited<ReturnType<typeof throughput>>> = [];
+    for (let i = 0; i < REPEATS; i++) runs.push(await throughput(outputs, stub.url));
+    const byRate = [...runs].sort((a, b) => a.calls / a.phaseS - b.calls / b.phaseS);
+    // The median run: its rate is the figure, and the other rows describe it.
+    const t = byRate[Math.floor(REPEATS / 2)]!;
     const rate = t.calls / t.phaseS;
     // A run four times as long: the first round (every worker starting at once) and the last weigh less.
     const long = await throughput(outputs, stub.url, LONG_EPISODES);
@@ -235,7 +243,8 @@ export async function benchLlm(): Promise<void> {
       ['episode duration mean ms', t.episodeMs.toFixed(0), ''],
       ['model call latency mean ms (in the node)', t.callMs.toFixed(0), `${LATENCY_MS} + transport`],
       ['calls/s', rate.toFixed(1), `ideal ${ideal.toFixed(0)}`],
-      ['throughput / ideal', (rate / ideal).toFixed(2), `≥ ${TARGET_EFFICIENCY}`],
+      [`throughput / ideal (median of ${REPEATS} runs)`, (rate / ideal).toFixed(2), `≥ ${TARGET_EFFICIENCY}`],
+      ['  each run, in order', runs.map((r) => (r.calls / r.phaseS / ideal).toFixed(2)).join(' '), ''],
       [`throughput / ideal, ${LONG_EPISODES} episodes`, (long.calls / long.phaseS / ideal).toFixed(2), `≥ ${TARGET_EFFICIENCY}`],
       [`  of it sustained (first round's end → last round's start)`, (long.sustainedPerS / ideal).toFixed(2), `≥ ${TARGET_EFFICIENCY}`],
       [
@@ -245,7 +254,7 @@ export async function benchLlm(): Promise<void> {
       ],
       ['llm__chat alone / ideal', (((EPISODES / WORKERS) * LATENCY_MS) / 1000 / alone).toFixed(2), `≥ ${TARGET_EFFICIENCY}`],
       [`bare client alone, same lanes, s`, bareLanes.toFixed(2), `ideal ${((EPISODES / WORKERS) * LATENCY_MS) / 1000}`],
-      ['eval process peak RSS MB', t.rssMb.toFixed(0), `≤ ${TARGET_RSS_MB}`],
+      ['eval process peak RSS MB (largest run)', Math.max(...runs.map((r) => r.rssMb)).toFixed(0), `≤ ${TARGET_RSS_MB}`],
       ['bare client call p50 ms', o.bare.toFixed(3), ''],
       ['llm__chat handler p50 ms', o.node.toFixed(3), ''],
       ['llm node overhead p50 ms', (o.node - o.bare).toFixed(3), `≤ ${TARGET_OVERHEAD_MS}`],
