@@ -177,7 +177,11 @@ async function fileCreateMs(outputs: string): Promise<number> {
   return ms;
 }
 
-const p50 = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
+/** The middle item by `key` (the upper one of an even count). */
+const medianBy = <T>(items: T[], key: (x: T) => number): T => [...items].sort((a, b) => key(a) - key(b))[Math.floor(items.length / 2)]!;
+const p50 = (v: number[]) => medianBy(v, (x) => x);
+/** Model calls per second over a run's episode phase. */
+const rateOf = (r: { calls: number; phaseS: number }): number => r.calls / r.phaseS;
 
 async function overhead(url: string): Promise<{ bare: number; bareSameFetch: number; node: number }> {
   await setOptions(url, { latencyMs: 0 });
@@ -221,10 +225,9 @@ export async function benchLlm(): Promise<void> {
     const ideal = WORKERS / (LATENCY_MS / 1000);
     const runs: Array<Awaited<ReturnType<typeof throughput>>> = [];
     for (let i = 0; i < REPEATS; i++) runs.push(await throughput(outputs, stub.url));
-    const byRate = [...runs].sort((a, b) => a.calls / a.phaseS - b.calls / b.phaseS);
     // The median run: its rate is the figure, and the other rows describe it.
-    const t = byRate[Math.floor(REPEATS / 2)]!;
-    const rate = t.calls / t.phaseS;
+    const t = medianBy(runs, rateOf);
+    const rate = rateOf(t);
     // A run four times as long: the first round (every worker starting at once) and the last weigh less.
     const long = await throughput(outputs, stub.url, LONG_EPISODES);
     const alone = await nodeAlone(stub.url);
@@ -244,8 +247,8 @@ export async function benchLlm(): Promise<void> {
       ['model call latency mean ms (in the node)', t.callMs.toFixed(0), `${LATENCY_MS} + transport`],
       ['calls/s', rate.toFixed(1), `ideal ${ideal.toFixed(0)}`],
       [`throughput / ideal (median of ${REPEATS} runs)`, (rate / ideal).toFixed(2), `≥ ${TARGET_EFFICIENCY}`],
-      ['  each run, in order', runs.map((r) => (r.calls / r.phaseS / ideal).toFixed(2)).join(' '), ''],
-      [`throughput / ideal, ${LONG_EPISODES} episodes`, (long.calls / long.phaseS / ideal).toFixed(2), `≥ ${TARGET_EFFICIENCY}`],
+      ['  each run, in order', runs.map((r) => (rateOf(r) / ideal).toFixed(2)).join(' '), ''],
+      [`throughput / ideal, ${LONG_EPISODES} episodes`, (rateOf(long) / ideal).toFixed(2), `≥ ${TARGET_EFFICIENCY}`],
       [`  of it sustained (first round's end → last round's start)`, (long.sustainedPerS / ideal).toFixed(2), `≥ ${TARGET_EFFICIENCY}`],
       [
         `llm__chat alone, ${EPISODES} calls in ${WORKERS} lanes, s`,
