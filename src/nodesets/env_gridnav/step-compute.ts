@@ -10,7 +10,7 @@ import type { GridNavEpisode } from './episode.js';
 /** Cells visited between two reads of the CPU clock (a read is a system call of a few µs; a whole pass of a large maze takes milliseconds, and checking only between passes overshot a 10 ms budget by ~2 ms). */
 const CELLS_PER_CHECK = 1024;
 
-/** `process.threadCpuUsage` (Node ≥ 23.9): this thread's CPU time, where the runtime has it. */
+/** `process.threadCpuUsage` (Node ≥ 23.9, and the Node 22 releases tested here): this thread's CPU time, where the runtime has it. */
 const threadCpuUsage = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage?.bind(process);
 /** This thread's `/proc/thread-self/schedstat` (Linux; its first field is the thread's CPU time in ns), opened on first use. */
 let schedstat: number | null | undefined;
