@@ -133,6 +133,14 @@ export interface NodesetManifest {
    * @default false (a child process per host)
    */
   inProcess?: boolean | 'thread';
+  /**
+   * Config keys that make this JS-module nodeset's handlers heavy or unsafe on the eval
+   * process's own thread (CPU work per call, `process.exit`). A run whose graph sets none of
+   * them on any node calling the nodeset (absent, or equal to the key's default) serves its hosts
+   * there, as `inProcess: true`; any other run, where `inProcess` says. For a nodeset whose
+   * handlers only wait (a simulator's latency) unless a config asks for work.
+   */
+  inlineUnless?: string[];
 }
 
 // ---------------------------------------------------------------- handlers

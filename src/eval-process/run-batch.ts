@@ -27,6 +27,7 @@ import type { EpisodeRecord, RunSpec, RunSummary, SharedUrls } from '../store/ty
 import { storageCodeOf } from '../store/storage-fault.js';
 import { BatchEvalRunner, type EnvPanelTarget, type StepListener } from './batch-eval-runner.js';
 import type { HostInfo } from './env-worker-pool.js';
+import { placeForRun } from './in-process-host.js';
 import { startRunHosts, type RunHosts } from './run-hosts.js';
 import { loadDistributions } from '../stats/distributions.js';
 import { SummaryWriter } from './summary-writer.js';
@@ -121,8 +122,8 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     const graphSpec = await freezeGraph(runDir, spec, workspaceDir, opts.builtinGraphsDir);
     const graph = validateGraph(graphSpec, registry);
     const used = nodesetsOf(graph, registry);
-    const shared = used.filter((e) => e.manifest.parallelism === 'shared');
-    const replicated = used.filter((e) => e.manifest.parallelism === 'replicated');
+    const shared = used.filter((e) => e.manifest.parallelism === 'shared').map((e) => placeForRun(e, configsOf(graph, e.name)));
+    const replicated = used.filter((e) => e.manifest.parallelism === 'replicated').map((e) => placeForRun(e, configsOf(graph, e.name)));
 
     const t0 = performance.now();
     const hostsSpan = span?.phase('hosts.start');
@@ -294,6 +295,11 @@ function nodesetsOf(graph: ValidatedGraph, registry: NodesetRegistry): NodesetEn
   const names = new Set<string>();
   for (const n of graph.nodes.values()) if (n.resolved) names.add(n.resolved.nodeset);
   return [...names].sort().map((name) => registry.get(name));
+}
+
+/** The config of every node of the graph that calls `nodeset`. */
+function configsOf(graph: ValidatedGraph, nodeset: string): Record<string, unknown>[] {
+  return [...graph.nodes.values()].filter((n) => n.resolved?.nodeset === nodeset).map((n) => n.node.config ?? {});
 }
 
 /** The nodeset whose panel picks episodes (nodeset-registry/env-panel-nodeset.ts). */

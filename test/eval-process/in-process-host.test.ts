@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallContext } from '../../src/core/types.js';
-import { IN_PROCESS_ENV, runsInProcess, startHost, type RunHost } from '../../src/eval-process/in-process-host.js';
+import { IN_PROCESS_ENV, hostMode, placeForRun, runsInProcess, startHost, type RunHost } from '../../src/eval-process/in-process-host.js';
 import { HostClient } from '../../src/host/host-client.js';
 import { loadManifest } from '../../src/nodeset-registry/manifest.js';
 import type { HostEntry } from '../../src/host/host-process.js';
@@ -107,6 +107,28 @@ describe('startHost', () => {
     expect(runsInProcess(entry, { [IN_PROCESS_ENV]: '0' })).toBe(false);
     const command: HostEntry = { ...plain, manifest: { ...plain.manifest, module: undefined, command: ['python3', 'host.py'] } };
     expect(runsInProcess(command, { [IN_PROCESS_ENV]: 'echo' })).toBe(false);
+  });
+
+  it('placeForRun serves an inlineUnless nodeset on this thread unless the run sets one of its keys', () => {
+    const functions = entry.manifest.functions.map((fn, i) =>
+      i === 0
+        ? { ...fn, config: { ...fn.config, work_ms: { default: 0 }, crash_at: { type: 'integer' as const }, opts: { default: { a: 1 } } } }
+        : fn,
+    );
+    const threaded: HostEntry = {
+      ...entry,
+      manifest: { ...entry.manifest, functions, inProcess: 'thread', inlineUnless: ['work_ms', 'crash_at', 'opts'] },
+    };
+    const place = (...configs: Record<string, unknown>[]) => hostMode(placeForRun(threaded, configs), {});
+    expect(place()).toBe('inline');
+    expect(place({}, { work_ms: 0, opts: { a: 1 }, other: 5 })).toBe('inline');
+    expect(place({}, { work_ms: 10 })).toBe('thread');
+    expect(place({ crash_at: 3 })).toBe('thread');
+    expect(place({ opts: { a: 2 } })).toBe('thread');
+    // The user's switch still wins, and a manifest without the key is left as it is.
+    expect(hostMode(placeForRun(threaded, [{}]), { [IN_PROCESS_ENV]: '0' })).toBe('process');
+    const plain: HostEntry = { ...threaded, manifest: { ...threaded.manifest, inlineUnless: undefined } };
+    expect(placeForRun(plain, [{}])).toBe(plain);
   });
 
   it(`${IN_PROCESS_ENV}=0 starts a child process instead`, async () => {

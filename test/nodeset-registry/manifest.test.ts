@@ -64,6 +64,19 @@ describe('loadManifest', () => {
     expect(cmd.command).toEqual(['python3', 'host.py']);
   });
 
+  it('takes inlineUnless only with config keys a function declares, on a JS-module nodeset', async () => {
+    const functions = [{ ...base.functions[0], config: { step_compute_ms: { default: 0 } } }];
+    const m = await loadManifest(await write({ ...base, functions, inProcess: 'thread', inlineUnless: ['step_compute_ms'] }));
+    expect(m.inlineUnless).toEqual(['step_compute_ms']);
+    await expect(loadManifest(await write({ ...base, functions, inlineUnless: ['step_compute'] }))).rejects.toThrow(
+      /inlineUnless\[0\]: "step_compute" is not a config key of any function \(declared: step_compute_ms\)/,
+    );
+    const { module: _m, ...command } = base;
+    await expect(
+      loadManifest(await write({ ...command, functions, command: ['python3', 'host.py'], inlineUnless: ['step_compute_ms'] })),
+    ).rejects.toThrow(/inlineUnless: only a JS-module nodeset/);
+  });
+
   it('refuses names that would break node types and tags', async () => {
     await expect(loadManifest(await write({ ...base, name: 'env__demo' }))).rejects.toThrow(/name.*no "__"/);
     await expect(loadManifest(await write({ ...base, name: 'env#1' }))).rejects.toThrow(/name/);
