@@ -5,7 +5,6 @@
  * still crosses as JSON text, so results are those of the child process, without the four
  * process hand-offs a step's two calls cost (the bulk of a light step's CPU; docs/throughput.md).
  */
-import { isDeepStrictEqual } from 'node:util';
 import { HostError, errorMessage } from '../errors.js';
 import { createHost } from '../host/host.js';
 import { registerInProcessHost, unregisterInProcessHost } from '../host/in-process-hosts.js';
@@ -35,24 +34,6 @@ export function hostMode(entry: HostEntry, env: Record<string, string> | undefin
   if (entry.manifest.module === undefined || setting === '0') return 'process';
   if (entry.manifest.inProcess === true || setting.split(',').some((name) => name.trim() === entry.name)) return 'inline';
   return entry.manifest.inProcess === 'thread' ? 'thread' : 'process';
-}
-
-/**
- * `entry` as one run places it: with the manifest's `inlineUnless`, when none of `configs` (the
- * config of every node of the run's graph that calls the nodeset) sets one of those keys to a
- * value other than its default, the hosts run on this process's thread (`inProcess: true`): a
- * latency-bound env then costs no thread hand-off per call (docs/throughput.md). Otherwise, and
- * without `inlineUnless`, `entry` unchanged.
- */
-export function placeForRun<E extends HostEntry>(entry: E, configs: readonly Record<string, unknown>[]): E {
-  const { inlineUnless, functions } = entry.manifest;
-  if (!inlineUnless || entry.manifest.inProcess === true) return entry;
-  const defaults = new Map<string, unknown>();
-  for (const fn of functions) for (const [key, spec] of Object.entries(fn.config ?? {})) defaults.set(key, spec.default);
-  const heavy = configs.some((config) =>
-    inlineUnless.some((key) => config[key] !== undefined && !isDeepStrictEqual(config[key], defaults.get(key))),
-  );
-  return heavy ? entry : { ...entry, manifest: { ...entry.manifest, inProcess: true } };
 }
 
 /** Whether `entry` is served on this process's own thread (hostMode `inline`). */

@@ -13,6 +13,7 @@ import { applyOverrides, parseGraph, validateGraph, type ValidatedGraph } from '
 import { GraphCatalog } from '../graph/graph-catalog.js';
 import { NodesetRegistry, type NodesetEntry } from '../nodeset-registry/registry.js';
 import { envPanelNodeset } from '../nodeset-registry/env-panel-nodeset.js';
+import { configsOf, placeForRun } from '../nodeset-registry/placement.js';
 import type { GraphSpec } from '../core/types.js';
 import type { RunStatus } from '../statuses.js';
 import { readJson, writeJsonAtomic } from '../store/atomic.js';
@@ -27,7 +28,6 @@ import type { EpisodeRecord, RunSpec, RunSummary, SharedUrls } from '../store/ty
 import { storageCodeOf } from '../store/storage-fault.js';
 import { BatchEvalRunner, type EnvPanelTarget, type StepListener } from './batch-eval-runner.js';
 import type { HostInfo } from './env-worker-pool.js';
-import { placeForRun } from './in-process-host.js';
 import { startRunHosts, type RunHosts } from './run-hosts.js';
 import { loadDistributions } from '../stats/distributions.js';
 import { SummaryWriter } from './summary-writer.js';
@@ -295,11 +295,6 @@ function nodesetsOf(graph: ValidatedGraph, registry: NodesetRegistry): NodesetEn
   const names = new Set<string>();
   for (const n of graph.nodes.values()) if (n.resolved) names.add(n.resolved.nodeset);
   return [...names].sort().map((name) => registry.get(name));
-}
-
-/** The config of every node of the graph that calls `nodeset`. */
-function configsOf(graph: ValidatedGraph, nodeset: string): Record<string, unknown>[] {
-  return [...graph.nodes.values()].filter((n) => n.resolved?.nodeset === nodeset).map((n) => n.node.config ?? {});
 }
 
 /** The nodeset whose panel picks episodes (nodeset-registry/env-panel-nodeset.ts). */

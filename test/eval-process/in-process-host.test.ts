@@ -6,8 +6,9 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallContext } from '../../src/core/types.js';
-import { IN_PROCESS_ENV, hostMode, placeForRun, runsInProcess, startHost, type RunHost } from '../../src/eval-process/in-process-host.js';
+import { IN_PROCESS_ENV, hostMode, runsInProcess, startHost, type RunHost } from '../../src/eval-process/in-process-host.js';
 import { HostClient } from '../../src/host/host-client.js';
+import { placeForRun } from '../../src/nodeset-registry/placement.js';
 import { loadManifest } from '../../src/nodeset-registry/manifest.js';
 import type { HostEntry } from '../../src/host/host-process.js';
 

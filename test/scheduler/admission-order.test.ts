@@ -123,23 +123,35 @@ describe('admission order', () => {
   });
 
   it('counts CPU cores: two runs that together need more cores than the machine has do not start together', async () => {
-    // A 4-core machine; gridnav_planner needs 1 core per worker (env_gridnav declares none: the default 1).
+    // A 4-core machine; a CPU-bound gridnav_planner (step_compute_ms: env_gridnav in a thread per worker) needs 1 core per
+    // worker (env_gridnav declares none: the default 1).
     const h = await makeScheduler({ sampler: new FixedSampler(), cores: 4 });
-    const a = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 3, workerCount: 3, overrides: slow(50) });
+    const compute = { env: { step_compute_ms: 1 } };
+    const a = await h.scheduler.submit({
+      graphName: 'gridnav_planner',
+      episodeCount: 3,
+      workerCount: 3,
+      overrides: { env: { ...slow(50).env, ...compute.env } },
+    });
     await waitForStatus(h, a.runId, 'RUNNING');
-    const b = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 3, workerCount: 3 });
+    const b = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 3, workerCount: 3, overrides: compute });
     // More workers than episodes: estimated (and run) as 2 workers, 2 cores.
-    const c = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 2, workerCount: 16 });
+    const c = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 2, workerCount: 16, overrides: compute });
     await h.scheduler.tick();
     const queue = h.scheduler.queue();
     expect(queue.map((e) => e.runId)).toEqual([b.runId, c.runId]);
     expect(queue[0]).toMatchObject({ waitingReason: 'needs 3 cores, 1 free', estimate: { cores: 3, coresSource: 'declared' } });
     expect(queue[1]).toMatchObject({ waitingReason: 'needs 2 cores, 1 free', estimate: { cores: 2, ramMb: 280 } });
     expect(h.scheduler.activeJobs().map((j) => j.reservation.cores)).toEqual([3]);
+    // A latency-bound run plays its env on the eval process's thread: one core for all 3 workers, so it fits beside a.
+    const d = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 3, workerCount: 3, overrides: slow(5) });
+    await h.scheduler.tick();
+    expect(Object.fromEntries(h.scheduler.activeJobs().map((j) => [j.runId, j.reservation.cores]))).toEqual({ [a.runId]: 3, [d.runId]: 1 });
+    expect(h.scheduler.queue().map((e) => e.runId)).toEqual([b.runId, c.runId]);
 
     await h.scheduler.cancel(a.runId);
     await waitForStatus(h, b.runId, ['RUNNING', 'COMPLETED']);
-    expect(h.started.slice(0, 2)).toEqual([a.runId, b.runId]);
+    expect(h.started.slice(0, 3)).toEqual([a.runId, d.runId, b.runId]);
     await waitForStatus(h, c.runId, 'COMPLETED');
   });
 

@@ -21,6 +21,13 @@ describe('estimateRun cores', () => {
     expect(estimateRun({ workerCount: 8, nodesets: [shared], calibratedPeakMb: null }).cores).toBe(1);
   });
 
+  it("counts replicated nodesets served on the eval process's thread at most one core together", () => {
+    const inline = (cores?: number): NodesetCost => ({ ...env(cores), name: 'light', inline: true });
+    expect(estimateRun({ workerCount: 8, nodesets: [inline()], calibratedPeakMb: null }).cores).toBe(1);
+    expect(estimateRun({ workerCount: 8, nodesets: [inline(0.1), env(0.5)], calibratedPeakMb: null }).cores).toBe(4.8);
+    expect(estimateRun({ workerCount: 2, nodesets: [inline(0.25)], calibratedPeakMb: null }).cores).toBe(0.5);
+  });
+
   it('prefers what earlier runs measured, rounded up to a tenth', () => {
     expect(estimateRun({ workerCount: 8, nodesets: [env()], calibratedPeakMb: null, calibratedCores: 1.23 })).toMatchObject({
       cores: 1.3,

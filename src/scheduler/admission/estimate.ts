@@ -4,9 +4,11 @@
  * run's `marginalVramMb`, else a default. RAM and VRAM calibrate separately: VRAM only where
  * nvidia-smi attributed GPU memory to an earlier run's processes. CPU cores: the average
  * cores earlier runs of the graph at that worker count kept busy, else the replicated
- * nodesets' declared cores per worker (default 1) times the workers.
+ * nodesets' declared cores per worker (default 1) times the workers, those served on the eval
+ * process's thread together at most that one thread.
  */
 import type { NodesetEntry } from '../../nodeset-registry/registry.js';
+import { servedInline } from '../../nodeset-registry/placement.js';
 import type { Parallelism, ResourceSpec } from '../../core/types.js';
 import type { ResourceEstimate } from '../types.js';
 
@@ -24,6 +26,8 @@ export interface NodesetCost {
   name: string;
   parallelism: Parallelism;
   resources?: ResourceSpec;
+  /** Served on the eval process's own thread in this run (every worker's host shares that one thread). */
+  inline?: boolean;
 }
 
 export interface EstimateInput {
@@ -45,6 +49,7 @@ export function nodesetCosts(entries: readonly NodesetEntry[]): NodesetCost[] {
     name: e.name,
     parallelism: e.manifest.parallelism,
     ...(e.manifest.resources ? { resources: e.manifest.resources } : {}),
+    ...(servedInline(e.manifest) ? { inline: true } : {}),
   }));
 }
 
@@ -57,10 +62,12 @@ export function estimateCores(input: EstimateInput): Pick<ResourceEstimate, 'cor
   const calibrated = input.calibratedCores ?? null;
   if (calibrated !== null && calibrated > 0) return { cores: roundCores(calibrated), coresSource: 'calibrated' };
   const replicated = input.nodesets.filter((n) => n.parallelism === 'replicated');
+  const perWorker = (ns: NodesetCost[]) => ns.reduce((s, n) => s + (n.resources?.cores ?? DEFAULT_HOST_CORES), 0) * input.workerCount;
+  // Hosts served on the eval process's thread share that one thread, however many workers the run has.
   const declared =
     replicated.length === 0
       ? EVAL_PROCESS_CORES
-      : replicated.reduce((s, n) => s + (n.resources?.cores ?? DEFAULT_HOST_CORES), 0) * input.workerCount;
+      : perWorker(replicated.filter((n) => !n.inline)) + Math.min(EVAL_PROCESS_CORES, perWorker(replicated.filter((n) => n.inline)));
   return { cores: roundCores(declared), coresSource: 'declared' };
 }
 
