@@ -9,11 +9,11 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { CodedError, errorMessage } from '../errors.js';
-import { applyOverrides, parseGraph, validateGraph, type ValidatedGraph } from '../graph/graph.js';
+import { applyOverrides, parseGraph, validateGraph } from '../graph/graph.js';
 import { GraphCatalog } from '../graph/graph-catalog.js';
 import { NodesetRegistry, type NodesetEntry } from '../nodeset-registry/registry.js';
 import { envPanelNodeset } from '../nodeset-registry/env-panel-nodeset.js';
-import { configsOf, placeForRun } from '../nodeset-registry/placement.js';
+import { placedNodesets } from '../nodeset-registry/placement.js';
 import type { GraphSpec } from '../core/types.js';
 import type { RunStatus } from '../statuses.js';
 import { readJson, writeJsonAtomic } from '../store/atomic.js';
@@ -121,9 +121,9 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     });
     const graphSpec = await freezeGraph(runDir, spec, workspaceDir, opts.builtinGraphsDir);
     const graph = validateGraph(graphSpec, registry);
-    const used = nodesetsOf(graph, registry);
-    const shared = used.filter((e) => e.manifest.parallelism === 'shared').map((e) => placeForRun(e, configsOf(graph, e.name)));
-    const replicated = used.filter((e) => e.manifest.parallelism === 'replicated').map((e) => placeForRun(e, configsOf(graph, e.name)));
+    const used = placedNodesets(graph, registry);
+    const shared = used.filter((e) => e.manifest.parallelism === 'shared');
+    const replicated = used.filter((e) => e.manifest.parallelism === 'replicated');
 
     const t0 = performance.now();
     const hostsSpan = span?.phase('hosts.start');
@@ -288,13 +288,6 @@ async function freezeGraph(
   const frozen = applyOverrides(source, spec.overrides);
   await writeJsonAtomic(path, frozen);
   return frozen;
-}
-
-/** The registry entries of the nodesets the graph's nodes call, by name. */
-function nodesetsOf(graph: ValidatedGraph, registry: NodesetRegistry): NodesetEntry[] {
-  const names = new Set<string>();
-  for (const n of graph.nodes.values()) if (n.resolved) names.add(n.resolved.nodeset);
-  return [...names].sort().map((name) => registry.get(name));
 }
 
 /** The nodeset whose panel picks episodes (nodeset-registry/env-panel-nodeset.ts). */

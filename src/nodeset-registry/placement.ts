@@ -7,6 +7,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { NodesetManifest } from '../core/types.js';
 import type { ValidatedGraph } from '../graph/graph.js';
+import type { NodesetEntry, NodesetRegistry } from './registry.js';
 
 /**
  * `entry` as one run places it: with the manifest's `inlineUnless`, when none of `configs` (the
@@ -27,8 +28,15 @@ export function placeForRun<E extends { manifest: NodesetManifest }>(entry: E, c
 }
 
 /** The config of every node of `graph` that calls `nodeset`. */
-export function configsOf(graph: ValidatedGraph, nodeset: string): Record<string, unknown>[] {
+function configsOf(graph: ValidatedGraph, nodeset: string): Record<string, unknown>[] {
   return [...graph.nodes.values()].filter((n) => n.resolved?.nodeset === nodeset).map((n) => n.node.config ?? {});
+}
+
+/** The nodesets `graph`'s nodes call, by name, each as the run places it (placeForRun). */
+export function placedNodesets(graph: ValidatedGraph, registry: NodesetRegistry): NodesetEntry[] {
+  const names = new Set<string>();
+  for (const n of graph.nodes.values()) if (n.resolved) names.add(n.resolved.nodeset);
+  return [...names].sort().map((name) => placeForRun(registry.get(name), configsOf(graph, name)));
 }
 
 /** Whether a JS-module nodeset placed by placeForRun runs on the eval process's own thread. */

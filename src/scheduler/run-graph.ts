@@ -8,7 +8,7 @@ import { BadInputError, CodedError, NotFoundError, errorMessage } from '../error
 import { applyOverrides, validateGraph } from '../graph/graph.js';
 import { GraphCatalog } from '../graph/graph-catalog.js';
 import { NodesetRegistry, type NodesetEntry } from '../nodeset-registry/registry.js';
-import { configsOf, placeForRun } from '../nodeset-registry/placement.js';
+import { placedNodesets } from '../nodeset-registry/placement.js';
 import type { GraphSpec } from '../core/types.js';
 import { missingApiKeys, missingModels } from '../nodesets/llm/preflight.js';
 
@@ -61,10 +61,8 @@ export async function inspectRunGraph(opts: RunGraphOptions): Promise<RunGraphIn
     const missing = [...missingApiKeys(graph), ...missingModels(graph)];
     if (missing.length > 0) throw new BadInputError(`graphName "${opts.graphName}": ${missing.join('; ')}`);
   }
-  const names = new Set<string>();
-  for (const n of validated.nodes.values()) if (n.resolved) names.add(n.resolved.nodeset);
   // As this run places them: a nodeset its config keeps light is served on the eval process's thread (admission counts it so).
-  const nodesets = [...names].sort().map((name) => placeForRun(registry.get(name), configsOf(validated, name)));
+  const nodesets = placedNodesets(validated, registry);
   return { registry, nodesets, shared: nodesets.filter(lendable).map((e) => e.name), graph };
 }
 
