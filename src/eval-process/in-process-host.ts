@@ -11,6 +11,7 @@ import { registerInProcessHost, unregisterInProcessHost } from '../host/in-proce
 import { spawnHost, type HostEntry, type HostExit, type HostProcess, type SpawnHostOptions } from '../host/host-process.js';
 import { startThreadHost } from '../host/thread-host.js';
 import { loadNodesetModule } from '../nodeset-registry/nodeset-module.js';
+import { servedInline } from '../nodeset-registry/placement.js';
 import type { NodesetModule } from '../core/types.js';
 
 /**
@@ -32,7 +33,7 @@ export type RunHost = HostProcess & { readonly inProcess: boolean };
 export function hostMode(entry: HostEntry, env: Record<string, string> | undefined): 'inline' | 'thread' | 'process' {
   const setting = (env?.[IN_PROCESS_ENV] ?? process.env[IN_PROCESS_ENV] ?? '').trim();
   if (entry.manifest.module === undefined || setting === '0') return 'process';
-  if (entry.manifest.inProcess === true || setting.split(',').some((name) => name.trim() === entry.name)) return 'inline';
+  if (servedInline(entry.manifest) || setting.split(',').some((name) => name.trim() === entry.name)) return 'inline';
   return entry.manifest.inProcess === 'thread' ? 'thread' : 'process';
 }
 

@@ -89,23 +89,25 @@ export const manifestSchema = z
         message: 'exactly one of "module" (a JS module of handlers) or "command" (a host in any language) is required',
       });
     }
-    if (m.inlineUnless && m.module === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['inlineUnless'],
-        message: 'only a JS-module nodeset ("module") can be served on the eval process\'s thread',
-      });
-    }
-    const configKeys = new Set(m.functions.flatMap((fn) => Object.keys(fn.config ?? {})));
-    m.inlineUnless?.forEach((key, i) => {
-      if (!configKeys.has(key)) {
+    if (m.inlineUnless) {
+      if (m.module === undefined) {
         ctx.addIssue({
           code: 'custom',
-          path: ['inlineUnless', i],
-          message: `"${key}" is not a config key of any function (declared: ${[...configKeys].join(', ') || 'none'})`,
+          path: ['inlineUnless'],
+          message: 'only a JS-module nodeset ("module") can be served on the eval process\'s thread',
         });
       }
-    });
+      const configKeys = new Set(m.functions.flatMap((fn) => Object.keys(fn.config ?? {})));
+      m.inlineUnless.forEach((key, i) => {
+        if (!configKeys.has(key)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['inlineUnless', i],
+            message: `"${key}" is not a config key of any function (declared: ${[...configKeys].join(', ') || 'none'})`,
+          });
+        }
+      });
+    }
     const seen = new Set<string>();
     m.functions.forEach((fn, i) => {
       if (seen.has(fn.name)) ctx.addIssue({ code: 'custom', path: ['functions', i, 'name'], message: `duplicate function "${fn.name}"` });

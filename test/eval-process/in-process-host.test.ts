@@ -120,16 +120,19 @@ describe('startHost', () => {
       ...entry,
       manifest: { ...entry.manifest, functions, inProcess: 'thread', inlineUnless: ['work_ms', 'crash_at', 'opts'] },
     };
-    const place = (...configs: Record<string, unknown>[]) => hostMode(placeForRun(threaded, configs), {});
+    const uses = (...configs: Record<string, unknown>[]) => configs.map((config) => ({ config, fn: functions[0]! }));
+    const place = (...configs: Record<string, unknown>[]) => hostMode(placeForRun(threaded, uses(...configs)), {});
     expect(place()).toBe('inline');
     expect(place({}, { work_ms: 0, opts: { a: 1 }, other: 5 })).toBe('inline');
     expect(place({}, { work_ms: 10 })).toBe('thread');
     expect(place({ crash_at: 3 })).toBe('thread');
     expect(place({ opts: { a: 2 } })).toBe('thread');
+    // null is "unset" to graph validation, so it asks for nothing here either.
+    expect(place({ work_ms: null, crash_at: null })).toBe('inline');
     // The user's switch still wins, and a manifest without the key is left as it is.
-    expect(hostMode(placeForRun(threaded, [{}]), { [IN_PROCESS_ENV]: '0' })).toBe('process');
+    expect(hostMode(placeForRun(threaded, uses({})), { [IN_PROCESS_ENV]: '0' })).toBe('process');
     const plain: HostEntry = { ...threaded, manifest: { ...threaded.manifest, inlineUnless: undefined } };
-    expect(placeForRun(plain, [{}])).toBe(plain);
+    expect(placeForRun(plain, uses({}))).toBe(plain);
   });
 
   it(`${IN_PROCESS_ENV}=0 starts a child process instead`, async () => {
