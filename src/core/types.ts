@@ -136,9 +136,9 @@ export interface NodesetManifest {
   /**
    * Config keys that make this JS-module nodeset's handlers heavy or unsafe on the eval
    * process's own thread (CPU work per call, `process.exit`). A run whose graph sets none of
-   * them on any node calling the nodeset (absent, or equal to the key's default) serves its hosts
-   * there, as `inProcess: true`; any other run, where `inProcess` says. For a nodeset whose
-   * handlers only wait (a simulator's latency) unless a config asks for work.
+   * them on any node calling the nodeset (absent, null, or the default of the function the node
+   * calls) serves its hosts there, as `inProcess: true`; any other run, where `inProcess` says.
+   * For a nodeset whose handlers only wait (a simulator's latency) unless a config asks for work.
    */
   inlineUnless?: string[];
 }
