@@ -35,7 +35,14 @@ export async function startServer(options: Partial<AppOptions> = {}, at?: { dir:
     ...options,
     scheduler: { tickIntervalMs: 200, cancelGraceMs: 3000, sharedHostIdleMs: 0, ...options.scheduler },
   });
-  const { url } = await app.start(at?.port ?? 0);
+  let url: string;
+  try {
+    ({ url } = await app.start(at?.port ?? 0));
+  } catch (err) {
+    // A server that cannot start (a test of that) leaves no temp folder behind.
+    if (!at) await rm(dir, { recursive: true, force: true }).catch(() => {});
+    throw err;
+  }
   const clients: Client[] = [];
   let stopped = false;
   return {

@@ -193,10 +193,11 @@ export interface EnvPanelHandler {
   /** Creates the episode selected by `values` under `episodeKey` and describes it. */
   load(values: PanelValues, episodeKey: string): PanelLoadResult | Promise<PanelLoadResult>;
   /**
-   * Optional: the expected work of the episode `values` select, in any unit that orders episodes
-   * (gridnav: its fewest actions). A run with more than one worker asks before it starts and hands
-   * out the costliest episodes first, so a long one does not start last and hold up the end. It
-   * changes which worker plays an episode and when, never a result. Must not create state.
+   * Optional: the expected work of the episode `values` select, in a unit proportional to its
+   * play time (gridnav: its fewest actions). A run with more than one worker asks before it starts
+   * and hands out the costliest episodes first, then balances the workers' sums of these prices,
+   * so a long one does not start last and hold up the end. It changes which worker plays an
+   * episode and when, never a result. Must not create state.
    */
   cost?(values: PanelValues): number;
 }

@@ -18,6 +18,7 @@ import { outcomeOfException, outcomeOfResult, type AbortCause, type EpisodeOutco
 import { EpisodeWriter } from './episode-writer.js';
 import type { EnvWorkerPool, WorkerSlot } from './env-worker-pool.js';
 import { EpisodeCursor } from './episode-cursor.js';
+import { dispatchOrder } from './dispatch-order.js';
 import { resolveStepBudget } from './step-budget.js';
 import { perCallTimeoutSecOf, perStepTimeoutSecOf } from '../spec/run-spec.js';
 import { effectiveWorkerCount } from '../spec/effective-workers.js';
@@ -161,7 +162,7 @@ export class BatchEvalRunner {
   }
 
   /**
-   * Settles the order execute() hands the plays out in: the costliest first where the env prices
+   * Settles the order execute() hands the plays out in: balanced on the env's prices where it prices
    * them, more than one worker plays more plays than workers, and there are at most
    * MAX_PRICED_PLAYS; index order otherwise.
    */
@@ -169,7 +170,7 @@ export class BatchEvalRunner {
     const plays = this.#plays();
     const count = typeof plays === 'number' ? plays : plays.length;
     const workers = Math.min(this.#o.pool.workerCount, effectiveWorkerCount(this.#o.spec), count);
-    this.#order = workers > 1 && count > workers && count <= MAX_PRICED_PLAYS ? await this.#costliestFirst(plays) : plays;
+    this.#order = workers > 1 && count > workers && count <= MAX_PRICED_PLAYS ? await this.#pricedOrder(plays, workers) : plays;
   }
 
   /** Runs every episode; resolves when the cursor is drained and every worker is idle (or stopped on cancel). */
@@ -199,13 +200,13 @@ export class BatchEvalRunner {
   }
 
   /**
-   * The plays in the order to hand them out: the costliest episodes first when the env panel
-   * prices them (ties keep index order, unpriced ones go last), so a long episode does not start
-   * when most of the work is done and hold up the end. Only the order changes: a play's seed
-   * and its place in the records come from its index. Anything the env cannot answer keeps
-   * index order.
+   * The plays in the order to hand them out when the env panel prices them: dispatchOrder's
+   * (the costliest first, then swaps that end the priced hand-out earlier; unpriced ones go last,
+   * in index order), so a long episode does not start when most of the work is done and hold up
+   * the end. Only the order changes: a play's seed and its place in the records come from its
+   * index. Anything the env cannot answer keeps index order.
    */
-  async #costliestFirst(plays: number | readonly number[]): Promise<number | readonly number[]> {
+  async #pricedOrder(plays: number | readonly number[], workers: number): Promise<number | readonly number[]> {
     const target = this.#o.envPanel;
     const client = this.#panelClient();
     if (!target || !client) return plays;
@@ -223,10 +224,18 @@ export class BatchEvalRunner {
       return plays;
     }
     if (!costs) return plays;
-    const costOf = new Map(episodes.map((e, k) => [e, costs[k] ?? Number.NEGATIVE_INFINITY]));
-    const keyed = indices.map((r, at) => ({ r, at, cost: costOf.get(spec.episodeOffset + playOf(spec, r).episode)! }));
-    keyed.sort((a, b) => (b.cost === a.cost ? a.at - b.at : b.cost > a.cost ? 1 : -1));
-    return keyed.map((k) => k.r);
+    const costOf = new Map(episodes.map((e, k) => [e, costs[k] ?? null]));
+    const priced: number[] = [];
+    const prices: number[] = [];
+    const unpriced: number[] = [];
+    for (const r of indices) {
+      const cost = costOf.get(spec.episodeOffset + playOf(spec, r).episode);
+      if (typeof cost === 'number' && Number.isFinite(cost) && cost >= 0) {
+        priced.push(r);
+        prices.push(cost);
+      } else unpriced.push(r);
+    }
+    return [...dispatchOrder(prices, workers).map((at) => priced[at]!), ...unpriced];
   }
 
   async #work(workerId: number, cursor: EpisodeCursor): Promise<void> {

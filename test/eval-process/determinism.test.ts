@@ -3,13 +3,14 @@
  * byte-identical records (timing and worker fields aside), aggregates, and node firings, also
  * when every host call is delayed by a random amount. Both graphs call a shared, batched
  * model host, so batches of different make-up must not change a single bit. Workers take the
- * next episode from a shared cursor (the costliest first, where the env prices them), so which
+ * next episode from a shared cursor (in an order balanced on their prices, where the env prices them), so which
  * worker runs which episode depends on timing: the results must not.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dispatchOrder } from '../../src/eval-process/dispatch-order.js';
 import { IN_PROCESS_ENV } from '../../src/eval-process/in-process-host.js';
 import { runBatch } from '../../src/eval-process/run-batch.js';
 import { episodeDir } from '../../src/store/run-dir.js';
@@ -93,11 +94,12 @@ describe('determinism across worker counts', () => {
     const workersOf = (o: Outcome) => new Set(o.summary.episodes.map((e) => e.workerId));
     const w3 = await run({ ...spec, workerCount: 3 }, false);
     expect(workersOf(w3).size).toBe(3);
-    // gridnav prices its episodes (their fewest actions, which set the step budget), so the cursor
-    // hands out the costliest first: in that order the start times never go back.
-    const byCost = [...w3.summary.episodes].sort((a, b) => (b.stepBudget ?? 0) - (a.stepBudget ?? 0) || a.index - b.index);
-    expect(byCost.map((e) => e.index)).not.toEqual(byCost.map((_, i) => i));
-    const starts = byCost.map((e) => Date.parse(e.startedAt));
+    // gridnav prices its episodes (their fewest actions; its step budget is 2 × that + 11), so the
+    // cursor hands them out in dispatchOrder's order: in that order the start times never go back.
+    const prices = w3.summary.episodes.map((e) => ((e.stepBudget ?? 11) - 11) / 2);
+    const handedOut = dispatchOrder(prices, 3).map((i) => w3.summary.episodes[i]!);
+    expect(handedOut.map((e) => e.index)).not.toEqual(handedOut.map((_, i) => i));
+    const starts = handedOut.map((e) => Date.parse(e.startedAt));
     expect(starts).toEqual([...starts].sort((a, b) => a - b));
     expectIdentical(base, w3, '3 workers');
     const w8 = await run({ ...spec, workerCount: 8 }, false);
