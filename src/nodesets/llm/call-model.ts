@@ -5,7 +5,7 @@
  * is counted and reported here. Every string that leaves is scrubbed of the API key.
  */
 import OpenAI from 'openai';
-import { createPrng } from '../../core/prng.js';
+import { createPrng, type Prng } from '../../core/prng.js';
 import { errorMessage } from '../../errors.js';
 import { sleep } from '../_lib/sleep.js';
 import { readApiKey, redact } from './api-key.js';
@@ -114,7 +114,8 @@ export async function callModel(o: CallModelOptions): Promise<ModelCallResult> {
   }
   const client = clientFor(config.baseURL, apiKey, config.timeoutMs);
   const limiter = limiterFor(config.baseURL, config.maxConcurrency);
-  const prng = createPrng(o.seed, o.callNumber);
+  // Made at the first retry: most calls need none.
+  let prng: Prng | undefined;
   const retries: RetryEvent[] = [];
   for (let attempt = 0; ; attempt++) {
     const release = await limiter.acquire(o.signal);
@@ -152,6 +153,7 @@ export async function callModel(o: CallModelOptions): Promise<ModelCallResult> {
       );
     }
     const base = Math.min(MAX_BACKOFF_MS, config.retryBaseMs * 2 ** attempt);
+    prng ??= createPrng(o.seed, o.callNumber);
     const delay = Math.round(base * (0.5 + 0.5 * prng.next()));
     retries.push({ type: 'infra', kind: 'retry', attempt: attempt + 1, status, error: message, delay_ms: delay });
     await sleep(delay, o.signal);
