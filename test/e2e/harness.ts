@@ -33,7 +33,7 @@ export async function launchBrowser(): Promise<Browser> {
 }
 
 export interface Session {
-  /** The test's own folder: outputs/ for the backend, screenshots beside it. */
+  /** The test's own folder: outputs/ for the backend, screenshots beside it (removed at close unless E2E_KEEP_SCREENSHOTS is set). */
   dir: string;
   outputsDir: string;
   url: string;
@@ -62,7 +62,13 @@ export async function openSession(browser: Browser, opts: SessionOptions = {}): 
     logger: quietLogger,
     scheduler: { tickIntervalMs: 200, cancelGraceMs: 3000, sharedHostIdleMs: 0 },
   });
-  const { url } = await app.start(0);
+  let url: string;
+  try {
+    ({ url } = await app.start(0));
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
   const context = await browser.newContext({ viewport: opts.viewport ?? { width: 1440, height: 900 } });
   const consoleErrors: string[] = [];
   const watch = (p: Page) => {
@@ -102,8 +108,8 @@ export async function openSession(browser: Browser, opts: SessionOptions = {}): 
       try {
         await app.stop({ cancelRunning: true });
       } finally {
-        // The screenshots stay for a person to look at; the run outputs go.
-        await rm(outputsDir, { recursive: true, force: true });
+        // Screenshots stay only when asked for (E2E_KEEP_SCREENSHOTS=1, for a person to look at); the run outputs always go.
+        await rm(process.env.E2E_KEEP_SCREENSHOTS ? outputsDir : dir, { recursive: true, force: true });
       }
     },
   };
