@@ -240,14 +240,18 @@ export async function benchLlm(): Promise<void> {
     const rows = [
       ['measure', 'value', 'target'],
       [`episodes (${EPISODES} on ${WORKERS} workers)`, t.status, ''],
-      ['episode phase s', t.phaseS.toFixed(2), `≥ ${((EPISODES / WORKERS) * LATENCY_MS) / 1000} (ideal)`],
+      ['episode phase s', t.phaseS.toFixed(3), `≥ ${((EPISODES / WORKERS) * LATENCY_MS) / 1000} (ideal)`],
       ['episode phase s with 0 ms per call (floor)', floor.phaseS.toFixed(2), ''],
       ['model-attributable s (phase − floor)', (t.phaseS - floor.phaseS).toFixed(2), `ideal ${((EPISODES / WORKERS) * LATENCY_MS) / 1000}`],
       ['episode duration mean ms', t.episodeMs.toFixed(0), ''],
       ['model call latency mean ms (in the node)', t.callMs.toFixed(0), `${LATENCY_MS} + transport`],
       ['calls/s', rate.toFixed(1), `ideal ${ideal.toFixed(0)}`],
-      [`throughput / ideal (median of ${REPEATS} runs)`, (rate / ideal).toFixed(2), `≥ ${TARGET_EFFICIENCY}`],
-      ['  each run, in order', runs.map((r) => (rateOf(r) / ideal).toFixed(2)).join(' '), ''],
+      [
+        `throughput / ideal (median of ${REPEATS} runs)`,
+        (rate / ideal).toFixed(3),
+        `≥ ${TARGET_EFFICIENCY} ${rate / ideal >= TARGET_EFFICIENCY ? 'met' : 'NOT met'}`,
+      ],
+      ['  each run, in order', runs.map((r) => (rateOf(r) / ideal).toFixed(3)).join(' '), ''],
       [`throughput / ideal, ${LONG_EPISODES} episodes`, (rateOf(long) / ideal).toFixed(2), `≥ ${TARGET_EFFICIENCY}`],
       [`  of it sustained (first round's end → last round's start)`, (long.sustainedPerS / ideal).toFixed(2), `≥ ${TARGET_EFFICIENCY}`],
       [

@@ -42,6 +42,8 @@ const USAGE =
   '[--name N] [--tag T …] [--note TEXT] [--shard-size N] [--shard k/K] [--server URL [--token T] [--wait-for-room SEC]]';
 
 const POLL_MS = 200;
+/** How often summary.json is read when no progress line is drawn (--json, or stderr not a terminal). */
+const QUIET_POLL_MS = 2000;
 
 /** What each run-spec field is called on the command line, so an error names the flag. */
 export const FLAG_LABELS: FieldLabels = {
@@ -261,15 +263,20 @@ export async function run(argv: string[]): Promise<number> {
 
   const started = Date.now();
   let last: RunSummary | undefined;
-  const poll = setInterval(() => {
-    void readSummary(dir)
-      .then((s) => {
-        if (last && s.seq <= last.seq) return;
-        last = s;
-        if (live) process.stderr.write(`\r\x1b[2K${progressLine(s, Date.now() - started)}`);
-      })
-      .catch(() => {});
-  }, POLL_MS);
+  // Without a progress line the summary is read only as a fallback for the end (a large run's summary
+  // is megabytes to parse, and a scripted run's CLI should not take CPU from its own eval process).
+  const poll = setInterval(
+    () => {
+      void readSummary(dir)
+        .then((s) => {
+          if (last && s.seq <= last.seq) return;
+          last = s;
+          if (live) process.stderr.write(`\r\x1b[2K${progressLine(s, Date.now() - started)}`);
+        })
+        .catch(() => {});
+    },
+    live ? POLL_MS : QUIET_POLL_MS,
+  );
 
   const result = await child.exited;
   clearInterval(poll);
