@@ -20,8 +20,9 @@
  * as bench/device-scaling.sh does on a machine without npm.
  *
  * Flags: --quick (1/2/8 workers, 16 episodes, no repeats), --workers 1,4,16, --episodes N,
- * --repeat N (default 3: each speedup that has a target on this machine is measured as N pairs of
- * runs, 1 worker then N workers back to back, and the median decides; the table shows the first),
+ * --repeat N (default 3: each speedup that has a target on this machine is measured in N rounds,
+ * each a 1-worker run followed by the targeted worker counts, each against its round's 1-worker
+ * run; the median decides, and the table shows the first round),
  * --workloads cpu,latency,cartpole, --evalctl PATH (default ../dist/main.js),
  * --baseline PATH (another build's dist/main.js: cart-pole at 1 worker run with it too, for
  * the episodes-per-second ratio), --json FILE (every figure, for later comparison).
@@ -252,7 +253,7 @@ export async function benchScaling(argv: string[] = process.argv.slice(2)): Prom
   const outputs = mkdtempSync(join(tmpdir(), 'bench-scaling-'));
   const o: Options = { evalctl, outputs, episodes };
   const all: Measured[] = [];
-  /** Per workload, per worker count with a target: the speedup of each pair of runs (the table's first). */
+  /** Per workload, per worker count with a target: the speedup in each round (the table's first). */
   const paired: Record<string, Record<number, number[]>> = {};
   console.log(
     `Scaling on ${cores} CPU(s), Node ${process.version}: ${episodes} episodes per run, the same work at each worker count; ` +
@@ -264,8 +265,8 @@ export async function benchScaling(argv: string[] = process.argv.slice(2)): Prom
       for (const n of workerCounts) runs.push(await timeRun(w, n, o));
       all.push(...runs);
       const base = runs[0]!;
-      // Speedups that carry a target are measured `repeat` times, each as a pair of runs back to back
-      // (1 worker, then N): one run of ~20 s reads ±3 % on a shared machine, and a pair shares its hour.
+      // Speedups that carry a target are measured in `repeat` rounds (a 1-worker run, then each targeted
+      // count, each against that 1-worker run): one ~20 s run reads ±3 % on a shared machine, and a round shares its hour.
       const targeted = workerCounts.filter((n) => n > 1 && targets[w.key][n] !== undefined);
       const pairs: Record<number, number[]> = Object.fromEntries(
         targeted.map((n) => [n, [base.wallMs / runs.find((r) => r.workers === n)!.wallMs]]),
@@ -322,7 +323,7 @@ export async function benchScaling(argv: string[] = process.argv.slice(2)): Prom
         const v = pairs[n]!;
         if (v.length > 1)
           console.log(
-            `speedup at ${n} workers, ${v.length} pairs of runs (1 worker, then ${n}, back to back): ${v.map(x).join(' ')}; median ${x(median(v))}`,
+            `speedup at ${n} workers over ${v.length} rounds (each against its round's 1-worker run, the first round the table's): ${v.map(x).join(' ')}; median ${x(median(v))}`,
           );
       }
     }
