@@ -84,7 +84,8 @@ export interface MetricSpread {
 
 /**
  * The spread of one metric. With `clusters` (one per value) and at least two distinct ones,
- * the interval is the clustered t (C−1 df); else Wilson for 0/1 values, else t (n−1 df).
+ * the interval is the clustered t (C−1 df), cut to [0, 1] for 0/1 values; else Wilson for 0/1
+ * values, else t (n−1 df).
  */
 export function metricSpread(values: readonly number[], clusters?: readonly (string | undefined)[]): MetricSpread {
   const n = values.length;
@@ -100,7 +101,9 @@ export function metricSpread(values: readonly number[], clusters?: readonly (str
     if (cl.clusters >= 2) {
       out.clusteredStderr = cl.se;
       out.ciMethod = 'clustered-t';
-      out.ci95 = tInterval(mean, cl.se, cl.clusters - 1);
+      const ci = tInterval(mean, cl.se, cl.clusters - 1);
+      // A rate lies in [0, 1] whatever its spread; with few clusters the t interval can reach past it.
+      out.ci95 = binary ? [Math.max(0, ci[0]), Math.min(1, ci[1])] : ci;
       return out;
     }
   }

@@ -5,7 +5,7 @@
  */
 import { sampleCorrelation } from 'simple-statistics';
 import { tQuantileOf, tTwoSidedP } from './distributions.js';
-import { CONFIDENCE, clusteredStderr, meanAndSd, tInterval, type CiMethod } from './intervals.js';
+import { CONFIDENCE, clusteredStderr, isBinary, meanAndSd, tInterval, type CiMethod } from './intervals.js';
 
 export interface PairedDifference {
   /** Pairs compared. */
@@ -43,6 +43,11 @@ function pOf(mean: number, se: number, df: number): number | null {
   if (!(df >= 1)) return null;
   if (se === 0) return mean === 0 ? 1 : 0;
   return tTwoSidedP(mean / se, df);
+}
+
+/** A difference of two rates lies in [−1, 1]; a t interval over few episodes or clusters can reach past it. */
+function withinRange(ci: [number, number], rates: boolean): [number, number] {
+  return rates ? [Math.max(-1, ci[0]), Math.min(1, ci[1])] : ci;
 }
 
 /**
@@ -93,7 +98,7 @@ export function pairedDifference(
     meanDiff: d.mean,
     diffSd: d.sd,
     pairedStderr: se,
-    ci95: df >= 1 && Number.isFinite(se) ? tInterval(d.mean, se, df) : null,
+    ci95: df >= 1 && Number.isFinite(se) ? withinRange(tInterval(d.mean, se, df), isBinary(baseline) && isBinary(candidate)) : null,
     ciMethod,
     df,
     ...(C !== undefined ? { clusters: C } : {}),

@@ -71,6 +71,25 @@ describe('intervals', () => {
     close(s.ci95![1], 0.6754907594873398);
   });
 
+  it('keeps the clustered interval of a rate inside [0, 1]', () => {
+    // Five clusters of a 0/1 metric, mostly correct: the clustered t interval reaches past 1.
+    const v = [1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1];
+    const g = ['a', 'a', 'a', 'a', 'b', 'b', 'b', 'b', 'c', 'c', 'c', 'c', 'd', 'd', 'd', 'd', 'e', 'e', 'e', 'e'];
+    const cl = clusteredStderr(v, g);
+    const [, hi] = tInterval(0.8, cl.se, 4);
+    expect(hi).toBeGreaterThan(1);
+    const s = metricSpread(v, g);
+    expect(s).toMatchObject({ binary: true, ciMethod: 'clustered-t', clusters: 5 });
+    close(s.ci95![0], tInterval(0.8, cl.se, 4)[0]);
+    expect(s.ci95![1]).toBe(1);
+    // Values that are not a rate keep the interval as computed.
+    const scaled = metricSpread(
+      v.map((x) => x * 2),
+      g,
+    );
+    expect(scaled.ci95![1]).toBeGreaterThan(2);
+  });
+
   it('has no interval below two values, and one cluster falls back to the unclustered interval', () => {
     expect(metricSpread([3]).ci95).toBeNull();
     const s = metricSpread(
@@ -112,6 +131,15 @@ describe('paired difference', () => {
     const cl = clusteredStderr(diffs, g);
     expect(d).toMatchObject({ ciMethod: 'clustered-t', clusters: 5, df: 4 });
     close(d.pairedStderr, cl.se);
+  });
+
+  it('keeps the interval of a difference of rates inside [−1, 1]', () => {
+    // Three episodes, two flipped from 0 to 1: t with 2 df reaches past 1.
+    const d = pairedDifference([0, 0, 1], [1, 1, 1]);
+    const se = d.pairedStderr;
+    expect(tInterval(d.meanDiff, se, 2)[1]).toBeGreaterThan(1);
+    close(d.ci95![0], tInterval(d.meanDiff, se, 2)[0]);
+    expect(d.ci95![1]).toBe(1);
   });
 
   it('is well defined for identical runs (no spread)', () => {
