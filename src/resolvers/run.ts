@@ -52,7 +52,8 @@ export const MetricAggregateRef = builder.objectRef<MetricAggregate>('MetricAggr
       resolve: (m) => (intervalOf(m) ? (m.ciMethod ?? 't') : null),
     }),
     binary: t.boolean({
-      description: 'True when every value was 0 or 1 (a rate): its interval is Wilson (clustered-t cut to [0, 1] when episodes carry clusters).',
+      description:
+        'True when every value was 0 or 1 (a rate): its interval is Wilson (clustered-t cut to [0, 1] when episodes carry clusters).',
       resolve: (m) => m.binary ?? false,
     }),
     clusters: t.int({
