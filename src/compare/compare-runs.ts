@@ -9,7 +9,6 @@ import { benjaminiHochberg } from '../stats/benjamini-hochberg.js';
 import { mcnemarExactP, winTieLoss, type WinTieLoss } from '../stats/mcnemar.js';
 import { pairedDifference, type PairedDifference } from '../stats/paired.js';
 import { minimumDetectableEffect } from '../stats/power.js';
-import { isBinary } from '../stats/intervals.js';
 import { columnsOf, type ScoreColumns, type ScoreTable } from './episode-scores.js';
 
 /** The runs compared share no episode: there is nothing to pair. */
@@ -39,7 +38,6 @@ export interface MetricComparison extends PairedDifference, WinTieLoss {
   metric: string;
   /** Shared episodes left out of this metric: an ending not counted, or the metric missing, on either side. */
   excludedPairs: number;
-  binary: boolean;
   /** McNemar exact p for 0/1 metrics; null otherwise. */
   mcnemarP: number | null;
   /** The p the BH flags use: McNemar's for 0/1 metrics, the paired t test's otherwise. */
@@ -145,7 +143,7 @@ function compareMetric(metric: string, shared: SharedRows): MetricComparison {
   }
   const diff = pairedDifference(base, cand, anyCluster ? clusters : undefined);
   const wtl = winTieLoss(base, cand);
-  const binary = isBinary(base) && isBinary(cand);
+  const { binary } = diff;
   const flips: FlippedEpisode[] = [];
   if (binary) {
     for (let i = 0; i < base.length; i++) {
@@ -166,7 +164,6 @@ function compareMetric(metric: string, shared: SharedRows): MetricComparison {
     ...diff,
     ...wtl,
     excludedPairs: rowsA.length - base.length,
-    binary,
     mcnemarP,
     testP: binary ? mcnemarP : diff.pValue,
     bhAdjustedP: null,

@@ -29,6 +29,11 @@ export function tInterval(mean: number, se: number, df: number): [number, number
   return [mean - h, mean + h];
 }
 
+/** `ci` cut to [lo, hi]: the range a rate (or a difference of rates) cannot leave, which a t interval over few values or clusters can reach past. */
+export function withinRange(ci: [number, number], lo: number, hi: number): [number, number] {
+  return [Math.max(lo, ci[0]), Math.min(hi, ci[1])];
+}
+
 /** Wilson score interval of `successes` out of `n` (stays inside [0, 1], sane at 0 and n). */
 export function wilsonInterval(successes: number, n: number): [number, number] {
   const z = zOf(1 - (1 - CONFIDENCE) / 2);
@@ -102,8 +107,7 @@ export function metricSpread(values: readonly number[], clusters?: readonly (str
       out.clusteredStderr = cl.se;
       out.ciMethod = 'clustered-t';
       const ci = tInterval(mean, cl.se, cl.clusters - 1);
-      // A rate lies in [0, 1] whatever its spread; with few clusters the t interval can reach past it.
-      out.ci95 = binary ? [Math.max(0, ci[0]), Math.min(1, ci[1])] : ci;
+      out.ci95 = binary ? withinRange(ci, 0, 1) : ci;
       return out;
     }
   }

@@ -5,7 +5,7 @@
  */
 import { sampleCorrelation } from 'simple-statistics';
 import { tQuantileOf, tTwoSidedP } from './distributions.js';
-import { CONFIDENCE, clusteredStderr, isBinary, meanAndSd, tInterval, type CiMethod } from './intervals.js';
+import { CONFIDENCE, clusteredStderr, isBinary, meanAndSd, tInterval, withinRange, type CiMethod } from './intervals.js';
 
 export interface PairedDifference {
   /** Pairs compared. */
@@ -18,8 +18,11 @@ export interface PairedDifference {
   diffSd: number;
   /** Standard error of meanDiff from the differences (clustered when clusters are given). */
   pairedStderr: number;
+  /** The paired t interval, cut to [−1, 1] when `binary`. */
   ci95: [number, number] | null;
   ciMethod: Exclude<CiMethod, 'wilson'>;
+  /** Every value of both sides is 0 or 1 (rates): their difference lies in [−1, 1]. */
+  binary: boolean;
   /** Degrees of freedom of the paired interval: n−1, or C−1 clustered. */
   df: number;
   clusters?: number;
@@ -43,11 +46,6 @@ function pOf(mean: number, se: number, df: number): number | null {
   if (!(df >= 1)) return null;
   if (se === 0) return mean === 0 ? 1 : 0;
   return tTwoSidedP(mean / se, df);
-}
-
-/** A difference of two rates lies in [−1, 1]; a t interval over few episodes or clusters can reach past it. */
-function withinRange(ci: [number, number], rates: boolean): [number, number] {
-  return rates ? [Math.max(-1, ci[0]), Math.min(1, ci[1])] : ci;
 }
 
 /**
@@ -82,6 +80,8 @@ export function pairedDifference(
       ciMethod = 'clustered-t';
     }
   }
+  const binary = isBinary(baseline) && isBinary(candidate);
+  const ci95 = df >= 1 && Number.isFinite(se) ? tInterval(d.mean, se, df) : null;
   let correlation: number | null = null;
   if (n > 1 && a.sd > 0 && b.sd > 0) correlation = sampleCorrelation(baseline as number[], candidate as number[]);
   const unpairedStderr = n > 1 ? Math.sqrt((a.sd * a.sd) / n + (b.sd * b.sd) / n) : Number.NaN;
@@ -98,8 +98,9 @@ export function pairedDifference(
     meanDiff: d.mean,
     diffSd: d.sd,
     pairedStderr: se,
-    ci95: df >= 1 && Number.isFinite(se) ? withinRange(tInterval(d.mean, se, df), isBinary(baseline) && isBinary(candidate)) : null,
+    ci95: ci95 && binary ? withinRange(ci95, -1, 1) : ci95,
     ciMethod,
+    binary,
     df,
     ...(C !== undefined ? { clusters: C } : {}),
     pValue: pOf(d.mean, se, df),
