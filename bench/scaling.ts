@@ -68,7 +68,7 @@ function targetsFor(cores: number): Record<Workload['key'], Record<number, numbe
   return { cpu: { 2: 1.85 }, latency: { 8: 7, 16: 11 }, cartpole: {} };
 }
 const TARGET_OVERHEAD_MS = 0.5;
-/** Pairs of runs (1 worker, then N) behind each speedup that has a target; the median decides. */
+/** Rounds (a 1-worker run, then each targeted count) behind each speedup that has a target; the median decides. */
 const DEFAULT_REPEAT = 3;
 /** Runs of the no-work graph at 1 worker; the median is the overhead figure. */
 const IDLE_REPEATS = 5;
