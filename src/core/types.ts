@@ -134,13 +134,20 @@ export interface NodesetManifest {
    */
   inProcess?: boolean | 'thread';
   /**
-   * Config keys that make this JS-module nodeset's handlers heavy or unsafe on the eval
-   * process's own thread (CPU work per call, `process.exit`). A run whose graph sets none of
-   * them on any node calling the nodeset (absent, null, or the default of the function the node
+   * Config keys that make this JS-module nodeset's handlers unsafe on the eval process's own
+   * thread (`process.exit`, a call that may block for good). A run whose graph sets none of them
+   * on any node calling the nodeset (absent, null, or the default of the function the node
    * calls) serves its hosts there, as `inProcess: true`; any other run, where `inProcess` says.
-   * For a nodeset whose handlers only wait (a simulator's latency) unless a config asks for work.
    */
   inlineUnless?: string[];
+  /**
+   * Config keys that make this JS-module nodeset's handlers spend CPU per call (a simulator's
+   * compute, per-step rendering). Served on the eval process's thread all the same (a run whose
+   * hosts all are plays in one lane per core: docs/throughput.md), but admission then counts the
+   * nodeset's cores per worker, where an inline nodeset that only waits counts one core at most
+   * with the others on that thread. As for `inlineUnless`, a key counts when a node sets it.
+   */
+  heavyWith?: string[];
 }
 
 // ---------------------------------------------------------------- handlers

@@ -23,7 +23,6 @@ import { resolveStepBudget } from './step-budget.js';
 import { perCallTimeoutSecOf, perStepTimeoutSecOf } from '../spec/run-spec.js';
 import { effectiveWorkerCount } from '../spec/effective-workers.js';
 import { playCountOf, playOf, playSeed, repeatsOf } from '../spec/repeats.js';
-import type { SummaryWriter } from './summary-writer.js';
 import type { RunSpan } from '../tracing/spans.js';
 import { eventHook, firingHook, withStepHook } from './episode-trace-hooks.js';
 
@@ -51,12 +50,23 @@ export type StepEvent = Parameters<NonNullable<LoopRunOptions['onStep']>>[0];
 /** Per-iteration progress, with the episode and worker it belongs to. */
 export type StepListener = (event: StepEvent, episode: { index: number; workerId: number }) => void;
 
+/** Where finished episodes go: the run's SummaryWriter, or in a play lane the main thread's (null: no summary here). */
+export interface EpisodeSink {
+  addEpisode(record: EpisodeRecord): Promise<RunSummary | null>;
+  retireWorker(workerId: number, reason: string): void;
+}
+
 export interface BatchEvalRunnerOptions {
   spec: RunSpec;
   runDir: string;
   graph: ValidatedGraph;
   pool: EnvWorkerPool;
-  summary: SummaryWriter;
+  summary: EpisodeSink;
+  /**
+   * All the run's workers, where some play in other lanes (play-lanes.ts) and the pool holds
+   * only this lane's: the hand-out order is planned for all of them. @default the pool's
+   */
+  runWorkerCount?: number;
   /** The env panel to drive; without one each episode gets `<graph>/<index>` as its id. */
   envPanel?: EnvPanelTarget;
   /** URLs of the shared hosts the graph calls (evicted after each episode, callers released at the end). */
@@ -169,19 +179,26 @@ export class BatchEvalRunner {
   async planDispatch(): Promise<void> {
     const plays = this.#plays();
     const count = typeof plays === 'number' ? plays : plays.length;
-    const workers = Math.min(this.#o.pool.workerCount, effectiveWorkerCount(this.#o.spec), count);
+    const workers = Math.min(this.#o.runWorkerCount ?? this.#o.pool.workerCount, effectiveWorkerCount(this.#o.spec), count);
     this.#order = workers > 1 && count > workers && count <= MAX_PRICED_PLAYS ? await this.#pricedOrder(plays, workers) : plays;
   }
 
-  /** Runs every episode; resolves when the cursor is drained and every worker is idle (or stopped on cancel). */
-  async execute(): Promise<void> {
+  /** The plays in the order they are handed out: planDispatch()'s, else index order. */
+  get order(): number | readonly number[] {
+    return this.#order ?? this.#plays();
+  }
+
+  /**
+   * Runs every episode; resolves when the cursor is drained and every worker is idle (or stopped
+   * on cancel). `cursor`: one shared with other lanes' workers (default: a cursor of its own over `order`).
+   */
+  async execute(cursor = new EpisodeCursor(this.order)): Promise<void> {
     const { spec, pool } = this.#o;
-    const cursor = new EpisodeCursor(this.#order ?? this.#plays());
     const workers = Math.max(1, Math.min(pool.workerCount, effectiveWorkerCount(spec), cursor.count));
     await this.#findHostsWithoutBatcher();
     try {
       // Settled, not raced: a worker that fails stops the others, but each one's in-flight episode still gets its record before the run ends.
-      const results = await Promise.allSettled(Array.from({ length: workers }, (_, k) => this.#work(k, cursor)));
+      const results = await Promise.allSettled(Array.from({ length: workers }, (_, k) => this.#work(pool.firstWorkerId + k, cursor)));
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) throw failed.reason;
     } finally {
@@ -449,7 +466,7 @@ export class BatchEvalRunner {
       await writer.finish(record);
       this.#o.onEpisodeWritten?.(record);
       const summary = await this.#o.summary.addEpisode(record);
-      this.#o.onEpisode?.(record, summary);
+      if (summary) this.#o.onEpisode?.(record, summary);
       await evicted;
     };
     return { record, finish };

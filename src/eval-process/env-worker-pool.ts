@@ -12,6 +12,11 @@ import type { NodesetEntry } from '../nodeset-registry/registry.js';
 export interface EnvWorkerPoolOptions {
   /** Worker slots to build (≥ 1). */
   workerCount: number;
+  /**
+   * The run's worker id of the first slot: a play lane's pool (play-lanes.ts) holds workers
+   * `firstWorkerId` … `firstWorkerId + workerCount - 1` of its run. @default 0
+   */
+  firstWorkerId?: number;
   /** The replicated nodesets the graph uses; each gets one host per slot. */
   nodesets: readonly NodesetEntry[];
   /** Extra environment for the hosts. */
@@ -65,6 +70,7 @@ interface SlotState extends WorkerSlot {
 
 export class EnvWorkerPool {
   readonly workerCount: number;
+  readonly firstWorkerId: number;
   readonly #opts: EnvWorkerPoolOptions;
   readonly #slots: SlotState[];
   readonly #entries: Map<string, NodesetEntry>;
@@ -74,6 +80,7 @@ export class EnvWorkerPool {
 
   private constructor(opts: EnvWorkerPoolOptions, slots: SlotState[]) {
     this.workerCount = opts.workerCount;
+    this.firstWorkerId = opts.firstWorkerId ?? 0;
     this.#opts = opts;
     this.#slots = slots;
     this.#entries = new Map(opts.nodesets.map((n) => [n.name, n]));
@@ -89,8 +96,9 @@ export class EnvWorkerPool {
   static async open(opts: EnvWorkerPoolOptions): Promise<EnvWorkerPool> {
     if (!Number.isInteger(opts.workerCount) || opts.workerCount < 1)
       throw new RangeError(`worker count must be an integer ≥ 1, got ${opts.workerCount}`);
-    const slots: SlotState[] = Array.from({ length: opts.workerCount }, (_, workerId) => ({
-      workerId,
+    const first = opts.firstWorkerId ?? 0;
+    const slots: SlotState[] = Array.from({ length: opts.workerCount }, (_, k) => ({
+      workerId: first + k,
       urlOverrides: {},
       clients: new Map(),
       hosts: new Map(),
@@ -99,8 +107,8 @@ export class EnvWorkerPool {
       suspect: false,
     }));
     const pool = new EnvWorkerPool(opts, slots);
-    const [first, ...rest] = slots;
-    first!.starting = pool.#startSlot(first!);
+    const [head, ...rest] = slots;
+    head!.starting = pool.#startSlot(head!);
     const lanes = Math.max(1, Math.min(rest.length, opts.bootLanes ?? rest.length));
     rest.forEach((slot, i) => {
       // Each lane boots its slots one after another, the next one whether or not the last one started.
@@ -111,7 +119,7 @@ export class EnvWorkerPool {
     });
     if (opts.startAllAtOnce) pool.#openGate();
     try {
-      await first!.starting;
+      await head!.starting;
     } catch (err) {
       await pool.close();
       throw err;
@@ -134,9 +142,9 @@ export class EnvWorkerPool {
     await Promise.all(this.#slots.map((s) => s.starting));
   }
 
-  /** The tag of slot k's hosts: none when there is a single slot. */
+  /** The tag of worker k's hosts: none when the run has a single worker. */
   tagOf(workerId: number): string | undefined {
-    return this.workerCount === 1 ? undefined : String(workerId);
+    return this.workerCount === 1 && this.firstWorkerId === 0 ? undefined : String(workerId);
   }
 
   /** Pinned lease: worker k gets slot k, never another. */
@@ -200,7 +208,7 @@ export class EnvWorkerPool {
   }
 
   #slot(workerId: number): SlotState {
-    const slot = this.#slots[workerId];
+    const slot = this.#slots[workerId - this.firstWorkerId];
     if (!slot) throw new RangeError(`no worker slot ${workerId} (pool of ${this.workerCount})`);
     return slot;
   }

@@ -11,14 +11,14 @@ import { performance } from 'node:perf_hooks';
 import { CodedError, errorMessage } from '../errors.js';
 import { applyOverrides, parseGraph, validateGraph } from '../graph/graph.js';
 import { GraphCatalog } from '../graph/graph-catalog.js';
-import { NodesetRegistry, type NodesetEntry } from '../nodeset-registry/registry.js';
-import { envPanelNodeset } from '../nodeset-registry/env-panel-nodeset.js';
+import { NodesetRegistry } from '../nodeset-registry/registry.js';
 import { placedNodesets } from '../nodeset-registry/placement.js';
 import type { GraphSpec } from '../core/types.js';
 import type { RunStatus } from '../statuses.js';
 import { readJson, writeJsonAtomic } from '../store/atomic.js';
 import { SpecInvalidError } from '../spec/spec-errors.js';
 import { effectiveWorkerCount } from '../spec/effective-workers.js';
+import { availableParallelism } from 'node:os';
 import { episodeIndicesOf } from '../spec/shards.js';
 import { FILES, readSharedUrls, readSpec, readSummary, touchDone, writeSummary } from '../store/run-dir.js';
 import { writeReport } from '../store/report.js';
@@ -26,7 +26,10 @@ import { writeScoreIndexOfSummary } from '../compare/score-index.js';
 import { pendingIndicesOf, readAttempts } from '../store/attempts.js';
 import type { EpisodeRecord, RunSpec, RunSummary, SharedUrls } from '../store/types.js';
 import { storageCodeOf } from '../store/storage-fault.js';
-import { BatchEvalRunner, type EnvPanelTarget, type StepListener } from './batch-eval-runner.js';
+import { BatchEvalRunner, type StepListener } from './batch-eval-runner.js';
+import { envPanelOf } from './env-panel-target.js';
+import { EpisodeCursor } from './episode-cursor.js';
+import { playLaneCount, splitWorkers, startPlayLanes, type PlayLanes } from './play-lanes.js';
 import type { HostInfo } from './env-worker-pool.js';
 import { startRunHosts, type RunHosts } from './run-hosts.js';
 import { loadDistributions } from '../stats/distributions.js';
@@ -111,6 +114,13 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
 
   let registry: NodesetRegistry | undefined;
   let hosts: RunHosts | undefined;
+  /** The run's other play lanes (play-lanes.ts), and the first error one of them failed with. */
+  let others: PlayLanes | undefined;
+  let laneError: Error | undefined;
+  const episodeDone = (record: EpisodeRecord, s: RunSummary): void => {
+    opts.onEpisode?.(record, s);
+    emit(s);
+  };
   let status: RunStatus = 'COMPLETED';
   let error: { code: string; message: string } | null = null;
   try {
@@ -128,20 +138,66 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     const t0 = performance.now();
     const hostsSpan = span?.phase('hosts.start');
     const lent = opts.sharedUrls ?? (await readSharedUrls(runDir));
+    // The run's workspace reaches its hosts too (env_dataset reads its datasets there), also when this process's environment has another.
+    const hostEnv =
+      opts.hostEnv || workspaceDir ? { ...opts.hostEnv, ...(workspaceDir ? { ACTIVE_WORKSPACE_DIR: workspaceDir } : {}) } : undefined;
+    const workers = Math.max(1, Math.min(effectiveWorkerCount(spec), (retryIndices ?? episodeIndicesOf(spec)).length));
+    const cores = opts.cores ?? availableParallelism();
+    const lanes = playLaneCount({
+      used,
+      lent,
+      env: hostEnv,
+      workers,
+      // Threads beyond the machine's cores only take turns; `cores` may plan boots for a bigger machine.
+      cores: Math.min(cores, availableParallelism()),
+      stepEvents: opts.onStep !== undefined,
+    });
+    const counts = splitWorkers(workers, lanes);
+    // The other lanes boot (their registry, graph and hosts) while this thread boots its own and plans the order; they play once told it.
+    const cursorBuffer = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT);
+    /** Aborted when another lane fails: this thread's workers stop as they would on a fatal error of their own. */
+    const laneFailure = new AbortController();
+    others =
+      lanes > 1
+        ? startPlayLanes({
+            runDir,
+            spec,
+            graph: graphSpec,
+            counts,
+            cursor: cursorBuffer,
+            cores,
+            lent,
+            ...(span ? { traceparent: span.traceparent } : {}),
+            ...(hostEnv ? { env: hostEnv } : {}),
+            ...(opts.builtinNodesetsDir ? { builtinNodesetsDir: opts.builtinNodesetsDir } : {}),
+            ...(workspaceDir ? { workspaceDir } : {}),
+            addEpisode: async (record) => episodeDone(record, await summary.addEpisode(record)),
+            retireWorker: (workerId, reason) => {
+              summary.retireWorker(workerId, reason);
+              log(`worker ${workerId} retired: ${reason}; the other workers play its episodes`);
+            },
+            ...(opts.onEpisodeStart ? { onEpisodeStart: opts.onEpisodeStart } : {}),
+            ...(opts.onEpisodeWritten ? { onEpisodeWritten: opts.onEpisodeWritten } : {}),
+            log,
+            onFailure: (err) => {
+              laneError ??= err;
+              laneFailure.abort(err);
+              others?.stop(err);
+            },
+          })
+        : undefined;
     const starting = startRunHosts({
       registry,
       shared,
       replicated,
       lent,
-      // The run's workspace reaches its hosts too (env_dataset reads its datasets there), also when this process's environment has another.
-      ...(opts.hostEnv || workspaceDir
-        ? { env: { ...opts.hostEnv, ...(workspaceDir ? { ACTIVE_WORKSPACE_DIR: workspaceDir } : {}) } }
-        : {}),
-      workerCount: Math.max(1, Math.min(effectiveWorkerCount(spec), (retryIndices ?? episodeIndicesOf(spec)).length)),
+      ...(hostEnv ? { env: hostEnv } : {}),
+      // With lanes, this thread's share of the workers; the other lanes start hosts of their own.
+      workerCount: counts[0]!,
       ...(opts.signal ? { signal: opts.signal } : {}),
       onStderr: log,
       ...(opts.onHostStarted ? { onHostStarted: opts.onHostStarted } : {}),
-      ...(opts.cores !== undefined ? { cores: opts.cores } : {}),
+      cores,
     });
     // While the hosts boot this thread waits anyway: load the statistics the summaries need now, not in the first summary write mid-run.
     loadDistributions();
@@ -159,6 +215,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       () => {},
     );
 
+    const signal = lanes > 1 ? (opts.signal ? AbortSignal.any([opts.signal, laneFailure.signal]) : laneFailure.signal) : opts.signal;
     const envPanel = envPanelOf(used);
     const runner = new BatchEvalRunner({
       spec,
@@ -166,6 +223,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       graph,
       pool,
       summary,
+      runWorkerCount: workers,
       sharedUrls,
       lentNodesets: shared.filter((e) => lent[e.name]).map((e) => e.name),
       log,
@@ -177,13 +235,10 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
         : spec.shard || spec.audit || spec.episodeIndices
           ? { episodeIndices: episodeIndicesOf(spec) }
           : {}),
-      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(signal ? { signal } : {}),
       ...(opts.onEpisodeStart ? { onEpisodeStart: opts.onEpisodeStart } : {}),
       ...(opts.onEpisodeWritten ? { onEpisodeWritten: opts.onEpisodeWritten } : {}),
-      onEpisode: (record, s) => {
-        opts.onEpisode?.(record, s);
-        emit(s);
-      },
+      onEpisode: episodeDone,
       ...(opts.onStep ? { onStep: opts.onStep } : {}),
       ...(span ? { trace: span } : {}),
     });
@@ -192,13 +247,30 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       sharedUrls[nodeset] = url;
       registry?.attachUrl(nodeset, url);
       runner.moveSharedHost(nodeset, url);
+      others?.move(nodeset, url);
       log(`shared nodeset ${nodeset} moved to ${url}`);
     });
     await runner.checkSelection();
     // Priced on worker 0's env host before the others boot: on a small machine their start would slow it.
     await runner.planDispatch();
+    const cursor = new EpisodeCursor(runner.order, cursorBuffer);
+    others?.go(runner.order);
+    if (others) log(`playing in ${lanes} lanes (workers ${counts.join(' + ')})`);
+    const stopOthers = () => others?.stop(opts.signal?.reason);
+    opts.signal?.addEventListener('abort', stopOthers, { once: true });
     pool.startOthers();
-    await runner.execute();
+    try {
+      await runner.execute(cursor);
+    } catch (err) {
+      // A lane's failure is the run's error (this thread's workers only stopped for it).
+      if (!laneError) throw err;
+    } finally {
+      opts.signal?.removeEventListener('abort', stopOthers);
+    }
+    // The cursor is drained: a lane still booting has nothing left to play.
+    others?.dropIdle();
+    await others?.done;
+    if (laneError && !opts.signal?.aborted) throw laneError;
     if (opts.signal?.aborted) ({ status, error } = stoppedBy(opts.signal.reason));
   } catch (err) {
     if (opts.signal?.aborted) {
@@ -213,6 +285,12 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     }
   } finally {
     opts.signal?.removeEventListener('abort', flushOnStop);
+    // On every way out the other lanes stop (they may not have been told to play yet) and their records are in.
+    if (others) {
+      others.dropIdle();
+      others.stop(opts.signal?.reason ?? new Error('the run ended'));
+      await others.done;
+    }
     await hosts?.close();
     registry?.close();
   }
@@ -288,11 +366,4 @@ async function freezeGraph(
   const frozen = applyOverrides(source, spec.overrides);
   await writeJsonAtomic(path, frozen);
   return frozen;
-}
-
-/** The nodeset whose panel picks episodes (nodeset-registry/env-panel-nodeset.ts). */
-function envPanelOf(used: readonly NodesetEntry[]): EnvPanelTarget | undefined {
-  const env = envPanelNodeset(used);
-  if (!env?.manifest.panel) return undefined;
-  return { nodeset: env.name, panel: env.manifest.panel, ...(env.manifest.parallelism === 'shared' ? { shared: true } : {}) };
 }

@@ -17,6 +17,8 @@ export interface StartRunHostsOptions {
   /** Shared nodesets lent by the backend: name → URL. */
   lent: SharedUrls;
   workerCount: number;
+  /** The run's id of the first worker here (a play lane's share of the workers). @default 0 */
+  firstWorkerId?: number;
   /**
    * CPU cores of the machine: where there is one per host to boot, every host boots at once;
    * elsewhere the other workers' hosts boot in lanes, a host per core less one. @default os.availableParallelism()
@@ -71,6 +73,7 @@ export async function startRunHosts(o: StartRunHostsOptions): Promise<RunHosts> 
   const toBoot = o.workerCount * o.replicated.length + o.shared.filter((e) => !o.lent[e.name]).length;
   const poolStart = EnvWorkerPool.open({
     workerCount: o.workerCount,
+    ...(o.firstWorkerId ? { firstWorkerId: o.firstWorkerId } : {}),
     startAllAtOnce: toBoot <= cores,
     // A lane boots a slot's hosts together: one host per core, less one core for the episodes already playing on slot 0 and this process.
     bootLanes: Math.max(1, Math.floor((cores - 1) / Math.max(1, o.replicated.length))),
@@ -95,7 +98,8 @@ export async function startRunHosts(o: StartRunHostsOptions): Promise<RunHosts> 
   }
   const sharedUrls: Record<string, string> = Object.fromEntries(shared.map((r) => (r as PromiseFulfilledResult<[string, string]>).value));
   // One worker: its hosts are also the nodesets' registered URLs.
-  if (o.workerCount === 1) for (const [nodeset, url] of Object.entries(pool.p.urlsOf(0))) o.registry.attachUrl(nodeset, url);
+  if (o.workerCount === 1)
+    for (const [nodeset, url] of Object.entries(pool.p.urlsOf(pool.p.firstWorkerId))) o.registry.attachUrl(nodeset, url);
   let closing: Promise<void> | undefined;
   return {
     pool: pool.p,

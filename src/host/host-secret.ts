@@ -47,12 +47,18 @@ export function hostSecretFor(url: string): string | undefined {
 
 /** `{ EVAL_HOST_SECRETS: … }` for a child process that will call the hosts at `urls`; empty when none has a secret. */
 export function hostSecretsEnv(urls: Iterable<string>): Record<string, string> {
+  const out = hostSecretsOf(urls);
+  return Object.keys(out).length > 0 ? { [HOST_SECRETS_ENV]: JSON.stringify(out) } : {};
+}
+
+/** URL → secret of the hosts at `urls` this process has a secret for (to hand to a worker thread that calls them). */
+export function hostSecretsOf(urls: Iterable<string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const url of urls) {
     const s = hostSecretFor(url);
     if (s !== undefined) out[url] = s;
   }
-  return Object.keys(out).length > 0 ? { [HOST_SECRETS_ENV]: JSON.stringify(out) } : {};
+  return out;
 }
 
 /** Reads EVAL_HOST_SECRETS into this process's secrets and removes it from the environment. */

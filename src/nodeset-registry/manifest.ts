@@ -80,6 +80,7 @@ export const manifestSchema = z
     command: z.array(z.string().min(1)).min(1).optional(),
     inProcess: z.union([z.boolean(), z.literal('thread')]).optional(),
     inlineUnless: z.array(z.string().min(1)).optional(),
+    heavyWith: z.array(z.string().min(1)).optional(),
   })
   .superRefine((m, ctx) => {
     if ((m.module === undefined) === (m.command === undefined)) {
@@ -89,20 +90,22 @@ export const manifestSchema = z
         message: 'exactly one of "module" (a JS module of handlers) or "command" (a host in any language) is required',
       });
     }
-    if (m.inlineUnless) {
+    for (const field of ['inlineUnless', 'heavyWith'] as const) {
+      const keys = m[field];
+      if (!keys) continue;
       if (m.module === undefined) {
         ctx.addIssue({
           code: 'custom',
-          path: ['inlineUnless'],
+          path: [field],
           message: 'only a JS-module nodeset ("module") can be served on the eval process\'s thread',
         });
       }
       const configKeys = new Set(m.functions.flatMap((fn) => Object.keys(fn.config ?? {})));
-      m.inlineUnless.forEach((key, i) => {
+      keys.forEach((key, i) => {
         if (!configKeys.has(key)) {
           ctx.addIssue({
             code: 'custom',
-            path: ['inlineUnless', i],
+            path: [field, i],
             message: `"${key}" is not a config key of any function (declared: ${[...configKeys].join(', ') || 'none'})`,
           });
         }

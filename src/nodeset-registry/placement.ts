@@ -1,8 +1,8 @@
 /**
  * Where one run serves a nodeset's hosts, as far as the run's graph decides it: a manifest's
- * `inlineUnless` names the config keys that make its handlers heavy or unsafe on the eval
- * process's own thread (CPU work per call, `process.exit`). Read by the eval process when it
- * starts the hosts and by admission when it estimates a run's cores.
+ * `inlineUnless` names the config keys that make its handlers unsafe on the eval process's own
+ * thread (`process.exit`), `heavyWith` those that make them spend CPU per call. Read by the
+ * eval process when it starts the hosts and by admission when it estimates a run's cores.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { FunctionSpec, NodesetManifest } from '../core/types.js';
@@ -18,17 +18,21 @@ export interface NodeUse {
 /**
  * `entry` as one run places it: with the manifest's `inlineUnless`, when no node in `uses` sets
  * one of those keys (absent, `null` or the key's default, as graph validation reads them), the
- * hosts run on the eval process's thread (`inProcess: true`): a latency-bound env then costs no
+ * hosts run on the eval process's thread (`inProcess: true`): a light env then costs no
  * thread hand-off per call (docs/throughput.md). Otherwise, and without `inlineUnless`, `entry`
- * unchanged.
+ * as declared. The placed manifest keeps `heavyWith` only when a node sets one of its keys: a
+ * heavy nodeset in this run (admission counts its cores per worker).
  */
 export function placeForRun<E extends { manifest: NodesetManifest }>(entry: E, uses: readonly NodeUse[]): E {
-  const { inlineUnless } = entry.manifest;
-  if (!inlineUnless || entry.manifest.inProcess === true) return entry;
-  const heavy = uses.some(({ config, fn }) =>
-    inlineUnless.some((key) => config[key] != null && !isDeepStrictEqual(config[key], fn.config?.[key]?.default)),
-  );
-  return heavy ? entry : { ...entry, manifest: { ...entry.manifest, inProcess: true } };
+  const { inlineUnless, heavyWith } = entry.manifest;
+  const sets = (keys: readonly string[]) =>
+    uses.some(({ config, fn }) => keys.some((key) => config[key] != null && !isDeepStrictEqual(config[key], fn.config?.[key]?.default)));
+  const unsafe = inlineUnless !== undefined && entry.manifest.inProcess !== true && sets(inlineUnless);
+  const heavy = heavyWith !== undefined && sets(heavyWith);
+  if ((!inlineUnless || unsafe) && (heavyWith === undefined || heavy)) return entry;
+  const { heavyWith: _heavy, ...rest } = entry.manifest;
+  const manifest: NodesetManifest = { ...rest, ...(inlineUnless && !unsafe ? { inProcess: true } : {}), ...(heavy ? { heavyWith } : {}) };
+  return { ...entry, manifest };
 }
 
 /** Every node of `graph` that calls `nodeset`. */
@@ -47,3 +51,6 @@ export function placedNodesets(graph: ValidatedGraph, registry: NodesetRegistry)
 
 /** Whether a JS-module nodeset placed by placeForRun runs on the eval process's own thread. */
 export const servedInline = (manifest: NodesetManifest): boolean => manifest.module !== undefined && manifest.inProcess === true;
+
+/** Whether a nodeset placed by placeForRun spends CPU per call in this run (one of its `heavyWith` keys is set). */
+export const heavyInRun = (manifest: NodesetManifest): boolean => (manifest.heavyWith?.length ?? 0) > 0;

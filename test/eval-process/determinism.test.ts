@@ -124,12 +124,20 @@ describe('determinism across worker counts', () => {
   }, 300_000);
 
   it('hosts served in-process and in threads give the bytes of host processes (cartpole_mlp, gridnav_planner at 3 workers)', async () => {
-    // env_cartpole, policy_mlp and planner declare inProcess (this thread); env_gridnav runs on this thread too unless
-    // the run sets step_compute_ms (or another key of its inlineUnless), then in threads. Switched off, every host is a child process.
+    // env_cartpole, policy_mlp and planner declare inProcess (this thread); env_gridnav runs on this thread too (computing
+    // with step_compute_ms, in play lanes) unless the run sets crash_at_step (its inlineUnless), then in threads: here at a
+    // step no episode reaches. Switched off, every host is a child process.
     for (const spec of [
       { graphName: 'cartpole_mlp', episodeCount: 12, stepBudget: 40, workerCount: 3 },
       { graphName: 'gridnav_planner', episodeCount: 12, dataset: 'mini', workerCount: 3 },
       { graphName: 'gridnav_planner', episodeCount: 12, dataset: 'mini', workerCount: 3, overrides: { env: { step_compute_ms: 0.2 } } },
+      {
+        graphName: 'gridnav_planner',
+        episodeCount: 12,
+        dataset: 'mini',
+        workerCount: 3,
+        overrides: { env: { step_compute_ms: 0.2, crash_at_step: 100_000 } },
+      },
     ]) {
       const inProcess = await run(spec, true);
       const processes = await run(spec, true, true);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallContext } from '../../src/core/types.js';
 import { IN_PROCESS_ENV, hostMode, runsInProcess, startHost, type RunHost } from '../../src/eval-process/in-process-host.js';
 import { HostClient } from '../../src/host/host-client.js';
-import { placeForRun } from '../../src/nodeset-registry/placement.js';
+import { placeForRun, heavyInRun } from '../../src/nodeset-registry/placement.js';
 import { loadManifest } from '../../src/nodeset-registry/manifest.js';
 import type { HostEntry } from '../../src/host/host-process.js';
 
@@ -133,6 +133,20 @@ describe('startHost', () => {
     expect(hostMode(placeForRun(threaded, uses({})), { [IN_PROCESS_ENV]: '0' })).toBe('process');
     const plain: HostEntry = { ...threaded, manifest: { ...threaded.manifest, inlineUnless: undefined } };
     expect(placeForRun(plain, uses({}))).toBe(plain);
+  });
+
+  it('placeForRun keeps a heavyWith nodeset on this thread, and its heavyWith only in a run that sets one of its keys', () => {
+    const functions = entry.manifest.functions.map((fn, i) =>
+      i === 0 ? { ...fn, config: { ...fn.config, work_ms: { default: 0 }, crash_at: { type: 'integer' as const } } } : fn,
+    );
+    const manifest = { ...entry.manifest, functions, inProcess: 'thread' as const, inlineUnless: ['crash_at'], heavyWith: ['work_ms'] };
+    const uses = (config: Record<string, unknown>) => [{ config, fn: functions[0]! }];
+    const light = placeForRun({ ...entry, manifest }, uses({ work_ms: 0 }));
+    const heavy = placeForRun({ ...entry, manifest }, uses({ work_ms: 10 }));
+    const unsafe = placeForRun({ ...entry, manifest }, uses({ work_ms: 10, crash_at: 3 }));
+    expect([hostMode(light, {}), hostMode(heavy, {}), hostMode(unsafe, {})]).toEqual(['inline', 'inline', 'thread']);
+    expect([light.manifest.heavyWith, heavy.manifest.heavyWith]).toEqual([undefined, ['work_ms']]);
+    expect([heavyInRun(light.manifest), heavyInRun(heavy.manifest), heavyInRun(unsafe.manifest)]).toEqual([false, true, true]);
   });
 
   it(`${IN_PROCESS_ENV}=0 starts a child process instead`, async () => {

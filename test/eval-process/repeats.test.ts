@@ -26,8 +26,9 @@ const K = 3;
 
 async function run(spec: Partial<RunSpec>): Promise<RunSummary> {
   const { dir } = await makeRun(outputs, { graphName: 'gridnav_planner', episodeCount: N, dataset: 'mini', seed: 11, ...spec });
-  // Every worker's hosts boot at once (as with a core per host), so each of the 3 workers gets episodes of so short a run.
-  return runBatch({ runDir: dir, cores: 64, onHostStarted: (h) => pids.push(h.pid) });
+  // Every worker's hosts boot at once (as with a core per host), so each of the 3 workers gets episodes of so short a run;
+  // in one play lane, since a second lane's thread may boot only after so short a run's work has run out.
+  return runBatch({ runDir: dir, cores: 64, hostEnv: { EVAL_PLAY_LANES: '1' }, onHostStarted: (h) => pids.push(h.pid) });
 }
 
 beforeAll(async () => {

@@ -77,6 +77,19 @@ describe('loadManifest', () => {
     ).rejects.toThrow(/inlineUnless: only a JS-module nodeset/);
   });
 
+  it('takes heavyWith on the same terms', async () => {
+    const functions = [{ ...base.functions[0], config: { step_compute_ms: { default: 0 } } }];
+    const m = await loadManifest(await write({ ...base, functions, heavyWith: ['step_compute_ms'] }));
+    expect(m.heavyWith).toEqual(['step_compute_ms']);
+    await expect(loadManifest(await write({ ...base, functions, heavyWith: ['compute'] }))).rejects.toThrow(
+      /heavyWith\[0\]: "compute" is not a config key of any function/,
+    );
+    const { module: _m, ...command } = base;
+    await expect(
+      loadManifest(await write({ ...command, functions, command: ['python3', 'host.py'], heavyWith: ['step_compute_ms'] })),
+    ).rejects.toThrow(/heavyWith: only a JS-module nodeset/);
+  });
+
   it('refuses names that would break node types and tags', async () => {
     await expect(loadManifest(await write({ ...base, name: 'env__demo' }))).rejects.toThrow(/name.*no "__"/);
     await expect(loadManifest(await write({ ...base, name: 'env#1' }))).rejects.toThrow(/name/);

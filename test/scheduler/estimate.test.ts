@@ -1,6 +1,7 @@
 /** The core estimate: declared per worker for replicated nodesets, else the measured figure. */
 import { describe, expect, it } from 'vitest';
-import { estimateRun, type NodesetCost } from '../../src/scheduler/admission/estimate.js';
+import { estimateRun, nodesetCosts, type NodesetCost } from '../../src/scheduler/admission/estimate.js';
+import type { NodesetEntry } from '../../src/nodeset-registry/registry.js';
 
 const env = (cores?: number): NodesetCost => ({
   name: 'env',
@@ -26,6 +27,16 @@ describe('estimateRun cores', () => {
     expect(estimateRun({ workerCount: 8, nodesets: [inline()], calibratedPeakMb: null }).cores).toBe(1);
     expect(estimateRun({ workerCount: 8, nodesets: [inline(0.1), env(0.5)], calibratedPeakMb: null }).cores).toBe(4.8);
     expect(estimateRun({ workerCount: 2, nodesets: [inline(0.25)], calibratedPeakMb: null }).cores).toBe(0.5);
+  });
+
+  it("counts a nodeset that computes on the eval process's thread (a heavyWith key set) per worker: it plays in lanes", () => {
+    const manifest = { name: 'sim', parallelism: 'replicated', module: 'index.js', inProcess: true, functions: [] };
+    const costs = nodesetCosts([
+      { name: 'sim', dir: '', source: 'builtin', manifest },
+      { name: 'heavy', dir: '', source: 'builtin', manifest: { ...manifest, name: 'heavy', heavyWith: ['work_ms'] } },
+    ] as unknown as NodesetEntry[]);
+    expect(costs.map((c) => c.inline)).toEqual([true, undefined]);
+    expect(estimateRun({ workerCount: 4, nodesets: costs, calibratedPeakMb: null }).cores).toBe(5);
   });
 
   it('prefers what earlier runs measured, rounded up to a tenth', () => {

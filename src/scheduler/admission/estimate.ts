@@ -4,11 +4,11 @@
  * run's `marginalVramMb`, else a default. RAM and VRAM calibrate separately: VRAM only where
  * nvidia-smi attributed GPU memory to an earlier run's processes. CPU cores: the average
  * cores earlier runs of the graph at that worker count kept busy, else the replicated
- * nodesets' declared cores per worker (default 1) times the workers, those served on the eval
- * process's thread together at most that one thread.
+ * nodesets' declared cores per worker (default 1) times the workers, those that wait on the
+ * eval process's thread (inline, no `heavyWith` key set) together at most one core.
  */
 import type { NodesetEntry } from '../../nodeset-registry/registry.js';
-import { servedInline } from '../../nodeset-registry/placement.js';
+import { heavyInRun, servedInline } from '../../nodeset-registry/placement.js';
 import type { Parallelism, ResourceSpec } from '../../core/types.js';
 import type { ResourceEstimate } from '../types.js';
 
@@ -26,7 +26,7 @@ export interface NodesetCost {
   name: string;
   parallelism: Parallelism;
   resources?: ResourceSpec;
-  /** Served on the eval process's own thread in this run (every worker's host shares that one thread). */
+  /** Served on the eval process's own thread in this run and light there (it waits, it does not compute): its hosts need one core at most together. */
   inline?: boolean;
 }
 
@@ -49,7 +49,8 @@ export function nodesetCosts(entries: readonly NodesetEntry[]): NodesetCost[] {
     name: e.name,
     parallelism: e.manifest.parallelism,
     ...(e.manifest.resources ? { resources: e.manifest.resources } : {}),
-    ...(servedInline(e.manifest) ? { inline: true } : {}),
+    // A heavy one plays in lanes (one thread per core) and needs its cores per worker like a host of its own.
+    ...(servedInline(e.manifest) && !heavyInRun(e.manifest) ? { inline: true } : {}),
   }));
 }
 

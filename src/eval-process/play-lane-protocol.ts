@@ -1,0 +1,63 @@
+/** What the main thread and a play lane (play-lane-main.ts) pass each other. */
+import type { GraphSpec } from '../core/types.js';
+import type { EpisodeRecord, RunSpec, SharedUrls } from '../store/types.js';
+
+/** A lane's `workerData`. */
+export interface PlayLaneData {
+  runDir: string;
+  spec: RunSpec;
+  /** The run's frozen graph. */
+  graph: GraphSpec;
+  /** This lane's workers: `firstWorkerId` … `firstWorkerId + workerCount - 1`. */
+  firstWorkerId: number;
+  workerCount: number;
+  /** Workers in every lane together. */
+  runWorkerCount: number;
+  /** The shared position in the hand-out order (which comes with `go`). */
+  cursor: SharedArrayBuffer;
+  /**
+   * One Int32 per lane, LANE_IDLE until either the lane claims it (LANE_PLAYING, before it takes
+   * its first episode) or the main thread does (LANE_DROPPED: the work ran out before the lane
+   * was up; it plays nothing and may be ended at once). Whoever swaps first decides.
+   */
+  claims: SharedArrayBuffer;
+  /** This lane's number (its slot in `claims`). */
+  lane: number;
+  cores: number;
+  /** Shared nodesets the server lends the run (name → URL), and the secrets their hosts ask for (URL → secret; memory only). */
+  lent: SharedUrls;
+  secrets: Record<string, string>;
+  env?: Record<string, string>;
+  builtinNodesetsDir?: string;
+  workspaceDir?: string;
+  /** With tracing on: the run span (a W3C traceparent) this lane's episode spans go under. */
+  traceparent?: string;
+  /** Send `written` as each episode's folder is complete (the run has an onEpisodeWritten). */
+  reportWritten: boolean;
+}
+
+export const LANE_IDLE = 0;
+export const LANE_PLAYING = 1;
+export const LANE_DROPPED = 2;
+
+/**
+ * Main → lane. `go`: play, taking from the shared cursor over this hand-out order. `stop`: stop
+ * dispatch (before go: play nothing); in-flight episodes end CANCELLED, with the run's stop reason.
+ * `moved`: a lent shared host now answers elsewhere.
+ */
+export type LaneRequest =
+  | { type: 'go'; order: number | readonly number[] }
+  | { type: 'stop'; code: string | null; message: string }
+  /** A lent shared host was restarted at `url`. */
+  | { type: 'moved'; nodeset: string; url: string; secret?: string };
+
+/** Lane → main. */
+export type LaneMessage =
+  | { type: 'start'; index: number; workerId: number }
+  | { type: 'written'; record: EpisodeRecord }
+  | { type: 'episode'; record: EpisodeRecord }
+  | { type: 'retire'; workerId: number; reason: string }
+  | { type: 'log'; line: string }
+  | { type: 'done' }
+  /** `stopped`: the lane had been told to stop when it failed (a failure of the stop, not of the run). */
+  | { type: 'failed'; code: string | null; message: string; stopped: boolean };
