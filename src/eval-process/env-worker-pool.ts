@@ -17,6 +17,8 @@ export interface EnvWorkerPoolOptions {
    * `firstWorkerId` … `firstWorkerId + workerCount - 1` of its run. @default 0
    */
   firstWorkerId?: number;
+  /** Tag the hosts with their worker id even with one slot: a lane's one worker of a run that has more. @default false */
+  tagged?: boolean;
   /** The replicated nodesets the graph uses; each gets one host per slot. */
   nodesets: readonly NodesetEntry[];
   /** Extra environment for the hosts. */
@@ -144,7 +146,7 @@ export class EnvWorkerPool {
 
   /** The tag of worker k's hosts: none when the run has a single worker. */
   tagOf(workerId: number): string | undefined {
-    return this.workerCount === 1 && this.firstWorkerId === 0 ? undefined : String(workerId);
+    return this.workerCount === 1 && !this.#opts.tagged ? undefined : String(workerId);
   }
 
   /** Pinned lease: worker k gets slot k, never another. */

@@ -57,6 +57,7 @@ async function main(): Promise<void> {
       lent: data.lent,
       workerCount: data.workerCount,
       firstWorkerId: data.firstWorkerId,
+      tagged: true,
       cores: data.cores,
       ...(data.env ? { env: data.env } : {}),
       signal: stop.signal,

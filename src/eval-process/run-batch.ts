@@ -194,6 +194,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       ...(hostEnv ? { env: hostEnv } : {}),
       // With lanes, this thread's share of the workers; the other lanes start hosts of their own.
       workerCount: counts[0]!,
+      ...(lanes > 1 ? { tagged: true } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       onStderr: log,
       ...(opts.onHostStarted ? { onHostStarted: opts.onHostStarted } : {}),

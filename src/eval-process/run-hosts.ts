@@ -19,6 +19,8 @@ export interface StartRunHostsOptions {
   workerCount: number;
   /** The run's id of the first worker here (a play lane's share of the workers). @default 0 */
   firstWorkerId?: number;
+  /** The run has more workers than these (other lanes hold them): tag the hosts by worker even if here is one. */
+  tagged?: boolean;
   /**
    * CPU cores of the machine: where there is one per host to boot, every host boots at once;
    * elsewhere the other workers' hosts boot in lanes, a host per core less one. @default os.availableParallelism()
@@ -74,6 +76,7 @@ export async function startRunHosts(o: StartRunHostsOptions): Promise<RunHosts> 
   const poolStart = EnvWorkerPool.open({
     workerCount: o.workerCount,
     ...(o.firstWorkerId ? { firstWorkerId: o.firstWorkerId } : {}),
+    ...(o.tagged ? { tagged: true } : {}),
     startAllAtOnce: toBoot <= cores,
     // A lane boots a slot's hosts together: one host per core, less one core for the episodes already playing on slot 0 and this process.
     bootLanes: Math.max(1, Math.floor((cores - 1) / Math.max(1, o.replicated.length))),
