@@ -26,11 +26,14 @@ async function main(): Promise<void> {
   const stop = new AbortController();
   let go!: (order: number | readonly number[]) => void;
   const told = new Promise<number | readonly number[]>((resolve) => (go = resolve));
+  let start!: () => void;
+  const started = new Promise<void>((resolve) => (start = resolve));
   /** Lent hosts that moved, applied once the runner exists (and again by it from then on). */
   const moved = new Map<string, string>();
   let move: ((nodeset: string, url: string) => void) | undefined;
   port.on('message', (m: LaneRequest) => {
     if (m.type === 'go') go(m.order);
+    else if (m.type === 'start') start();
     else if (m.type === 'moved') {
       if (m.secret !== undefined) rememberHostSecret(m.url, m.secret);
       moved.set(m.nodeset, m.url);
@@ -103,6 +106,10 @@ async function main(): Promise<void> {
     const order = stop.signal.aborted ? null : await Promise.race([told, stopped]);
     const claimed =
       order !== null && Atomics.compareExchange(new Int32Array(data.claims), data.lane, LANE_IDLE, LANE_PLAYING) === LANE_IDLE;
+    if (claimed && data.together) {
+      post({ type: 'claimed' });
+      await Promise.race([started, stopped]);
+    }
     if (claimed && !stop.signal.aborted) await runner.execute(new EpisodeCursor(order, data.cursor));
   } catch (err) {
     const code = err instanceof CodedError ? err.code : (storageCodeOf(err, data.runDir) ?? null);

@@ -32,6 +32,8 @@ export interface PlayLaneData {
   workspaceDir?: string;
   /** With tracing on: the run span (a W3C traceparent) this lane's episode spans go under. */
   traceparent?: string;
+  /** Once claimed, post `claimed` and wait for `start` before playing (every lane starts at once). */
+  together: boolean;
   /** Send `written` as each episode's folder is complete (the run has an onEpisodeWritten). */
   reportWritten: boolean;
 }
@@ -47,6 +49,8 @@ export const LANE_DROPPED = 2;
  */
 export type LaneRequest =
   | { type: 'go'; order: number | readonly number[] }
+  /** With `together`: every lane is up, play. */
+  | { type: 'start' }
   | { type: 'stop'; code: string | null; message: string }
   /** A lent shared host was restarted at `url`. */
   | { type: 'moved'; nodeset: string; url: string; secret?: string };
@@ -58,6 +62,8 @@ export type LaneMessage =
   | { type: 'episode'; record: EpisodeRecord }
   | { type: 'retire'; workerId: number; reason: string }
   | { type: 'log'; line: string }
+  /** With `together`: this lane has claimed itself and waits for `start`. */
+  | { type: 'claimed' }
   | { type: 'done' }
   /** `stopped`: the lane had been told to stop when it failed (a failure of the stop, not of the run). */
   | { type: 'failed'; code: string | null; message: string; stopped: boolean };

@@ -75,6 +75,8 @@ export interface PlayLanesOptions {
   log(line: string): void;
   /** A lane failed (its error): the caller stops the run. */
   onFailure(err: Error): void;
+  /** Every lane waits for start() once it is up (RunBatchOptions.lanesTogether). @default false */
+  together?: boolean;
 }
 
 export interface PlayLanes {
@@ -87,6 +89,9 @@ export interface PlayLanes {
    * once the work has run out, so a short run does not wait for lanes it no longer needs.
    */
   dropIdle(): void;
+  /** With `together`: settles once every lane is up and waiting (or has ended); then start() lets them all play. */
+  readonly allClaimed: Promise<void>;
+  start(): void;
   /** Tells every lane to stop dispatch, with the run's stop reason. Idempotent per lane. */
   stop(reason: unknown): void;
   /** Settles once every lane has ended and its records are folded in. */
@@ -102,6 +107,8 @@ export function startPlayLanes(o: PlayLanesOptions): PlayLanes {
   let folding: Promise<void> = Promise.resolve();
   const fail = (err: Error): void => o.onFailure(err);
   const ends: Promise<void>[] = [];
+  /** Per lane: settles when it claimed itself (together) or ended. */
+  const claimedOrEnded: Promise<void>[] = [];
   let first = o.counts[0]!;
   for (let lane = 1; lane < o.counts.length; lane++) {
     const data: PlayLaneData = {
@@ -121,17 +128,21 @@ export function startPlayLanes(o: PlayLanesOptions): PlayLanes {
       ...(o.env ? { env: o.env } : {}),
       ...(o.builtinNodesetsDir ? { builtinNodesetsDir: o.builtinNodesetsDir } : {}),
       ...(o.workspaceDir ? { workspaceDir: o.workspaceDir } : {}),
+      together: o.together === true,
       reportWritten: o.onEpisodeWritten !== undefined,
     };
     first += o.counts[lane]!;
     const worker = new Worker(PLAY_LANE_MAIN, { workerData: data, name: `play lane ${lane}` });
     workers.push(worker);
     let ended = false;
+    let claimed!: () => void;
+    claimedOrEnded.push(new Promise<void>((resolve) => (claimed = resolve)));
     drops.push(() => {
       ended = true;
       void worker.terminate();
     });
     const end = (err?: Error): void => {
+      claimed();
       if (ended) return;
       ended = true;
       if (err) fail(err);
@@ -158,6 +169,9 @@ export function startPlayLanes(o: PlayLanesOptions): PlayLanes {
           break;
         case 'log':
           o.log(m.line);
+          break;
+        case 'claimed':
+          claimed();
           break;
         case 'done':
           end();
@@ -190,6 +204,10 @@ export function startPlayLanes(o: PlayLanesOptions): PlayLanes {
       const secret = hostSecretFor(url);
       const m: LaneRequest = { type: 'moved', nodeset, url, ...(secret !== undefined ? { secret } : {}) };
       for (const w of workers) w.postMessage(m);
+    },
+    allClaimed: Promise.all(claimedOrEnded).then(() => {}),
+    start() {
+      for (const w of workers) w.postMessage({ type: 'start' } satisfies LaneRequest);
     },
     go(order) {
       for (const w of workers) if (!stopped.has(w)) w.postMessage({ type: 'go', order } satisfies LaneRequest);

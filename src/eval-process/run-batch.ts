@@ -72,6 +72,12 @@ export interface RunBatchOptions {
   /** Built-in nodesets and graphs folders. @default the package's */
   builtinNodesetsDir?: string;
   builtinGraphsDir?: string;
+  /**
+   * With play lanes: every lane, this thread's included, starts playing once all of them are up,
+   * so even a run of a few quick episodes reaches every worker (tests that check every worker
+   * played rely on it). @default false: each lane plays as soon as it is up
+   */
+  lanesTogether?: boolean;
   /** Extra environment for every host this run starts. */
   hostEnv?: Record<string, string>;
   /** CPU cores the hosts' boot is planned for (see startRunHosts). @default os.availableParallelism() */
@@ -179,6 +185,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
             ...(opts.onEpisodeStart ? { onEpisodeStart: opts.onEpisodeStart } : {}),
             ...(opts.onEpisodeWritten ? { onEpisodeWritten: opts.onEpisodeWritten } : {}),
             log,
+            ...(opts.lanesTogether ? { together: true } : {}),
             onFailure: (err) => {
               laneError ??= err;
               laneFailure.abort(err);
@@ -260,6 +267,10 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     const stopOthers = () => others?.stop(opts.signal?.reason);
     opts.signal?.addEventListener('abort', stopOthers, { once: true });
     pool.startOthers();
+    if (others && opts.lanesTogether) {
+      await others.allClaimed;
+      others.start();
+    }
     try {
       await runner.execute(cursor);
     } catch (err) {

@@ -54,6 +54,8 @@ async function run(
   const summary = await runBatch({
     runDir: dir,
     cores,
+    // Likewise every play lane starts at once, this thread's too, rather than each as soon as it is up.
+    lanesTogether: true,
     ...(Object.keys(hostEnv).length > 0 ? { hostEnv } : {}),
     onHostStarted: (h) => {
       pids.push(h.pid);

@@ -59,7 +59,7 @@ describe('playLaneCount', () => {
   });
 });
 
-/** Cart-pole whose policy waits 2 ms per call: long enough a run that every lane is up before the work runs out. */
+/** Cart-pole whose policy waits 2 ms per call, so a cancel finds episodes in flight. */
 async function cartpole(
   workerCount: number,
   env: Record<string, string>,
@@ -74,7 +74,8 @@ async function cartpole(
   };
   const { dir } = await makeRun(outputs, spec);
   const log: string[] = [];
-  const summary = await runBatch({ runDir: dir, hostEnv: env, log: (l) => log.push(l), ...opts });
+  // Every lane starts at once, so each plays however quick the run (otherwise each starts as soon as it is up).
+  const summary = await runBatch({ runDir: dir, hostEnv: env, lanesTogether: true, log: (l) => log.push(l), ...opts });
   return { summary, log };
 }
 
