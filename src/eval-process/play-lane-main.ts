@@ -94,12 +94,9 @@ async function main(): Promise<void> {
       onEpisodeStart: ({ index, workerId }) => post({ type: 'start', index, workerId }),
       ...(data.reportWritten ? { onEpisodeWritten: (record) => post({ type: 'written', record }) } : {}),
     });
-    const { sharedUrls } = hosts;
+    const laneHosts = hosts;
     move = (nodeset, url) => {
-      if (!sharedUrls[nodeset]) return;
-      sharedUrls[nodeset] = url;
-      registry?.attachUrl(nodeset, url);
-      runner.moveSharedHost(nodeset, url);
+      if (laneHosts.moveShared(nodeset, url)) runner.moveSharedHost(nodeset, url);
     };
     for (const [nodeset, url] of moved) move(nodeset, url);
     const stopped = new Promise<null>((resolve) => stop.signal.addEventListener('abort', () => resolve(null), { once: true }));

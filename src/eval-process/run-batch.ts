@@ -251,9 +251,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       ...(span ? { trace: span } : {}),
     });
     opts.bindSharedHostMover?.((nodeset, url) => {
-      if (!sharedUrls[nodeset]) return;
-      sharedUrls[nodeset] = url;
-      registry?.attachUrl(nodeset, url);
+      if (!started.moveShared(nodeset, url)) return;
       runner.moveSharedHost(nodeset, url);
       others?.move(nodeset, url);
       log(`shared nodeset ${nodeset} moved to ${url}`);

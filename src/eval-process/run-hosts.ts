@@ -40,6 +40,8 @@ export interface RunHosts {
   owned: readonly RunHost[];
   /** Every host process this run started (hosts served in-process are not processes of their own). */
   list(): HostInfo[];
+  /** Points a lent shared nodeset at its new URL (its host was restarted there); false for a nodeset the run does not use. */
+  moveShared(nodeset: string, url: string): boolean;
   /** Stops what this run started; borrowed hosts are left alone. Idempotent. */
   close(): Promise<void>;
 }
@@ -109,6 +111,12 @@ export async function startRunHosts(o: StartRunHostsOptions): Promise<RunHosts> 
     sharedUrls,
     owned,
     list: () => [...pool.p.hosts(), ...owned.filter((h) => !h.inProcess).map(info)],
+    moveShared(nodeset, url) {
+      if (!sharedUrls[nodeset]) return false;
+      sharedUrls[nodeset] = url;
+      o.registry.attachUrl(nodeset, url);
+      return true;
+    },
     close() {
       closing ??= Promise.allSettled([pool.p.close(), ...owned.map((h) => h.stop())]).then(() => {});
       return closing;

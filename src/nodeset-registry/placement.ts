@@ -27,12 +27,11 @@ export function placeForRun<E extends { manifest: NodesetManifest }>(entry: E, u
   const { inlineUnless, heavyWith } = entry.manifest;
   const sets = (keys: readonly string[]) =>
     uses.some(({ config, fn }) => keys.some((key) => config[key] != null && !isDeepStrictEqual(config[key], fn.config?.[key]?.default)));
-  const unsafe = inlineUnless !== undefined && entry.manifest.inProcess !== true && sets(inlineUnless);
+  const inline = inlineUnless !== undefined && (entry.manifest.inProcess === true || !sets(inlineUnless));
   const heavy = heavyWith !== undefined && sets(heavyWith);
-  if ((!inlineUnless || unsafe) && (heavyWith === undefined || heavy)) return entry;
+  if (!inline && (heavyWith === undefined || heavy)) return entry;
   const { heavyWith: _heavy, ...rest } = entry.manifest;
-  const manifest: NodesetManifest = { ...rest, ...(inlineUnless && !unsafe ? { inProcess: true } : {}), ...(heavy ? { heavyWith } : {}) };
-  return { ...entry, manifest };
+  return { ...entry, manifest: { ...rest, ...(inline ? { inProcess: true } : {}), ...(heavy ? { heavyWith } : {}) } };
 }
 
 /** Every node of `graph` that calls `nodeset`. */
