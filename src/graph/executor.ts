@@ -5,6 +5,7 @@
  */
 import { BadInputError, ConflictError, errorMessage } from '../errors.js';
 import { AssetNamer } from './asset-namer.js';
+import { CallWatch } from './call-watch.js';
 import { boundMessage, summarizePorts } from './firing-summary.js';
 import type { ValidatedGraph } from './graph.js';
 import {
@@ -137,6 +138,8 @@ export class GraphExecutor {
   private stepsRun = 0;
   private prev: Array<NodeOutputs | undefined> = [];
   private stopIteration: ((end: IterationEnd) => void) | undefined;
+  /** Keeps the per-call limit when there is one (made by run()). */
+  private watch: CallWatch | undefined;
 
   constructor(options: GraphExecutorOptions) {
     const { graph, stepBudget } = options;
@@ -250,6 +253,11 @@ export class GraphExecutor {
       this.stopIteration?.({ kind: 'aborted', error: abortReason(external!) });
     };
     external?.addEventListener('abort', onAbort, { once: true });
+    const limit = this.o.callTimeoutMs;
+    const onCallTimeout = this.o.onCallTimeout;
+    // A frozen host never answers: without this, only the episode's whole allowance would end the wait.
+    if (limit !== undefined && onCallTimeout)
+      this.watch = new CallWatch(limit, (c) => onCallTimeout({ nodeId: c.nodeId, step: c.step, ms: limit }));
     let lastYield = performance.now();
     try {
       for (let step = 0; step < this.o.stepBudget; step++) {
@@ -277,6 +285,7 @@ export class GraphExecutor {
       return this.result('budget_exhausted');
     } finally {
       external?.removeEventListener('abort', onAbort);
+      this.watch?.close();
       this.stopIteration = undefined;
     }
   }
@@ -419,13 +428,10 @@ export class GraphExecutor {
         } catch (err) {
           call = Promise.reject(err);
         }
-        const limit = this.o.callTimeoutMs;
-        if (limit !== undefined && this.o.onCallTimeout) {
-          // A frozen host never answers: without this, only the episode's whole allowance would end the wait.
-          const timer = setTimeout(() => {
-            if (!settled) this.o.onCallTimeout?.({ nodeId: p.id, step, ms: limit });
-          }, limit);
-          const clear = (): void => clearTimeout(timer);
+        const watch = this.watch;
+        if (watch) {
+          const watched = watch.start(p.id, step, () => !settled);
+          const clear = (): void => watch.done(watched);
           call.then(clear, clear);
         }
         call.then(

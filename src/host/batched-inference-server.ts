@@ -68,6 +68,9 @@ function checkOption(name: string, value: number, min: number): number {
   return value;
 }
 
+const isThenable = (v: unknown): v is PromiseLike<unknown> =>
+  (typeof v === 'object' || typeof v === 'function') && v !== null && typeof (v as { then?: unknown }).then === 'function';
+
 export class BatchedInferenceServer {
   readonly maxBatchSize: number;
   readonly maxQueueDelayMs: number;
@@ -251,14 +254,22 @@ export class BatchedInferenceServer {
     this.rows += rows.length;
     let timer: NodeJS.Timeout | undefined;
     try {
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () =>
-            reject(new HostError(`batched function "${q.fn}" did not answer a batch of ${rows.length} within ${this.handlerTimeoutMs} ms`)),
-          this.handlerTimeoutMs,
-        );
-      });
-      const outputs = await Promise.race([Promise.resolve().then(() => q.handler(rows.map((r) => r.args))), timeout]);
+      // The handler runs after the caller's turn, as it always has; a synchronous one cannot be
+      // timed out (it holds the thread) and gets no timer: one per batch was a large part of a lone worker's step.
+      await null;
+      let outputs: unknown = q.handler(rows.map((r) => r.args));
+      if (isThenable(outputs)) {
+        const timeout = new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () =>
+              reject(
+                new HostError(`batched function "${q.fn}" did not answer a batch of ${rows.length} within ${this.handlerTimeoutMs} ms`),
+              ),
+            this.handlerTimeoutMs,
+          );
+        });
+        outputs = await Promise.race([outputs, timeout]);
+      }
       if (!Array.isArray(outputs) || outputs.length !== rows.length) {
         const got = Array.isArray(outputs) ? `${outputs.length} rows` : typeof outputs;
         throw new HostError(`batched function "${q.fn}" returned ${got} for a batch of ${rows.length} rows`);

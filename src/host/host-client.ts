@@ -12,6 +12,7 @@ import type { HostStats } from './host.js';
 import type { HostCallRequest, HostHealth, NodeOutputs, NodesetManifest, PanelLoadResult, PanelState, PanelValues } from '../core/types.js';
 import { ChunkedDecoder, joinParts } from './chunked-body.js';
 import { hostSecretFor } from './host-secret.js';
+import { whenAborted } from './abort-fanout.js';
 import { answerText, inProcessCall, inProcessHost, isInProcessUrl } from './in-process-hosts.js';
 import type { JsonHttpAnswer } from './json-http-server.js';
 
@@ -438,11 +439,12 @@ export class HostClient {
     const call = inProcessCall(method, path, data);
     return new Promise<RawResponse>((resolve, reject) => {
       let settled = false;
+      let forget: (() => void) | undefined;
       const settle = (): boolean => {
         if (settled) return false;
         settled = true;
         this.pendingInProcess.delete(fail);
-        signal?.removeEventListener('abort', onAbort);
+        forget?.();
         return true;
       };
       const fail = (err: Error): void => {
@@ -451,7 +453,7 @@ export class HostClient {
         reject(err);
       };
       const onAbort = (): void => fail(signal!.reason instanceof Error ? signal!.reason : new Error(String(signal!.reason)));
-      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal) forget = whenAborted(signal, onAbort);
       this.pendingInProcess.add(fail);
       const answered = (a: JsonHttpAnswer): void => {
         if (!settle()) return;
