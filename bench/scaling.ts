@@ -13,7 +13,8 @@
  * the whole process tree per step (which a loaded machine does not inflate). Beneath: the
  * orchestration overhead per step at 1 worker (step time less the env's own work; and the step
  * time of the same graph with an env that does no work, the platform's cost alone: the median of
- * five runs), how late a 20 ms timer fires here, and the targets for this machine's core count.
+ * five runs), how late a 20 ms timer fires here, how much slower work runs right after a 10 ms
+ * pause (the caches a busy shared machine leaves cold), and the targets for this machine's core count.
  *
  * Only node: built-ins, so it also runs with a bare Node ≥ 22.6 (`node
  * --experimental-strip-types bench/scaling.ts`) next to a dist/ and production node_modules,
@@ -209,6 +210,38 @@ async function timerSlackMs(ms: number, n = 50): Promise<number> {
   return (performance.now() - t0) / n;
 }
 
+/**
+ * How much slower the same small piece of work runs right after a 10 ms pause than back-to-back:
+ * on a shared machine the pause lets other tenants evict this core's caches, so whatever a step
+ * does between two 10 ms env calls runs cold. The work: a few thousand lookups in 2 MB of objects
+ * and some JSON, about what a step's orchestration touches.
+ */
+function coldCacheFactor(rounds = 200): { warmUs: number; coldUs: number } {
+  const objects = Array.from({ length: 20_000 }, (_, i) => ({ id: i, name: `n${i}`, v: [i, i + 1, i + 2] }));
+  const payload = { observation: Array.from({ length: 16 }, (_, r) => '#'.repeat(r + 8)), metrics: { success: 0, spl: 0.5, steps: 10 } };
+  let sink = 0;
+  const work = (): number => {
+    const t = performance.now();
+    for (let k = 0; k < 3000; k++) {
+      const o = objects[(k * 7919) % objects.length]!;
+      sink += o.v[1]! + o.name.length;
+    }
+    for (let k = 0; k < 20; k++) sink += (JSON.parse(JSON.stringify(payload)) as typeof payload).metrics.steps;
+    return performance.now() - t;
+  };
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  let warm = 0;
+  let cold = 0;
+  for (let i = 0; i < rounds; i++) {
+    work();
+    warm += work();
+    Atomics.wait(pause, 0, 0, 10);
+    cold += work();
+  }
+  if (sink === 0.5) console.log(sink);
+  return { warmUs: (warm * 1000) / rounds, coldUs: (cold * 1000) / rounds };
+}
+
 function table(headers: string[], rows: string[][]): string {
   const all = [headers, ...rows];
   const widths = headers.map((_, c) => Math.max(...all.map((r) => r[c]!.length)));
@@ -336,6 +369,7 @@ export async function benchScaling(argv: string[] = process.argv.slice(2)): Prom
     }
     const idle = [...idleRuns].sort((a, b) => a.msPerStep - b.msPerStep)[Math.floor(IDLE_REPEATS / 2)]!;
     const slack = await timerSlackMs(20);
+    const cache = coldCacheFactor();
     console.log('\nAt 1 worker: orchestration overhead per step (step wall time less the env’s own work)');
     const rows: string[][] = [
       [
@@ -361,6 +395,9 @@ export async function benchScaling(argv: string[] = process.argv.slice(2)): Prom
     console.log(
       `(a 20 ms timer of an idle Node process here fires after ${slack.toFixed(2)} ms on average: the latency-bound env's sleep alone is ${(slack - 20).toFixed(2)} ms over its 20 ms)`,
     );
+    console.log(
+      `(the same ${cache.warmUs.toFixed(0)} µs of work takes ${cache.coldUs.toFixed(0)} µs here right after a 10 ms pause, ${x(cache.coldUs / cache.warmUs)}: the CPU- and latency-bound steps do their orchestration between two env calls on caches the pause left cold; the no-work row's steps follow each other warm)`,
+    );
 
     if (values.baseline && cart) {
       const cartpole = WORKLOADS.find((w) => w.key === 'cartpole')!;
@@ -375,7 +412,16 @@ export async function benchScaling(argv: string[] = process.argv.slice(2)): Prom
       writeFileSync(
         values.json,
         JSON.stringify(
-          { cores, node: process.version, episodes, runs: all, pairedSpeedups: paired, noWorkMsPerStep: idleRuns.map((r) => r.msPerStep) },
+          {
+            cores,
+            node: process.version,
+            episodes,
+            runs: all,
+            pairedSpeedups: paired,
+            noWorkMsPerStep: idleRuns.map((r) => r.msPerStep),
+            timerMs: slack,
+            coldCache: cache,
+          },
           null,
           2,
         ),
