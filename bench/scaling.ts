@@ -239,6 +239,7 @@ function coldCacheFactor(rounds = 200): { warmUs: number; coldUs: number } {
     Atomics.wait(pause, 0, 0, 10);
     cold += work();
   }
+  // Read once, so the work cannot be optimised away.
   if (sink === 0.5) console.log(sink);
   return { warmUs: (warm * 1000) / rounds, coldUs: (cold * 1000) / rounds };
 }
