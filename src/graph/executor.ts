@@ -428,14 +428,11 @@ export class GraphExecutor {
         } catch (err) {
           call = Promise.reject(err);
         }
-        const watch = this.watch;
-        if (watch) {
-          const watched = watch.start(p.id, step, () => !settled);
-          const clear = (): void => watch.done(watched);
-          call.then(clear, clear);
-        }
+        // Let go of in the call's own handlers below (a second pair of handlers per call would cost a promise).
+        const watched = this.watch?.start(p.id, step, () => !settled);
         call.then(
           (out) => {
+            if (watched) this.watch?.done(watched);
             if (settled) return;
             if (!isOutputsObject(out)) {
               fail(
@@ -465,6 +462,7 @@ export class GraphExecutor {
             );
           },
           (err: unknown) => {
+            if (watched) this.watch?.done(watched);
             if (settled) return;
             const message = boundMessage(errorMessage(err));
             if ((err as { code?: unknown } | null)?.code === 'HOST_DIED') {
