@@ -200,9 +200,9 @@ export async function specFromInput(input: RunInput, runId: string): Promise<Run
 /** The spec of a checked CLI run and the nodesets its graph uses (for its manifest). */
 async function checkedInput(input: RunInput, runId: string): Promise<{ spec: RunSpec; nodesets: NodesetEntry[] }> {
   const workspaceDir = process.env.ACTIVE_WORKSPACE_DIR || undefined;
-  const { graph, nodesets } = await inspectRunGraph({ graphName: input.graphName, overrides: input.overrides, workspaceDir });
+  const { graph, nodesets, metricRanges } = await inspectRunGraph({ graphName: input.graphName, overrides: input.overrides, workspaceDir });
   await assertDatasetSelection(nodesets, input, workspaceDir);
-  return { spec: runSpecOf(input, { runId, graph, activeWorkspaceDir: workspaceDir }), nodesets };
+  return { spec: runSpecOf(input, { runId, graph, metricRanges, activeWorkspaceDir: workspaceDir }), nodesets };
 }
 
 export async function run(argv: string[]): Promise<number> {

@@ -5,6 +5,9 @@
  * flags over every metric × candidate. Pure: the same scores give byte-identical results.
  */
 import { CodedError } from '../errors.js';
+import type { MetricRange } from '../core/types.js';
+import { coveringRange } from '../graph/metric-ranges.js';
+import type { MetricRanges } from '../store/aggregate.js';
 import { benjaminiHochberg } from '../stats/benjamini-hochberg.js';
 import { mcnemarExactP, winTieLoss, type WinTieLoss } from '../stats/mcnemar.js';
 import { pairedDifference, type PairedDifference } from '../stats/paired.js';
@@ -73,6 +76,13 @@ export interface ScoredRun {
   scores: ScoreTable;
 }
 
+/** The range a metric of both runs keeps to: declared by both (the one covering the two), else none. */
+function sharedRange(a: MetricRanges | undefined, b: MetricRanges | undefined, metric: string): MetricRange | undefined {
+  const ra = a?.[metric];
+  const rb = b?.[metric];
+  return ra && rb ? coveringRange(ra, rb) : undefined;
+}
+
 /** The episodes two runs share: row rowsA[i] of one is row rowsB[i] of the other, in the first run's order. */
 interface SharedRows {
   a: ScoreColumns;
@@ -111,7 +121,7 @@ function sharedRows(a: ScoreColumns, b: ScoreColumns): SharedRows {
 }
 
 /** One metric over the shared episodes. */
-function compareMetric(metric: string, shared: SharedRows): MetricComparison {
+function compareMetric(metric: string, shared: SharedRows, range: MetricRange | undefined): MetricComparison {
   const { a, b, rowsA, rowsB } = shared;
   const colA = a.values.get(metric);
   const colB = b.values.get(metric);
@@ -141,7 +151,7 @@ function compareMetric(metric: string, shared: SharedRows): MetricComparison {
       keptB.push(rb);
     }
   }
-  const diff = pairedDifference(base, cand, anyCluster ? clusters : undefined);
+  const diff = pairedDifference(base, cand, anyCluster ? clusters : undefined, range);
   const wtl = winTieLoss(base, cand);
   const { binary } = diff;
   const flips: FlippedEpisode[] = [];
@@ -197,7 +207,7 @@ export function compareRuns(baseline: ScoredRun, candidates: readonly ScoredRun[
       candidateEpisodes: nc,
       partial,
       note: partial ? `compared on the ${overlap} episodes both runs have (baseline ${nb}, candidate ${nc})` : null,
-      metrics: names.map((m) => compareMetric(m, shared)),
+      metrics: names.map((m) => compareMetric(m, shared, sharedRange(baseline.scores.metricRanges, c.scores.metricRanges, m))),
     };
   });
   const all = out.flatMap((c) => c.metrics);

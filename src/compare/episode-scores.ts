@@ -3,6 +3,9 @@
  * dataset sample), each metric's value the mean over that episode's counted records (repeats,
  * or the seeds of one sweep config). Which endings count is the policy in counted-endings.ts.
  */
+import { z } from 'zod';
+import { metricRangeSchema } from '../nodeset-registry/manifest.js';
+import type { MetricRanges } from '../store/aggregate.js';
 import type { EpisodeRecord } from '../store/types.js';
 import { isCountedEnding } from '../store/counted-endings.js';
 
@@ -22,6 +25,17 @@ export interface ScoreTable {
   episodes: Map<string, EpisodeScore>;
   /** Metric names, sorted. */
   metrics: string[];
+  /** The run's declared metric ranges (RunSummary.metricRanges), when it has them. */
+  metricRanges?: MetricRanges;
+}
+
+const metricRangesSchema = z.record(z.string(), metricRangeSchema);
+
+/** `v` as declared metric ranges (a summary's or an index's `metricRanges`); undefined when it is not. */
+export function parseMetricRanges(v: unknown): MetricRanges | undefined {
+  if (v === undefined) return undefined;
+  const r = metricRangesSchema.safeParse(v);
+  return r.success ? r.data : undefined;
 }
 
 /**
@@ -65,7 +79,7 @@ export function columnsOf(table: ScoreTable): ScoreColumns {
 }
 
 /** A table held in columns; its `episodes` map is built only when something reads it. */
-export function tableOfColumns(metrics: string[], columns: ScoreColumns): ScoreTable {
+export function tableOfColumns(metrics: string[], columns: ScoreColumns, metricRanges?: MetricRanges): ScoreTable {
   let episodes: Map<string, EpisodeScore> | undefined;
   const table: ScoreTable = {
     get episodes() {
@@ -73,6 +87,7 @@ export function tableOfColumns(metrics: string[], columns: ScoreColumns): ScoreT
       return episodes;
     },
     metrics,
+    ...(metricRanges ? { metricRanges } : {}),
   };
   columnsOfTable.set(table, columns);
   return table;
@@ -101,8 +116,8 @@ export function numericValue(v: unknown): number | undefined {
   return undefined;
 }
 
-/** Scores of one or more runs' records (several runs of one sweep config are pooled). */
-export function scoreTable(records: readonly EpisodeRecord[]): ScoreTable {
+/** Scores of one or more runs' records (several runs of one sweep config are pooled); `metricRanges` as the run declares them. */
+export function scoreTable(records: readonly EpisodeRecord[], metricRanges?: MetricRanges): ScoreTable {
   const sorted = [...records].sort((a, b) => a.index - b.index);
   const episodes = new Map<string, EpisodeScore>();
   // Values are sums until the end; counts are kept only for episodes seen more than once (repeats, seeds).
@@ -137,7 +152,7 @@ export function scoreTable(records: readonly EpisodeRecord[]): ScoreTable {
     }
   }
   for (const [score, n] of counts) for (const [name, k] of n) score.values.set(name, score.values.get(name)! / k);
-  return { episodes, metrics: [...metrics].sort() };
+  return { episodes, metrics: [...metrics].sort(), ...(metricRanges ? { metricRanges } : {}) };
 }
 
 const isRecordLike = (r: unknown): r is Pick<EpisodeRecord, 'index' | 'episodeId' | 'status' | 'metrics' | 'cluster'> => {
@@ -164,5 +179,5 @@ export function scoreTableFromSummaryJson(json: unknown, runId: string): { graph
   const s = json as Record<string, unknown>;
   if (s.runId !== runId || typeof s.graphName !== 'string' || !Array.isArray(s.episodes)) return null;
   if (!s.episodes.every(isRecordLike)) return null;
-  return { graphName: s.graphName, scores: scoreTable(s.episodes as EpisodeRecord[]) };
+  return { graphName: s.graphName, scores: scoreTable(s.episodes as EpisodeRecord[], parseMetricRanges(s.metricRanges)) };
 }

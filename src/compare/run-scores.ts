@@ -27,9 +27,15 @@ export async function readRunScores(reader: RunReader, runId: string): Promise<R
   const indexed = stamp ? await readScoreIndex(dir, runId, stamp) : null;
   if (indexed) return indexed;
   const summary = await reader.readSummary(runId);
-  if (summary) return { runId, graphName: summary.graphName, status: summary.status, scores: scoreTable(summary.episodes) };
+  if (summary)
+    return { runId, graphName: summary.graphName, status: summary.status, scores: scoreTable(summary.episodes, summary.metricRanges) };
   const spec = await reader.readSpec(runId).catch(() => null);
-  return { runId, graphName: spec?.graphName ?? '', status: null, scores: scoreTable(await reader.readEpisodeRecords(runId)) };
+  return {
+    runId,
+    graphName: spec?.graphName ?? '',
+    status: null,
+    scores: scoreTable(await reader.readEpisodeRecords(runId), spec?.metricRanges),
+  };
 }
 
 /** How many earlier runs a plan looks through for a comparable one. */
@@ -52,7 +58,12 @@ export async function latestComparableRun(reader: RunReader, run: RunScores): Pr
     if (!other) {
       const summary = await reader.readSummary(id);
       if (summary && summary.graphName === run.graphName)
-        other = { runId: id, graphName: summary.graphName, status: summary.status, scores: scoreTable(summary.episodes) };
+        other = {
+          runId: id,
+          graphName: summary.graphName,
+          status: summary.status,
+          scores: scoreTable(summary.episodes, summary.metricRanges),
+        };
     }
     if (!other || other.graphName !== run.graphName || !isTerminalRunStatus(other.status as RunStatus)) continue;
     if (++looked > LOOKBACK) break;

@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { writeFileAtomic } from '../store/atomic.js';
 import { FILES } from '../store/run-dir.js';
 import type { RunSummary } from '../store/types.js';
-import { columnsOf, scoreTable, tableOfColumns, type ScoreColumns, type ScoreTable } from './episode-scores.js';
+import type { MetricRange } from '../core/types.js';
+import { columnsOf, parseMetricRanges, scoreTable, tableOfColumns, type ScoreColumns, type ScoreTable } from './episode-scores.js';
 
 export const SCORE_INDEX_FILE = 'score-index.json';
 /** Bumped whenever the layout or what a score means changes: an index of another format is ignored. */
@@ -54,6 +55,8 @@ interface ScoreIndexFile {
   clusters?: (string | null)[];
   /** metric → per episode its mean, null where the episode has none. */
   values: Record<string, (number | null)[]>;
+  /** The run's declared metric ranges, when it has them. */
+  metricRanges?: Record<string, MetricRange>;
 }
 
 export async function summaryStamp(runDir: string): Promise<SummaryStamp | null> {
@@ -82,6 +85,7 @@ export function scoreIndexOf(run: IndexedRun, table: ScoreTable, summary: Summar
     counted: [...c.counted],
     ...(c.clusters ? { clusters: [...c.clusters] } : {}),
     values,
+    ...(table.metricRanges ? { metricRanges: { ...table.metricRanges } } : {}),
   };
 }
 
@@ -102,7 +106,7 @@ export async function writeScoreIndex(runDir: string, run: IndexedRun, table: Sc
 export async function writeScoreIndexOfSummary(runDir: string, final: RunSummary): Promise<boolean> {
   const before = await summaryStamp(runDir);
   if (!before) return false;
-  const table = scoreTable(final.episodes);
+  const table = scoreTable(final.episodes, final.metricRanges);
   const after = await summaryStamp(runDir);
   if (!after || after.mtimeMs !== before.mtimeMs || after.size !== before.size) return false;
   return writeScoreIndex(runDir, final, table, before);
@@ -154,7 +158,9 @@ export function scoreTableOfIndex(json: unknown, runId: string, summary: Summary
   }
   if (new Set(ids).size !== n) return null;
   const columns: ScoreColumns = { ids, indexes, counted, ...(clusters ? { clusters } : {}), values };
-  return { runId, graphName: f.graphName, status: f.status, scores: tableOfColumns(metrics, columns) };
+  const ranges = parseMetricRanges(f.metricRanges);
+  if (f.metricRanges !== undefined && !ranges) return null;
+  return { runId, graphName: f.graphName, status: f.status, scores: tableOfColumns(metrics, columns, ranges) };
 }
 
 /** The table of `runDir`'s index when there is one for its summary.json as `summary` stamps it; else null. */

@@ -3,7 +3,7 @@
  * episodes (its seed runs pooled: an episode's value is the mean over its seeds) and the paired
  * difference against the baseline config (the grid's first point), BH-flagged over the table.
  */
-import { summarizeValues } from '../store/aggregate.js';
+import { type MetricRanges, summarizeValues } from '../store/aggregate.js';
 import { isCountedEnding } from '../store/counted-endings.js';
 import type { EpisodeRecord, MetricAggregate } from '../store/types.js';
 import { compareRuns, type MetricComparison } from './compare-runs.js';
@@ -14,6 +14,8 @@ export interface SweepRowInput {
   key: string;
   /** The finished episodes of all its runs. */
   records: readonly EpisodeRecord[];
+  /** Its runs' declared metric ranges (one graph, so one set), when they have them. */
+  metricRanges?: MetricRanges | undefined;
 }
 
 export interface SweepRow {
@@ -25,6 +27,7 @@ export interface SweepRow {
 
 /** Aggregates of a score table (one value per episode), `excluded` from the records' endings. */
 function aggregatesOf(scores: ScoreTable, records: readonly EpisodeRecord[], metrics: readonly string[]): MetricAggregate[] {
+  const ranges = scores.metricRanges;
   return metrics.map((name) => {
     const values: number[] = [];
     const clusters: (string | undefined)[] = [];
@@ -39,12 +42,12 @@ function aggregatesOf(scores: ScoreTable, records: readonly EpisodeRecord[], met
       if (isCountedEnding(r.status) && r.metrics[name] !== undefined) continue;
       excluded[r.status] = (excluded[r.status] ?? 0) + 1;
     }
-    return summarizeValues(name, values, clusters.some((c) => c !== undefined) ? clusters : undefined, excluded);
+    return summarizeValues(name, values, clusters.some((c) => c !== undefined) ? clusters : undefined, excluded, ranges?.[name]);
   });
 }
 
 export function sweepTable(rows: readonly SweepRowInput[], metrics?: readonly string[]): { metrics: string[]; rows: SweepRow[] } {
-  const tables = rows.map((r) => ({ runId: r.key, scores: scoreTable(r.records) }));
+  const tables = rows.map((r) => ({ runId: r.key, scores: scoreTable(r.records, r.metricRanges) }));
   const names = metrics && metrics.length > 0 ? [...new Set(metrics)] : [...new Set(tables.flatMap((t) => t.scores.metrics))].sort();
   const out: SweepRow[] = rows.map((r, i) => ({
     key: r.key,

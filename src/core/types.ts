@@ -50,6 +50,18 @@ export interface PortSpec {
   description?: string;
   /** An input that may be absent (e.g. the action at iteration 0 of a loop). */
   optional?: boolean;
+  /**
+   * On an output holding an object of metrics (routed to a graphOut's `metrics` port): the
+   * values each key can take. A run's intervals stay inside them, and a metric whose range is
+   * not [0, 1] is never read as a success rate (docs/statistics.md, Metric ranges).
+   */
+  metrics?: Record<string, MetricRange>;
+}
+
+/** The values a metric can take: `min` ≤ value ≤ `max`; a bound left out is open. */
+export interface MetricRange {
+  min?: number;
+  max?: number;
 }
 
 export interface FunctionSpec {

@@ -21,7 +21,7 @@ import { recordJsonInSummary, summaryJsonText } from './summary-json.js';
 /** The spec fields a summary repeats. */
 export type SummarySpec = Pick<
   RunSpec,
-  'runId' | 'graphName' | 'episodeCount' | 'workerCount' | 'seed' | 'priority' | 'createdAt' | 'repeats'
+  'runId' | 'graphName' | 'episodeCount' | 'workerCount' | 'seed' | 'priority' | 'createdAt' | 'repeats' | 'metricRanges'
 >;
 
 /** While episodes come in, summary.json is rewritten at most this often (a watcher still gets every boundary: see store/run-watcher.ts). */
@@ -49,6 +49,7 @@ export function initialSummary(spec: SummarySpec, status: RunStatus = 'QUEUED'):
     startedAt: null,
     finishedAt: null,
     error: null,
+    ...(spec.metricRanges ? { metricRanges: spec.metricRanges } : {}),
     aggregateMetrics: [],
     aggregateByTask: {},
     statusCounts: {},
@@ -69,7 +70,7 @@ export class SummaryWriter {
   /** The run indices in the order they fold; `#next` is the position of the next one to fold. */
   readonly #order: readonly number[];
   #next = 0;
-  #fold = new AggregateFold();
+  #fold: AggregateFold;
   /** Every record at or below this index (and in `#order`) is folded. */
   #foldedUpTo = -1;
   #lock: Promise<unknown> = Promise.resolve();
@@ -84,6 +85,7 @@ export class SummaryWriter {
     this.#summary = summary;
     this.#order = order;
     this.#minIntervalMs = options.minIntervalMs ?? SUMMARY_MIN_INTERVAL_MS;
+    this.#fold = new AggregateFold(summary.metricRanges);
   }
 
   /** Starts from the spec, continuing the `seq` of a summary.json already in the run dir. */
@@ -186,7 +188,7 @@ export class SummaryWriter {
       this.#sorted[at] = record;
       // A folded record changed: fold again from the first record.
       if (index <= this.#foldedUpTo) {
-        this.#fold = new AggregateFold();
+        this.#fold = new AggregateFold(this.#summary.metricRanges);
         this.#next = 0;
         this.#foldedUpTo = -1;
       }
@@ -204,14 +206,14 @@ export class SummaryWriter {
   /** The aggregates over every record added: the fold, plus the records past it folded into a copy. */
   #aggregates(): Aggregates {
     const folded = this.#fold.count;
-    if (!this.#fold.exact) return computeAggregates(this.#sorted);
+    if (!this.#fold.exact) return computeAggregates(this.#sorted, this.#summary.metricRanges);
     if (folded === this.#sorted.length) return this.#fold.aggregates();
     const tail = this.#sorted.slice(sortedPosition(this.#sorted, this.#foldedUpTo + 1));
     // A record outside the run's indices, below the fold's end: fold order would not be index order.
-    if (folded + tail.length !== this.#sorted.length) return computeAggregates(this.#sorted);
+    if (folded + tail.length !== this.#sorted.length) return computeAggregates(this.#sorted, this.#summary.metricRanges);
     const fold = this.#fold.clone();
     for (const r of tail) fold.fold(r);
-    return fold.exact ? fold.aggregates() : computeAggregates(this.#sorted);
+    return fold.exact ? fold.aggregates() : computeAggregates(this.#sorted, this.#summary.metricRanges);
   }
 
   #text(summary: RunSummary): string {

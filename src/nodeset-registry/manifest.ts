@@ -13,10 +13,16 @@ export { MANIFEST_FILE } from './read-manifest.js';
 const NODESET_NAME = /^[A-Za-z][A-Za-z0-9-]*(?:_[A-Za-z0-9-]+)*$/;
 const FUNCTION_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
 
+/** A metric's declared range (PortSpec.metrics); also how a run spec freezes them. */
+export const metricRangeSchema = z
+  .strictObject({ min: z.number().optional(), max: z.number().optional() })
+  .refine((r) => r.min === undefined || r.max === undefined || r.min <= r.max, { error: 'min must be at most max' });
+
 const portSchema = z.looseObject({
   name: z.string().min(1),
   description: z.string().optional(),
   optional: z.boolean().optional(),
+  metrics: z.record(z.string().min(1), metricRangeSchema).optional(),
 });
 
 const functionSchema = z.looseObject({

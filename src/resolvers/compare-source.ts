@@ -69,7 +69,7 @@ export async function runScores(runId: string, ctx: ApiContext): Promise<{ runId
   }
   const src = await loadRun(runId, ctx);
   const summary = await loadSummary(src, ctx);
-  return { runId, graphName: src.row.graphName, scores: scoreTable(summary?.episodes ?? []) };
+  return { runId, graphName: src.row.graphName, scores: scoreTable(summary?.episodes ?? [], summary?.metricRanges) };
 }
 
 /** A run for a field of a comparison: the catalog's row when it has one (cheap), else read. */

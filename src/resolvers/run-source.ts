@@ -60,7 +60,8 @@ export async function readSummaryOrLastGood(runId: string, ctx: ApiContext): Pro
     startedAt: row.startedAt,
     finishedAt: row.finishedAt,
     error: row.error,
-    ...computeAggregates(episodes),
+    ...(spec?.metricRanges ? { metricRanges: spec.metricRanges } : {}),
+    ...computeAggregates(episodes, spec?.metricRanges),
     episodes,
     ...(row.pid !== null && row.status === 'RUNNING' ? { pid: row.pid } : {}),
   };

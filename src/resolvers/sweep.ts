@@ -49,10 +49,14 @@ function table(s: SweepSource, ctx: ApiContext): Promise<{ metrics: string[]; ro
     const runs = await sweepRuns(s, ctx);
     const byId = new Map(runs.map((r) => [r.row.id, r]));
     const rows = await Promise.all(
-      s.sweep.configs.map(async (c) => ({
-        key: String(c.index),
-        records: (await Promise.all(c.runIds.map(async (id) => (await loadSummary(byId.get(id)!, ctx))?.episodes ?? []))).flat(),
-      })),
+      s.sweep.configs.map(async (c) => {
+        const summaries = await Promise.all(c.runIds.map((id) => loadSummary(byId.get(id)!, ctx)));
+        return {
+          key: String(c.index),
+          records: summaries.flatMap((sum) => sum?.episodes ?? []),
+          metricRanges: summaries.find((sum) => sum?.metricRanges)?.metricRanges,
+        };
+      }),
     );
     return sweepTable(rows);
   })();

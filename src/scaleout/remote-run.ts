@@ -193,7 +193,7 @@ export class RemoteRun {
   #fold(): RunSummary {
     const records = [...this.#records.values()].sort((a, b) => a.index - b.index);
     const s = structuredClone(this.#summary);
-    Object.assign(s, computeAggregates(records));
+    Object.assign(s, computeAggregates(records, this.spec.metricRanges));
     s.episodes = records;
     s.episodesDone = records.length;
     return s;

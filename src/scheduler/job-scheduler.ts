@@ -222,7 +222,7 @@ export class JobScheduler {
         const viaSubprocess = input.viaSubprocess && process.env.EVAL_SUBPROCESS !== '0';
         spec = runSpecOf(
           { ...input, viaSubprocess },
-          { runId: made.runId, graph: graph.graph, activeWorkspaceDir: graphDirs.workspaceDir },
+          { runId: made.runId, graph: graph.graph, metricRanges: graph.metricRanges, activeWorkspaceDir: graphDirs.workspaceDir },
         );
         if (frozen?.audit) spec.audit = frozen.audit;
         await writeSpec(made.dir, spec);

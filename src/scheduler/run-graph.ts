@@ -9,7 +9,8 @@ import { applyOverrides, validateGraph } from '../graph/graph.js';
 import { GraphCatalog } from '../graph/graph-catalog.js';
 import { NodesetRegistry, type NodesetEntry } from '../nodeset-registry/registry.js';
 import { placedNodesets } from '../nodeset-registry/placement.js';
-import type { GraphSpec } from '../core/types.js';
+import { metricRangesOf } from '../graph/metric-ranges.js';
+import type { GraphSpec, MetricRange } from '../core/types.js';
 import { missingApiKeys, missingModels } from '../nodesets/llm/preflight.js';
 
 /** Where graphs and nodesets are looked up. */
@@ -33,6 +34,8 @@ export interface RunGraphInfo {
   shared: string[];
   /** The graph the run evaluates: overrides applied, validated. */
   graph: GraphSpec;
+  /** The declared range of each metric it reports (graph/metric-ranges.ts). */
+  metricRanges: Record<string, MetricRange>;
 }
 
 /** Loads and validates the graph; any problem is a BAD_USER_INPUT error naming graphName or overrides. */
@@ -63,7 +66,13 @@ export async function inspectRunGraph(opts: RunGraphOptions): Promise<RunGraphIn
   }
   // As this run places them: a nodeset its config keeps light is served on the eval process's thread (admission counts it so).
   const nodesets = placedNodesets(validated, registry);
-  return { registry, nodesets, shared: nodesets.filter(lendable).map((e) => e.name), graph };
+  return {
+    registry,
+    nodesets,
+    shared: nodesets.filter(lendable).map((e) => e.name),
+    graph,
+    metricRanges: metricRangesOf(validated),
+  };
 }
 
 /** The named graph from the catalog. */

@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import { graphSchema, MAX_PER_STEP_TIMEOUT_SEC } from '../graph/graph.js';
-import type { GraphSpec } from '../core/types.js';
+import { metricRangeSchema } from '../nodeset-registry/manifest.js';
+import type { GraphSpec, MetricRange } from '../core/types.js';
 
 /** The limits of a run spec. */
 export const RUN_LIMITS = {
@@ -213,6 +214,11 @@ export const runSpecSchema = z.strictObject({
    */
   graph: graphSchema.optional(),
   /**
+   * The declared range of each metric the graph reports (graph/metric-ranges.ts), frozen at
+   * submit with the graph: the run's intervals stay inside them. Absent in older specs.
+   */
+  metricRanges: z.record(z.string(), metricRangeSchema).optional(),
+  /**
    * Set on a partial run: this directory holds only the shards of task `task` of `of`
    * (shards s with s mod of = task - 1), to be joined by `evalctl merge`.
    */
@@ -269,7 +275,13 @@ export function perCallTimeoutSecOf(spec: Pick<RunInput, 'perStepTimeoutSec' | '
 /** The spec of a checked input: what the system adds at submit, the frozen graph among it. */
 export function runSpecOf(
   input: RunInput,
-  added: { runId: string; graph: GraphSpec; activeWorkspaceDir?: string | undefined; createdAt?: string },
+  added: {
+    runId: string;
+    graph: GraphSpec;
+    metricRanges?: Record<string, MetricRange> | undefined;
+    activeWorkspaceDir?: string | undefined;
+    createdAt?: string;
+  },
 ): RunSpec {
   return {
     ...input,
@@ -277,6 +289,7 @@ export function runSpecOf(
     createdAt: added.createdAt ?? new Date().toISOString(),
     ...(added.activeWorkspaceDir ? { activeWorkspaceDir: added.activeWorkspaceDir } : {}),
     graph: added.graph,
+    ...(added.metricRanges && Object.keys(added.metricRanges).length > 0 ? { metricRanges: added.metricRanges } : {}),
   };
 }
 

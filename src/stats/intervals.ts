@@ -1,8 +1,10 @@
 /**
  * One metric's spread: mean, standard error and 95 % interval (t with n−1 df; Wilson for 0/1
- * values; clustered t with C−1 df when episodes carry a cluster). Pure and order-fixed: the
- * caller passes values in episode-index order, so equal inputs give bit-identical outputs.
+ * values; clustered t with C−1 df when episodes carry a cluster), kept inside the metric's
+ * declared range. Pure and order-fixed: the caller passes values in episode-index order, so
+ * equal inputs give bit-identical outputs.
  */
+import type { MetricRange } from '../core/types.js';
 import { tQuantileOf, zOf } from './distributions.js';
 
 /** The confidence level of every interval the platform reports. */
@@ -72,6 +74,34 @@ export function isBinary(values: readonly number[]): boolean {
   return true;
 }
 
+/**
+ * Whether values of a metric with this declared range may be read as a rate when they are all
+ * 0 or 1: with no declaration (the values decide), or a range inside [0, 1]. A distance that
+ * was 0 in every episode is not a success rate of 0 %.
+ */
+export function mayBeRate(range: MetricRange | undefined): boolean {
+  return range === undefined || (range.min !== undefined && range.max !== undefined && range.min >= 0 && range.max <= 1);
+}
+
+/**
+ * `range` when every value lies inside it (bounds left out stay open), else undefined: a
+ * nodeset whose values break its own declaration gets its plain interval, not one cut to a
+ * range its values contradict.
+ */
+export function heldRange(values: readonly number[], range: MetricRange | undefined): MetricRange | undefined {
+  if (range === undefined || (range.min === undefined && range.max === undefined)) return undefined;
+  const lo = range.min ?? -Infinity;
+  const hi = range.max ?? Infinity;
+  for (let i = 0; i < values.length; i++) if (!(values[i]! >= lo && values[i]! <= hi)) return undefined;
+  return range;
+}
+
+/** `ci` cut to a declared range (an open bound cuts nothing). */
+function withinDeclared(ci: [number, number], range: MetricRange | undefined): [number, number] {
+  if (range === undefined) return ci;
+  return withinRange(ci, range.min ?? -Infinity, range.max ?? Infinity);
+}
+
 export interface MetricSpread {
   count: number;
   mean: number;
@@ -90,13 +120,15 @@ export interface MetricSpread {
 /**
  * The spread of one metric. With `clusters` (one per value) and at least two distinct ones,
  * the interval is the clustered t (C−1 df), cut to [0, 1] for 0/1 values; else Wilson for 0/1
- * values, else t (n−1 df).
+ * values, else t (n−1 df). `range`, the metric's declared range, cuts every interval to it
+ * (when the values keep to it), and only a range inside [0, 1] lets 0/1 values be a rate.
  */
-export function metricSpread(values: readonly number[], clusters?: readonly (string | undefined)[]): MetricSpread {
+export function metricSpread(values: readonly number[], clusters?: readonly (string | undefined)[], range?: MetricRange): MetricSpread {
   const n = values.length;
   const { mean, sd } = meanAndSd(values);
   const stderr = n > 1 ? sd / Math.sqrt(n) : 0;
-  const binary = isBinary(values);
+  const binary = mayBeRate(range) && isBinary(values);
+  const held = heldRange(values, range);
   const out: MetricSpread = { count: n, mean, sd, stderr, ci95: null, ciMethod: binary ? 'wilson' : 't', binary };
   if (clusters?.some((c) => c !== undefined)) {
     // An episode without a cluster is its own cluster: it shares nothing with the others.
@@ -107,12 +139,12 @@ export function metricSpread(values: readonly number[], clusters?: readonly (str
       out.clusteredStderr = cl.se;
       out.ciMethod = 'clustered-t';
       const ci = tInterval(mean, cl.se, cl.clusters - 1);
-      out.ci95 = binary ? withinRange(ci, 0, 1) : ci;
+      out.ci95 = withinDeclared(binary ? withinRange(ci, 0, 1) : ci, held);
       return out;
     }
   }
   if (n < 2) return out;
   if (binary) out.ci95 = wilsonInterval(Math.round(mean * n), n);
-  else out.ci95 = tInterval(mean, stderr, n - 1);
+  else out.ci95 = withinDeclared(tInterval(mean, stderr, n - 1), held);
   return out;
 }

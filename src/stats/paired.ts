@@ -5,7 +5,18 @@
  */
 import { sampleCorrelation } from 'simple-statistics';
 import { tQuantileOf, tTwoSidedP } from './distributions.js';
-import { CONFIDENCE, clusteredStderr, isBinary, meanAndSd, tInterval, withinRange, type CiMethod } from './intervals.js';
+import type { MetricRange } from '../core/types.js';
+import {
+  CONFIDENCE,
+  clusteredStderr,
+  heldRange,
+  isBinary,
+  mayBeRate,
+  meanAndSd,
+  tInterval,
+  withinRange,
+  type CiMethod,
+} from './intervals.js';
 
 export interface PairedDifference {
   /** Pairs compared. */
@@ -18,7 +29,7 @@ export interface PairedDifference {
   diffSd: number;
   /** Standard error of meanDiff from the differences (clustered when clusters are given). */
   pairedStderr: number;
-  /** The paired t interval, cut to [−1, 1] when `binary`. */
+  /** The paired t interval, cut to [−1, 1] when `binary`, to [−(max − min), max − min] for a metric of declared range. */
   ci95: [number, number] | null;
   ciMethod: Exclude<CiMethod, 'wilson'>;
   /** Every value of both sides is 0 or 1 (rates): their difference lies in [−1, 1]. */
@@ -50,12 +61,14 @@ function pOf(mean: number, se: number, df: number): number | null {
 
 /**
  * `baseline[i]` and `candidate[i]` are one episode's values in the two runs (index order);
- * `clusters[i]` its cluster, if episodes carry one.
+ * `clusters[i]` its cluster, if episodes carry one; `range` the metric's declared range (as in
+ * metricSpread: only a range inside [0, 1] lets 0/1 values be rates).
  */
 export function pairedDifference(
   baseline: readonly number[],
   candidate: readonly number[],
   clusters?: readonly (string | undefined)[],
+  range?: MetricRange,
 ): PairedDifference {
   const n = baseline.length;
   if (candidate.length !== n) throw new RangeError(`pairedDifference: ${n} baseline values but ${candidate.length} candidate values`);
@@ -80,8 +93,14 @@ export function pairedDifference(
       ciMethod = 'clustered-t';
     }
   }
-  const binary = isBinary(baseline) && isBinary(candidate);
-  const ci95 = df >= 1 && Number.isFinite(se) ? tInterval(d.mean, se, df) : null;
+  const binary = mayBeRate(range) && isBinary(baseline) && isBinary(candidate);
+  let ci95 = df >= 1 && Number.isFinite(se) ? tInterval(d.mean, se, df) : null;
+  if (ci95 && binary) ci95 = withinRange(ci95, -1, 1);
+  else if (ci95) {
+    // Two values of a bounded metric differ by at most its width.
+    const held = heldRange(baseline, range) && heldRange(candidate, range);
+    if (held?.min !== undefined && held.max !== undefined) ci95 = withinRange(ci95, held.min - held.max, held.max - held.min);
+  }
   let correlation: number | null = null;
   if (n > 1 && a.sd > 0 && b.sd > 0) correlation = sampleCorrelation(baseline as number[], candidate as number[]);
   const unpairedStderr = n > 1 ? Math.sqrt((a.sd * a.sd) / n + (b.sd * b.sd) / n) : Number.NaN;
@@ -98,7 +117,7 @@ export function pairedDifference(
     meanDiff: d.mean,
     diffSd: d.sd,
     pairedStderr: se,
-    ci95: ci95 && binary ? withinRange(ci95, -1, 1) : ci95,
+    ci95,
     ciMethod,
     binary,
     df,

@@ -6,7 +6,7 @@
  */
 import type { EpisodeStatus } from '../statuses.js';
 import { varianceComponents } from '../stats/variance-components.js';
-import { type Aggregates, DEFAULT_TASK, numericValue, summarizeValues } from './aggregate.js';
+import { type Aggregates, DEFAULT_TASK, type MetricRanges, numericValue, summarizeValues } from './aggregate.js';
 import { isCountedEnding } from './counted-endings.js';
 import type { EpisodeRecord, MetricAggregate } from './types.js';
 
@@ -29,12 +29,17 @@ const cloneMetric = (m: MetricState): MetricState => ({
 
 /** aggregateMetrics of store/aggregate.ts over the records folded so far. */
 class MetricsFold {
+  readonly #ranges: MetricRanges | undefined;
   /** Whether the records carry `repeat` (decided by the first one; a run mixing both is `mixed`). */
   #repeated: boolean | undefined;
   #mixed = false;
   /** Records folded so far by ending, in first-seen order: a metric first seen now left all of them out. */
   #statusSoFar: Record<string, number> = {};
   #metrics = new Map<string, MetricState>();
+
+  constructor(ranges: MetricRanges | undefined) {
+    this.#ranges = ranges;
+  }
 
   get mixed(): boolean {
     return this.#mixed;
@@ -76,12 +81,13 @@ class MetricsFold {
   summarize(): MetricAggregate[] {
     return [...this.#metrics.keys()].sort().map((name) => {
       const m = this.#metrics.get(name)!;
-      if (!this.#repeated) return summarizeValues(name, m.values, m.anyCluster ? m.clusters : undefined, m.excluded);
+      const range = this.#ranges?.[name];
+      if (!this.#repeated) return summarizeValues(name, m.values, m.anyCluster ? m.clusters : undefined, m.excluded, range);
       // As aggregateRepeated: each episode scores the mean of its counted plays.
       const list = [...m.groups.values()];
       const means = list.map((g) => g.values.reduce((a, b) => a + b, 0) / g.values.length);
       const clusters = list.map((g) => g.cluster);
-      const out = summarizeValues(name, means, clusters.some((c) => c !== undefined) ? clusters : undefined, m.excluded);
+      const out = summarizeValues(name, means, clusters.some((c) => c !== undefined) ? clusters : undefined, m.excluded, range);
       const vc = varianceComponents(list.map((g) => g.values));
       out.repeats = vc.repeats;
       if (vc.between !== null) out.betweenVar = vc.between;
@@ -91,7 +97,7 @@ class MetricsFold {
   }
 
   clone(): MetricsFold {
-    const c = new MetricsFold();
+    const c = new MetricsFold(this.#ranges);
     c.#repeated = this.#repeated;
     c.#mixed = this.#mixed;
     c.#statusSoFar = { ...this.#statusSoFar };
@@ -101,12 +107,19 @@ class MetricsFold {
 }
 
 export class AggregateFold {
-  #all = new MetricsFold();
+  readonly #ranges: MetricRanges | undefined;
+  #all: MetricsFold;
   #byTask = new Map<string, MetricsFold>();
   #anyTask = false;
   #statusCounts: Partial<Record<EpisodeStatus, number>> = {};
   #timedOut = false;
   #count = 0;
+
+  /** `ranges`: the run's declared metric ranges (RunSummary.metricRanges), as computeAggregates takes them. */
+  constructor(ranges?: MetricRanges) {
+    this.#ranges = ranges;
+    this.#all = new MetricsFold(ranges);
+  }
 
   /** Records folded so far. */
   get count(): number {
@@ -130,7 +143,7 @@ export class AggregateFold {
     if (r.task !== undefined) this.#anyTask = true;
     let t = this.#byTask.get(task);
     if (!t) {
-      t = new MetricsFold();
+      t = new MetricsFold(this.#ranges);
       this.#byTask.set(task, t);
     }
     t.fold(r);
@@ -152,7 +165,7 @@ export class AggregateFold {
 
   /** An independent copy, to fold records into without changing this one. */
   clone(): AggregateFold {
-    const c = new AggregateFold();
+    const c = new AggregateFold(this.#ranges);
     c.#all = this.#all.clone();
     c.#byTask = new Map([...this.#byTask].map(([k, t]) => [k, t.clone()]));
     c.#anyTask = this.#anyTask;

@@ -4,12 +4,16 @@
  * depend on which worker finished first.
  */
 import type { EpisodeStatus } from '../statuses.js';
+import type { MetricRange } from '../core/types.js';
 import { metricSpread, tInterval } from '../stats/intervals.js';
 import { varianceComponents } from '../stats/variance-components.js';
 import { isCountedEnding } from './counted-endings.js';
 import type { EpisodeRecord, MetricAggregate, RunSummary } from './types.js';
 
 export type Aggregates = Pick<RunSummary, 'aggregateMetrics' | 'aggregateByTask' | 'statusCounts' | 'timedOut'>;
+
+/** Metric name → declared range (RunSummary.metricRanges); a metric not in it has none. */
+export type MetricRanges = Readonly<Record<string, MetricRange>>;
 
 const byIndex = (a: EpisodeRecord, b: EpisodeRecord) => a.index - b.index;
 
@@ -22,14 +26,15 @@ export function numericValue(v: unknown): number | undefined {
 
 /**
  * mean, count, stderr (sample std / sqrt(n); 0 for one value), min, max and the 95 % interval
- * of one metric (t, Wilson for 0/1 values, clustered t when `clusters` name some), with the
- * episodes left out of it by ending.
+ * of one metric (t, Wilson for 0/1 values, clustered t when `clusters` name some; inside
+ * `range`, the metric's declared range), with the episodes left out of it by ending.
  */
 export function summarizeValues(
   name: string,
   values: readonly number[],
   clusters?: readonly (string | undefined)[],
   excluded?: Readonly<Record<string, number>>,
+  range?: MetricRange,
 ): MetricAggregate {
   const n = values.length;
   let min = Infinity;
@@ -38,7 +43,7 @@ export function summarizeValues(
     if (v < min) min = v;
     if (v > max) max = v;
   }
-  const s = metricSpread(values, clusters);
+  const s = metricSpread(values, clusters, range);
   const out: MetricAggregate = { name, mean: s.mean, count: n, stderr: s.stderr, min, max };
   if (s.ci95) {
     out.ci95Low = s.ci95[0];
@@ -74,9 +79,9 @@ export function ci95Of(m: MetricAggregate): [number, number] | null {
  * counted endings (store/counted-endings.ts) enter a metric; every other episode, and a counted
  * one that did not report the metric, is tallied in the metric's `excluded` by ending.
  */
-export function aggregateMetrics(records: readonly EpisodeRecord[]): MetricAggregate[] {
+export function aggregateMetrics(records: readonly EpisodeRecord[], ranges?: MetricRanges): MetricAggregate[] {
   const sorted = [...records].sort(byIndex);
-  if (sorted.some((r) => r.repeat !== undefined)) return aggregateRepeated(sorted);
+  if (sorted.some((r) => r.repeat !== undefined)) return aggregateRepeated(sorted, ranges);
   const names = new Set<string>();
   // A metric only left-out episodes reported (e.g. retries of INFRA_ERROR ones) has no mean to show.
   for (const r of sorted) {
@@ -96,7 +101,7 @@ export function aggregateMetrics(records: readonly EpisodeRecord[]): MetricAggre
       values.push(v);
       clusters.push(r.cluster);
     }
-    return summarizeValues(name, values, clusters.some((c) => c !== undefined) ? clusters : undefined, excluded);
+    return summarizeValues(name, values, clusters.some((c) => c !== undefined) ? clusters : undefined, excluded, ranges?.[name]);
   });
 }
 
@@ -106,7 +111,7 @@ export function aggregateMetrics(records: readonly EpisodeRecord[]): MetricAggre
  * `repeats`, `betweenVar` and `withinVar` give the variance components. `excluded` still
  * counts plays. `sorted` is in run-index order, hence in episode order.
  */
-function aggregateRepeated(sorted: readonly EpisodeRecord[]): MetricAggregate[] {
+function aggregateRepeated(sorted: readonly EpisodeRecord[], ranges: MetricRanges | undefined): MetricAggregate[] {
   const names = new Set<string>();
   for (const r of sorted) {
     if (!isCountedEnding(r.status)) continue;
@@ -131,7 +136,7 @@ function aggregateRepeated(sorted: readonly EpisodeRecord[]): MetricAggregate[] 
     const list = [...groups.values()];
     const means = list.map((g) => g.values.reduce((a, b) => a + b, 0) / g.values.length);
     const clusters = list.map((g) => g.cluster);
-    const out = summarizeValues(name, means, clusters.some((c) => c !== undefined) ? clusters : undefined, excluded);
+    const out = summarizeValues(name, means, clusters.some((c) => c !== undefined) ? clusters : undefined, excluded, ranges?.[name]);
     const vc = varianceComponents(list.map((g) => g.values));
     out.repeats = vc.repeats;
     if (vc.between !== null) out.betweenVar = vc.between;
@@ -147,7 +152,7 @@ export const DEFAULT_TASK = 'default';
  * Aggregates per `task`, tasks sorted. Episodes without a task go under DEFAULT_TASK so that the
  * groups add up to the run; a run where no episode has a task has no groups (one would repeat the run's).
  */
-export function aggregateByTask(records: readonly EpisodeRecord[]): Record<string, MetricAggregate[]> {
+export function aggregateByTask(records: readonly EpisodeRecord[], ranges?: MetricRanges): Record<string, MetricAggregate[]> {
   const groups = new Map<string, EpisodeRecord[]>();
   if (!records.some((r) => r.task !== undefined)) return {};
   for (const r of records) {
@@ -160,7 +165,7 @@ export function aggregateByTask(records: readonly EpisodeRecord[]): Record<strin
     g.push(r);
   }
   const out: Record<string, MetricAggregate[]> = {};
-  for (const task of [...groups.keys()].sort()) out[task] = aggregateMetrics(groups.get(task)!);
+  for (const task of [...groups.keys()].sort()) out[task] = aggregateMetrics(groups.get(task)!, ranges);
   return out;
 }
 
@@ -170,10 +175,11 @@ export function statusCounts(records: readonly EpisodeRecord[]): Partial<Record<
   return counts;
 }
 
-export function computeAggregates(records: readonly EpisodeRecord[]): Aggregates {
+/** Every aggregate of a summary over `records`; `ranges` is the run's RunSummary.metricRanges. */
+export function computeAggregates(records: readonly EpisodeRecord[], ranges?: MetricRanges): Aggregates {
   return {
-    aggregateMetrics: aggregateMetrics(records),
-    aggregateByTask: aggregateByTask(records),
+    aggregateMetrics: aggregateMetrics(records, ranges),
+    aggregateByTask: aggregateByTask(records, ranges),
     statusCounts: statusCounts(records),
     timedOut: records.some((r) => r.status === 'TIMEOUT'),
   };

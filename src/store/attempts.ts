@@ -193,7 +193,7 @@ export async function prepareRetry(runDir: string, endings: readonly EpisodeStat
   const kept = summary.episodes.filter((r) => !replaced.has(r.index));
   const queued: RunSummary = {
     ...summary,
-    ...computeAggregates(kept),
+    ...computeAggregates(kept, summary.metricRanges),
     seq: summary.seq + 1,
     status: 'QUEUED',
     episodes: kept,

@@ -141,7 +141,7 @@ export function mergePartials(partials: readonly PartialRun[], added: { runId: s
       .sort();
   const started = times((s) => s.startedAt);
   const finished = times((s) => s.finishedAt);
-  const aggregates = computeAggregates(records);
+  const aggregates = computeAggregates(records, spec.metricRanges);
   // The key order of a summary the eval process writes (initialSummary), so equal runs serialise to equal bytes.
   const summary: RunSummary = {
     seq: 1,
@@ -158,6 +158,7 @@ export function mergePartials(partials: readonly PartialRun[], added: { runId: s
     startedAt: started[0] ?? null,
     finishedAt: finished[finished.length - 1] ?? null,
     error: null,
+    ...(spec.metricRanges ? { metricRanges: spec.metricRanges } : {}),
     aggregateMetrics: aggregates.aggregateMetrics,
     aggregateByTask: aggregates.aggregateByTask,
     statusCounts: aggregates.statusCounts,

@@ -138,10 +138,13 @@ function streamsOf(records: readonly EpisodeRecord[], rescores: readonly Rescore
   return streams;
 }
 
+const SCORE_RANGE = { min: 0, max: 1 };
+
 function scorerReport(s: Stream): ScorerReport {
   const scored = s.entries.filter((e): e is { record: EpisodeRecord; entry: ScoreEntry } => e.entry !== undefined);
   const values = scored.map((e) => e.entry.value);
-  const agg = values.length ? summarizeValues(s.scorer, values) : undefined;
+  // A score entry's value is in [0, 1] (its schema), so its interval is too.
+  const agg = values.length ? summarizeValues(s.scorer, values, undefined, undefined, SCORE_RANGE) : undefined;
   const correct = values.filter((v) => v === 1).length;
   const out: ScorerReport = {
     scorer: s.scorer,

@@ -102,7 +102,7 @@ function makeState(fields: Fields, order: readonly EpisodeRecord[], count: numbe
  */
 function withLazyAggregates(state: RunSummary, order: readonly EpisodeRecord[], count: number): RunSummary {
   let aggregates: Aggregates | undefined;
-  const get = () => (aggregates ??= computeAggregates(order.slice(0, count)));
+  const get = () => (aggregates ??= computeAggregates(order.slice(0, count), state.metricRanges));
   // Redefined in place, so the keys keep the summary's order.
   return Object.defineProperties(state, {
     aggregateMetrics: { get: () => get().aggregateMetrics, enumerable: true, configurable: true },

@@ -57,7 +57,24 @@ describe('evalctl run', () => {
     expect(summary.episodes.map((e) => e.episodeId)).toEqual(['mini/val/0', 'mini/val/1', 'mini/val/2', 'mini/val/3']);
     // epsilon 0: the planner is optimal, so every SPL is 1.
     expect(summary.aggregateMetrics.find((m) => m.name === 'spl')).toMatchObject({ mean: 1, count: 4 });
+    // The ranges env_gridnav declares are frozen into the run, and the intervals keep to them:
+    // a distance of 0 in every episode is not a success rate of 0 % (no Wilson interval).
+    expect(summary.metricRanges).toEqual({
+      distance_to_goal: { min: 0 },
+      spl: { min: 0, max: 1 },
+      steps: { min: 0 },
+      success: { min: 0, max: 1 },
+    });
+    expect(summary.aggregateMetrics.find((m) => m.name === 'distance_to_goal')).toMatchObject({
+      mean: 0,
+      ciMethod: 't',
+      binary: false,
+      ci95Low: 0,
+      ci95High: 0,
+    });
     const runDir = join(outputs, 'eval_runs', summary.runId);
+    expect(JSON.parse(await readFile(join(runDir, 'spec.json'), 'utf8')).metricRanges).toEqual(summary.metricRanges);
+    expect(JSON.parse(await readFile(join(runDir, 'score-index.json'), 'utf8')).metricRanges).toEqual(summary.metricRanges);
     expect((await readdir(runDir)).sort()).toEqual([
       '_DONE',
       'episodes',

@@ -65,6 +65,21 @@ describe('compareRuns', () => {
     ]);
   });
 
+  it('reads 0/1 values as rates only where both runs declare a range inside [0, 1]', () => {
+    const base = [0, 0, 1, 0].map((v, i) => rec(i, `e${i}`, { hits: v }));
+    const cand = [1, 1, 1, 0].map((v, i) => rec(i, `e${i}`, { hits: v }));
+    const count = { hits: { min: 0 } };
+    const rate = { hits: { min: 0, max: 1 } };
+    const asCount = compareRuns({ runId: 'a', scores: scoreTable(base, count) }, [{ runId: 'b', scores: scoreTable(cand, count) }]);
+    expect(asCount.candidates[0]!.metrics[0]).toMatchObject({ binary: false, mcnemarP: null, flips: [] });
+    const asRate = compareRuns({ runId: 'a', scores: scoreTable(base, rate) }, [{ runId: 'b', scores: scoreTable(cand, rate) }]);
+    expect(asRate.candidates[0]!.metrics[0]).toMatchObject({ binary: true });
+    expect(asRate.candidates[0]!.metrics[0]!.flips).toHaveLength(2);
+    // A range only one side declares is not used: the values decide, as before ranges existed.
+    const oneSided = compareRuns({ runId: 'a', scores: scoreTable(base, count) }, [{ runId: 'b', scores: scoreTable(cand) }]);
+    expect(oneSided.candidates[0]!.metrics[0]).toMatchObject({ binary: true });
+  });
+
   it('refuses runs that share no episode', () => {
     expect(() => compareRuns(base, [{ runId: 'C', scores: scoreTable([rec(0, 'other/0', { s: 1 })]) }])).toThrow(NoSharedEpisodesError);
   });

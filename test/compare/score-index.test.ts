@@ -49,12 +49,18 @@ afterAll(async () => {
 });
 
 /** A run dir with a summary.json of `episodes` and its index. */
-async function indexedRun(name: string, episodes: EpisodeRecord[]): Promise<string> {
+async function indexedRun(name: string, episodes: EpisodeRecord[], metricRanges?: RunSummary['metricRanges']): Promise<string> {
   const runDir = join(dir, name);
   await rm(runDir, { recursive: true, force: true });
   const { mkdir } = await import('node:fs/promises');
   await mkdir(runDir);
-  const summary = { runId: name, graphName: 'g', status: 'COMPLETED', episodes } as unknown as RunSummary;
+  const summary = {
+    runId: name,
+    graphName: 'g',
+    status: 'COMPLETED',
+    ...(metricRanges ? { metricRanges } : {}),
+    episodes,
+  } as unknown as RunSummary;
   await writeFile(join(runDir, 'summary.json'), JSON.stringify(summary));
   expect(await writeScoreIndexOfSummary(runDir, summary)).toBe(true);
   return runDir;
@@ -68,13 +74,16 @@ describe('score index', () => {
         records(s + 10, 60, s % 4, 1 + (s % 2), s % 3 === 0),
         records(s + 20, 40, 0, 1, false),
       ];
-      const dirs = await Promise.all(runs.map((r, i) => indexedRun(`r${s}_${i}`, r)));
+      // Some runs declare ranges (a count that is 0/1 then stays a count); the index carries them.
+      const ranges = s % 2 === 0 ? { spl: { min: 0, max: 1 }, success: { min: 0, max: 1 }, ok: { min: 0, max: 3 } } : undefined;
+      const dirs = await Promise.all(runs.map((r, i) => indexedRun(`r${s}_${i}`, r, ranges)));
       const indexed = await Promise.all(dirs.map(async (d, i) => (await readScoreIndex(d, `r${s}_${i}`, (await summaryStamp(d))!))!));
       for (const x of indexed) expect(x).not.toBeNull();
       expect(indexed[0]!.status).toBe('COMPLETED');
-      const direct = compareRuns({ runId: 'a', scores: scoreTable(runs[0]!) }, [
-        { runId: 'b', scores: scoreTable(runs[1]!) },
-        { runId: 'c', scores: scoreTable(runs[2]!) },
+      expect(indexed[0]!.scores.metricRanges).toEqual(ranges);
+      const direct = compareRuns({ runId: 'a', scores: scoreTable(runs[0]!, ranges) }, [
+        { runId: 'b', scores: scoreTable(runs[1]!, ranges) },
+        { runId: 'c', scores: scoreTable(runs[2]!, ranges) },
       ]);
       const viaIndex = compareRuns({ runId: 'a', scores: indexed[0]!.scores }, [
         { runId: 'b', scores: indexed[1]!.scores },

@@ -56,6 +56,15 @@ describe('loadManifest', () => {
     await expect(loadManifest(d)).rejects.toThrow(/functions\[0\]\.inputs\[0\]\.name/);
   });
 
+  it('reads declared metric ranges and names a range whose min is above its max', async () => {
+    const port = (metrics: unknown) => ({ ...base, functions: [{ name: 'step', inputs: [], outputs: [{ name: 'metrics', metrics }] }] });
+    const m = await loadManifest(await write(port({ spl: { min: 0, max: 1 }, steps: { min: 0 } })));
+    expect(m.functions[0]!.outputs[0]!.metrics).toEqual({ spl: { min: 0, max: 1 }, steps: { min: 0 } });
+    const d = await write(port({ spl: { min: 1, max: 0 } }));
+    await expect(loadManifest(d)).rejects.toThrow(/functions\[0\]\.outputs\[0\]\.metrics\.spl.*min must be at most max/);
+    await expect(loadManifest(await write(port({ spl: { min: '0' } })))).rejects.toThrow(/metrics\.spl\.min/);
+  });
+
   it('requires exactly one of module or command', async () => {
     const { module: _m, ...neither } = base;
     await expect(loadManifest(await write(neither))).rejects.toThrow(/exactly one of "module".*"command"/);

@@ -90,6 +90,40 @@ describe('intervals', () => {
     expect(scaled.ci95![1]).toBeGreaterThan(2);
   });
 
+  it("keeps an interval inside the metric's declared range", () => {
+    // SPL-like values near the top of [0, 1]: the t interval reaches past 1.
+    const spl = [1, 1, 0.92, 1, 0.97, 1, 1, 0.88, 1, 1];
+    const plain = metricSpread(spl);
+    expect(plain.ci95![1]).toBeGreaterThan(1);
+    const s = metricSpread(spl, undefined, { min: 0, max: 1 });
+    expect(s).toMatchObject({ ciMethod: 't', binary: false });
+    expect(s.ci95![0]).toBe(plain.ci95![0]);
+    expect(s.ci95![1]).toBe(1);
+    // An open bound cuts nothing on its side.
+    expect(metricSpread(spl, undefined, { min: 0 }).ci95).toEqual(plain.ci95);
+    // A clustered interval is cut the same way.
+    const g = ['a', 'a', 'b', 'b', 'c', 'c', 'd', 'd', 'e', 'e'];
+    expect(metricSpread(spl, g).ci95![1]).toBeGreaterThan(1);
+    expect(metricSpread(spl, g, { min: 0, max: 1 }).ci95![1]).toBe(1);
+  });
+
+  it('reads 0/1 values as a rate only when the declared range allows one', () => {
+    // A distance of 0 in every episode is not a success rate of 0 %: t (zero width), not Wilson.
+    const zeros = [0, 0, 0, 0, 0, 0, 0, 0];
+    expect(metricSpread(zeros).ciMethod).toBe('wilson');
+    const d = metricSpread(zeros, undefined, { min: 0 });
+    expect(d).toMatchObject({ ciMethod: 't', binary: false, ci95: [0, 0] });
+    // A count that happened to be 0 or 1 stays a count.
+    expect(metricSpread([0, 1, 1, 0, 1], undefined, { min: 0, max: 500 })).toMatchObject({ ciMethod: 't', binary: false });
+    // Declared [0, 1] (or narrower): still a rate.
+    expect(metricSpread([0, 1, 1, 0, 1], undefined, { min: 0, max: 1 })).toMatchObject({ ciMethod: 'wilson', binary: true });
+  });
+
+  it('does not trust a declared range the values break', () => {
+    const v = [0.9, 1.2, 1, 0.95, 1.1];
+    expect(metricSpread(v, undefined, { min: 0, max: 1 }).ci95).toEqual(metricSpread(v).ci95);
+  });
+
   it('has no interval below two values, and one cluster falls back to the unclustered interval', () => {
     expect(metricSpread([3]).ci95).toBeNull();
     const s = metricSpread(
@@ -140,6 +174,19 @@ describe('paired difference', () => {
     expect(tInterval(d.meanDiff, se, 2)[1]).toBeGreaterThan(1);
     close(d.ci95![0], tInterval(d.meanDiff, se, 2)[0]);
     expect(d.ci95![1]).toBe(1);
+  });
+
+  it('keeps the difference of a bounded metric within its width, and reads 0/1 values by the declared range', () => {
+    // Three episodes of a metric in [0, 10]: t with 2 df reaches past 10.
+    const d = pairedDifference([0, 0, 9], [10, 10, 10], undefined, { min: 0, max: 10 });
+    expect(tInterval(d.meanDiff, d.pairedStderr, 2)[1]).toBeGreaterThan(10);
+    expect(d.ci95![1]).toBe(10);
+    expect(d.binary).toBe(false);
+    // 0/1 values of a count are not rates: no cut to [−1, 1], no McNemar downstream.
+    const c = pairedDifference([0, 0, 1], [1, 1, 1], undefined, { min: 0 });
+    expect(c.binary).toBe(false);
+    expect(c.ci95![1]).toBeGreaterThan(1);
+    expect(pairedDifference([0, 0, 1], [1, 1, 1], undefined, { min: 0, max: 1 }).binary).toBe(true);
   });
 
   it('is well defined for identical runs (no spread)', () => {

@@ -58,12 +58,15 @@ describe('AggregateFold', () => {
       const rng = createPrng(seed);
       const repeats = seed % 3 === 0 ? 3 : 1;
       const records = randomRun(rng, 24, repeats, { tasks: seed % 2 === 0, clusters: seed % 4 < 2 });
-      const fold = new AggregateFold();
+      // Declared ranges on half the runs: `correct` a rate, `score` cut to where it can be, `late` a count.
+      const ranges = seed % 2 === 1 ? { correct: { min: 0, max: 1 }, score: { min: -3, max: 7 }, late: { min: 0 } } : undefined;
+      const fold = new AggregateFold(ranges);
       for (let i = 0; i < records.length; i++) {
         fold.fold(records[i]!);
         expect(fold.exact).toBe(true);
-        expect(text(fold.aggregates())).toBe(text(computeAggregates(records.slice(0, i + 1))));
+        expect(text(fold.aggregates())).toBe(text(computeAggregates(records.slice(0, i + 1), ranges)));
       }
+      if (ranges) expect(text(fold.clone().aggregates())).toBe(text(computeAggregates(records, ranges)));
     }
   });
 

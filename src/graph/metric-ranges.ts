@@ -1,0 +1,41 @@
+/**
+ * metricRangesOf: the declared range of each metric a graph reports, read from the manifests of
+ * the nodes that feed its graph-scope `graphOut` nodes' `metrics` ports (an output port's
+ * `metrics` declaration). A run freezes them into its spec with the graph.
+ */
+import type { MetricRange } from '../core/types.js';
+import type { ValidatedGraph } from './graph.js';
+
+/** The port of a graphOut whose object is flattened into the episode's metrics. */
+const METRICS_PORT = 'metrics';
+
+/**
+ * Metric name → declared range, names sorted. Two sources declaring one name give the range
+ * covering both (an open bound on either side stays open). Undeclared metrics are absent.
+ */
+export function metricRangesOf(graph: ValidatedGraph): Record<string, MetricRange> {
+  const found = new Map<string, MetricRange>();
+  for (const id of graph.graphOuts) {
+    const sink = graph.nodes.get(id);
+    if (!sink) continue;
+    for (const e of [...sink.incoming, ...sink.loopIncoming]) {
+      if (e.to.port !== METRICS_PORT) continue;
+      const port = graph.nodes.get(e.from.node)?.resolved?.fn.outputs.find((p) => p.name === e.from.port);
+      for (const [name, range] of Object.entries(port?.metrics ?? {})) {
+        const seen = found.get(name);
+        found.set(name, seen ? coveringRange(seen, range) : { ...range });
+      }
+    }
+  }
+  const out: Record<string, MetricRange> = {};
+  for (const name of [...found.keys()].sort()) out[name] = found.get(name)!;
+  return out;
+}
+
+/** The smallest range holding both (an open bound on either side stays open). */
+export function coveringRange(a: MetricRange, b: MetricRange): MetricRange {
+  const out: MetricRange = {};
+  if (a.min !== undefined && b.min !== undefined) out.min = Math.min(a.min, b.min);
+  if (a.max !== undefined && b.max !== undefined) out.max = Math.max(a.max, b.max);
+  return out;
+}
