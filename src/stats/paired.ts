@@ -32,7 +32,7 @@ export interface PairedDifference {
   /** The paired t interval, cut to [−1, 1] when `binary`, to [−(max − min), max − min] for a metric of declared range. */
   ci95: [number, number] | null;
   ciMethod: Exclude<CiMethod, 'wilson'>;
-  /** Every value of both sides is 0 or 1 (rates): their difference lies in [−1, 1]. */
+  /** Every value of both sides is 0 or 1 and `range` allows rates: their difference lies in [−1, 1]. */
   binary: boolean;
   /** Degrees of freedom of the paired interval: n−1, or C−1 clustered. */
   df: number;

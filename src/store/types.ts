@@ -65,7 +65,7 @@ export interface MetricAggregate {
   ci95Low?: number;
   ci95High?: number;
   ciMethod?: CiMethod;
-  /** Every value was 0 or 1 (a success rate). */
+  /** Every value was 0 or 1 and the declared range (RunSummary.metricRanges) allows a rate: a success rate. */
   binary?: boolean;
   /** Distinct clusters among the counted episodes, when episodes carry one. */
   clusters?: number;
