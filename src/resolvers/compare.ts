@@ -83,7 +83,10 @@ export const MetricComparisonRef = builder.objectRef<MetricComparisonSource>('Me
       description: 'Shared episodes left out: an ending that does not count (docs/statistics.md) or the metric missing, on either side.',
       resolve: (s) => s.m.excludedPairs,
     }),
-    binary: t.boolean({ description: 'True when every value on both sides is 0 or 1 and the metric\'s declared range allows a rate.', resolve: (s) => s.m.binary }),
+    binary: t.boolean({
+      description: "True when every value on both sides is 0 or 1 and the metric's declared range allows a rate.",
+      resolve: (s) => s.m.binary,
+    }),
     baselineMean: t.float({ nullable: true, description: "The baseline's mean over the pairs.", resolve: (s) => finite(s.m.baselineMean) }),
     candidateMean: t.float({
       nullable: true,

@@ -53,7 +53,7 @@ export const MetricAggregateRef = builder.objectRef<MetricAggregate>('MetricAggr
     }),
     binary: t.boolean({
       description:
-        'True when every value was 0 or 1 and the metric\'s declared range allows a rate: its interval is Wilson (clustered-t cut to [0, 1] when episodes carry clusters).',
+        "True when every value was 0 or 1 and the metric's declared range allows a rate: its interval is Wilson (clustered-t cut to [0, 1] when episodes carry clusters).",
       resolve: (m) => m.binary ?? false,
     }),
     clusters: t.int({
