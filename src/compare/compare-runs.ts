@@ -5,10 +5,9 @@
  * flags over every metric × candidate. Pure: the same scores give byte-identical results.
  */
 import { CodedError } from '../errors.js';
-import type { MetricRange } from '../core/types.js';
-import { coveringRange } from '../graph/metric-ranges.js';
-import type { MetricRanges } from '../store/aggregate.js';
+import type { MetricRange, MetricRanges } from '../core/types.js';
 import { benjaminiHochberg } from '../stats/benjamini-hochberg.js';
+import { coveringRange } from '../stats/intervals.js';
 import { mcnemarExactP, winTieLoss, type WinTieLoss } from '../stats/mcnemar.js';
 import { pairedDifference, type PairedDifference } from '../stats/paired.js';
 import { minimumDetectableEffect } from '../stats/power.js';

@@ -3,9 +3,8 @@
  * dataset sample), each metric's value the mean over that episode's counted records (repeats,
  * or the seeds of one sweep config). Which endings count is the policy in counted-endings.ts.
  */
-import { z } from 'zod';
-import { metricRangeSchema } from '../nodeset-registry/manifest.js';
-import type { MetricRanges } from '../store/aggregate.js';
+import type { MetricRanges } from '../core/types.js';
+import { metricRangesSchema } from '../nodeset-registry/manifest.js';
 import type { EpisodeRecord } from '../store/types.js';
 import { isCountedEnding } from '../store/counted-endings.js';
 
@@ -28,8 +27,6 @@ export interface ScoreTable {
   /** The run's declared metric ranges (RunSummary.metricRanges), when it has them. */
   metricRanges?: MetricRanges;
 }
-
-const metricRangesSchema = z.record(z.string(), metricRangeSchema);
 
 /** `v` as declared metric ranges (a summary's or an index's `metricRanges`); undefined when it is not. */
 export function parseMetricRanges(v: unknown): MetricRanges | undefined {

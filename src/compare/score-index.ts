@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { writeFileAtomic } from '../store/atomic.js';
 import { FILES } from '../store/run-dir.js';
 import type { RunSummary } from '../store/types.js';
-import type { MetricRange } from '../core/types.js';
+import type { MetricRanges } from '../core/types.js';
 import { columnsOf, parseMetricRanges, scoreTable, tableOfColumns, type ScoreColumns, type ScoreTable } from './episode-scores.js';
 
 export const SCORE_INDEX_FILE = 'score-index.json';
@@ -56,7 +56,7 @@ interface ScoreIndexFile {
   /** metric → per episode its mean, null where the episode has none. */
   values: Record<string, (number | null)[]>;
   /** The run's declared metric ranges, when it has them. */
-  metricRanges?: Record<string, MetricRange>;
+  metricRanges?: MetricRanges;
 }
 
 export async function summaryStamp(runDir: string): Promise<SummaryStamp | null> {

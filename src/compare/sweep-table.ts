@@ -3,7 +3,8 @@
  * episodes (its seed runs pooled: an episode's value is the mean over its seeds) and the paired
  * difference against the baseline config (the grid's first point), BH-flagged over the table.
  */
-import { type MetricRanges, summarizeValues } from '../store/aggregate.js';
+import type { MetricRanges } from '../core/types.js';
+import { summarizeValues } from '../store/aggregate.js';
 import { isCountedEnding } from '../store/counted-endings.js';
 import type { EpisodeRecord, MetricAggregate } from '../store/types.js';
 import { compareRuns, type MetricComparison } from './compare-runs.js';

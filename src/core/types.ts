@@ -55,7 +55,7 @@ export interface PortSpec {
    * values each key can take. A run's intervals stay inside them, and a metric whose range is
    * not [0, 1] is never read as a success rate (docs/statistics.md, Metric ranges).
    */
-  metrics?: Record<string, MetricRange>;
+  metrics?: MetricRanges;
 }
 
 /** The values a metric can take: `min` ≤ value ≤ `max`; a bound left out is open. */
@@ -63,6 +63,9 @@ export interface MetricRange {
   min?: number;
   max?: number;
 }
+
+/** Metric name → its declared range (a port's declaration, a run's `metricRanges`). */
+export type MetricRanges = Record<string, MetricRange>;
 
 export interface FunctionSpec {
   name: string;

@@ -3,7 +3,8 @@
  * the nodes that feed its graph-scope `graphOut` nodes' `metrics` ports (an output port's
  * `metrics` declaration). A run freezes them into its spec with the graph.
  */
-import type { MetricRange } from '../core/types.js';
+import type { MetricRange, MetricRanges } from '../core/types.js';
+import { coveringRange } from '../stats/intervals.js';
 import type { ValidatedGraph } from './graph.js';
 
 /** The port of a graphOut whose object is flattened into the episode's metrics. */
@@ -13,7 +14,7 @@ const METRICS_PORT = 'metrics';
  * Metric name → declared range, names sorted. Two sources declaring one name give the range
  * covering both (an open bound on either side stays open). Undeclared metrics are absent.
  */
-export function metricRangesOf(graph: ValidatedGraph): Record<string, MetricRange> {
+export function metricRangesOf(graph: ValidatedGraph): MetricRanges {
   const found = new Map<string, MetricRange>();
   for (const id of graph.graphOuts) {
     const sink = graph.nodes.get(id);
@@ -27,15 +28,7 @@ export function metricRangesOf(graph: ValidatedGraph): Record<string, MetricRang
       }
     }
   }
-  const out: Record<string, MetricRange> = {};
+  const out: MetricRanges = {};
   for (const name of [...found.keys()].sort()) out[name] = found.get(name)!;
-  return out;
-}
-
-/** The smallest range holding both (an open bound on either side stays open). */
-export function coveringRange(a: MetricRange, b: MetricRange): MetricRange {
-  const out: MetricRange = {};
-  if (a.min !== undefined && b.min !== undefined) out.min = Math.min(a.min, b.min);
-  if (a.max !== undefined && b.max !== undefined) out.max = Math.max(a.max, b.max);
   return out;
 }

@@ -18,11 +18,14 @@ export const metricRangeSchema = z
   .strictObject({ min: z.number().optional(), max: z.number().optional() })
   .refine((r) => r.min === undefined || r.max === undefined || r.min <= r.max, { error: 'min must be at most max' });
 
+/** Metric name → range: a port's `metrics`, a run spec's and a summary's `metricRanges`. */
+export const metricRangesSchema = z.record(z.string().min(1), metricRangeSchema);
+
 const portSchema = z.looseObject({
   name: z.string().min(1),
   description: z.string().optional(),
   optional: z.boolean().optional(),
-  metrics: z.record(z.string().min(1), metricRangeSchema).optional(),
+  metrics: metricRangesSchema.optional(),
 });
 
 const functionSchema = z.looseObject({

@@ -10,7 +10,7 @@ import { GraphCatalog } from '../graph/graph-catalog.js';
 import { NodesetRegistry, type NodesetEntry } from '../nodeset-registry/registry.js';
 import { placedNodesets } from '../nodeset-registry/placement.js';
 import { metricRangesOf } from '../graph/metric-ranges.js';
-import type { GraphSpec, MetricRange } from '../core/types.js';
+import type { GraphSpec, MetricRanges } from '../core/types.js';
 import { missingApiKeys, missingModels } from '../nodesets/llm/preflight.js';
 
 /** Where graphs and nodesets are looked up. */
@@ -35,7 +35,7 @@ export interface RunGraphInfo {
   /** The graph the run evaluates: overrides applied, validated. */
   graph: GraphSpec;
   /** The declared range of each metric it reports (graph/metric-ranges.ts). */
-  metricRanges: Record<string, MetricRange>;
+  metricRanges: MetricRanges;
 }
 
 /** Loads and validates the graph; any problem is a BAD_USER_INPUT error naming graphName or overrides. */

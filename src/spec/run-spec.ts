@@ -5,8 +5,8 @@
  */
 import { z } from 'zod';
 import { graphSchema, MAX_PER_STEP_TIMEOUT_SEC } from '../graph/graph.js';
-import { metricRangeSchema } from '../nodeset-registry/manifest.js';
-import type { GraphSpec, MetricRange } from '../core/types.js';
+import { metricRangesSchema } from '../nodeset-registry/manifest.js';
+import type { GraphSpec, MetricRanges } from '../core/types.js';
 
 /** The limits of a run spec. */
 export const RUN_LIMITS = {
@@ -217,7 +217,7 @@ export const runSpecSchema = z.strictObject({
    * The declared range of each metric the graph reports (graph/metric-ranges.ts), frozen at
    * submit with the graph: the run's intervals stay inside them. Absent in older specs.
    */
-  metricRanges: z.record(z.string(), metricRangeSchema).optional(),
+  metricRanges: metricRangesSchema.optional(),
   /**
    * Set on a partial run: this directory holds only the shards of task `task` of `of`
    * (shards s with s mod of = task - 1), to be joined by `evalctl merge`.
@@ -278,7 +278,7 @@ export function runSpecOf(
   added: {
     runId: string;
     graph: GraphSpec;
-    metricRanges?: Record<string, MetricRange> | undefined;
+    metricRanges?: MetricRanges | undefined;
     activeWorkspaceDir?: string | undefined;
     createdAt?: string;
   },

@@ -96,6 +96,14 @@ export function heldRange(values: readonly number[], range: MetricRange | undefi
   return range;
 }
 
+/** The smallest range holding both (an open bound on either side stays open). */
+export function coveringRange(a: MetricRange, b: MetricRange): MetricRange {
+  const out: MetricRange = {};
+  if (a.min !== undefined && b.min !== undefined) out.min = Math.min(a.min, b.min);
+  if (a.max !== undefined && b.max !== undefined) out.max = Math.max(a.max, b.max);
+  return out;
+}
+
 /** `ci` cut to a declared range (an open bound cuts nothing). */
 function withinDeclared(ci: [number, number], range: MetricRange | undefined): [number, number] {
   if (range === undefined) return ci;

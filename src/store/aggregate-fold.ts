@@ -6,7 +6,8 @@
  */
 import type { EpisodeStatus } from '../statuses.js';
 import { varianceComponents } from '../stats/variance-components.js';
-import { type Aggregates, DEFAULT_TASK, type MetricRanges, numericValue, summarizeValues } from './aggregate.js';
+import type { MetricRanges } from '../core/types.js';
+import { type Aggregates, DEFAULT_TASK, numericValue, summarizeValues } from './aggregate.js';
 import { isCountedEnding } from './counted-endings.js';
 import type { EpisodeRecord, MetricAggregate } from './types.js';
 

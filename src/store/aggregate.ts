@@ -4,16 +4,13 @@
  * depend on which worker finished first.
  */
 import type { EpisodeStatus } from '../statuses.js';
-import type { MetricRange } from '../core/types.js';
+import type { MetricRange, MetricRanges } from '../core/types.js';
 import { metricSpread, tInterval } from '../stats/intervals.js';
 import { varianceComponents } from '../stats/variance-components.js';
 import { isCountedEnding } from './counted-endings.js';
 import type { EpisodeRecord, MetricAggregate, RunSummary } from './types.js';
 
 export type Aggregates = Pick<RunSummary, 'aggregateMetrics' | 'aggregateByTask' | 'statusCounts' | 'timedOut'>;
-
-/** Metric name → declared range (RunSummary.metricRanges); a metric not in it has none. */
-export type MetricRanges = Readonly<Record<string, MetricRange>>;
 
 const byIndex = (a: EpisodeRecord, b: EpisodeRecord) => a.index - b.index;
 

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { CodedError } from '../errors.js';
-import { metricRangeSchema } from '../nodeset-registry/manifest.js';
+import { metricRangesSchema } from '../nodeset-registry/manifest.js';
 import { EPISODE_STATUSES, RUN_STATUSES } from '../statuses.js';
 import type { EpisodeRecord, RunSummary } from './types.js';
 
@@ -97,7 +97,7 @@ const summaryHeadFields = {
   startedAt: isoDate.nullable(),
   finishedAt: isoDate.nullable(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
-  metricRanges: z.record(z.string(), metricRangeSchema).optional(),
+  metricRanges: metricRangesSchema.optional(),
   aggregateMetrics: z.array(metricAggregateSchema),
   aggregateByTask: z.record(z.string(), z.array(metricAggregateSchema)),
   statusCounts: z.partialRecord(z.enum(EPISODE_STATUSES), count),

@@ -3,7 +3,7 @@
  * episode boundary, and one record per episode.
  */
 import type { EpisodeStatus, RunStatus } from '../statuses.js';
-import type { AssetRef, MetricRange, MetricValue, NodeErrorEntry } from '../core/types.js';
+import type { AssetRef, MetricRanges, MetricValue, NodeErrorEntry } from '../core/types.js';
 import type { ScoreEntry } from '../core/score-entry.js';
 
 export type { ScoreEntry, ScoreTarget } from '../core/score-entry.js';
@@ -102,7 +102,7 @@ export interface RunSummary {
   finishedAt: string | null;
   error: { code: string; message: string } | null;
   /** The declared range of each metric (the spec's, frozen at submit): the aggregates' intervals stay inside them. */
-  metricRanges?: Record<string, MetricRange>;
+  metricRanges?: MetricRanges;
   aggregateMetrics: MetricAggregate[];
   aggregateByTask: Record<string, MetricAggregate[]>;
   statusCounts: Partial<Record<EpisodeStatus, number>>;
