@@ -14,7 +14,9 @@
  * orchestration overhead per step at 1 worker (step time less the env's own work, the median of
  * the workload's 1-worker runs, one per round; and the step
  * time of the same graph with an env that does no work, the platform's cost alone: the median of
- * five runs), how late a 20 ms timer fires here, how much slower work runs right after a 10 ms
+ * five runs), the same 1-worker steps split by the executor's timing of each node call (the
+ * firing logs' `ms`: time in the env's call, less the work it was asked for; in the other nodes'
+ * calls; between calls), how late a 20 ms timer fires here, how much slower work runs right after a 10 ms
  * pause (the caches a busy shared machine leaves cold), and the targets for this machine's core count.
  *
  * Only node: built-ins, so it also runs with a bare Node ≥ 22.6 (`node
@@ -30,7 +32,7 @@
  * the episodes-per-second ratio), --json FILE (every figure, for later comparison).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -102,6 +104,27 @@ interface Measured {
   cap: number;
   /** CPU time of the whole process tree (evalctl, eval process, hosts) per step, ms; null where /proc is not readable. */
   cpuMsPerStep: number | null;
+  /**
+   * At 1 worker: ms per step inside each node's calls, as the executor timed them (the firing
+   * logs' `ms`: call sent → answer parsed), by node id; the rest of a step is between calls.
+   */
+  nodeMsPerStep?: Record<string, number>;
+}
+
+/** Ms per step spent in each node's calls over a run's episodes, from their firing logs (`episodes/epNNNN/log.jsonl`). */
+function nodeMsPerStep(runDir: string, steps: number): Record<string, number> {
+  const byNode: Record<string, number> = {};
+  const episodesDir = join(runDir, 'episodes');
+  for (const ep of readdirSync(episodesDir)) {
+    const log = join(episodesDir, ep, 'log.jsonl');
+    if (!existsSync(log)) continue;
+    for (const line of readFileSync(log, 'utf8').split('\n')) {
+      if (!line) continue;
+      const f = JSON.parse(line) as { nodeId: string; ms: number };
+      byNode[f.nodeId] = (byNode[f.nodeId] ?? 0) + f.ms;
+    }
+  }
+  return Object.fromEntries(Object.entries(byNode).map(([id, ms]) => [id, ms / Math.max(1, steps)]));
 }
 
 /** CPU seconds of this process's reaped children and theirs (Linux: cutime + cstime of /proc/self/stat); null elsewhere. */
@@ -153,7 +176,7 @@ async function timeRun(w: Workload, workers: number, o: Options): Promise<Measur
   const exitedAt = spawnedAt + wallMs;
   if (code !== 0)
     throw new Error(`evalctl run ${w.graph} (${workers} workers) exited ${code}: ${Buffer.concat(err).toString().slice(-2000)}`);
-  const summary = JSON.parse(Buffer.concat(out).toString()) as { status: string; episodes: EpisodeLite[] };
+  const summary = JSON.parse(Buffer.concat(out).toString()) as { runId: string; status: string; episodes: EpisodeLite[] };
   if (summary.status !== 'COMPLETED') throw new Error(`evalctl run ${w.graph} (${workers} workers) ended ${summary.status}`);
   const eps = summary.episodes;
   const perWorker = new Map<number, { steps: number; ms: number }>();
@@ -185,6 +208,7 @@ async function timeRun(w: Workload, workers: number, o: Options): Promise<Measur
         workers,
       ),
     cpuMsPerStep: cpu0 === null || cpu1 === null ? null : ((cpu1 - cpu0) * 1000) / Math.max(1, steps),
+    ...(workers === 1 ? { nodeMsPerStep: nodeMsPerStep(join(o.outputs, 'eval_runs', summary.runId), steps) } : {}),
   };
 }
 
@@ -196,6 +220,11 @@ export function greedyMakespan(steps: number[], workers: number): number {
     busy[k] = busy[k]! + n;
   }
   return Math.max(...busy);
+}
+
+/** The run whose ms per step is the median of `runs` (the lower of the two middle ones for an even count). */
+function medianRun(runs: Measured[]): Measured | undefined {
+  return [...runs].sort((a, b) => a.msPerStep - b.msPerStep)[Math.floor((runs.length - 1) / 2)];
 }
 
 function median(values: number[]): number {
@@ -396,6 +425,39 @@ export async function benchScaling(argv: string[] = process.argv.slice(2)): Prom
     const cart = all.find((m) => m.workload === 'cartpole' && m.workers === 1);
     if (cart) rows.push(['cartpole', cart.msPerStep.toFixed(2), cart.msPerStep.toFixed(2), '(no env work: all of it is overhead)']);
     console.log(table(['workload', 'ms/step', 'overhead ms/step', 'target'], rows));
+    // Where those steps go, split by the executor's own timing of each call (the run of each row whose ms/step is its median).
+    const split: Array<[string, Measured | undefined, number]> = [
+      ['no env work', idle, 0],
+      ...workloads
+        .filter((w) => w.workMs > 0)
+        .map((w): [string, Measured | undefined, number] => [
+          w.key,
+          medianRun(all.filter((m) => m.workload === w.key && m.workers === 1)),
+          w.workMs,
+        ]),
+      ['cartpole', cart, 0],
+    ];
+    const splitRows = split
+      .filter((e): e is [string, Measured, number] => e[1]?.nodeMsPerStep !== undefined)
+      .map(([key, m, workMs]) => {
+        const nodes = m.nodeMsPerStep!;
+        const env = nodes.env ?? 0;
+        const others = Object.entries(nodes).reduce((sum, [id, v]) => (id === 'env' ? sum : sum + v), 0);
+        return [
+          key,
+          m.msPerStep.toFixed(2),
+          env.toFixed(2),
+          (env - workMs).toFixed(2),
+          others.toFixed(2),
+          (m.msPerStep - env - others).toFixed(2),
+        ];
+      });
+    if (splitRows.length > 0) {
+      console.log(
+        '\nThe same 1-worker steps split by the executor’s timing of each call (call sent → answer parsed; the median run of each row)',
+      );
+      console.log(table(['workload', 'ms/step', 'env call', 'env call less its work', 'other nodes', 'between calls'], splitRows));
+    }
     console.log(
       `(a 20 ms timer of an idle Node process here fires after ${slack.toFixed(2)} ms on average: the latency-bound env's sleep alone is ${(slack - 20).toFixed(2)} ms over its 20 ms)`,
     );

@@ -15,7 +15,7 @@ import { LoopRunner, type LoopRunOptions } from '../graph/loop-runner.js';
 import type { ExecutorResult, PanelLoadResult, PanelSpec, PanelValues } from '../core/types.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from '../store/types.js';
 import { outcomeOfException, outcomeOfResult, type AbortCause, type EpisodeOutcome } from './episode-outcome.js';
-import { EpisodeWriter } from './episode-writer.js';
+import { assetWritesBehind, EpisodeWriter } from './episode-writer.js';
 import type { EnvWorkerPool, WorkerSlot } from './env-worker-pool.js';
 import { EpisodeCursor } from './episode-cursor.js';
 import { dispatchOrder } from './dispatch-order.js';
@@ -428,7 +428,13 @@ export class BatchEvalRunner {
         onCallTimeout,
         onFiring: firingHook((entry) => writer.logFiring(entry), span),
         onEvent: eventHook((event) => writer.logEvent(event), span),
-        onAsset: (asset) => writer.writeAsset(asset),
+        onAsset: (asset) => {
+          const written = writer.writeAsset(asset);
+          // The episode plays on while its asset is written (finish() waits for it before the record goes
+          // anywhere): a folder and a file cost ~1-10 ms of the thread pool, most of an episode's last step.
+          // A live viewer may fetch the asset as soon as it sees the step, and a disk that falls behind must slow the env down.
+          return onStep || assetWritesBehind() ? written : undefined;
+        },
         ...withStepHook(onStep ? (event: StepEvent) => onStep(event, { index, workerId: slot.workerId }) : undefined, span),
       });
       outcome = outcomeOfResult(result, cause, timeoutMs);

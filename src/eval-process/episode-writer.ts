@@ -18,6 +18,20 @@ export const EPISODE_FILES = { record: 'episode.json', log: 'log.jsonl', events:
 
 const LOG_FLUSH_BYTES = 64 * 1024;
 
+/**
+ * Asset bytes this thread may have handed to the disk and not yet seen written before an
+ * episode waits for its assets' writes (see `assetWritesBehind`): enough for any frame, small
+ * enough that a slow disk cannot fill the memory with an env's renders.
+ */
+export const ASSET_WRITE_BEHIND_BYTES = 64 * 1024 * 1024;
+/** Asset bytes handed to writeFile in this thread and not yet settled (every episode writer of the thread together). */
+let assetBytesInFlight = 0;
+
+/** Whether this thread's unwritten asset bytes are past `ASSET_WRITE_BEHIND_BYTES`: the disk is behind, and a step should wait for its asset. */
+export function assetWritesBehind(): boolean {
+  return assetBytesInFlight > ASSET_WRITE_BEHIND_BYTES;
+}
+
 export interface AssetFile {
   name: string;
   mime: string;
@@ -179,11 +193,20 @@ export class EpisodeWriter {
     this.#events.append(JSON.stringify(event) + '\n');
   }
 
-  /** Starts writing the asset's file; the returned promise settles when it is on disk (never rejects). */
+  /**
+   * Starts writing the asset's file; the returned promise settles when it is on disk (never
+   * rejects: finish() reports a write that failed, and writes the record only after every asset).
+   */
   writeAsset(asset: AssetFile): Promise<void> {
     const dir = join(this.dir, EPISODE_FILES.assets);
     this.#assetsDir ??= this.#madeFolder().then(() => mkdirOnce(dir));
-    const write = this.#assetsDir.then(() => writeFile(join(dir, safeAssetName(asset.name)), asset.data));
+    const bytes = asset.data.length;
+    assetBytesInFlight += bytes;
+    const write = this.#assetsDir
+      .then(() => writeFile(join(dir, safeAssetName(asset.name)), asset.data))
+      .finally(() => {
+        assetBytesInFlight -= bytes;
+      });
     this.#pending.push(write);
     return write.catch(() => {});
   }

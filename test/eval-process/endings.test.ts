@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runBatch, type RunBatchOptions } from '../../src/eval-process/run-batch.js';
-import { isDone } from '../../src/store/run-dir.js';
+import { episodeDir, isDone } from '../../src/store/run-dir.js';
+import { existsSync } from 'node:fs';
 import type { RunSpec } from '../../src/store/types.js';
 import { gridnavGraph, isAlive, makeRun, waitFor, writeWorkspaceGraph } from './run-helpers.js';
 
@@ -64,6 +65,45 @@ describe('episode endings', () => {
     expect(Math.max(...log.map((l) => l.step))).toBe(ep.steps - 1);
     expect(await readdir(join(epDir, 'assets'))).toEqual(ep.assets.map((a) => a.name));
     expect(ep.assets[0]?.mime).toBe('image/png');
+  });
+
+  it("an episode plays on while its assets are written, but its record goes out only once they are on disk; a live viewer finds each step's asset there", async () => {
+    /** Whether each asset a callback names is on disk at the time of the call. */
+    const check = async (graph: ReturnType<typeof gridnavGraph>, watch: 'written' | 'step') => {
+      await writeWorkspaceGraph(workspace, graph);
+      const { dir } = await makeRun(outputs, {
+        graphName: graph.name,
+        activeWorkspaceDir: workspace,
+        episodeCount: watch === 'step' ? 1 : 3,
+        dataset: 'mini',
+      });
+      const onDisk: boolean[] = [];
+      const seen = (index: number, name: string | undefined) =>
+        onDisk.push(name !== undefined && existsSync(join(episodeDir(dir, index), 'assets', name)));
+      const summary = await runBatch({
+        runDir: dir,
+        onHostStarted: (h) => pids.push(h.pid),
+        ...(watch === 'written'
+          ? {
+              onEpisodeWritten: (record) => {
+                for (const a of record.assets) seen(record.index, a.name);
+              },
+            }
+          : {
+              onStep: (event, episode) =>
+                seen(episode.index, (event.outputs.env?.trajectory as { $assetRef?: string } | undefined)?.$assetRef),
+            }),
+      });
+      expect(summary.status).toBe('COMPLETED');
+      return { onDisk, summary };
+    };
+    // Each of the three episodes ends with its trajectory, written before the record is reported.
+    const written = await check(gridnavGraph('g_assets_written'), 'written');
+    expect(written.onDisk).toEqual([true, true, true]);
+    // A live viewer (a step listener) sees every step's render, already on disk.
+    const live = await check(gridnavGraph('g_assets_live', { envConfig: { render_every_step: true } }), 'step');
+    expect(live.onDisk.length).toBe(live.summary.episodes[0]!.steps);
+    expect(live.onDisk.every(Boolean)).toBe(true);
   });
 
   it('BUDGET_EXHAUSTED: the API budget ran out, partial metrics kept', async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { EpisodeWriter } from '../../src/eval-process/episode-writer.js';
+import { ASSET_WRITE_BEHIND_BYTES, assetWritesBehind, EpisodeWriter } from '../../src/eval-process/episode-writer.js';
 import { SummaryWriter, initialSummary } from '../../src/eval-process/summary-writer.js';
 import { createRunDir, readSummary, writeSummary } from '../../src/store/run-dir.js';
 import type { EpisodeRecord, RunSpec } from '../../src/store/types.js';
@@ -124,6 +124,27 @@ describe('EpisodeWriter', () => {
     expect(lines.map((l) => JSON.parse(l).nodeId)).toEqual(['env', 'agent']);
     expect(await readdir(join(epDir, 'assets'))).toEqual(['escape.png']);
     expect(JSON.parse(await readFile(join(epDir, 'episode.json'), 'utf8')).index).toBe(7);
+  });
+
+  it('counts asset bytes not yet on disk: past the write-behind limit a step is told to wait, and no longer once they are written', async () => {
+    const { dir } = createRunDir(tmp);
+    const w = EpisodeWriter.open(dir, 4);
+    expect(assetWritesBehind()).toBe(false);
+    const written = w.writeAsset({ name: 'small.bin', mime: 'application/octet-stream', data: Buffer.alloc(16), nodeId: 'env', step: 0 });
+    expect(assetWritesBehind()).toBe(false);
+    const big = w.writeAsset({
+      name: 'big.bin',
+      mime: 'application/octet-stream',
+      data: Buffer.alloc(ASSET_WRITE_BEHIND_BYTES + 1),
+      nodeId: 'env',
+      step: 1,
+    });
+    // Handed to the disk, not yet written: nothing settles before this turn of the event loop ends.
+    expect(assetWritesBehind()).toBe(true);
+    await Promise.all([written, big]);
+    expect(assetWritesBehind()).toBe(false);
+    await w.finish(record(4, true));
+    expect((await readdir(join(dir, 'episodes', 'ep0004', 'assets'))).sort()).toEqual(['big.bin', 'small.bin']);
   });
 
   it('makes the folder when first needed: a small episode at finish, a log past 64 KB as it streams', async () => {
