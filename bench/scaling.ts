@@ -426,32 +426,20 @@ export async function benchScaling(argv: string[] = process.argv.slice(2)): Prom
     if (cart) rows.push(['cartpole', cart.msPerStep.toFixed(2), cart.msPerStep.toFixed(2), '(no env work: all of it is overhead)']);
     console.log(table(['workload', 'ms/step', 'overhead ms/step', 'target'], rows));
     // Where those steps go, split by the executor's own timing of each call (the run of each row whose ms/step is its median).
-    const split: Array<[string, Measured | undefined, number]> = [
-      ['no env work', idle, 0],
+    const split: Array<{ key: string; run: Measured | undefined; workMs: number }> = [
+      { key: 'no env work', run: idle, workMs: 0 },
       ...workloads
         .filter((w) => w.workMs > 0)
-        .map((w): [string, Measured | undefined, number] => [
-          w.key,
-          medianRun(all.filter((m) => m.workload === w.key && m.workers === 1)),
-          w.workMs,
-        ]),
-      ['cartpole', cart, 0],
+        .map((w) => ({ key: w.key, run: medianRun(all.filter((m) => m.workload === w.key && m.workers === 1)), workMs: w.workMs })),
+      { key: 'cartpole', run: cart, workMs: 0 },
     ];
-    const splitRows = split
-      .filter((e): e is [string, Measured, number] => e[1]?.nodeMsPerStep !== undefined)
-      .map(([key, m, workMs]) => {
-        const nodes = m.nodeMsPerStep!;
-        const env = nodes.env ?? 0;
-        const others = Object.entries(nodes).reduce((sum, [id, v]) => (id === 'env' ? sum : sum + v), 0);
-        return [
-          key,
-          m.msPerStep.toFixed(2),
-          env.toFixed(2),
-          (env - workMs).toFixed(2),
-          others.toFixed(2),
-          (m.msPerStep - env - others).toFixed(2),
-        ];
-      });
+    const splitRows: string[][] = [];
+    for (const { key, run, workMs } of split) {
+      if (!run?.nodeMsPerStep) continue;
+      const { env = 0, ...rest } = run.nodeMsPerStep;
+      const others = Object.values(rest).reduce((sum, v) => sum + v, 0);
+      splitRows.push([key, ...[run.msPerStep, env, env - workMs, others, run.msPerStep - env - others].map((v) => v.toFixed(2))]);
+    }
     if (splitRows.length > 0) {
       console.log(
         '\nThe same 1-worker steps split by the executor’s timing of each call (call sent → answer parsed; the median run of each row)',

@@ -431,7 +431,7 @@ export class BatchEvalRunner {
         onAsset: (asset) => {
           const written = writer.writeAsset(asset);
           // The episode plays on while its asset is written (finish() waits for it before the record goes
-          // anywhere): a folder and a file cost ~1-10 ms of the thread pool, most of an episode's last step.
+          // anywhere): a folder and a file cost 1-13 ms of the thread pool here, most of an episode's last step.
           // A live viewer may fetch the asset as soon as it sees the step, and a disk that falls behind must slow the env down.
           return onStep || assetWritesBehind() ? written : undefined;
         },
