@@ -1,8 +1,10 @@
 /** Reads the parts of a gridnav observation the agents need, naming the field that is wrong. */
-import { gridFromRows, type Cell, type Grid, type Heading } from '../env_gridnav/grid.js';
+import type { Cell, Heading } from '../env_gridnav/grid.js';
+import { mazeOf, type Maze } from './maze-cache.js';
 
 export interface AgentView {
-  grid: Grid;
+  /** The observation's grid, parsed, with its distance maps (shared: read only). */
+  maze: Maze;
   position: Cell;
   heading: Heading;
   goal: Cell;
@@ -29,7 +31,7 @@ export function readObservation(obs: unknown): AgentView {
   const steps = typeof o.steps === 'number' ? o.steps : 0;
   const stepBudget = typeof o.step_budget === 'number' ? o.step_budget : Number.POSITIVE_INFINITY;
   return {
-    grid: gridFromRows(o.grid as Array<string | number[]>),
+    maze: mazeOf(o.grid as Array<string | number[]>),
     position: cell(o.position, 'position'),
     heading,
     goal: cell(o.goal, 'goal'),

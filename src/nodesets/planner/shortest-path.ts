@@ -1,12 +1,13 @@
 /** The expert: follow a geodesic shortest path, turning the short way, and stop on the goal. */
 import type { Action } from '../env_gridnav/actions.js';
-import { distanceMap, HEADING_DELTAS, isFree, UNREACHABLE } from '../env_gridnav/grid.js';
+import { HEADING_DELTAS, isFree, UNREACHABLE } from '../env_gridnav/grid.js';
 import type { AgentView } from './observation.js';
 
 export function shortestPathAction(view: AgentView): Action {
-  const { grid, position, heading, goal } = view;
+  const { maze, position, heading, goal } = view;
   if (position[0] === goal[0] && position[1] === goal[1]) return 'stop';
-  const dist = distanceMap(grid, goal);
+  const grid = maze.grid;
+  const dist = maze.distancesTo(goal);
   const here = dist[position[0] * grid.cols + position[1]]!;
   if (here === UNREACHABLE) throw new Error(`the goal ${JSON.stringify(goal)} cannot be reached from ${JSON.stringify(position)}`);
   // Among neighbours one step closer, prefer straight ahead, then a quarter turn (right first), then turning around.
