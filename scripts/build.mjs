@@ -7,5 +7,5 @@ const run = (cmd, args) => execFileSync(cmd, args, { stdio: 'inherit' });
 rmSync('dist', { recursive: true, force: true });
 run('npx', ['tsc', '-p', 'tsconfig.build.json']);
 run('node', ['scripts/copy-assets.mjs']);
-run('node', ['scripts/bundle-stdlib.mjs']);
+run('node', ['scripts/bundle-vendor.mjs']);
 if (existsSync('web/vite.config.ts')) run('npx', ['vite', 'build', '--config', 'web/vite.config.ts', '--logLevel', 'warn']);

@@ -4,6 +4,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { byName } from '../core/by-name.js';
 import { NotFoundError } from '../errors.js';
 import { BUILTIN_DATASETS_DIR } from '../paths.js';
 import { loadDataset } from './load-dataset.js';
@@ -46,7 +47,7 @@ export class DatasetCatalog {
     };
     scan(this.builtinDir, 'builtin');
     if (this.workspaceDir) scan(join(this.workspaceDir, 'datasets'), 'workspace');
-    return [...found.values()].sort((a, b) => a.name.localeCompare(b.name));
+    return [...found.values()].sort(byName);
   }
 
   entry(name: string): DatasetEntry {

@@ -1,6 +1,6 @@
 /** `dataset.json`, optional in a dataset folder: its description, label set and field names. */
 import { readFile } from 'node:fs/promises';
-import { z } from 'zod';
+import { z } from '../core/zod.js';
 import { DatasetInvalidError } from './dataset-invalid-error.js';
 
 const SAMPLE_FIELDS = ['id', 'input', 'target', 'choices', 'metadata', 'split'] as const;

@@ -15,6 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { CodedError, errorMessage } from '../errors.js';
 import { isSpareGo, type BackendToEvalMessage, type SpareGoMessage, type SpareWaitingMessage } from './messages.js';
 import { runBatch } from './run-batch.js';
+import { loadDistributions } from '../stats/distributions.js';
 import { isStorageCode, STORAGE_EXIT_CODES, storageCodeOf } from '../store/storage-fault.js';
 import { watchParent } from './parent-watch.js';
 import { adoptHostSecretsFromEnv, rememberHostSecret } from '../host/host-secret.js';
@@ -83,6 +84,8 @@ async function main(): Promise<number> {
   const tracing = await startTracing({ role: 'eval', log: err });
   if (tracing) out(`tracing to ${tracing.url}`);
   if (values['await-go']) {
+    // A spare idles until go: load now what every run loads first thing after it.
+    loadDistributions();
     const go = await goOrStop(controller.signal);
     // Stopped while still a spare: no run was started, so there is nothing to write.
     if (!go) return 0;

@@ -3,6 +3,7 @@
  */
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { byName } from '../core/by-name.js';
 import { BadInputError, GraphValidationError, NotFoundError, errorMessage } from '../errors.js';
 import { BUILTIN_GRAPHS_DIR } from '../paths.js';
 import { parseGraph } from './graph.js';
@@ -43,7 +44,7 @@ export class GraphCatalog {
 
   /** Every graph by name (the workspace copy where both have one), sorted by name. */
   list(): GraphListing[] {
-    const byName = new Map<string, GraphListing>();
+    const found = new Map<string, GraphListing>();
     for (const { dir, source } of this.dirs()) {
       let files: string[];
       try {
@@ -54,15 +55,15 @@ export class GraphCatalog {
       for (const file of files) {
         if (!file.endsWith('.json')) continue;
         const name = basename(file, '.json');
-        if (!GRAPH_NAME_PATTERN.test(name) || byName.has(name)) continue;
+        if (!GRAPH_NAME_PATTERN.test(name) || found.has(name)) continue;
         const path = join(dir, file);
         const listing: GraphListing = { name, source, path };
         const description = readDescription(path);
         if (description !== undefined) listing.description = description;
-        byName.set(name, listing);
+        found.set(name, listing);
       }
     }
-    return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return [...found.values()].sort(byName);
   }
 
   /** The path `load(name)` would read, or undefined when no such graph exists. */

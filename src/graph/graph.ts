@@ -2,7 +2,7 @@
  * The graph model: the JSON shape (zod), semantic validation against the known node types,
  * config overrides and `--set` flags. Nothing runs until a graph has passed validateGraph.
  */
-import { z } from 'zod';
+import { z } from '../core/zod.js';
 import { BadInputError, GraphValidationError } from '../errors.js';
 import { configValueProblem } from './config-value.js';
 import {

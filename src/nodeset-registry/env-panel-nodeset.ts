@@ -4,13 +4,14 @@
  * worker of its run at once, so each of its loads carries its own selection (host protocol,
  * `POST /panel/load` with `values`); the eval process starts it for its run alone.
  */
+import { byName } from '../core/by-name.js';
 import type { NodesetEntry } from './registry.js';
 
 export function envPanelNodeset(nodesets: readonly NodesetEntry[]): NodesetEntry | undefined {
-  const byName = [...nodesets].sort((a, b) => a.name.localeCompare(b.name));
+  const sorted = [...nodesets].sort(byName);
   return (
-    byName.find((e) => e.manifest.parallelism === 'replicated' && e.manifest.panel) ??
-    byName.find((e) => e.manifest.parallelism === 'shared' && e.manifest.panel)
+    sorted.find((e) => e.manifest.parallelism === 'replicated' && e.manifest.panel) ??
+    sorted.find((e) => e.manifest.parallelism === 'shared' && e.manifest.panel)
   );
 }
 

@@ -2,7 +2,7 @@
  * Nodeset manifests: the zod schema of `NodesetManifest` and `loadManifest(dir)`, which reads
  * `<dir>/manifest.json` and names the file and the field of anything wrong.
  */
-import { z } from 'zod';
+import { z } from '../core/zod.js';
 import { BadInputError } from '../errors.js';
 import { readManifestJson } from './read-manifest.js';
 import type { NodesetManifest } from '../core/types.js';

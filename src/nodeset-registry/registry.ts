@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { byName } from '../core/by-name.js';
 import { HostError, NotFoundError } from '../errors.js';
 import { BUILTIN_NODESETS_DIR } from '../paths.js';
 import { HostClient } from '../host/host-client.js';
@@ -92,7 +93,7 @@ export class NodesetRegistry implements NodeTypeResolver {
   }
 
   list(): NodesetEntry[] {
-    return [...this.entries.values()].sort((a, b) => a.name.localeCompare(b.name));
+    return [...this.entries.values()].sort(byName);
   }
 
   has(name: string): boolean {

@@ -3,7 +3,7 @@
  * Play request and a spec.json read back. Each error names the field (as the caller calls it:
  * `--workers` on the command line), what it must be and what it got.
  */
-import type { z } from 'zod';
+import type { z } from '../core/zod.js';
 import { playInputSchema, runInputSchema, runSpecSchema, type PlayInput, type RunInput, type RunSpec } from './run-spec.js';
 import { RunInputError, SpecInvalidError } from './spec-errors.js';
 import { showValue } from '../core/show-value.js';

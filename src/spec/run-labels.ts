@@ -3,7 +3,7 @@
  * spec fields; edited afterwards they live in the run dir's labels.json, which wins over the spec
  * so spec.json stays exactly what was submitted.
  */
-import { z } from 'zod';
+import { z } from '../core/zod.js';
 import { parseInput, type FieldLabels } from './parse-run-spec.js';
 import { runLabelFields } from './run-spec.js';
 

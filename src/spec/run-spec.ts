@@ -3,7 +3,7 @@
  * one zod schema, and the spec.json a run directory holds. Every field's default and limit is
  * written here and nowhere else; everything past the entry points takes the parsed types.
  */
-import { z } from 'zod';
+import { z } from '../core/zod.js';
 import { graphSchema, MAX_PER_STEP_TIMEOUT_SEC } from '../graph/graph.js';
 import { metricRangesSchema } from '../nodeset-registry/manifest.js';
 import type { GraphSpec, MetricRanges } from '../core/types.js';

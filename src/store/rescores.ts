@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
+import { z } from '../core/zod.js';
 import { readJson, writeJsonAtomic } from './atomic.js';
 import { scoreEntrySchema, SummaryInvalidError } from './summary-schema.js';
 import type { EpisodeRecord, ScoreEntry } from './types.js';

@@ -3,7 +3,7 @@
  * summary (fields missing, wrong types, another run's id) is refused with a coded error
  * instead of reaching the API half-filled.
  */
-import { z } from 'zod';
+import { z } from '../core/zod.js';
 import { CodedError } from '../errors.js';
 import { metricRangesSchema } from '../nodeset-registry/manifest.js';
 import { EPISODE_STATUSES, RUN_STATUSES } from '../statuses.js';

@@ -4,7 +4,7 @@
  */
 import { mkdir, open, readdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { z } from 'zod';
+import { z } from '../core/zod.js';
 import { BadInputError, NotFoundError } from '../errors.js';
 import { readJson, writeJsonAtomic } from './atomic.js';
 
