@@ -8,6 +8,6 @@ const common = { bundle: true, platform: 'node', minify: true, legalComments: 'e
 
 // The @stdlib distributions the statistics use (CommonJS).
 await build({ ...common, entryPoints: ['src/stats/stdlib-dists.cjs'], outfile: 'dist/stats/stdlib-dists.cjs', format: 'cjs' });
-// zod, with the module that re-exports it (replacing tsc's output of src/core/zod.ts).
+// The zod functions src/core/zod-api.ts names, with src/core/zod.ts (replacing tsc's output of both).
 await build({ ...common, entryPoints: ['src/core/zod.ts'], outfile: 'dist/core/zod.js', format: 'esm' });
-rmSync('dist/core/zod.js.map', { force: true });
+for (const f of ['zod.js.map', 'zod-api.js', 'zod-api.js.map']) rmSync(`dist/core/${f}`, { force: true });
