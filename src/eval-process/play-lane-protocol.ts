@@ -1,5 +1,6 @@
 /** What the main thread and a play lane (play-lane-main.ts) pass each other. */
 import type { GraphSpec } from '../core/types.js';
+import type { NodesetEntry } from '../nodeset-registry/registry.js';
 import type { EpisodeRecord, RunSpec, SharedUrls } from '../store/types.js';
 
 /** A lane's `workerData`. */
@@ -28,8 +29,8 @@ export interface PlayLaneData {
   lent: SharedUrls;
   secrets: Record<string, string>;
   env?: Record<string, string>;
-  builtinNodesetsDir?: string;
-  workspaceDir?: string;
+  /** The nodesets the main thread scanned for the run (built-in and workspace): a lane's registry is made of them, not scanned again. */
+  nodesets: NodesetEntry[];
   /** With tracing on: the run span (a W3C traceparent) this lane's episode spans go under. */
   traceparent?: string;
   /** Once claimed, post `claimed` and wait for `start` before playing (every lane starts at once). */

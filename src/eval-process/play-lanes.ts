@@ -65,8 +65,8 @@ export interface PlayLanesOptions {
   /** With tracing on, the run span the lanes' episode spans go under. */
   traceparent?: string;
   env?: Record<string, string>;
-  builtinNodesetsDir?: string;
-  workspaceDir?: string;
+  /** The run's nodesets as this process scanned them (NodesetRegistry.list()). */
+  nodesets: NodesetEntry[];
   /** Folds a lane's finished episode into the run's summary; the lanes' records arrive one at a time, in the order they finished. */
   addEpisode(record: EpisodeRecord): Promise<void>;
   retireWorker(workerId: number, reason: string): void;
@@ -126,8 +126,7 @@ export function startPlayLanes(o: PlayLanesOptions): PlayLanes {
       secrets: hostSecretsOf(Object.values(o.lent)),
       ...(o.traceparent ? { traceparent: o.traceparent } : {}),
       ...(o.env ? { env: o.env } : {}),
-      ...(o.builtinNodesetsDir ? { builtinNodesetsDir: o.builtinNodesetsDir } : {}),
-      ...(o.workspaceDir ? { workspaceDir: o.workspaceDir } : {}),
+      nodesets: o.nodesets,
       together: o.together === true,
       reportWritten: o.onEpisodeWritten !== undefined,
     };

@@ -175,8 +175,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
             lent,
             ...(span ? { traceparent: span.traceparent } : {}),
             ...(hostEnv ? { env: hostEnv } : {}),
-            ...(opts.builtinNodesetsDir ? { builtinNodesetsDir: opts.builtinNodesetsDir } : {}),
-            ...(workspaceDir ? { workspaceDir } : {}),
+            nodesets: registry.list(),
             addEpisode: async (record) => episodeDone(record, await summary.addEpisode(record)),
             retireWorker: (workerId, reason) => {
               summary.retireWorker(workerId, reason);
