@@ -149,7 +149,9 @@ describe('dashboard', { timeout: 120_000 }, () => {
     await s.page.waitForSelector('[data-testid=play]');
     await s.page.selectOption('select[name=graphName]', GRAPH);
     await s.page.fill('[name=dataset]', 'mini');
-    await s.page.fill('[name=overrides]', '{"env": {"step_latency_ms": 50}}');
+    // Long enough (~20 steps of 0.3 s) for the queue page to load and poll the lock (every 2 s) on a loaded machine;
+    // at 50 ms the whole play could end before the second page had loaded.
+    await s.page.fill('[name=overrides]', '{"env": {"step_latency_ms": 300}}');
     await s.page.click('[data-testid=play]');
 
     const queue = await s.newPage();
