@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   let hosts: RunHosts | undefined;
   let outcome: LaneMessage = { type: 'done' };
   try {
-    // The main thread's scan, not another: 10-45 ms of a lane's boot here, and the same manifests.
+    // The main thread's scan, not another: 11-47 ms of a lane's boot here, and the same manifests.
     registry = new NodesetRegistry(data.nodesets);
     const graph = validateGraph(data.graph, registry);
     const used = placedNodesets(graph, registry);
