@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { byName } from '../core/by-name.js';
 import { PACKAGE_ROOT } from '../paths.js';
 import { readJson, writeJsonAtomic } from './atomic.js';
 
@@ -184,9 +185,7 @@ function projectInfo(): RunManifest['project'] {
 }
 
 export async function buildRunManifest(input: ManifestInput): Promise<RunManifest> {
-  const nodesets = await Promise.all(
-    [...input.nodesets].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map(fingerprintNodeset),
-  );
+  const nodesets = await Promise.all([...input.nodesets].sort(byName).map(fingerprintNodeset));
   let dataset: DatasetFingerprint | undefined;
   if (input.dataset) {
     const d = input.dataset;
