@@ -72,6 +72,19 @@ export function ci95Of(m: MetricAggregate): [number, number] | null {
 }
 
 /**
+ * The numeric metrics the counted episodes report, in code-unit order. A metric only left-out
+ * episodes reported (e.g. retries of INFRA_ERROR ones) has no mean to show.
+ */
+function countedMetricNames(records: readonly EpisodeRecord[]): string[] {
+  const names = new Set<string>();
+  for (const r of records) {
+    if (!isCountedEnding(r.status)) continue;
+    for (const [name, raw] of Object.entries(r.metrics)) if (numericValue(raw) !== undefined) names.add(name);
+  }
+  return [...names].sort();
+}
+
+/**
  * Aggregates over the numeric and boolean metrics of `records`, metric names sorted. Only
  * counted endings (store/counted-endings.ts) enter a metric; every other episode, and a counted
  * one that did not report the metric, is tallied in the metric's `excluded` by ending.
@@ -79,13 +92,7 @@ export function ci95Of(m: MetricAggregate): [number, number] | null {
 export function aggregateMetrics(records: readonly EpisodeRecord[], ranges?: MetricRanges): MetricAggregate[] {
   const sorted = [...records].sort(byIndex);
   if (sorted.some((r) => r.repeat !== undefined)) return aggregateRepeated(sorted, ranges);
-  const names = new Set<string>();
-  // A metric only left-out episodes reported (e.g. retries of INFRA_ERROR ones) has no mean to show.
-  for (const r of sorted) {
-    if (!isCountedEnding(r.status)) continue;
-    for (const [name, raw] of Object.entries(r.metrics)) if (numericValue(raw) !== undefined) names.add(name);
-  }
-  return [...names].sort().map((name) => {
+  return countedMetricNames(sorted).map((name) => {
     const values: number[] = [];
     const clusters: (string | undefined)[] = [];
     const excluded: Record<string, number> = {};
@@ -109,12 +116,7 @@ export function aggregateMetrics(records: readonly EpisodeRecord[], ranges?: Met
  * counts plays. `sorted` is in run-index order, hence in episode order.
  */
 function aggregateRepeated(sorted: readonly EpisodeRecord[], ranges: MetricRanges | undefined): MetricAggregate[] {
-  const names = new Set<string>();
-  for (const r of sorted) {
-    if (!isCountedEnding(r.status)) continue;
-    for (const [name, raw] of Object.entries(r.metrics)) if (numericValue(raw) !== undefined) names.add(name);
-  }
-  return [...names].sort().map((name) => {
+  return countedMetricNames(sorted).map((name) => {
     const groups = new Map<string, { values: number[]; cluster: string | undefined }>();
     const excluded: Record<string, number> = {};
     for (const r of sorted) {
