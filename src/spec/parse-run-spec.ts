@@ -17,8 +17,6 @@ interface Problem {
   limit: number | undefined;
 }
 
-/** A value as an error shows it: short JSON, cut past 60 characters. */
-
 function fieldName(path: readonly PropertyKey[], labels: FieldLabels): string {
   const [head, ...rest] = path.map(String);
   if (head === undefined) return '(the input)';

@@ -184,12 +184,16 @@ const inputFields = {
 
 /** episodeCount × repeats plays must stay within maxEpisodes: the run has one record per play. */
 function checkPlayCount(input: { episodeCount: number; repeats?: number | undefined }, ctx: z.RefinementCtx): void {
-  const plays = input.episodeCount * (input.repeats ?? 1);
+  const { episodeCount, repeats } = input;
+  // Without repeats, or with a count already out of its own range, that field's own error says it all.
+  if (repeats === undefined || !Number.isSafeInteger(episodeCount) || episodeCount > RUN_LIMITS.maxEpisodes) return;
+  const plays = episodeCount * repeats;
   if (plays > RUN_LIMITS.maxEpisodes) {
     ctx.addIssue({
       code: 'custom',
       path: ['repeats'],
-      message: `episodeCount × repeats must be at most ${RUN_LIMITS.maxEpisodes} plays, got ${input.episodeCount} × ${input.repeats} = ${plays}`,
+      message: `gives ${episodeCount} × ${repeats} = ${plays} plays; episodeCount × repeats must be at most ${RUN_LIMITS.maxEpisodes}`,
+      params: { omitInput: true },
     });
   }
 }

@@ -42,7 +42,14 @@ describe('parseRunInput', () => {
     ['episodeOffset', { episodeOffset: -1 }, /episodeOffset must be an integer ≥ 0/],
     ['repeats', { repeats: 0 }, /^repeats must be an integer in 1\.\.100, got 0$/],
     ['repeats', { repeats: 101 }, /^repeats must be an integer in 1\.\.100/],
-    ['repeats', { episodeCount: 2000, repeats: 51 }, /episodeCount × repeats must be at most 100000 plays, got 2000 × 51 = 102000/],
+    [
+      'repeats',
+      { episodeCount: 2000, repeats: 51 },
+      /^repeats gives 2000 × 51 = 102000 plays; episodeCount × repeats must be at most 100000$/,
+    ],
+    // Too many episodes is said once, by episodeCount: no second error about plays without repeats.
+    ['episodeCount', { episodeCount: 1e9 }, /^episodeCount must be an integer in 1\.\.100000, got 1000000000$/],
+    ['episodeCount', { episodeCount: 1e9, repeats: 2 }, /^episodeCount must be an integer in 1\.\.100000, got 1000000000$/],
     ['frobnicate', { frobnicate: 1 }, /^unknown field "frobnicate"$/],
   ])('refuses a bad %s, naming it', (field, patch, message) => {
     let err: unknown;
