@@ -7,9 +7,28 @@ export function parseCliArgs<T extends ParseArgsConfig>(config: T, usage?: strin
   try {
     return parseArgs(config);
   } catch (err) {
-    const message = (err as Error).message.replace(/\s*\n\s*/g, ' ');
+    const message = flagProblem(err as Error & { code?: string }, config.args ?? []);
     throw new BadInputError(usage ? `${message}; ${usage}` : message);
   }
+}
+
+/** parseArgs's error in a line, said the way the other flag errors are (its own wording suggests fixes that do not fit). */
+function flagProblem(err: Error & { code?: string }, args: readonly string[]): string {
+  // "Option '-h, --help' …", "Option '--episodes <value>' …", "Unknown option '--x' …": the long name where there is one.
+  const quoted = /^(?:Option|Unknown option) '([^']+)'/.exec(err.message)?.[1]?.split(/[ ,]+/);
+  const flag = quoted?.find((t) => t.startsWith('--')) ?? quoted?.[0];
+  if (flag !== undefined) {
+    if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option ${flag}`;
+    if (/ambiguous/.test(err.message)) {
+      // The value given looks like a flag: a negative number, most often.
+      const next = args[args.indexOf(flag) + 1];
+      if (next !== undefined)
+        return `${flag} needs a value, and "${next}" after it starts with "-": write ${flag}=${next} to pass it as the value`;
+    }
+    if (/argument missing/.test(err.message)) return `${flag} needs a value`;
+    if (/does not take an argument/.test(err.message)) return `${flag} takes no value`;
+  }
+  return err.message.replace(/\s*\n\s*/g, ' ');
 }
 
 /** An integer flag ≥ `min`, or undefined when absent; the error says it must be `expected`. */

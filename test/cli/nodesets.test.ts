@@ -53,6 +53,6 @@ describe('evalctl nodesets', () => {
   it('refuses an unknown option with a one-line error and exit code 2', async () => {
     const r = await evalctl('--colour');
     expect(r.exitCode).toBe(2);
-    expect(r.stderr.trim()).toBe("evalctl: Unknown option '--colour'; usage: evalctl nodesets [--json]");
+    expect(r.stderr.trim()).toBe('evalctl: unknown option --colour; usage: evalctl nodesets [--json]');
   });
 });

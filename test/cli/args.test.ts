@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { parseCliArgs } from '../../src/cli/args.js';
+
+const parse = (args: string[]) =>
+  parseCliArgs(
+    {
+      args,
+      strict: true,
+      allowPositionals: true,
+      options: { episodes: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    },
+    'usage: x',
+  );
+
+describe('parseCliArgs', () => {
+  it('reads the flags', () => {
+    expect(parse(['g', '--episodes', '3', '--json']).values).toEqual({ episodes: '3', json: true });
+    expect(parse(['--episodes=-3']).values.episodes).toBe('-3');
+  });
+
+  it.each([
+    [
+      ['--episodes', '-3'],
+      'BAD_USER_INPUT',
+      /^--episodes needs a value, and "-3" after it starts with "-": write --episodes=-3 to pass it as the value; usage: x$/,
+    ],
+    [['--bogus'], 'BAD_USER_INPUT', /^unknown option --bogus; usage: x$/],
+    [['-q'], 'BAD_USER_INPUT', /^unknown option -q; usage: x$/],
+    [['--episodes'], 'BAD_USER_INPUT', /^--episodes needs a value; usage: x$/],
+    [['--json=yes'], 'BAD_USER_INPUT', /^--json takes no value; usage: x$/],
+    [['--help=1'], 'BAD_USER_INPUT', /^--help takes no value; usage: x$/],
+  ])('says plainly what is wrong with %j, then the usage', (args, code, message) => {
+    let err: (Error & { code?: string }) | undefined;
+    try {
+      parse(args);
+    } catch (e) {
+      err = e as Error & { code?: string };
+    }
+    expect(err?.code).toBe(code);
+    expect(err?.message).toMatch(message);
+  });
+});
