@@ -136,4 +136,30 @@ describe('GraphQL datasets', () => {
       `${join(ws, 'datasets', 'broken', 'test.csv')}:2: field "input": is missing (a string or a list of chat messages)`,
     );
   });
+
+  it('startEval refuses what a built-in env does not offer (gridnav, cart-pole) naming the choices, and queues nothing', async () => {
+    const runsBefore = await server.gql<{ runs: { total: number } }>('{ runs { total } }');
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [
+        { graphName: 'gridnav_planner', episodeCount: 2, dataset: 'nope' },
+        'dataset "nope" is not offered by env_gridnav; choices: mini, standard, large',
+      ],
+      [
+        { graphName: 'cartpole_mlp', episodeCount: 2, split: 'nope' },
+        'split "nope" is not offered by env_cartpole; choices: train, val, test',
+      ],
+      // The env's default dataset and split, and a count past their end.
+      [
+        { graphName: 'gridnav_planner', episodeCount: 501 },
+        'episodes 0..500 are not all offered by env_gridnav (standard/val): it has episode 0..499',
+      ],
+    ];
+    for (const [input, message] of cases) {
+      const r = await server.gql(START_EVAL, { input });
+      expect(codeOf(r)).toBe('BAD_USER_INPUT');
+      expect(r.errors![0]!.message).toBe(message);
+    }
+    const runsAfter = await server.gql<{ runs: { total: number } }>('{ runs { total } }');
+    expect(runsAfter.data!.runs.total).toBe(runsBefore.data!.runs.total);
+  });
 });

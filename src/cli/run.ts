@@ -201,7 +201,7 @@ export async function specFromInput(input: RunInput, runId: string): Promise<Run
 async function checkedInput(input: RunInput, runId: string): Promise<{ spec: RunSpec; nodesets: NodesetEntry[] }> {
   const workspaceDir = process.env.ACTIVE_WORKSPACE_DIR || undefined;
   const { graph, nodesets, metricRanges } = await inspectRunGraph({ graphName: input.graphName, overrides: input.overrides, workspaceDir });
-  await assertDatasetSelection(nodesets, input, workspaceDir);
+  await assertDatasetSelection(nodesets, input, workspaceDir, { defaults: false });
   return { spec: runSpecOf(input, { runId, graph, metricRanges, activeWorkspaceDir: workspaceDir }), nodesets };
 }
 

@@ -13,6 +13,7 @@ import type { ValidatedGraph } from '../graph/graph.js';
 import { HostClient } from '../host/host-client.js';
 import { LoopRunner, type LoopRunOptions } from '../graph/loop-runner.js';
 import type { ExecutorResult, PanelLoadResult, PanelSpec, PanelValues } from '../core/types.js';
+import { checkPanelSelection, panelValues } from '../nodeset-registry/panel-selection.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from '../store/types.js';
 import { outcomeOfException, outcomeOfResult, type AbortCause, type EpisodeOutcome } from './episode-outcome.js';
 import { assetWritesBehind, EpisodeWriter } from './episode-writer.js';
@@ -138,32 +139,14 @@ export class BatchEvalRunner {
     const target = this.#o.envPanel;
     const client = this.#panelClient();
     if (!target || !client) return;
-    const { spec } = this.#o;
-    const values = panelValues(target.panel, spec, spec.episodeOffset);
-    const episodeField = values[values.length - 1]?.[0];
-    let state = await client.panel(this.#o.signal);
-    for (const [field, value] of values) {
-      const options = state.options[field] ?? [];
-      const offered = (v: string | number) => options.length === 0 || options.some((o) => String(o) === String(v));
-      if (field === episodeField) {
-        const first = spec.episodeOffset;
-        const last = spec.episodeOffset + spec.episodeCount - 1;
-        if (!offered(first) || !offered(last)) {
-          const where = values
-            .filter(([f]) => f !== field)
-            .map(([, v]) => v)
-            .join('/');
-          throw new BadInputError(
-            `episodes ${first}..${last} are not all offered by ${target.nodeset}${where ? ` (${where})` : ''}: it has ${field} ${options[0]}..${options[options.length - 1]}`,
-          );
-        }
-        continue;
-      }
-      if (!offered(value)) {
-        throw new BadInputError(`${field} "${value}" is not offered by ${target.nodeset}; choices: ${options.join(', ')}`);
-      }
-      state = await client.panelField(field, value, this.#o.signal);
-    }
+    const signal = this.#o.signal;
+    let state = await client.panel(signal);
+    await checkPanelSelection(target.nodeset, target.panel, this.#o.spec, {
+      options: async (field) => state.options[field] ?? [],
+      choose: async (field, value) => {
+        state = await client.panelField(field, value, signal);
+      },
+    });
   }
 
   /** The plays in index order: the shard's indices, or all of 0 … plays-1. */
@@ -532,25 +515,6 @@ export class BatchEvalRunner {
 async function answers(slot: WorkerSlot): Promise<boolean> {
   const checks = await Promise.allSettled([...slot.clients.values()].map((c) => c.health(AbortSignal.timeout(HEALTH_TIMEOUT_MS))));
   return checks.every((r) => r.status === 'fulfilled');
-}
-
-/** The panel values to push, in cascade order: dataset/split from the spec when given, the episode field last. */
-export function panelValues(
-  panel: PanelSpec,
-  spec: Pick<RunSpec, 'dataset' | 'split'>,
-  episodeIndex: number,
-): Array<[string, string | number]> {
-  const fields = panel.fields;
-  const episodeField = fields.find((f) => f.name === 'episode') ?? fields[fields.length - 1];
-  const fromSpec: Record<string, string | undefined> = { dataset: spec.dataset, split: spec.split };
-  const out: Array<[string, string | number]> = [];
-  for (const f of fields) {
-    if (f === episodeField) continue;
-    const v = fromSpec[f.name] ?? f.default;
-    if (v !== undefined) out.push([f.name, v]);
-  }
-  if (episodeField) out.push([episodeField.name, episodeIndex]);
-  return out;
 }
 
 interface RecordParts {

@@ -1,25 +1,48 @@
 /**
- * At submit, a run whose episodes come from env_dataset has its dataset, split and episode
- * range checked against the dataset's files, so a bad line or a range past the split is
- * refused at once (DATASET_INVALID or BAD_USER_INPUT) instead of queueing a run that fails.
- * The eval process checks the same through the env's panel before its first episode.
+ * At submit, a run's episode selection is checked where that costs no host: for the built-in
+ * env_dataset against the dataset's files, so a bad line or a range past the split is refused
+ * at once (DATASET_INVALID or BAD_USER_INPUT) instead of queueing a run that fails; for another
+ * built-in env with a panel (env_gridnav, env_cartpole) through its module's panel, loaded once
+ * per process. The eval process checks the same through the env's host before its first
+ * episode (files edited while queued, and envs that are not built in).
  */
 import { envPanelNodeset } from '../nodeset-registry/env-panel-nodeset.js';
+import { loadNodesetModule } from '../nodeset-registry/nodeset-module.js';
+import { checkPanelSelection } from '../nodeset-registry/panel-selection.js';
 import { DatasetCatalog } from '../datasets/dataset-catalog.js';
 import { BadInputError, NotFoundError } from '../errors.js';
+import type { EnvPanelHandler, PanelValues } from '../core/types.js';
 import type { NodesetEntry } from '../nodeset-registry/registry.js';
 import type { RunInput } from '../spec/run-spec.js';
 
 export const DATASET_ENV = 'env_dataset';
 
+type Selection = Pick<RunInput, 'dataset' | 'split' | 'episodeOffset' | 'episodeCount'>;
+
+export interface SelectionCheckOptions {
+  /**
+   * Check a built-in env's panel even when the input names no dataset, split or offset (the
+   * env's defaults). Default true; `evalctl run` passes false: loading the env's module would
+   * lengthen every run's start, and the eval process refuses a count past the default split
+   * before any episode anyway.
+   */
+  defaults?: boolean;
+}
+
 export async function assertDatasetSelection(
   nodesets: readonly NodesetEntry[],
-  input: Pick<RunInput, 'dataset' | 'split' | 'episodeOffset' | 'episodeCount'>,
+  input: Selection,
   workspaceDir: string | undefined,
+  options: SelectionCheckOptions = {},
 ): Promise<void> {
   // The env whose panel picks episodes, as the eval process chooses it.
   const env = envPanelNodeset(nodesets);
-  if (env?.name !== DATASET_ENV || env.source !== 'builtin') return;
+  if (env?.source !== 'builtin') return;
+  if (env.name !== DATASET_ENV) {
+    const named = input.dataset !== undefined || input.split !== undefined || (input.episodeOffset ?? 0) > 0;
+    if (named || options.defaults !== false) await assertModulePanelSelection(env, input);
+    return;
+  }
   const fallback = env.manifest.panel?.fields.find((f) => f.name === 'dataset')?.default;
   const name = input.dataset ?? (fallback === undefined ? undefined : String(fallback));
   if (name === undefined) return;
@@ -41,4 +64,40 @@ export async function assertDatasetSelection(
       `episodes ${offset}..${last} are past the end of ${name}/${split}, which has samples 0..${samples.length - 1}: lower episodeOffset or episodeCount`,
     );
   }
+}
+
+/** Built-in env modules loaded for their panels, by folder: their `options` create no state. */
+const panels = new Map<string, Promise<EnvPanelHandler | undefined>>();
+
+function modulePanel(env: NodesetEntry): Promise<EnvPanelHandler | undefined> {
+  let panel = panels.get(env.dir);
+  if (!panel) {
+    panel = (async () => {
+      if (env.manifest.module === undefined) return undefined;
+      const mod = await loadNodesetModule(env.dir, env.manifest);
+      await mod.init?.({ dir: env.dir, manifest: env.manifest });
+      return mod.panel;
+    })();
+    panels.set(env.dir, panel);
+    panel.catch(() => panels.delete(env.dir));
+  }
+  return panel;
+}
+
+async function assertModulePanelSelection(env: NodesetEntry, input: Selection): Promise<void> {
+  const spec = env.manifest.panel;
+  const panel = spec && (await modulePanel(env));
+  if (!spec || !panel) return;
+  const chosen: PanelValues = {};
+  await checkPanelSelection(
+    env.name,
+    spec,
+    { ...input, episodeOffset: input.episodeOffset ?? 0 },
+    {
+      options: async (field) => panel.options(field, chosen),
+      choose: async (field, value) => {
+        chosen[field] = value;
+      },
+    },
+  );
 }

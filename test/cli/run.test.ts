@@ -117,6 +117,15 @@ describe('evalctl run', () => {
     [['run', 'gridnav_planner', '--episodes', '2', '--set', 'epsilon'], /malformed --set "epsilon"/],
     [['run', 'gridnav_planner', '--episodes', '2', '--set', 'nobody.x=1'], /unknown node "nobody"/],
     [['run', 'gridnav_planner', '--episodes', '2', '--frobnicate'], /frobnicate/],
+    // A dataset, split or offset the env does not offer is refused before the run exists.
+    [
+      ['run', 'gridnav_planner', '--episodes', '2', '--dataset', 'nowhere'],
+      /^evalctl: dataset "nowhere" is not offered by env_gridnav; choices: mini, standard, large$/,
+    ],
+    [
+      ['run', 'gridnav_planner', '--episodes', '2', '--dataset', 'mini', '--split', 'test', '--episode-offset', '199'],
+      /^evalctl: episodes 199\.\.200 are not all offered by env_gridnav \(mini\/test\): it has episode 0\.\.199$/,
+    ],
   ])('bad input %j: one-line error, exit 2, no run dir', async (args, message) => {
     const outputs = join(tmp, 'out');
     const r = await evalctl([...args, '--outputs', outputs]);
@@ -127,24 +136,16 @@ describe('evalctl run', () => {
     expect(existsSync(join(outputs, 'eval_runs')) ? await readdir(join(outputs, 'eval_runs')) : []).toEqual([]);
   });
 
-  it.each([
-    [['--dataset', 'nowhere'], 'dataset "nowhere" is not offered by env_gridnav; choices: mini, standard, large'],
-    [
-      ['--dataset', 'mini', '--split', 'test', '--episode-offset', '199'],
-      'episodes 199..200 are not all offered by env_gridnav (mini/test): it has episode 0..199',
-    ],
-  ])(
-    'an episode selection the env does not offer (%j) fails the run before any episode: exit 2, the reason on stderr',
-    async (flags, reason) => {
-      const r = await evalctl(['run', 'gridnav_planner', '--episodes', '2', ...flags, '--outputs', join(tmp, 'out'), '--json']);
-      expect(r.exitCode).toBe(2);
-      const summary = JSON.parse(r.stdout) as RunSummary;
-      expect(summary.status).toBe('FAILED');
-      expect(summary.episodes).toEqual([]);
-      expect(summary.error).toEqual({ code: 'BAD_USER_INPUT', message: reason });
-      expect(r.stderr).toContain(reason);
-    },
-  );
+  it("an episode count past the env's default split fails the run before any episode: exit 2, the reason on stderr", async () => {
+    const reason = 'episodes 0..500 are not all offered by env_gridnav (standard/val): it has episode 0..499';
+    const r = await evalctl(['run', 'gridnav_planner', '--episodes', '501', '--outputs', join(tmp, 'out'), '--json']);
+    expect(r.exitCode).toBe(2);
+    const summary = JSON.parse(r.stdout) as RunSummary;
+    expect(summary.status).toBe('FAILED');
+    expect(summary.episodes).toEqual([]);
+    expect(summary.error).toEqual({ code: 'BAD_USER_INPUT', message: reason });
+    expect(r.stderr).toContain(reason);
+  });
 
   it('Ctrl-C cancels the run: the eval process writes a CANCELLED summary and the CLI exits 130', async () => {
     const outputs = join(tmp, 'out');
