@@ -66,7 +66,12 @@ export async function assertDatasetSelection(
   }
 }
 
-/** Built-in env modules loaded for their panels, by folder: their `options` create no state. */
+/**
+ * Built-in env modules loaded for their panels, by folder. Only `options` is called, which
+ * creates no state, and `init` is not: the module instance may be the one an in-process run's
+ * hosts initialise. An env whose options need `init` offers none here (any value passes), and
+ * its eval process checks the selection.
+ */
 const panels = new Map<string, Promise<EnvPanelHandler | undefined>>();
 
 function modulePanel(env: NodesetEntry): Promise<EnvPanelHandler | undefined> {
@@ -74,9 +79,7 @@ function modulePanel(env: NodesetEntry): Promise<EnvPanelHandler | undefined> {
   if (!panel) {
     panel = (async () => {
       if (env.manifest.module === undefined) return undefined;
-      const mod = await loadNodesetModule(env.dir, env.manifest);
-      await mod.init?.({ dir: env.dir, manifest: env.manifest });
-      return mod.panel;
+      return (await loadNodesetModule(env.dir, env.manifest)).panel;
     })();
     panels.set(env.dir, panel);
     panel.catch(() => panels.delete(env.dir));
