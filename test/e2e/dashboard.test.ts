@@ -141,6 +141,14 @@ describe('dashboard', { timeout: 120_000 }, () => {
     await s.page.fill('[name=overrides]', '{"agent": ');
     expect(await s.page.textContent('[data-field=overrides] .field-error')).toMatch(/JSON/);
     expect(await s.page.isDisabled('[data-testid=start-run]')).toBe(true);
+
+    // A dataset the env does not offer is refused at submit, beside the dataset box, with the choices.
+    await s.page.fill('[name=overrides]', '');
+    await s.page.fill('[name=dataset]', 'nope');
+    await s.page.click('[data-testid=start-run]');
+    const err3 = await s.page.waitForSelector('[data-field=dataset] [data-testid=error-dataset]');
+    expect(await err3.textContent()).toMatch(/not offered by env_gridnav; choices: mini, standard, large/);
+    expect(await s.page.evaluate(() => location.hash)).toBe('#/new');
   });
 
   it('plays an episode live to its end while the queue page shows the interactive lock', async () => {
