@@ -100,4 +100,20 @@ describe('playEpisode', () => {
     expect(badNode[0]!.errors![0]!.message).toContain('ghost');
     expect(await lockHolder(s)).toBeNull();
   });
+
+  it('refuses a dataset or an episode the built-in env lacks, naming the choices, before the episode starts', async () => {
+    server = await startServer();
+    const s = server;
+    const select = `subscription Play($index: Int!, $dataset: String) {
+      playEpisode(graphName: "gridnav_planner", index: $index, dataset: $dataset) { kind }
+    }`;
+    const dataset = await wsCollect(s.ws(), select, { index: 0, dataset: 'nope' });
+    expect(dataset).toHaveLength(1);
+    expect(codeOf(dataset[0]!)).toBe('BAD_USER_INPUT');
+    expect(dataset[0]!.errors![0]!.message).toBe('dataset "nope" is not offered by env_gridnav; choices: mini, standard, large');
+    const episode = await wsCollect(s.ws(), select, { index: 200, dataset: 'mini' });
+    expect(episode).toHaveLength(1);
+    expect(episode[0]!.errors![0]!.message).toBe('episodes 200..200 are not all offered by env_gridnav (mini/val): it has episode 0..199');
+    expect(await lockHolder(s)).toBeNull();
+  });
 });

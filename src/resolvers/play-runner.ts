@@ -15,6 +15,7 @@ import type { GraphSpec, NodeOutputs } from '../core/types.js';
 import { playRunInput, runSpecOf, type Overrides, type PlayInput, type RunInput } from '../spec/run-spec.js';
 import type { EpisodeStatus } from '../statuses.js';
 import { createRunDir, episodeDir, writeSpec } from '../store/run-dir.js';
+import { assertBuiltinEnvSelection } from '../scheduler/dataset-selection.js';
 import { mimeOf } from '../store/run-reader.js';
 import type { EpisodeRecord } from '../store/types.js';
 
@@ -68,6 +69,12 @@ export class PlayRunner {
     const source = this.#loadGraph(input.graphName);
     const overrides = await this.#overridesWithRendering(source.nodes, input.overrides);
     const run = playRunInput({ ...input, overrides });
+    // A dataset or split a built-in env lacks is refused here, before the lock is taken.
+    const nodesets = await this.#o.nodesets.list();
+    await assertBuiltinEnvSelection(
+      nodesets.filter((e) => source.nodes.some((n) => n.type.startsWith(`${e.name}__`))),
+      run,
+    );
     return { input, run, graph: applyOverrides(source, overrides) };
   }
 

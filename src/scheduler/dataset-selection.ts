@@ -43,6 +43,19 @@ export async function assertDatasetSelection(
     if (named || options.defaults !== false) await assertModulePanelSelection(env, input);
     return;
   }
+  await assertDatasetFiles(env, input, workspaceDir);
+}
+
+/**
+ * The check of a built-in env other than env_dataset alone (through its module's panel), for a
+ * caller that has no workspace to read dataset folders from (Live Play).
+ */
+export async function assertBuiltinEnvSelection(nodesets: readonly NodesetEntry[], input: Selection): Promise<void> {
+  const env = envPanelNodeset(nodesets);
+  if (env?.source === 'builtin' && env.name !== DATASET_ENV) await assertModulePanelSelection(env, input);
+}
+
+async function assertDatasetFiles(env: NodesetEntry, input: Selection, workspaceDir: string | undefined): Promise<void> {
   const fallback = env.manifest.panel?.fields.find((f) => f.name === 'dataset')?.default;
   const name = input.dataset ?? (fallback === undefined ? undefined : String(fallback));
   if (name === undefined) return;
