@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { BadInputError, ConflictError, NotFoundError, errorMessage, isInputFault } from '../errors.js';
 import { applyOverrides } from '../graph/graph.js';
 import type { GraphCatalog } from '../graph/graph-catalog.js';
-import type { NodesetEntry } from '../nodeset-registry/registry.js';
+import { splitNodeType, type NodesetEntry } from '../nodeset-registry/registry.js';
 import type { GraphSpec, NodeOutputs } from '../core/types.js';
 import { playRunInput, runSpecOf, type Overrides, type PlayInput, type RunInput } from '../spec/run-spec.js';
 import type { EpisodeStatus } from '../statuses.js';
@@ -70,9 +70,9 @@ export class PlayRunner {
     const overrides = await this.#overridesWithRendering(source.nodes, input.overrides);
     const run = playRunInput({ ...input, overrides });
     // A dataset or split a built-in env lacks is refused here, before the lock is taken.
-    const nodesets = await this.#o.nodesets.list();
+    const used = new Set(source.nodes.map((n) => splitNodeType(n.type)?.nodeset));
     await assertBuiltinEnvSelection(
-      nodesets.filter((e) => source.nodes.some((n) => n.type.startsWith(`${e.name}__`))),
+      (await this.#o.nodesets.list()).filter((e) => used.has(e.name)),
       run,
     );
     return { input, run, graph: applyOverrides(source, overrides) };

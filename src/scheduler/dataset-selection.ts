@@ -11,7 +11,7 @@ import { loadNodesetModule } from '../nodeset-registry/nodeset-module.js';
 import { checkPanelSelection } from '../nodeset-registry/panel-selection.js';
 import { DatasetCatalog } from '../datasets/dataset-catalog.js';
 import { BadInputError, NotFoundError } from '../errors.js';
-import type { EnvPanelHandler, PanelValues } from '../core/types.js';
+import type { PanelValues } from '../core/types.js';
 import type { NodesetEntry } from '../nodeset-registry/registry.js';
 import type { RunInput } from '../spec/run-spec.js';
 
@@ -39,7 +39,7 @@ export async function assertDatasetSelection(
   const env = envPanelNodeset(nodesets);
   if (env?.source !== 'builtin') return;
   if (env.name !== DATASET_ENV) {
-    const named = input.dataset !== undefined || input.split !== undefined || (input.episodeOffset ?? 0) > 0;
+    const named = input.dataset !== undefined || input.split !== undefined || input.episodeOffset > 0;
     if (named || options.defaults !== false) await assertModulePanelSelection(env, input);
     return;
   }
@@ -80,40 +80,21 @@ async function assertDatasetFiles(env: NodesetEntry, input: Selection, workspace
 }
 
 /**
- * Built-in env modules loaded for their panels, by folder. Only `options` is called, which
- * creates no state, and `init` is not: the module instance may be the one an in-process run's
- * hosts initialise. An env whose options need `init` offers none here (any value passes), and
- * its eval process checks the selection.
+ * Checks through the module's own panel. Node keeps an imported module, so loading it again per
+ * submit costs nothing. Only `options` is called, which creates no state, and `init` is not: the
+ * module instance may be the one an in-process run's hosts initialise. An env whose options need
+ * `init` offers none here (any value passes), and its eval process checks the selection.
  */
-const panels = new Map<string, Promise<EnvPanelHandler | undefined>>();
-
-function modulePanel(env: NodesetEntry): Promise<EnvPanelHandler | undefined> {
-  let panel = panels.get(env.dir);
-  if (!panel) {
-    panel = (async () => {
-      if (env.manifest.module === undefined) return undefined;
-      return (await loadNodesetModule(env.dir, env.manifest)).panel;
-    })();
-    panels.set(env.dir, panel);
-    panel.catch(() => panels.delete(env.dir));
-  }
-  return panel;
-}
-
 async function assertModulePanelSelection(env: NodesetEntry, input: Selection): Promise<void> {
   const spec = env.manifest.panel;
-  const panel = spec && (await modulePanel(env));
-  if (!spec || !panel) return;
+  if (!spec || env.manifest.module === undefined) return;
+  const panel = (await loadNodesetModule(env.dir, env.manifest)).panel;
+  if (!panel) return;
   const chosen: PanelValues = {};
-  await checkPanelSelection(
-    env.name,
-    spec,
-    { ...input, episodeOffset: input.episodeOffset ?? 0 },
-    {
-      options: async (field) => panel.options(field, chosen),
-      choose: async (field, value) => {
-        chosen[field] = value;
-      },
+  await checkPanelSelection(env.name, spec, input, {
+    options: async (field) => panel.options(field, chosen),
+    choose: async (field, value) => {
+      chosen[field] = value;
     },
-  );
+  });
 }
