@@ -162,4 +162,55 @@ describe('GraphQL datasets', () => {
     const runsAfter = await server.gql<{ runs: { total: number } }>('{ runs { total } }');
     expect(runsAfter.data!.runs.total).toBe(runsBefore.data!.runs.total);
   });
+  it('graph.episodeChoices lists what the env offers field by field, and how many episodes, before anything is submitted', async () => {
+    const ask = async (graph: string, dataset?: string, split?: string) => {
+      const r = await server.gql<{ graph: { episodeChoices: Record<string, any> | null } }>(
+        `query($g: String!, $d: String, $s: String) {
+          graph(name: $g) { episodeChoices(dataset: $d, split: $s) { nodeset episodes problem fields { name label options value } } }
+        }`,
+        { g: graph, d: dataset ?? null, s: split ?? null },
+      );
+      expect(r.errors).toBeUndefined();
+      return r.data!.graph.episodeChoices!;
+    };
+    // A module env (gridnav): its defaults, then another dataset and split.
+    expect(await ask('gridnav_planner')).toEqual({
+      nodeset: 'env_gridnav',
+      episodes: 500,
+      problem: null,
+      fields: [
+        { name: 'dataset', label: 'Dataset', options: ['mini', 'standard', 'large'], value: 'standard' },
+        { name: 'split', label: 'Split', options: ['train', 'val', 'test'], value: 'val' },
+      ],
+    });
+    expect((await ask('gridnav_planner', 'mini', 'train')).episodes).toBe(1000);
+    // A dataset it lacks: the fields after it are unknown, and the reason is given.
+    const nope = await ask('gridnav_planner', 'nope');
+    expect(nope.fields.map((f: { value: string | null; options: string[] }) => [f.value, f.options.length])).toEqual([
+      [null, 3],
+      [null, 0],
+    ]);
+    expect(nope.episodes).toBeNull();
+    expect(nope.problem).toBe('dataset "nope" is not offered by env_gridnav; choices: mini, standard, large');
+    // env_dataset: the dataset folders (built-in and workspace), the dataset's own default split and its samples.
+    const arith = await ask('dataset_probe');
+    expect(arith.nodeset).toBe('env_dataset');
+    expect(arith.fields).toEqual([
+      { name: 'dataset', label: 'Dataset', options: ['arith', 'broken', 'chat', 'mcq', 'sentiment'], value: 'arith' },
+      { name: 'split', label: 'Split', options: ['dev', 'test'], value: 'test' },
+    ]);
+    expect(arith.episodes).toBe(80);
+    expect((await ask('dataset_probe', 'arith', 'dev')).episodes).toBe(20);
+    expect(await ask('dataset_probe', 'chat')).toMatchObject({
+      episodes: 1,
+      problem: null,
+      fields: [{ value: 'chat' }, { options: ['eval'], value: 'eval' }],
+    });
+    expect((await ask('dataset_probe', 'arith', 'train')).problem).toBe('split "train" is not offered by env_dataset; choices: dev, test');
+    const broken = await ask('dataset_probe', 'broken');
+    expect(broken.episodes).toBeNull();
+    expect(broken.problem).toBe(
+      `dataset: ${join(ws, 'datasets', 'broken', 'test.csv')}:2: field "input": is missing (a string or a list of chat messages)`,
+    );
+  });
 });

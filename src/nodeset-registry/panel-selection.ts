@@ -5,7 +5,7 @@
  * `evalctl run` check a built-in env's selection at submit through its module's panel
  * (scheduler/dataset-selection.ts), so a typo is refused before anything is queued.
  */
-import { BadInputError } from '../errors.js';
+import { BadInputError, errorMessage } from '../errors.js';
 import type { PanelSpec } from '../core/types.js';
 
 /** The fields of a run spec that select its episodes. */
@@ -73,4 +73,81 @@ export async function checkPanelSelection(nodeset: string, panel: PanelSpec, spe
     if (!offered(value)) throw new BadInputError(`${field} "${value}" is not offered by ${nodeset}; choices: ${options.join(', ')}`);
     await walk.choose(field, value);
   }
+}
+
+/** One field of an env's picker as a form shows it: what it offers and the value that applies. */
+export interface PanelFieldChoices {
+  name: string;
+  label: string | null;
+  /** What the field offers given the fields before it; empty when it takes any value or the walk stopped before it. */
+  options: string[];
+  /** The value asked for when offered, else the field's default (or the walk's); null when neither applies. */
+  value: string | null;
+}
+
+/** What an env's picker offers for a dataset and split, for a form to list before anything is submitted. */
+export interface PanelChoices {
+  fields: PanelFieldChoices[];
+  /** How many episodes the chosen fields offer; null when the walk stopped before the episode field. */
+  episodes: number | null;
+  /** Why the walk stopped early (a value not offered, a dataset that does not load); null when it did not. */
+  problem: string | null;
+}
+
+/** A walk that can also say the value a field takes when neither the request nor the manifest gives one (a dataset's default split). */
+export interface ChoicesWalk extends PanelWalk {
+  fallback?(field: string): string | undefined;
+}
+
+/**
+ * Walks `panel` field by field with the spec's dataset and split (else each field's default) and
+ * returns every field's options, stopping at the first value the panel does not offer. Errors
+ * from the walk (a dataset file that does not parse) stop it too and become `problem`.
+ */
+export async function panelChoices(
+  nodeset: string,
+  panel: PanelSpec,
+  spec: Pick<EpisodeSelection, 'dataset' | 'split'>,
+  walk: ChoicesWalk,
+): Promise<PanelChoices> {
+  const fields = panel.fields;
+  const episodeField = fields.find((f) => f.name === 'episode') ?? fields[fields.length - 1];
+  const fromSpec: Record<string, string | undefined> = { dataset: spec.dataset, split: spec.split };
+  const out: PanelFieldChoices[] = [];
+  let problem: string | null = null;
+  for (const f of fields) {
+    if (f === episodeField) continue;
+    const field: PanelFieldChoices = { name: f.name, label: f.label ?? null, options: [], value: null };
+    out.push(field);
+    if (problem !== null) continue;
+    try {
+      const options = await walk.options(f.name);
+      field.options = options.map(String);
+      const wanted = fromSpec[f.name] ?? (f.default === undefined ? walk.fallback?.(f.name) : String(f.default));
+      if (wanted === undefined) {
+        if (options.length > 0) problem = `${f.name}: pick one of ${field.options.join(', ')}`;
+        continue;
+      }
+      const chosen = options.length === 0 ? wanted : options.find((o) => String(o) === wanted);
+      if (chosen === undefined) {
+        problem = `${f.name} "${wanted}" is not offered by ${nodeset}; choices: ${field.options.join(', ')}`;
+        continue;
+      }
+      field.value = String(chosen);
+      await walk.choose(f.name, chosen);
+    } catch (err) {
+      problem = `${f.name}: ${errorMessage(err)}`;
+    }
+  }
+  let episodes: number | null = null;
+  if (problem === null && episodeField) {
+    try {
+      const offered = (await walk.options(episodeField.name)).length;
+      // No options: the field takes any index, so the count is unknown.
+      episodes = offered > 0 ? offered : null;
+    } catch (err) {
+      problem = `${episodeField.name}: ${errorMessage(err)}`;
+    }
+  }
+  return { fields: out, episodes, problem };
 }

@@ -25,7 +25,7 @@ interface SplitView {
   samples: Sample[];
 }
 
-const catalogOf = (ctx: ApiContext): DatasetsApi => ctx.datasets ?? new DatasetCatalog();
+export const catalogOf = (ctx: ApiContext): DatasetsApi => ctx.datasets ?? new DatasetCatalog();
 
 async function view(catalog: DatasetsApi, entry: DatasetEntry): Promise<DatasetView> {
   try {

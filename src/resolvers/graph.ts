@@ -4,7 +4,10 @@
 import type { GraphListing } from '../graph/graph-catalog.js';
 import { splitNodeType } from '../nodeset-registry/registry.js';
 import type { GraphEdge, GraphNode, GraphSpec } from '../core/types.js';
+import { episodeChoices, type EpisodeChoices } from '../scheduler/dataset-selection.js';
+import type { PanelFieldChoices } from '../nodeset-registry/panel-selection.js';
 import { builder } from './builder.js';
+import { catalogOf } from './dataset.js';
 import type { ApiContext } from './context.js';
 
 interface GraphSource {
@@ -40,6 +43,43 @@ const GraphEdgeRef = builder.objectRef<GraphEdge>('GraphEdge').implement({
   }),
 });
 
+const nodesetsOf = (spec: GraphSpec): string[] => [...new Set(spec.nodes.flatMap((n) => splitNodeType(n.type)?.nodeset ?? []))].sort();
+
+const PanelFieldChoicesRef = builder.objectRef<PanelFieldChoices>('PanelFieldChoices').implement({
+  description: "One field of an env's episode picker with what it offers.",
+  fields: (t) => ({
+    name: t.exposeString('name', { description: 'The field, e.g. `dataset` or `split`.' }),
+    label: t.exposeString('label', { nullable: true, description: 'Its label for people.' }),
+    options: t.exposeStringList('options', {
+      description: 'What it offers given the fields before it; empty when it takes any value, or when an earlier field stopped the walk.',
+    }),
+    value: t.exposeString('value', {
+      nullable: true,
+      description: "The value that applies: the one asked for when offered, else the env's default; null when none does.",
+    }),
+  }),
+});
+
+const EpisodeChoicesRef = builder.objectRef<EpisodeChoices>('EpisodeChoices').implement({
+  description: "What the env that picks a graph's episodes offers, field by field (dataset → split), and how many episodes that leaves.",
+  fields: (t) => ({
+    nodeset: t.exposeString('nodeset', { description: 'The env whose picker this is.' }),
+    fields: t.field({
+      type: [PanelFieldChoicesRef],
+      description: 'Its fields before the episode index, in cascade order.',
+      resolve: (c) => c.fields,
+    }),
+    episodes: t.exposeInt('episodes', {
+      nullable: true,
+      description: 'Episodes the chosen fields offer (indices 0 to episodes − 1); null when unknown or a field is not offered.',
+    }),
+    problem: t.exposeString('problem', {
+      nullable: true,
+      description: 'Why the fields stop short (a dataset or split not offered, a dataset file that does not parse); null when none.',
+    }),
+  }),
+});
+
 const GraphRef = builder.objectRef<GraphSource>('Graph').implement({
   description: 'A saved dataflow graph of env, agent and sink nodes.',
   fields: (t) => ({
@@ -63,7 +103,26 @@ const GraphRef = builder.objectRef<GraphSource>('Graph').implement({
     edges: t.field({ type: [GraphEdgeRef], description: 'Its edges.', resolve: (g, _a, ctx) => specOf(g, ctx).edges }),
     nodesets: t.stringList({
       description: 'The nodesets its nodes use, sorted.',
-      resolve: (g, _a, ctx) => [...new Set(specOf(g, ctx).nodes.flatMap((n) => splitNodeType(n.type)?.nodeset ?? []))].sort(),
+      resolve: (g, _a, ctx) => nodesetsOf(specOf(g, ctx)),
+    }),
+    episodeChoices: t.field({
+      type: EpisodeChoicesRef,
+      nullable: true,
+      description:
+        "What its env offers to pick episodes from (datasets, splits, episode count) for a dataset and split as startEval would take them; null when its env is not built in (only the env's host knows) or it has none.",
+      args: {
+        dataset: t.arg.string({ description: "The dataset asked for (blank: the env's default)." }),
+        split: t.arg.string({ description: "The split asked for (blank: the env's or the dataset's default)." }),
+      },
+      resolve: async (g, args, ctx) => {
+        const names = new Set(nodesetsOf(specOf(g, ctx)));
+        const entries = (await ctx.nodesets.list()).filter((e) => names.has(e.name));
+        return episodeChoices(
+          entries,
+          { ...(args.dataset ? { dataset: args.dataset } : {}), ...(args.split ? { split: args.split } : {}) },
+          catalogOf(ctx),
+        );
+      },
     }),
     json: t.field({ type: 'JSON', description: 'The graph file as JSON.', resolve: (g, _a, ctx) => specOf(g, ctx) }),
   }),

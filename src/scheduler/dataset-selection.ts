@@ -4,20 +4,31 @@
  * at once (DATASET_INVALID or BAD_USER_INPUT) instead of queueing a run that fails; for another
  * built-in env with a panel (env_gridnav, env_cartpole) through its module's panel, loaded once
  * per process. The eval process checks the same through the env's host before its first
- * episode (files edited while queued, and envs that are not built in).
+ * episode (files edited while queued, and envs that are not built in). The same walks list a
+ * built-in env's choices for a form (episodeChoices).
  */
 import { envPanelNodeset } from '../nodeset-registry/env-panel-nodeset.js';
 import { loadNodesetModule } from '../nodeset-registry/nodeset-module.js';
-import { checkPanelSelection } from '../nodeset-registry/panel-selection.js';
+import {
+  checkPanelSelection,
+  panelChoices,
+  type ChoicesWalk,
+  type PanelChoices,
+  type PanelWalk,
+} from '../nodeset-registry/panel-selection.js';
 import { DatasetCatalog } from '../datasets/dataset-catalog.js';
 import { BadInputError, NotFoundError } from '../errors.js';
-import type { PanelValues } from '../core/types.js';
+import type { PanelSpec, PanelValues } from '../core/types.js';
+import type { Dataset } from '../datasets/types.js';
 import type { NodesetEntry } from '../nodeset-registry/registry.js';
 import type { RunInput } from '../spec/run-spec.js';
 
 export const DATASET_ENV = 'env_dataset';
 
 type Selection = Pick<RunInput, 'dataset' | 'split' | 'episodeOffset' | 'episodeCount'>;
+
+/** The datasets a choices walk lists and loads. */
+type DatasetsApi = Pick<DatasetCatalog, 'list' | 'load'>;
 
 export interface SelectionCheckOptions {
   /**
@@ -86,15 +97,63 @@ async function assertDatasetFiles(env: NodesetEntry, input: Selection, workspace
  * `init` offers none here (any value passes), and its eval process checks the selection.
  */
 async function assertModulePanelSelection(env: NodesetEntry, input: Selection): Promise<void> {
+  const walk = await moduleWalk(env);
+  if (walk) await checkPanelSelection(env.name, walk.spec, input, walk);
+}
+
+/** A walk over a built-in env module's panel (`options` only: it creates no state); undefined without one. */
+async function moduleWalk(env: NodesetEntry): Promise<(PanelWalk & { spec: PanelSpec }) | undefined> {
   const spec = env.manifest.panel;
-  if (!spec || env.manifest.module === undefined) return;
+  if (!spec || env.manifest.module === undefined) return undefined;
   const panel = (await loadNodesetModule(env.dir, env.manifest)).panel;
-  if (!panel) return;
+  if (!panel) return undefined;
   const chosen: PanelValues = {};
-  await checkPanelSelection(env.name, spec, input, {
+  return {
+    spec,
     options: async (field) => panel.options(field, chosen),
     choose: async (field, value) => {
       chosen[field] = value;
     },
-  });
+  };
+}
+
+/** A walk over env_dataset's picker as its files give it: dataset folders, then the chosen one's splits and samples. */
+function datasetWalk(catalog: DatasetsApi): ChoicesWalk {
+  let dataset: Dataset | undefined;
+  let split: string | undefined;
+  return {
+    options: async (field) => {
+      if (field === 'dataset') return catalog.list().map((e) => e.name);
+      if (field === 'split') return dataset?.splitNames ?? [];
+      return Array.from({ length: (split !== undefined && dataset?.splits[split]?.length) || 0 }, (_, i) => i);
+    },
+    choose: async (field, value) => {
+      if (field === 'dataset') dataset = await catalog.load(String(value));
+      if (field === 'split') split = String(value);
+    },
+    fallback: (field) => (field === 'split' ? dataset?.defaultSplit : undefined),
+  };
+}
+
+/** What a graph's env picker offers, for a form: the env, and its fields' choices for `selection`. */
+export interface EpisodeChoices extends PanelChoices {
+  nodeset: string;
+}
+
+/**
+ * The choices of the env that picks a run's episodes, for a built-in env (env_dataset through
+ * `catalog`, the others through their module's panel); null for a graph without one, or whose
+ * env is not built in (its options are known only to its host).
+ */
+export async function episodeChoices(
+  nodesets: readonly NodesetEntry[],
+  selection: Pick<Selection, 'dataset' | 'split'>,
+  catalog: DatasetsApi,
+): Promise<EpisodeChoices | null> {
+  const env = envPanelNodeset(nodesets);
+  const spec = env?.manifest.panel;
+  if (env?.source !== 'builtin' || !spec) return null;
+  const walk = env.name === DATASET_ENV ? datasetWalk(catalog) : await moduleWalk(env);
+  if (!walk) return null;
+  return { nodeset: env.name, ...(await panelChoices(env.name, spec, selection, walk)) };
 }

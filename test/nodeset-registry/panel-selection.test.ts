@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PanelSpec, PanelValues } from '../../src/core/types.js';
-import { checkPanelSelection, panelValues } from '../../src/nodeset-registry/panel-selection.js';
+import { checkPanelSelection, panelChoices, panelValues } from '../../src/nodeset-registry/panel-selection.js';
 
 const panel: PanelSpec = {
   fields: [
@@ -71,5 +71,33 @@ describe('panel selection', () => {
   it('takes any value for a field the panel gives no options for', async () => {
     const { walk } = walkOver(catalog, ['dataset', 'split', 'episode']);
     await checkPanelSelection('env', panel, { dataset: 'anything', episodeOffset: 100, episodeCount: 5 }, walk);
+  });
+  it('choices: every field with what it offers and the value that applies, and the episode count', async () => {
+    const { walk } = walkOver(catalog);
+    expect(await panelChoices('env', panel, { split: 'test' }, walk)).toEqual({
+      fields: [
+        { name: 'dataset', label: 'Dataset', options: ['standard', 'mini'], value: 'standard' },
+        { name: 'split', label: 'Split', options: ['val', 'test'], value: 'test' },
+      ],
+      episodes: 5,
+      problem: null,
+    });
+  });
+
+  it('choices: a field without a default takes the walk’s fallback, and one without either stops the walk', async () => {
+    const noDefault: PanelSpec = { ...panel, fields: panel.fields.map((f) => (f.name === 'split' ? { name: 'split' } : f)) };
+    const withFallback = walkOver(catalog);
+    const r = await panelChoices('env', noDefault, { dataset: 'mini' }, { ...withFallback.walk, fallback: () => 'val' });
+    expect([r.fields[1]?.value, r.episodes, r.problem]).toEqual(['val', 3, null]);
+    const without = await panelChoices('env', noDefault, {}, walkOver(catalog).walk);
+    expect([without.fields[1]?.value, without.episodes, without.problem]).toEqual([null, null, 'split: pick one of val, test']);
+  });
+
+  it('choices: a walk that throws stops there, with the reason', async () => {
+    const { walk } = walkOver(catalog);
+    const failing = { ...walk, choose: async () => Promise.reject(new Error('dataset file is broken')) };
+    const r = await panelChoices('env', panel, {}, failing);
+    expect(r.fields.map((f) => f.options.length)).toEqual([2, 0]);
+    expect([r.episodes, r.problem]).toEqual([null, 'dataset: dataset file is broken']);
   });
 });
