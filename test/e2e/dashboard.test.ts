@@ -151,6 +151,39 @@ describe('dashboard', { timeout: 120_000 }, () => {
     expect(await s.page.evaluate(() => location.hash)).toBe('#/new');
   });
 
+  it("lists the env's datasets and splits beside their boxes and counts the episodes they hold", async () => {
+    const s = await open();
+    await s.page.goto(`${s.url}#/new`);
+    await s.page.waitForSelector('[data-testid=new-run-form]');
+    await s.page.selectOption('select[name=graphName]', GRAPH);
+    const options = (id: string) => s.page.$$eval(`#${id} option`, (els) => els.map((e) => (e as HTMLOptionElement).value));
+    const splitHint = () => s.page.textContent('[data-field=split] .field-hint');
+    await s.page.waitForFunction(() => document.querySelectorAll('#dataset-choices option').length > 0);
+    expect(await options('dataset-choices')).toEqual(['mini', 'standard', 'large']);
+    expect(await options('split-choices')).toEqual(['train', 'val', 'test']);
+    expect(await s.page.getAttribute('[name=dataset]', 'placeholder')).toBe('standard');
+    await s.page.waitForFunction(() => document.querySelector('[data-field=split] .field-hint')?.textContent?.includes('500'));
+    expect(await splitHint()).toBe('500 episodes (indices 0–499)');
+
+    await s.page.fill('[name=dataset]', 'mini');
+    await s.page.fill('[name=split]', 'train');
+    await s.page.waitForFunction(() => document.querySelector('[data-field=split] .field-hint')?.textContent?.includes('1000'));
+    expect(await splitHint()).toBe('1000 episodes (indices 0–999)');
+    // A typo shows what is offered before anything is submitted.
+    await s.page.fill('[name=dataset]', 'mimi');
+    await s.page.waitForFunction(() => document.querySelector('[data-field=split] .field-hint')?.textContent?.includes('mimi'));
+    expect(await splitHint()).toBe('dataset "mimi" is not offered by env_gridnav; choices: mini, standard, large');
+
+    await s.page.goto(`${s.url}#/play`);
+    await s.page.waitForSelector('[data-testid=play]');
+    await s.page.selectOption('select[name=graphName]', GRAPH);
+    await s.page.fill('[name=dataset]', 'mini');
+    await s.page.waitForFunction(() => document.querySelector('[data-testid=episode-choices]')?.textContent?.includes('200'));
+    expect(await s.page.textContent('[data-testid=episode-choices]')).toBe('200 episodes (indices 0–199)');
+    expect(await options('play-split-choices')).toEqual(['train', 'val', 'test']);
+    await expectAccessible(s.page, 'the Play form with its dataset choices');
+  });
+
   it('plays an episode live to its end while the queue page shows the interactive lock', async () => {
     const s = await open();
     await s.page.goto(`${s.url}#/play`);

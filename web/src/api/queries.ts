@@ -125,3 +125,10 @@ export const RUN_SHARDS = graphql(`
   query RunShards($id: ID!) { run(id: $id) { id status shards { index first end state worker committed attempts } } }
 `);
 export type ShardRow = NonNullable<NonNullable<ResultOf<typeof RUN_SHARDS>['run']>['shards']>[number];
+
+/** What a graph's env offers to pick episodes from (datasets, splits, episode count) for the form's dataset and split. */
+export const EPISODE_CHOICES = graphql(`
+  query EpisodeChoices($graph: String!, $dataset: String, $split: String) {
+    graph(name: $graph) { name episodeChoices(dataset: $dataset, split: $split) { nodeset episodes problem fields { name options value } } }
+  }
+`);

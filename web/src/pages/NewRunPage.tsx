@@ -3,9 +3,11 @@ import { useMemo, useState, type ReactNode } from 'react';
 import { gql, GraphQLRequestError } from '../api/client.js';
 import { START_EVAL_INPUT_DEFAULTS } from '../api/inputDefaults.js';
 import { GRAPHS, RUN_SPEC, START_EVAL, type GraphInfo, type NodesetInfo } from '../api/queries.js';
+import { ChoiceList } from '../components/ChoiceList.js';
 import { GraphDetails } from '../components/GraphDetails.js';
 import { Empty, ErrorBox, Loading } from '../components/States.js';
 import { href, navigate } from '../hooks/useHashRoute.js';
+import { choicesHint, useEpisodeChoices } from '../hooks/useEpisodeChoices.js';
 import { useQuery } from '../hooks/useQuery.js';
 import { splitErrors, type StartField } from '../lib/fieldErrors.js';
 import { checkOverrides } from '../lib/overrides.js';
@@ -54,6 +56,7 @@ function NewRunForm({
   const graph = graphs.find((g) => g.name === form.graphName);
   const nodeIds = useMemo(() => graph?.nodes.map((n) => n.id) ?? [], [graph]);
   const overrides = checkOverrides(form.overrides, nodeIds);
+  const choices = useEpisodeChoices(form.graphName, form.dataset, form.split);
 
   const set = <K extends keyof RunForm>(k: K, v: RunForm[K]) => {
     setForm((f) => ({ ...f, [k]: v }));
@@ -166,10 +169,24 @@ function NewRunForm({
           </div>
           <div className="row">
             <Field name="dataset" label="Dataset" error={fe.dataset} hint="blank: the env's default">
-              <input name="dataset" value={form.dataset} onChange={(e) => set('dataset', e.target.value)} />
+              <input
+                name="dataset"
+                list="dataset-choices"
+                placeholder={choices?.dataset?.value ?? undefined}
+                value={form.dataset}
+                onChange={(e) => set('dataset', e.target.value)}
+              />
+              <ChoiceList id="dataset-choices" field={choices?.dataset} />
             </Field>
-            <Field name="split" label="Split" error={fe.split}>
-              <input name="split" value={form.split} onChange={(e) => set('split', e.target.value)} />
+            <Field name="split" label="Split" error={fe.split} hint={choicesHint(choices)}>
+              <input
+                name="split"
+                list="split-choices"
+                placeholder={choices?.split?.value ?? undefined}
+                value={form.split}
+                onChange={(e) => set('split', e.target.value)}
+              />
+              <ChoiceList id="split-choices" field={choices?.split} />
             </Field>
             <Field name="marginalVramMb" label="GPU memory (MB)" error={fe.marginalVramMb} hint="until calibrated">
               <input

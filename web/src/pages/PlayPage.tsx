@@ -7,10 +7,12 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import { subscribe } from '../api/client.js';
 import { START_EVAL_INPUT_DEFAULTS } from '../api/inputDefaults.js';
 import { GRAPHS, PLAY_EPISODE, type GraphInfo, type PlayEvent } from '../api/queries.js';
+import { ChoiceList } from '../components/ChoiceList.js';
 import { Json } from '../components/Json.js';
 import { StatusBadge } from '../components/StatusBadge.js';
 import { Empty, ErrorBox, Loading } from '../components/States.js';
 import { href } from '../hooks/useHashRoute.js';
+import { choicesHint, useEpisodeChoices } from '../hooks/useEpisodeChoices.js';
 import { useQuery } from '../hooks/useQuery.js';
 import { fmtMetricValue } from '../lib/format.js';
 import { metricsOf } from '../lib/metrics.js';
@@ -46,6 +48,8 @@ function Player({ graphs, initial }: { graphs: GraphInfo[]; initial: RunForm }) 
 
   const graph = graphs.find((g) => g.name === graphName);
   const overrides = checkOverrides(form.overrides, graph?.nodes.map((n) => n.id) ?? []);
+  const choices = useEpisodeChoices(graphName, form.dataset, form.split);
+  const hint = choicesHint(choices);
 
   const play = () => {
     if (!overrides.ok) return;
@@ -134,13 +138,34 @@ function Player({ graphs, initial }: { graphs: GraphInfo[]; initial: RunForm }) 
           <div className="row">
             <label>
               <span className="field-label">Dataset</span>
-              <input name="dataset" value={form.dataset} disabled={playing} onChange={(e) => set('dataset', e.target.value)} />
+              <input
+                name="dataset"
+                list="play-dataset-choices"
+                placeholder={choices?.dataset?.value ?? undefined}
+                value={form.dataset}
+                disabled={playing}
+                onChange={(e) => set('dataset', e.target.value)}
+              />
+              <ChoiceList id="play-dataset-choices" field={choices?.dataset} />
             </label>
             <label>
               <span className="field-label">Split</span>
-              <input name="split" value={form.split} disabled={playing} onChange={(e) => set('split', e.target.value)} />
+              <input
+                name="split"
+                list="play-split-choices"
+                placeholder={choices?.split?.value ?? undefined}
+                value={form.split}
+                disabled={playing}
+                onChange={(e) => set('split', e.target.value)}
+              />
+              <ChoiceList id="play-split-choices" field={choices?.split} />
             </label>
           </div>
+          {hint && (
+            <div className="field-hint" data-testid="episode-choices">
+              {hint}
+            </div>
+          )}
           <div className={`field${!overrides.ok ? ' has-error' : ''}`}>
             <label>
               <span className="field-label">Overrides (JSON)</span>
