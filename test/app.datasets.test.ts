@@ -212,5 +212,10 @@ describe('GraphQL datasets', () => {
     expect(broken.problem).toBe(
       `dataset: ${join(ws, 'datasets', 'broken', 'test.csv')}:2: field "input": is missing (a string or a list of chat messages)`,
     );
+    const long = await server.gql('query($d: String) { graph(name: "gridnav_planner") { episodeChoices(dataset: $d) { episodes } } }', {
+      d: 'x'.repeat(201),
+    });
+    expect(codeOf(long)).toBe('BAD_USER_INPUT');
+    expect(long.errors![0]!.message).toBe('dataset must be at most 200 characters, got 201');
   });
 });

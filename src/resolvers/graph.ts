@@ -6,6 +6,8 @@ import { splitNodeType } from '../nodeset-registry/registry.js';
 import type { GraphEdge, GraphNode, GraphSpec } from '../core/types.js';
 import { episodeChoices, type EpisodeChoices } from '../scheduler/dataset-selection.js';
 import type { PanelFieldChoices } from '../nodeset-registry/panel-selection.js';
+import { BadInputError } from '../errors.js';
+import { RUN_LIMITS as L } from '../spec/run-spec.js';
 import { builder } from './builder.js';
 import { catalogOf } from './dataset.js';
 import type { ApiContext } from './context.js';
@@ -111,10 +113,17 @@ const GraphRef = builder.objectRef<GraphSource>('Graph').implement({
       description:
         "What its env offers to pick episodes from (datasets, splits, episode count) for a dataset and split as startEval would take them; null when its env is not built in (only the env's host knows) or it has none.",
       args: {
-        dataset: t.arg.string({ description: "The dataset asked for (blank: the env's default)." }),
-        split: t.arg.string({ description: "The split asked for (blank: the env's or the dataset's default)." }),
+        dataset: t.arg.string({ description: `The dataset asked for (blank: the env's default), at most ${L.maxNameChars} characters.` }),
+        split: t.arg.string({
+          description: `The split asked for (blank: the env's or the dataset's default), at most ${L.maxNameChars} characters.`,
+        }),
       },
       resolve: async (g, args, ctx) => {
+        for (const key of ['dataset', 'split'] as const) {
+          const v = args[key];
+          if (v && v.length > L.maxNameChars)
+            throw new BadInputError(`${key} must be at most ${L.maxNameChars} characters, got ${v.length}`);
+        }
         const names = new Set(nodesetsOf(specOf(g, ctx)));
         const entries = (await ctx.nodesets.list()).filter((e) => names.has(e.name));
         return episodeChoices(
