@@ -11,9 +11,11 @@ import { BadInputError } from '../errors.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
 import { RunReader } from '../store/run-reader.js';
 import { parseCommandArgs } from './args.js';
+import { runRefOf } from './run-dir-arg.js';
 import { textTable } from './text-table.js';
 
-const USAGE = 'usage: evalctl compare <baseline-run> <candidate-run>… [--metric NAME …] [--outputs DIR] [--json] [--flips N]';
+const USAGE =
+  'usage: evalctl compare <baseline-run> <candidate-run>… [--metric NAME …] [--outputs DIR] [--json] [--flips N] (a run: its id under --outputs, or its directory)';
 
 /** Flipped episodes listed per metric unless --flips says otherwise. */
 const DEFAULT_FLIPS = 20;
@@ -85,8 +87,13 @@ export async function run(argv: string[]): Promise<number> {
   if (positionals.length < 2) throw new BadInputError(`give a baseline run and at least one candidate run; ${USAGE}`);
   const flips = values.flips === undefined ? DEFAULT_FLIPS : Number(values.flips);
   if (!Number.isInteger(flips) || flips < 0) throw new BadInputError(`--flips must be an integer ≥ 0, got "${values.flips}"`);
-  const reader = new RunReader(values.outputs ?? DEFAULT_OUTPUTS_DIR);
-  const [baseline, ...candidates] = await Promise.all(positionals.map((id) => readRunScores(reader, id)));
+  const outputs = values.outputs ?? DEFAULT_OUTPUTS_DIR;
+  const [baseline, ...candidates] = await Promise.all(
+    positionals.map((arg) => {
+      const ref = runRefOf(arg, outputs);
+      return readRunScores(new RunReader(ref.outputsDir), ref.runId);
+    }),
+  );
   const comparison = compareRuns(baseline!, candidates, values.metric);
   process.stdout.write(values.json === true ? JSON.stringify(comparison, null, 2) + '\n' : renderComparison(comparison, flips));
   return 0;

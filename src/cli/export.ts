@@ -5,15 +5,16 @@
  */
 import { createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BadInputError, NotFoundError } from '../errors.js';
 import { EXPORT_FORMATS, exportStream, type ExportFormat } from '../export/run-export.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
-import { runDirPath } from '../store/run-dir.js';
+import { isValidRunId, runDirPath } from '../store/run-dir.js';
 import { parseCliArgs } from './args.js';
 
-const USAGE = `usage: evalctl export <run> [--format ${EXPORT_FORMATS.join('|')}] [--outputs DIR] [-o FILE]`;
+const USAGE = `usage: evalctl export <run-id | run-dir> [--format ${EXPORT_FORMATS.join('|')}] [--outputs DIR] [-o FILE]`;
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCliArgs(
@@ -35,16 +36,19 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length !== 1)
-    throw new BadInputError(positionals.length === 0 ? `missing the run id; ${USAGE}` : `expected one run id; ${USAGE}`);
+    throw new BadInputError(
+      positionals.length === 0 ? `missing the run (its id or its directory); ${USAGE}` : `expected one run; ${USAGE}`,
+    );
   const format = (values.format ?? 'csv') as ExportFormat;
   if (!EXPORT_FORMATS.includes(format))
     throw new BadInputError(`--format must be one of ${EXPORT_FORMATS.join(', ')}, got "${values.format}"`);
   const runId = positionals[0]!;
-  const dir = runDirPath(values.outputs ?? DEFAULT_OUTPUTS_DIR, runId);
+  const dir = isValidRunId(runId) ? runDirPath(values.outputs ?? DEFAULT_OUTPUTS_DIR, runId) : resolve(runId);
   try {
     if (!(await stat(dir)).isDirectory()) throw new NotFoundError(`run ${runId}`);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError(`run ${runId} (in ${dir})`);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new NotFoundError(isValidRunId(runId) ? `run ${runId} (in ${dir})` : `run directory ${dir}`);
     throw err;
   }
   let body: Readable;

@@ -9,10 +9,11 @@ import { latestComparableRun, readRunScores } from '../compare/run-scores.js';
 import { BadInputError } from '../errors.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
 import { RunReader } from '../store/run-reader.js';
+import { runRefOf } from './run-dir-arg.js';
 import { parseCommandArgs } from './args.js';
 import { textTable } from './text-table.js';
 
-const USAGE = 'usage: evalctl plan <run> [--effect X] [--metric NAME …] [--outputs DIR] [--json]';
+const USAGE = 'usage: evalctl plan <run-id | run-dir> [--effect X] [--metric NAME …] [--outputs DIR] [--json]';
 
 const num = (v: number | undefined): string => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(4) : '–');
 
@@ -50,15 +51,16 @@ export async function run(argv: string[]): Promise<number> {
   );
   if (!parsed) return 0;
   const { values, positionals } = parsed;
-  if (positionals.length !== 1) throw new BadInputError(`give one run id; ${USAGE}`);
+  if (positionals.length !== 1) throw new BadInputError(`give one run (its id or its directory); ${USAGE}`);
   let effect: number | undefined;
   if (values.effect !== undefined) {
     effect = Number(values.effect);
     if (values.effect.trim() === '' || !Number.isFinite(effect) || effect === 0)
       throw new BadInputError(`--effect must be a non-zero number, got "${values.effect}"`);
   }
-  const reader = new RunReader(values.outputs ?? DEFAULT_OUTPUTS_DIR);
-  const target = await readRunScores(reader, positionals[0]!);
+  const ref = runRefOf(positionals[0]!, values.outputs ?? DEFAULT_OUTPUTS_DIR);
+  const reader = new RunReader(ref.outputsDir);
+  const target = await readRunScores(reader, ref.runId);
   const reference = await latestComparableRun(reader, target);
   const plan = powerPlan(target, reference, { effect, metrics: values.metric });
   process.stdout.write(values.json === true ? JSON.stringify(plan, null, 2) + '\n' : renderPlan(plan));

@@ -1,8 +1,8 @@
-/** The `<run>` argument of report/rescore: a run id under `--outputs`, or the path of a run directory. */
+/** The `<run>` argument of the commands that read a run: a run id under `--outputs`, or the path of a run directory. */
 import { existsSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { BadInputError, NotFoundError } from '../errors.js';
-import { FILES, isValidRunId, runDirPath } from '../store/run-dir.js';
+import { FILES, isValidRunId, RUNS_SUBDIR, runDirPath } from '../store/run-dir.js';
 
 export function runDirOf(run: string | undefined, outputsDir: string, usage: string): string {
   if (!run) throw new BadInputError(`a run id or run directory is required; ${usage}`);
@@ -11,4 +11,21 @@ export function runDirOf(run: string | undefined, outputsDir: string, usage: str
     throw new NotFoundError(isValidRunId(run) ? `run ${run} (in ${outputsDir})` : `run directory ${dir}`);
   }
   return dir;
+}
+
+/**
+ * The outputs folder and run id a `<run>` argument names, for the commands that read runs
+ * through an outputs folder (compare, plan: they look at other runs beside it): a run id under
+ * `outputsDir`, or the path `run` prints, `<outputs>/eval_runs/<run id>`.
+ */
+export function runRefOf(run: string, outputsDir: string): { outputsDir: string; runId: string } {
+  if (isValidRunId(run)) return { outputsDir, runId: run };
+  const dir = resolve(run);
+  const runId = basename(dir);
+  if (!isValidRunId(runId) || basename(dirname(dir)) !== RUNS_SUBDIR) {
+    throw new BadInputError(
+      `"${run}" is neither a run id (YYYYMMDD_HHMMSS or YYYYMMDD_HHMMSS_N) nor a run directory (<outputs>/${RUNS_SUBDIR}/<run id>)`,
+    );
+  }
+  return { outputsDir: dirname(dirname(dir)), runId };
 }

@@ -91,6 +91,28 @@ describe('evalctl compare', () => {
     const unknown = await execa('node', [MAIN, 'compare', ids.base!, '20000101_000000', '--outputs', outputs], { reject: false });
     expect(unknown.exitCode).toBe(2);
   });
+
+  it('takes the run directories `evalctl run` prints as well as run ids, and names an argument that is neither', async () => {
+    const byDir = await execa(
+      'node',
+      [MAIN, 'compare', join(outputs, 'eval_runs', ids.base!), `${join(outputs, 'eval_runs', ids.cand!)}/`],
+      {
+        cwd: dir,
+        reject: false,
+      },
+    );
+    expect(byDir.exitCode, byDir.stderr).toBe(0);
+    expect(byDir.stdout).toContain(`${ids.cand} − ${ids.base} (baseline): 12 shared episodes`);
+    const plan = await execa('node', [MAIN, 'plan', join(outputs, 'eval_runs', ids.cand!), '--metric', 'success'], {
+      cwd: dir,
+      reject: false,
+    });
+    expect(plan.exitCode, plan.stderr).toBe(0);
+    expect(plan.stdout).toContain(`paired against ${ids.base}`);
+    const neither = await execa('node', [MAIN, 'compare', ids.base!, 'nothere', '--outputs', outputs], { reject: false });
+    expect(neither.exitCode).toBe(2);
+    expect(neither.stderr).toContain('"nothere" is neither a run id (YYYYMMDD_HHMMSS or YYYYMMDD_HHMMSS_N) nor a run directory');
+  });
 });
 
 describe('evalctl plan', () => {

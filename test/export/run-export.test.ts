@@ -194,5 +194,13 @@ describe('run exports', { timeout: 30_000 }, () => {
     const unknown = await execa(process.execPath, [CLI, 'export', '20990101_000000', '--outputs', outputs], { reject: false });
     expect(unknown.exitCode).toBe(2);
     expect(unknown.stderr).toMatch(/not found/);
+    // The run's directory, as `evalctl run` prints it, names the same run.
+    const byDir = await execa(process.execPath, [CLI, 'export', join(outputs, 'eval_runs', RUN_ID), '--format', 'csv'], {
+      stripFinalNewline: false,
+    });
+    expect(byDir.stdout).toBe(viaHttp);
+    const noDir = await execa(process.execPath, [CLI, 'export', join(server.dir, 'nowhere')], { reject: false });
+    expect(noDir.exitCode).toBe(2);
+    expect(noDir.stderr).toContain(`run directory ${join(server.dir, 'nowhere')} not found`);
   });
 });
