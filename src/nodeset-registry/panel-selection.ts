@@ -64,8 +64,9 @@ export async function checkPanelSelection(nodeset: string, panel: PanelSpec, spe
           .filter(([f]) => f !== field)
           .map(([, v]) => v)
           .join('/');
+        const asked = first === last ? `${field} ${first} is not offered` : `episodes ${first}..${last} are not all offered`;
         throw new BadInputError(
-          `episodes ${first}..${last} are not all offered by ${nodeset}${where ? ` (${where})` : ''}: it has ${field} ${options[0]}..${options[options.length - 1]}`,
+          `${asked} by ${nodeset}${where ? ` (${where})` : ''}: it has ${field} ${options[0]}..${options[options.length - 1]}`,
         );
       }
       continue;

@@ -60,6 +60,7 @@ describe('panel selection', () => {
     [{ split: 'train' }, 'split "train" is not offered by env; choices: val, test'],
     [{ dataset: 'mini', episodeCount: 4 }, 'episodes 0..3 are not all offered by env (mini/val): it has episode 0..2'],
     [{ episodeOffset: 9, episodeCount: 2 }, 'episodes 9..10 are not all offered by env (standard/val): it has episode 0..9'],
+    [{ episodeOffset: 12, episodeCount: 1 }, 'episode 12 is not offered by env (standard/val): it has episode 0..9'],
   ])('refuses %j naming the field and what there is', async (patch, message) => {
     const { walk } = walkOver(catalog);
     await expect(checkPanelSelection('env', panel, { episodeOffset: 0, episodeCount: 1, ...patch }, walk)).rejects.toMatchObject({
