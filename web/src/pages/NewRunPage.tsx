@@ -3,7 +3,7 @@ import { useMemo, useState, type ReactNode } from 'react';
 import { gql, GraphQLRequestError } from '../api/client.js';
 import { START_EVAL_INPUT_DEFAULTS } from '../api/inputDefaults.js';
 import { GRAPHS, RUN_SPEC, START_EVAL, type GraphInfo, type NodesetInfo } from '../api/queries.js';
-import { ChoiceList } from '../components/ChoiceList.js';
+import { ChoiceInput } from '../components/ChoiceInput.js';
 import { GraphDetails } from '../components/GraphDetails.js';
 import { Empty, ErrorBox, Loading } from '../components/States.js';
 import { href, navigate } from '../hooks/useHashRoute.js';
@@ -169,24 +169,10 @@ function NewRunForm({
           </div>
           <div className="row">
             <Field name="dataset" label="Dataset" error={fe.dataset} hint="blank: the env's default">
-              <input
-                name="dataset"
-                list="dataset-choices"
-                placeholder={choices?.dataset?.value ?? undefined}
-                value={form.dataset}
-                onChange={(e) => set('dataset', e.target.value)}
-              />
-              <ChoiceList id="dataset-choices" field={choices?.dataset} />
+              <ChoiceInput name="dataset" choices={choices} value={form.dataset} onChange={(v) => set('dataset', v)} />
             </Field>
             <Field name="split" label="Split" error={fe.split} hint={choicesHint(choices)}>
-              <input
-                name="split"
-                list="split-choices"
-                placeholder={choices?.split?.value ?? undefined}
-                value={form.split}
-                onChange={(e) => set('split', e.target.value)}
-              />
-              <ChoiceList id="split-choices" field={choices?.split} />
+              <ChoiceInput name="split" choices={choices} value={form.split} onChange={(v) => set('split', v)} />
             </Field>
             <Field name="marginalVramMb" label="GPU memory (MB)" error={fe.marginalVramMb} hint="until calibrated">
               <input

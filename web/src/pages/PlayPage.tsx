@@ -7,7 +7,7 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import { subscribe } from '../api/client.js';
 import { START_EVAL_INPUT_DEFAULTS } from '../api/inputDefaults.js';
 import { GRAPHS, PLAY_EPISODE, type GraphInfo, type PlayEvent } from '../api/queries.js';
-import { ChoiceList } from '../components/ChoiceList.js';
+import { ChoiceInput, choiceInputId } from '../components/ChoiceInput.js';
 import { Json } from '../components/Json.js';
 import { StatusBadge } from '../components/StatusBadge.js';
 import { Empty, ErrorBox, Loading } from '../components/States.js';
@@ -136,30 +136,19 @@ function Player({ graphs, initial }: { graphs: GraphInfo[]; initial: RunForm }) 
             </label>
           </div>
           <div className="row">
-            <label>
-              <span className="field-label">Dataset</span>
-              <input
-                name="dataset"
-                list="play-dataset-choices"
-                placeholder={choices?.dataset?.value ?? undefined}
-                value={form.dataset}
-                disabled={playing}
-                onChange={(e) => set('dataset', e.target.value)}
-              />
-              <ChoiceList id="play-dataset-choices" field={choices?.dataset} />
-            </label>
-            <label>
-              <span className="field-label">Split</span>
-              <input
-                name="split"
-                list="play-split-choices"
-                placeholder={choices?.split?.value ?? undefined}
-                value={form.split}
-                disabled={playing}
-                onChange={(e) => set('split', e.target.value)}
-              />
-              <ChoiceList id="play-split-choices" field={choices?.split} />
-            </label>
+            {(['dataset', 'split'] as const).map((name) => (
+              <label key={name} htmlFor={choiceInputId('play-', name)}>
+                <span className="field-label">{name === 'dataset' ? 'Dataset' : 'Split'}</span>
+                <ChoiceInput
+                  name={name}
+                  prefix="play-"
+                  choices={choices}
+                  value={form[name]}
+                  disabled={playing}
+                  onChange={(v) => set(name, v)}
+                />
+              </label>
+            ))}
           </div>
           {hint && (
             <div className="field-hint" data-testid="episode-choices">
