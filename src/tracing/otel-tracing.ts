@@ -186,6 +186,9 @@ class OtelRunSpan implements RunSpan {
     const span = this.tracer.startSpan(
       'episode',
       {
+        // The clock its step spans and its end take: left to the SDK, the start came from Date.now(),
+        // which can run ahead of performance's clock, and a first step then began before its episode.
+        startTime: now(),
         attributes: {
           [ATTR.runId]: this.runId,
           [ATTR.index]: info.index,
