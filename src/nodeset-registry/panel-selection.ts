@@ -6,7 +6,7 @@
  * (scheduler/dataset-selection.ts), so a typo is refused before anything is queued.
  */
 import { BadInputError, errorMessage } from '../errors.js';
-import type { PanelSpec } from '../core/types.js';
+import type { PanelFieldSpec, PanelSpec } from '../core/types.js';
 
 /** The fields of a run spec that select its episodes. */
 export interface EpisodeSelection {
@@ -26,18 +26,24 @@ export function panelValues(
   spec: Pick<EpisodeSelection, 'dataset' | 'split'>,
   episodeIndex: number,
 ): Array<[string, string | number]> {
-  const fields = panel.fields;
-  const episodeField = fields.find((f) => f.name === 'episode') ?? fields[fields.length - 1];
-  const fromSpec: Record<string, string | undefined> = { dataset: spec.dataset, split: spec.split };
+  const episodeField = episodeFieldOf(panel);
   const out: Array<[string, string | number]> = [];
-  for (const f of fields) {
+  for (const f of panel.fields) {
     if (f === episodeField) continue;
-    const v = fromSpec[f.name] ?? f.default;
+    const v = specValue(spec, f.name) ?? f.default;
     if (v !== undefined) out.push([f.name, v]);
   }
   if (episodeField) out.push([episodeField.name, episodeIndex]);
   return out;
 }
+
+/** The field that takes the episode index: the one named `episode`, else the last. */
+const episodeFieldOf = (panel: PanelSpec): PanelFieldSpec | undefined =>
+  panel.fields.find((f) => f.name === 'episode') ?? panel.fields[panel.fields.length - 1];
+
+/** What a run spec sets for a panel field: its dataset and split, by those names. */
+const specValue = (spec: Pick<EpisodeSelection, 'dataset' | 'split'>, field: string): string | undefined =>
+  field === 'dataset' ? spec.dataset : field === 'split' ? spec.split : undefined;
 
 /** A panel walked field by field: the options of the next field, given the values chosen so far. */
 export interface PanelWalk {
@@ -111,12 +117,10 @@ export async function panelChoices(
   spec: Pick<EpisodeSelection, 'dataset' | 'split'>,
   walk: ChoicesWalk,
 ): Promise<PanelChoices> {
-  const fields = panel.fields;
-  const episodeField = fields.find((f) => f.name === 'episode') ?? fields[fields.length - 1];
-  const fromSpec: Record<string, string | undefined> = { dataset: spec.dataset, split: spec.split };
+  const episodeField = episodeFieldOf(panel);
   const out: PanelFieldChoices[] = [];
   let problem: string | null = null;
-  for (const f of fields) {
+  for (const f of panel.fields) {
     if (f === episodeField) continue;
     const field: PanelFieldChoices = { name: f.name, label: f.label ?? null, options: [], value: null };
     out.push(field);
@@ -124,7 +128,7 @@ export async function panelChoices(
     try {
       const options = await walk.options(f.name);
       field.options = options.map(String);
-      const wanted = fromSpec[f.name] ?? (f.default === undefined ? walk.fallback?.(f.name) : String(f.default));
+      const wanted = specValue(spec, f.name) ?? (f.default === undefined ? walk.fallback?.(f.name) : String(f.default));
       if (wanted === undefined) {
         if (options.length > 0) problem = `${f.name}: pick one of ${field.options.join(', ')}`;
         continue;

@@ -43,6 +43,17 @@ export function splitNodeType(type: string): { nodeset: string; fn: string } | u
   return { nodeset: type.slice(0, i), fn: type.slice(i + NODE_TYPE_SEPARATOR.length) };
 }
 
+/** The nodesets the nodes of a graph file call, by name, sorted (built-in node types such as `graphOut` call none). */
+export function nodesetNamesOf(nodes: ReadonlyArray<{ type: string }>): string[] {
+  return [...new Set(nodes.flatMap((n) => splitNodeType(n.type)?.nodeset ?? []))].sort();
+}
+
+/** Of `entries`, those the nodes of a graph file call. */
+export function entriesUsedBy(nodes: ReadonlyArray<{ type: string }>, entries: readonly NodesetEntry[]): NodesetEntry[] {
+  const names = new Set(nodesetNamesOf(nodes));
+  return entries.filter((e) => names.has(e.name));
+}
+
 async function scanDir(root: string, source: NodesetSource): Promise<NodesetEntry[]> {
   let names: string[];
   try {

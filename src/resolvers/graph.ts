@@ -2,7 +2,7 @@
  * Saved graphs: `graphs` and `graph(name)`.
  */
 import type { GraphListing } from '../graph/graph-catalog.js';
-import { splitNodeType } from '../nodeset-registry/registry.js';
+import { entriesUsedBy, nodesetNamesOf, splitNodeType } from '../nodeset-registry/registry.js';
 import type { GraphEdge, GraphNode, GraphSpec } from '../core/types.js';
 import { episodeChoices, type EpisodeChoices } from '../scheduler/dataset-selection.js';
 import type { PanelFieldChoices } from '../nodeset-registry/panel-selection.js';
@@ -44,8 +44,6 @@ const GraphEdgeRef = builder.objectRef<GraphEdge>('GraphEdge').implement({
     loop: t.boolean({ description: 'True when it carries its value into the next iteration.', resolve: (e) => e.loop === true }),
   }),
 });
-
-const nodesetsOf = (spec: GraphSpec): string[] => [...new Set(spec.nodes.flatMap((n) => splitNodeType(n.type)?.nodeset ?? []))].sort();
 
 const PanelFieldChoicesRef = builder.objectRef<PanelFieldChoices>('PanelFieldChoices').implement({
   description: "One field of an env's episode picker with what it offers.",
@@ -105,7 +103,7 @@ const GraphRef = builder.objectRef<GraphSource>('Graph').implement({
     edges: t.field({ type: [GraphEdgeRef], description: 'Its edges.', resolve: (g, _a, ctx) => specOf(g, ctx).edges }),
     nodesets: t.stringList({
       description: 'The nodesets its nodes use, sorted.',
-      resolve: (g, _a, ctx) => nodesetsOf(specOf(g, ctx)),
+      resolve: (g, _a, ctx) => nodesetNamesOf(specOf(g, ctx).nodes),
     }),
     episodeChoices: t.field({
       type: EpisodeChoicesRef,
@@ -124,10 +122,8 @@ const GraphRef = builder.objectRef<GraphSource>('Graph').implement({
           if (v && v.length > L.maxNameChars)
             throw new BadInputError(`${key} must be at most ${L.maxNameChars} characters, got ${v.length}`);
         }
-        const names = new Set(nodesetsOf(specOf(g, ctx)));
-        const entries = (await ctx.nodesets.list()).filter((e) => names.has(e.name));
         return episodeChoices(
-          entries,
+          entriesUsedBy(specOf(g, ctx).nodes, await ctx.nodesets.list()),
           { ...(args.dataset ? { dataset: args.dataset } : {}), ...(args.split ? { split: args.split } : {}) },
           catalogOf(ctx),
         );

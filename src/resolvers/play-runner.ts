@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { BadInputError, ConflictError, NotFoundError, errorMessage, isInputFault } from '../errors.js';
 import { applyOverrides } from '../graph/graph.js';
 import type { GraphCatalog } from '../graph/graph-catalog.js';
-import { splitNodeType, type NodesetEntry } from '../nodeset-registry/registry.js';
+import { entriesUsedBy, type NodesetEntry } from '../nodeset-registry/registry.js';
 import type { GraphSpec, NodeOutputs } from '../core/types.js';
 import { playRunInput, runSpecOf, type Overrides, type PlayInput, type RunInput } from '../spec/run-spec.js';
 import type { EpisodeStatus } from '../statuses.js';
@@ -70,11 +70,7 @@ export class PlayRunner {
     const overrides = await this.#overridesWithRendering(source.nodes, input.overrides);
     const run = playRunInput({ ...input, overrides });
     // A dataset or split a built-in env lacks is refused here, before the lock is taken.
-    const used = new Set(source.nodes.map((n) => splitNodeType(n.type)?.nodeset));
-    await assertBuiltinEnvSelection(
-      (await this.#o.nodesets.list()).filter((e) => used.has(e.name)),
-      run,
-    );
+    await assertBuiltinEnvSelection(entriesUsedBy(source.nodes, await this.#o.nodesets.list()), run);
     return { input, run, graph: applyOverrides(source, overrides) };
   }
 
