@@ -135,6 +135,24 @@ describe('a run whose spec.json is not a valid spec', () => {
   });
 });
 
+describe('a run seed past 32 bits (evalctl run --seed takes any safe integer)', () => {
+  it('reads back as a number, not an error', async () => {
+    const id = '20200103_000000';
+    const seed = 3_000_000_000;
+    const dir = runDirPath(join(s.dir, 'outputs'), id);
+    await mkdir(dir, { recursive: true });
+    const spec = { runId: id, graphName: 'gridnav_planner', episodeCount: 2, seed, createdAt: '2020-01-03T00:00:00.000Z' };
+    await writeFile(
+      join(dir, 'summary.json'),
+      JSON.stringify({ ...initialSummary({ ...spec, workerCount: 1, priority: 0 }), status: 'COMPLETED', seq: 1 }),
+    );
+    await writeFile(join(dir, 'spec.json'), JSON.stringify(spec));
+    const one = await s.gql(`query($id: ID!) { run(id: $id) { id seed } }`, { id });
+    expect(one.errors).toBeUndefined();
+    expect(one.data!.run).toEqual({ id, seed });
+  });
+});
+
 describe('query limits', () => {
   it('refuses a query whose pages multiply past the cost limit', async () => {
     const r = await s.gql(`{ runs(first: 500) { items { episodes(first: 10000) { items { index metrics } } } } }`);

@@ -186,8 +186,9 @@ RunRef.implement({
       resolve: (r) => (r.row.episodeCount > 0 ? Math.min(1, r.row.episodesDone / r.row.episodeCount) : 0),
     }),
     priority: t.int({ description: 'Admission priority; higher runs first.', resolve: (r) => r.row.priority }),
-    seed: t.int({
-      description: "The run seed; each episode's seed derives from it and the episode index.",
+    // Float: a run started by evalctl or a run file may carry any safe integer, past GraphQL's 32-bit Int.
+    seed: t.float({
+      description: "The run seed, a safe integer; each episode's seed derives from it and the episode index.",
       resolve: async (r, _a, ctx) => (await loadSummary(r, ctx))?.seed ?? (await loadSpec(r, ctx))?.seed ?? D.seed,
     }),
     createdAt: t.field({ type: 'DateTime', description: 'When the run was submitted.', resolve: (r) => r.row.createdAt }),
@@ -382,7 +383,11 @@ export const StartEvalInputRef = builder.inputType('StartEvalInput', {
       defaultValue: D.workerCount,
       description: `Parallel workers (each with its own env host), 1..${L.maxWorkers}; a speed dial, never a result dial.`,
     }),
-    seed: t.int({ defaultValue: D.seed, description: "Run seed; each episode's seed derives from it and the episode index." }),
+    seed: t.int({
+      defaultValue: D.seed,
+      description:
+        "Run seed, a 32-bit integer here (evalctl and run files take any safe integer); each episode's seed derives from it and the episode index.",
+    }),
     stepBudget: t.int({ description: "Steps per episode, overriding the env's and the graph's budget. At least 1." }),
     perStepTimeoutSec: t.float({
       description: `Wall-clock seconds allowed per step, above 0 and at most ${L.maxPerStepTimeoutSec}; an episode times out after budget × this. Default: the graph's per_step_timeout_sec, else ${D.perStepTimeoutSec}.`,
