@@ -128,8 +128,8 @@ async function throughput(
 
 /** The node alone, no runner or hosts: EPISODES calls in WORKERS concurrent lanes, against LATENCY_MS per call. */
 async function nodeAlone(url: string): Promise<number> {
-  process.env.BENCH_LLM_KEY = KEY;
-  const config = { base_url: url, model: 'bench', api_key_env: 'BENCH_LLM_KEY', cache: false, max_concurrency: WORKERS };
+  process.env.BENCH_LLM_API_KEY = KEY;
+  const config = { base_url: url, model: 'bench', api_key_env: 'BENCH_LLM_API_KEY', cache: false, max_concurrency: WORKERS };
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: WORKERS }, async (_, lane) => {
@@ -185,11 +185,11 @@ const rateOf = (r: { calls: number; phaseS: number }): number => r.calls / r.pha
 
 async function overhead(url: string): Promise<{ bare: number; bareSameFetch: number; node: number }> {
   await setOptions(url, { latencyMs: 0 });
-  process.env.BENCH_LLM_KEY = KEY;
+  process.env.BENCH_LLM_API_KEY = KEY;
   const client = new OpenAI({ baseURL: url, apiKey: KEY, maxRetries: 0 });
   // The client as the node configures it (its fetch on node:http): what the node adds beyond the transport.
   const sameFetch = new OpenAI({ baseURL: url, apiKey: KEY, maxRetries: 0, fetch: httpFetch });
-  const config = { base_url: url, model: 'bench', api_key_env: 'BENCH_LLM_KEY', cache: false };
+  const config = { base_url: url, model: 'bench', api_key_env: 'BENCH_LLM_API_KEY', cache: false };
   const bare: number[] = [];
   const bareSameFetch: number[] = [];
   const node: number[] = [];

@@ -15,6 +15,28 @@ export class ApiKeyMissingError extends BadInputError {
   }
 }
 
+/** A model-API key's variable, by the usual naming (OPENAI_API_KEY, ANTHROPIC_API_KEY, VLLM_API_KEY …). */
+const KEY_VARIABLE = /^[A-Z][A-Z0-9_]*_API_KEY$/;
+
+/**
+ * Why an llm node may not read its key from `name`, or undefined when it may. The key goes to the
+ * run's `base_url`, which a run may choose, so a run may name only a model-API key's variable (one
+ * ending in `_API_KEY`, or one `EVAL_LLM_KEY_VARS` lists, comma-separated), never the platform's own
+ * `EVAL_` ones: otherwise anyone who may start a run could send any of the server's variables
+ * (a database URL, a cloud secret) to an address of their choosing.
+ */
+export function keyVariableRefusal(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (name === '') return undefined;
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+    return `config api_key_env must be the name of an environment variable, got ${JSON.stringify(name)}`;
+  const listed = (env.EVAL_LLM_KEY_VARS ?? '')
+    .split(',')
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+  if (!name.startsWith('EVAL_') && (KEY_VARIABLE.test(name) || listed.includes(name))) return undefined;
+  return `config api_key_env ${JSON.stringify(name)} does not name a model-API key: the key is sent to the run's base_url, so it must be a variable whose name ends in _API_KEY or one listed in EVAL_LLM_KEY_VARS in the server's environment (never an EVAL_ one)`;
+}
+
 export function readApiKey(envName: string, env: NodeJS.ProcessEnv = process.env): string {
   if (envName === '') return NO_KEY;
   const key = env[envName];

@@ -4,6 +4,7 @@
  * the NAME of the environment variable that holds it.
  */
 import { booleanConfig, numberConfig } from '../_lib/config.js';
+import { keyVariableRefusal } from './api-key.js';
 
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 export const DEFAULT_API_KEY_ENV = 'OPENAI_API_KEY';
@@ -64,9 +65,8 @@ export function readLlmConfig(config: Record<string, unknown>, env: NodeJS.Proce
     throw new Error(`config tools must be an array of OpenAI tool definitions, got ${JSON.stringify(tools)}`);
   }
   const apiKeyEnv = optionalString(config, 'api_key_env') ?? DEFAULT_API_KEY_ENV;
-  if (apiKeyEnv !== '' && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(apiKeyEnv)) {
-    throw new Error(`config api_key_env must be the name of an environment variable, got ${JSON.stringify(apiKeyEnv)}`);
-  }
+  const refusal = keyVariableRefusal(apiKeyEnv, env);
+  if (refusal !== undefined) throw new Error(refusal);
   return {
     baseURL,
     model,

@@ -4,6 +4,7 @@
  * one clear error instead of an ERROR in every episode. Names the node and the variable, never a value.
  */
 import type { GraphSpec } from '../../core/types.js';
+import { keyVariableRefusal } from './api-key.js';
 import { DEFAULT_API_KEY_ENV } from './llm-config.js';
 
 const LLM_TYPES = new Set(['llm__chat', 'llm__judge']);
@@ -15,7 +16,10 @@ export function missingApiKeys(graph: GraphSpec, env: NodeJS.ProcessEnv = proces
     if (!LLM_TYPES.has(node.type)) continue;
     const name = node.config?.api_key_env ?? DEFAULT_API_KEY_ENV;
     if (typeof name !== 'string' || name === '') continue;
-    if (!env[name]) {
+    // A name that may not be read is refused without saying whether it is set.
+    const refusal = keyVariableRefusal(name, env);
+    if (refusal !== undefined) problems.push(`node "${node.id}" (${node.type}): ${refusal}`);
+    else if (!env[name]) {
       problems.push(
         `node "${node.id}" (${node.type}) reads its API key from ${name}, which is not set in the server's environment (set it, or set config api_key_env to "" for an endpoint without a key)`,
       );

@@ -24,7 +24,7 @@ beforeAll(async () => {
   stub = await startOpenAIStub({ expectedKey: KEY });
   tmp = await mkdtemp(join(tmpdir(), 'llm-chat-'));
   process.env.EVAL_LLM_CACHE_DIR = join(tmp, 'cache');
-  process.env.TEST_LLM_KEY = KEY;
+  process.env.TEST_LLM_API_KEY = KEY;
 });
 afterAll(async () => {
   await stub.close();
@@ -35,7 +35,7 @@ beforeEach(() => {
   stub.reset();
 });
 
-const base = () => ({ base_url: stub.baseURL, model: 'stub-model', api_key_env: 'TEST_LLM_KEY', cache: false, retry_base_ms: 1 });
+const base = () => ({ base_url: stub.baseURL, model: 'stub-model', api_key_env: 'TEST_LLM_API_KEY', cache: false, retry_base_ms: 1 });
 
 describe('llm__chat', () => {
   it('answers through the endpoint with the key from the named variable; one llm_call event with tokens and latency', async () => {
@@ -137,17 +137,17 @@ describe('llm__chat', () => {
   });
 
   it('a refused request (wrong key: 401) is a node error, not retried', async () => {
-    process.env.TEST_LLM_WRONG = 'sk-wrong-key-000000';
+    process.env.TEST_LLM_WRONG_API_KEY = 'sk-wrong-key-000000';
     await expect(
-      chat({ inputs: { messages: ask('hi') }, config: { ...base(), api_key_env: 'TEST_LLM_WRONG' }, ctx: ctx(key()) }),
+      chat({ inputs: { messages: ask('hi') }, config: { ...base(), api_key_env: 'TEST_LLM_WRONG_API_KEY' }, ctx: ctx(key()) }),
     ).rejects.toThrow(/refused the request \(HTTP 401\)/);
     expect(stub.stats()).toMatchObject({ requests: 1, unauthorized: 1 });
   });
 
   it('a missing key variable is one clear error naming the variable', async () => {
     await expect(
-      chat({ inputs: { messages: ask('hi') }, config: { ...base(), api_key_env: 'TEST_LLM_UNSET_VAR' }, ctx: ctx(key()) }),
-    ).rejects.toThrow(/the API key variable TEST_LLM_UNSET_VAR is not set/);
+      chat({ inputs: { messages: ask('hi') }, config: { ...base(), api_key_env: 'TEST_LLM_UNSET_API_KEY' }, ctx: ctx(key()) }),
+    ).rejects.toThrow(/the API key variable TEST_LLM_UNSET_API_KEY is not set/);
     expect(stub.stats().requests).toBe(0);
   });
 

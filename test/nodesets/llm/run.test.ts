@@ -181,10 +181,26 @@ describe('llm graphs through evalctl run', () => {
     const server = await startServer({ outputsDir: serverOutputs, scheduler: { workspaceDir: WORKSPACE } });
     try {
       const refused = await server.gql(START_EVAL, {
-        input: { graphName: 'llm_fixture_qa', episodeCount: 1, overrides: { llm: { api_key_env: 'LLM_TEST_UNSET_KEY' } } },
+        input: { graphName: 'llm_fixture_qa', episodeCount: 1, overrides: { llm: { api_key_env: 'LLM_TEST_UNSET_API_KEY' } } },
       });
       expect(refused.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-      expect(refused.errors?.[0]?.message).toMatch(/reads its API key from LLM_TEST_UNSET_KEY, which is not set/);
+      expect(refused.errors?.[0]?.message).toMatch(/reads its API key from LLM_TEST_UNSET_API_KEY, which is not set/);
+      // A variable that is set but is no model-API key's is never sent to the run's base_url.
+      process.env.LLM_TEST_DATABASE_URL = 'postgres://user:pw@db/prod';
+      try {
+        const other = await server.gql(START_EVAL, {
+          input: {
+            graphName: 'llm_fixture_qa',
+            episodeCount: 1,
+            overrides: { llm: { base_url: stub.baseURL, api_key_env: 'LLM_TEST_DATABASE_URL' } },
+          },
+        });
+        expect(other.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+        expect(other.errors?.[0]?.message).toMatch(/api_key_env "LLM_TEST_DATABASE_URL" does not name a model-API key/);
+        expect(JSON.stringify(other)).not.toContain('postgres://');
+      } finally {
+        delete process.env.LLM_TEST_DATABASE_URL;
+      }
       const started = await server.gql(START_EVAL, {
         input: { graphName: 'llm_fixture_qa', episodeCount: 2, workerCount: 2, overrides: { llm: { base_url: stub.baseURL } } },
       });
