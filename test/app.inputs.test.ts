@@ -33,6 +33,13 @@ describe('startEval refuses bad input with BAD_USER_INPUT, naming the bad value'
     ['a step budget of 0', { stepBudget: 0 }, /budget/i],
     ['an override for a node the graph lacks', { overrides: { nope: { epsilon: 0.5 } } }, /nope/],
     ['overrides that are not an object', { overrides: [1, 2] }, /overrides/],
+    // JSON.parse makes an own "__proto__" key, as the server's request parser does; a parsed record would drop it unheard.
+    [
+      'a "__proto__" config key',
+      { overrides: { agent: JSON.parse('{"__proto__": {"epsilon": 0.9}}') } },
+      /config key "__proto__" is not allowed/,
+    ],
+    ['a "__proto__" node id', { overrides: JSON.parse('{"__proto__": {"x": 1}}') }, /node id "__proto__" is not allowed/],
   ])('%s', async (_what, input, message) => {
     const r = await start(input);
     expect(codeOf(r), JSON.stringify(r)).toBe('BAD_USER_INPUT');

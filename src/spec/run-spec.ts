@@ -108,12 +108,36 @@ export const runLabelFields = {
     .optional(),
 };
 
+/** Keys a parsed record drops without a word (or an object built from them turns into its prototype): refused instead. */
+const UNSAFE_KEYS = ['__proto__', 'constructor', 'prototype'];
+
+/** The first unsafe own key of `o` or of one of its object values, with its path; undefined when none. */
+function unsafeKeyOf(o: unknown): { key: string; path: string[] } | undefined {
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) return undefined;
+  for (const key of UNSAFE_KEYS) if (Object.hasOwn(o, key)) return { key, path: [] };
+  for (const [id, patch] of Object.entries(o)) {
+    if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) continue;
+    for (const key of UNSAFE_KEYS) if (Object.hasOwn(patch, key)) return { key, path: [id] };
+  }
+  return undefined;
+}
+
 /** node id → config patch (merged into that node's config). */
 export const overridesSchema = z
-  .record(
-    z.string().max(RUN_LIMITS.maxNameChars, { error: `node ids have at most ${RUN_LIMITS.maxNameChars} characters` }),
-    z.record(z.string(), z.unknown(), { error: 'must be an object of config keys, e.g. {"epsilon": 0.2}' }),
-    { error: 'must be an object of node id → config patch, e.g. {"agent": {"epsilon": 0.2}}' },
+  .unknown()
+  .superRefine((o, ctx) => {
+    const unsafe = unsafeKeyOf(o);
+    if (unsafe) {
+      const what = unsafe.path.length === 0 ? 'node id' : 'config key';
+      ctx.addIssue({ code: 'custom', message: `${what} ${JSON.stringify(unsafe.key)} is not allowed`, path: unsafe.path });
+    }
+  })
+  .pipe(
+    z.record(
+      z.string().max(RUN_LIMITS.maxNameChars, { error: `node ids have at most ${RUN_LIMITS.maxNameChars} characters` }),
+      z.record(z.string(), z.unknown(), { error: 'must be an object of config keys, e.g. {"epsilon": 0.2}' }),
+      { error: 'must be an object of node id → config patch, e.g. {"agent": {"epsilon": 0.2}}' },
+    ),
   )
   .superRefine((o, ctx) => {
     const bytes = jsonBytes(o);
