@@ -1,5 +1,6 @@
-/** What the runs list shows of each run: the config that differs from the others in view, and its endings in words. */
+/** What the runs list and the run page show of runs: the config that differs from the others in view, endings in words, the metric charts. */
 import { describe, expect, it } from 'vitest';
+import { metricSeries } from '../../web/src/lib/metrics.js';
 import { endingParts, problemCount } from '../../web/src/lib/endings.js';
 import { configDiffs } from '../../web/src/lib/runConfig.js';
 
@@ -41,5 +42,18 @@ describe('endingParts', () => {
       ['2 out of budget', false],
     ]);
     expect(problemCount(counts)).toBe(11);
+  });
+});
+
+describe('metricSeries', () => {
+  it('leaves out the endings the run means leave out, so the running mean ends at the reported mean', () => {
+    const episodes = [
+      { index: 3, status: 'CANCELLED', metrics: { success: 0 } },
+      { index: 0, status: 'COMPLETED', metrics: { success: 1 } },
+      { index: 2, status: 'INFRA_ERROR', metrics: { success: 0 } },
+      { index: 1, status: 'BUDGET_EXHAUSTED', metrics: { success: 0 } },
+      { index: 4, status: 'COMPLETED', metrics: { success: 1 } },
+    ];
+    expect(metricSeries(episodes, 'success')).toEqual({ x: [0, 1, 4], y: [1, 0, 1], mean: [1, 0.5, 2 / 3] });
   });
 });

@@ -1,5 +1,6 @@
 /** Turning episode metrics into chart series: numeric values, running means, histograms. */
 import type { MetricAggregate } from '../api/fragments.js';
+import { UNSCORED_ENDINGS } from './endings.js';
 
 /** Metrics a user looks at first, in this order, when a run has them. */
 export const HEADLINE_METRICS = ['success', 'spl', 'return', 'distance_to_goal', 'length'];
@@ -35,13 +36,18 @@ export function numericMetricNames(episodes: ReadonlyArray<{ metrics: unknown }>
   return [...names].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 }
 
-/** Per-episode values of one metric in index order, with the running mean over them. */
+/**
+ * Per-episode values of one metric in index order, with the running mean over them; episodes
+ * whose ending the run's means leave out (cancelled, infrastructure failures) are left out here
+ * too, so the running mean ends at the mean the run reports.
+ */
 export function metricSeries(
-  episodes: ReadonlyArray<{ index: number; metrics: unknown }>,
+  episodes: ReadonlyArray<{ index: number; metrics: unknown; status?: string }>,
   name: string,
 ): { x: number[]; y: number[]; mean: number[] } {
   const pts: Array<[number, number]> = [];
   for (const e of episodes) {
+    if (e.status !== undefined && UNSCORED_ENDINGS.has(e.status)) continue;
     const v = numericValue(metricsOf(e.metrics)[name]);
     if (v != null) pts.push([e.index, v]);
   }
