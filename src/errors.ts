@@ -83,6 +83,17 @@ export class BadInputError extends CodedError {
   }
 }
 
+/** A submitted run field that is wrong. `field` is its name in the spec (`extensions.field`); `limit` the bound it broke, if one. */
+export class RunInputError extends BadInputError {
+  readonly field: string;
+  readonly limit: number | undefined;
+  constructor(message: string, field: string, limit?: number) {
+    super(message);
+    this.field = field;
+    this.limit = limit;
+  }
+}
+
 /** A graph that fails validation; `problems` lists every issue found, each naming the node or edge. */
 export class GraphValidationError extends CodedError {
   readonly problems: string[];

@@ -47,6 +47,18 @@ describe('startEval refuses bad input with BAD_USER_INPUT, naming the bad value'
     expect(r.data?.startEval ?? null).toBeNull();
   });
 
+  it.each([
+    ['an unknown graph', { graphName: 'no_such_graph' }, 'graphName'],
+    ['a dataset the env lacks', { dataset: 'nope' }, 'dataset'],
+    ['a split the env lacks', { split: 'nope' }, 'split'],
+    ['episodes past the end of the split', { split: 'test', episodeCount: 5000 }, 'episodeCount'],
+    ['a first episode past the end of the split', { split: 'test', episodeOffset: 100_000 }, 'episodeOffset'],
+  ])('%s names the field in extensions.field', async (_what, input, field) => {
+    const r = await start(input);
+    expect(codeOf(r), JSON.stringify(r)).toBe('BAD_USER_INPUT');
+    expect(r.errors![0]!.extensions).toMatchObject({ field });
+  });
+
   it('an override the graph rejects lists every problem', async () => {
     const r = await s.gql(START_EVAL, { input: { graphName: 'gridnav_random', episodeCount: 1, overrides: { agent: { epsilon: 0.1 } } } });
     expect(codeOf(r)).toBe('BAD_USER_INPUT');

@@ -5,7 +5,7 @@
  * `evalctl run` check a built-in env's selection at submit through its module's panel
  * (scheduler/dataset-selection.ts), so a typo is refused before anything is queued.
  */
-import { BadInputError, errorMessage } from '../errors.js';
+import { RunInputError, errorMessage } from '../errors.js';
 import type { PanelFieldSpec, PanelSpec } from '../core/types.js';
 
 /** The fields of a run spec that select its episodes. */
@@ -71,13 +71,14 @@ export async function checkPanelSelection(nodeset: string, panel: PanelSpec, spe
           .map(([, v]) => v)
           .join('/');
         const asked = first === last ? `${field} ${first} is not offered` : `episodes ${first}..${last} are not all offered`;
-        throw new BadInputError(
+        throw new RunInputError(
           `${asked} by ${nodeset}${where ? ` (${where})` : ''}: it has ${field} ${options[0]}..${options[options.length - 1]}`,
+          offered(first) ? 'episodeCount' : 'episodeOffset',
         );
       }
       continue;
     }
-    if (!offered(value)) throw new BadInputError(`${field} "${value}" is not offered by ${nodeset}; choices: ${options.join(', ')}`);
+    if (!offered(value)) throw new RunInputError(`${field} "${value}" is not offered by ${nodeset}; choices: ${options.join(', ')}`, field);
     await walk.choose(field, value);
   }
 }

@@ -17,7 +17,7 @@ import {
   type PanelWalk,
 } from '../nodeset-registry/panel-selection.js';
 import { DatasetCatalog } from '../datasets/dataset-catalog.js';
-import { BadInputError, NotFoundError } from '../errors.js';
+import { NotFoundError, RunInputError } from '../errors.js';
 import type { PanelSpec, PanelValues } from '../core/types.js';
 import type { Dataset } from '../datasets/types.js';
 import type { NodesetEntry } from '../nodeset-registry/registry.js';
@@ -75,17 +75,19 @@ async function assertDatasetFiles(env: NodesetEntry, input: Selection, workspace
   try {
     dataset = await catalog.load(name);
   } catch (err) {
-    if (err instanceof NotFoundError) throw new BadInputError(`dataset: ${err.message}`);
+    if (err instanceof NotFoundError) throw new RunInputError(`dataset: ${err.message}`, 'dataset');
     throw err;
   }
   const split = input.split ?? dataset.defaultSplit;
   const samples = dataset.splits[split];
-  if (!samples) throw new BadInputError(`split: dataset ${name} has no split "${split}"; splits: ${dataset.splitNames.join(', ')}`);
+  if (!samples)
+    throw new RunInputError(`split: dataset ${name} has no split "${split}"; splits: ${dataset.splitNames.join(', ')}`, 'split');
   const offset = input.episodeOffset ?? 0;
   const last = offset + input.episodeCount - 1;
   if (last >= samples.length) {
-    throw new BadInputError(
+    throw new RunInputError(
       `episodes ${offset}..${last} are past the end of ${name}/${split}, which has samples 0..${samples.length - 1}: lower episodeOffset or episodeCount`,
+      offset < samples.length ? 'episodeCount' : 'episodeOffset',
     );
   }
 }

@@ -4,7 +4,7 @@
  * replicated ones size the run's estimate).
  */
 import { lendable } from '../nodeset-registry/env-panel-nodeset.js';
-import { BadInputError, CodedError, NotFoundError, errorMessage } from '../errors.js';
+import { BadInputError, CodedError, NotFoundError, RunInputError, errorMessage } from '../errors.js';
 import { applyOverrides, validateGraph } from '../graph/graph.js';
 import { GraphCatalog } from '../graph/graph-catalog.js';
 import { NodesetRegistry, type NodesetEntry } from '../nodeset-registry/registry.js';
@@ -80,7 +80,7 @@ function loadGraph(opts: RunGraphOptions, where: { workspaceDir?: string }): Gra
   try {
     return new GraphCatalog({ ...where, ...(opts.builtinGraphsDir ? { builtinDir: opts.builtinGraphsDir } : {}) }).load(opts.graphName);
   } catch (err) {
-    if (err instanceof NotFoundError) throw new BadInputError(`graphName: ${err.message}`, { cause: err });
+    if (err instanceof NotFoundError) throw new RunInputError(`graphName: ${err.message}`, 'graphName');
     throw asBadInput('graphName', err);
   }
 }

@@ -64,6 +64,12 @@ export function fieldOfError(e: GraphQLErrorItem): StartField | null {
       if (f) return f;
     }
   }
+  // A required field left out: GraphQL echoes the whole input (every other field's name in it) before naming it.
+  const missing = REQUIRED_MISSING.exec(e.message);
+  if (missing?.[1]) {
+    const f = asField(missing[1]);
+    if (f) return f;
+  }
   // GraphQL's own coercion errors say `at "input.episodeCount"`; others name `input.x`.
   const named = /\binput\.([A-Za-z]+)/.exec(e.message);
   if (named?.[1]) {
@@ -76,6 +82,41 @@ export function fieldOfError(e: GraphQLErrorItem): StartField | null {
   return null;
 }
 
+const REQUIRED_MISSING = /Field "([A-Za-z]+)" of required type "[^"]+" was not provided/;
+
+/** GraphQL's reasons for refusing a variable's value, in a form's words. */
+const COERCION_WORDS: Array<[RegExp, (got: string) => string]> = [
+  [
+    /^Int cannot represent non 32-bit signed integer value: (.*)$/,
+    (got) => `must be a whole number from −2147483648 to 2147483647, got ${got}`,
+  ],
+  [/^Int cannot represent non-integer value: (.*)$/, (got) => `must be a whole number, got ${got}`],
+  [/^Float cannot represent non numeric value: (.*)$/, (got) => `must be a number, got ${got}`],
+  [/^Boolean cannot represent a non boolean value: (.*)$/, (got) => `must be true or false, got ${got}`],
+];
+
+/**
+ * The message to show beside a field: GraphQL's refusal of a variable (`Variable "$input" got
+ * invalid value … at "input.x"; Int cannot represent …`, which echoes the whole input when a
+ * required field is missing) said in a form's words; any other message as the server wrote it.
+ */
+export function formMessage(message: string, named = false): string {
+  const missing = REQUIRED_MISSING.exec(message);
+  if (missing) return named ? `${missing[1]}: required` : 'required';
+  const m = /^Variable "\$([A-Za-z]+)" got invalid value .*?(?: at "([^"]+)")?; (.*)$/s.exec(message);
+  if (!m?.[3]) return message;
+  const reason = m[3].replace(/\.$/, '');
+  let said = reason;
+  for (const [re, say] of COERCION_WORDS) {
+    const got = re.exec(reason);
+    if (got?.[1] !== undefined) {
+      said = say(got[1]);
+      break;
+    }
+  }
+  return named ? `${m[2] ?? m[1]}: ${said}` : said;
+}
+
 /** Splits a refusal into messages per field and the rest. */
 export function splitErrors(errors: GraphQLErrorItem[]): { byField: Partial<Record<StartField, string>>; general: string[] } {
   const byField: Partial<Record<StartField, string>> = {};
@@ -84,8 +125,9 @@ export function splitErrors(errors: GraphQLErrorItem[]): { byField: Partial<Reco
     const code = typeof e.extensions?.code === 'string' ? (e.extensions.code as string) : null;
     // Back-pressure and server faults are about the system, not a field.
     const f = code === 'QUEUE_FULL' || code === 'INTERNAL_SERVER_ERROR' || code === 'NETWORK' ? null : fieldOfError(e);
-    if (f) byField[f] = byField[f] ? `${byField[f]}; ${e.message}` : e.message;
-    else general.push(code && code !== 'BAD_USER_INPUT' ? `${e.message} (${code})` : e.message);
+    const message = formMessage(e.message);
+    if (f) byField[f] = byField[f] ? `${byField[f]}; ${message}` : message;
+    else general.push(code && code !== 'BAD_USER_INPUT' ? `${e.message} (${code})` : formMessage(e.message, true));
   }
   return { byField, general };
 }

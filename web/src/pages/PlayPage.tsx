@@ -14,6 +14,7 @@ import { Empty, ErrorBox, Loading } from '../components/States.js';
 import { href } from '../hooks/useHashRoute.js';
 import { choicesHint, useEpisodeChoices } from '../hooks/useEpisodeChoices.js';
 import { useQuery } from '../hooks/useQuery.js';
+import { formMessage } from '../lib/fieldErrors.js';
 import { fmtMetricValue } from '../lib/format.js';
 import { metricsOf } from '../lib/metrics.js';
 import { checkOverrides } from '../lib/overrides.js';
@@ -76,7 +77,7 @@ function Player({ graphs, initial }: { graphs: GraphInfo[]; initial: RunForm }) 
       error: (e) => {
         ended = true;
         setPhase('error');
-        setError(e.message);
+        setError(formMessage(e.message, true));
       },
       complete: () => {
         if (!ended) setPhase((p) => (p === 'playing' ? 'done' : p));
