@@ -5,10 +5,10 @@
  * and commits every finished episode to the server (docs/scale-out.md). SIGTERM or SIGINT stops
  * it: the shards in hand stop and go back to the queue for another worker.
  */
-import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseCliArgs, intFlag } from './args.js';
 import { BadInputError } from '../errors.js';
+import { makeDirs } from '../store/make-dirs.js';
 
 const USAGE =
   'usage: evalctl worker --redis URL --server URL [--slots K] [--token T] [--work-dir DIR] [--name N] [--cores N] [--spares N] [--lock-ms MS] [--stalled-ms MS]\n' +
@@ -47,7 +47,7 @@ export async function run(argv: string[]): Promise<number> {
   const lockDurationMs = intFlag('lock-ms', values['lock-ms'], 100);
   const stalledIntervalMs = intFlag('stalled-ms', values['stalled-ms'], 100);
   const workDir = resolve(values['work-dir'] ?? 'worker');
-  mkdirSync(workDir, { recursive: true });
+  makeDirs(workDir);
   const { ShardWorker } = await import('../scaleout/shard-worker.js');
   const log = {
     info: (m: string) => process.stderr.write(`[worker] ${m}\n`),

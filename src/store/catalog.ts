@@ -4,7 +4,7 @@
  * whenever db.json is missing or unreadable.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, stat } from 'node:fs/promises';
+import { readdir, readFile, rename, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Low } from 'lowdb';
 import { JSONFile } from 'lowdb/node';
@@ -17,6 +17,7 @@ import { RUN_DEFAULTS } from '../spec/run-spec.js';
 import { matchesSearch, type RunLabels } from '../spec/run-labels.js';
 import { readRunLabels } from './labels-file.js';
 import { effectiveWorkerCount } from '../spec/effective-workers.js';
+import { makeDirs } from './make-dirs.js';
 
 export const CATALOG_FILE = 'db.json';
 /** Calibration samples kept per (graph, worker count); the estimate is the largest of them. */
@@ -172,7 +173,7 @@ export class RunCatalog {
    */
   static async open(outputsDir: string, logger?: CatalogLogger): Promise<RunCatalog> {
     const dir = resolve(outputsDir);
-    await mkdir(dir, { recursive: true });
+    makeDirs(dir);
     const file = join(dir, CATALOG_FILE);
     const db = new Low<CatalogData>(new JSONFile<CatalogData>(file), emptyData());
     const catalog = new RunCatalog(dir, db, logger);

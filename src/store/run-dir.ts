@@ -13,6 +13,7 @@ import { readJson, writeJsonAtomic } from './atomic.js';
 import { parseSummaryText } from './summary-schema.js';
 import { injectedFault } from './storage-fault.js';
 import type { EpisodeRecord, RunSpec, RunSummary, SharedUrls } from './types.js';
+import { makeDirs } from './make-dirs.js';
 
 export const RUN_ID_PATTERN = /^\d{8}_\d{6}(?:_\d{1,4})?$/;
 export const RUNS_SUBDIR = 'eval_runs';
@@ -57,7 +58,7 @@ function stamp(d: Date): string {
  */
 export function createRunDir(outputsDir: string, now: Date = new Date()): { runId: string; dir: string } {
   const root = runsRoot(outputsDir);
-  mkdirSync(root, { recursive: true });
+  makeDirs(root);
   const base = stamp(now);
   for (let i = 0; i < 10_000; i++) {
     const runId = i === 0 ? base : `${base}_${i}`;

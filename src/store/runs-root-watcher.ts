@@ -4,8 +4,9 @@
  * catalog picks it up without waiting for its periodic rescan. The rescan stays the safety net:
  * fs.watch may miss events (network filesystems, no inotify slots left), never the rescan.
  */
-import { mkdirSync, watch, type FSWatcher } from 'node:fs';
+import { watch, type FSWatcher } from 'node:fs';
 import { runsRoot } from './run-dir.js';
+import { makeDirs } from './make-dirs.js';
 
 export interface RunsRootWatcherOptions {
   outputsDir: string;
@@ -32,7 +33,7 @@ export class RunsRootWatcher {
     if (this.#closed || this.#fsWatcher) return;
     const root = runsRoot(this.#opts.outputsDir);
     try {
-      mkdirSync(root, { recursive: true });
+      makeDirs(root);
       this.#fsWatcher = watch(root, { persistent: false }, () => this.#changed());
       this.#fsWatcher.on('error', (err) => {
         this.#opts.onError?.(err);

@@ -2,11 +2,12 @@
  * Sweeps on disk: `<outputs>/sweeps/<sweepId>.json`, written once when the sweep is queued
  * (its grid, seeds and the run of every config × seed) and again when it is cancelled.
  */
-import { mkdir, open, readdir, rm } from 'node:fs/promises';
+import { open, readdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from '../core/zod.js';
 import { BadInputError, NotFoundError } from '../errors.js';
 import { readJson, writeJsonAtomic } from './atomic.js';
+import { makeDirs } from './make-dirs.js';
 
 export const SWEEPS_SUBDIR = 'sweeps';
 /** `sweep_YYYYMMDD_HHMMSS` with `_N` on collision. */
@@ -57,7 +58,7 @@ function stamp(d: Date): string {
 
 /** A fresh sweep id for `now` (claimed by creating its file exclusively). */
 export async function allocateSweepId(outputsDir: string, now: Date = new Date()): Promise<string> {
-  await mkdir(sweepsRoot(outputsDir), { recursive: true });
+  makeDirs(sweepsRoot(outputsDir));
   const base = `sweep_${stamp(now)}`;
   for (let i = 0; i < 10_000; i++) {
     const id = i === 0 ? base : `${base}_${i}`;
