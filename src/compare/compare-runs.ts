@@ -12,6 +12,7 @@ import { mcnemarExactP, winTieLoss, type WinTieLoss } from '../stats/mcnemar.js'
 import { pairedDifference, type PairedDifference } from '../stats/paired.js';
 import { minimumDetectableEffect } from '../stats/power.js';
 import { columnsOf, type ScoreColumns, type ScoreTable } from './episode-scores.js';
+import { askedMetrics } from './metric-names.js';
 
 /** The runs compared share no episode: there is nothing to pair. */
 export class NoSharedEpisodesError extends CodedError {
@@ -184,13 +185,12 @@ function compareMetric(metric: string, shared: SharedRows, range: MetricRange | 
 
 /**
  * Compares `baseline` with each candidate over `metrics` (default: every metric either side
- * reports). NoSharedEpisodesError when a candidate shares no episode with the baseline.
+ * reports). NoSharedEpisodesError when a candidate shares no episode with the baseline; BAD_USER_INPUT
+ * for a metric no run reports.
  */
 export function compareRuns(baseline: ScoredRun, candidates: readonly ScoredRun[], metrics?: readonly string[]): RunComparison {
-  const names =
-    metrics && metrics.length > 0
-      ? [...new Set(metrics)]
-      : [...new Set([baseline.scores.metrics, ...candidates.map((c) => c.scores.metrics)].flat())].sort();
+  const reported = [baseline.scores.metrics, ...candidates.map((c) => c.scores.metrics)].flat();
+  const names = metrics && metrics.length > 0 ? askedMetrics(metrics, reported) : [...new Set(reported)].sort();
   const baseColumns = columnsOf(baseline.scores);
   const out: CandidateComparison[] = candidates.map((c) => {
     const shared = sharedRows(baseColumns, columnsOf(c.scores));

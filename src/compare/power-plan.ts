@@ -5,6 +5,7 @@
  */
 import { meanAndSd } from '../stats/intervals.js';
 import { episodesForEffect, minimumDetectableEffect } from '../stats/power.js';
+import { askedMetrics } from './metric-names.js';
 import type { ScoreTable } from './episode-scores.js';
 
 export interface MetricPower {
@@ -41,7 +42,10 @@ export function powerPlan(
   reference: { runId: string; scores: ScoreTable } | undefined,
   opts: { effect?: number | undefined; metrics?: readonly string[] | undefined } = {},
 ): PowerPlan {
-  const names = opts.metrics && opts.metrics.length > 0 ? [...new Set(opts.metrics)].sort() : run.scores.metrics;
+  const names =
+    opts.metrics && opts.metrics.length > 0
+      ? askedMetrics(opts.metrics, [...run.scores.metrics, ...(reference?.scores.metrics ?? [])]).sort()
+      : run.scores.metrics;
   if (reference) {
     const metrics = names.map((m) => {
       const diffs: number[] = [];

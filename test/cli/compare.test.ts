@@ -126,4 +126,15 @@ describe('evalctl plan', () => {
     const bad = await execa('node', [MAIN, 'plan', ids.cand!, '--effect', '0', '--outputs', outputs], { reject: false });
     expect(bad.exitCode).toBe(2);
   });
+
+  it('refuses a metric the runs do not report, listing those they do (compare too)', async () => {
+    const plan = await execa('node', [MAIN, 'plan', ids.cand!, '--metric', 'sucess', '--outputs', outputs], { reject: false });
+    expect(plan.exitCode).toBe(2);
+    expect(plan.stderr).toMatch(/metric "sucess" is not reported by these runs; they report .*\bsuccess\b/);
+    const compare = await execa('node', [MAIN, 'compare', ids.base!, ids.cand!, '--metric', 'nope', '--outputs', outputs], {
+      reject: false,
+    });
+    expect(compare.exitCode).toBe(2);
+    expect(compare.stderr).toContain('metric "nope" is not reported by these runs');
+  });
 });
