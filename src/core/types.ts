@@ -175,6 +175,8 @@ export interface CallContext {
   seed: number;
   /** Iteration number, 0-based. */
   step: number;
+  /** The episode's step budget: it ends after iteration `stepBudget − 1` at the latest (an env may draw its last picture then). */
+  stepBudget?: number;
   /** Unique key of this episode's state in stateful hosts (`<runId>:<episodeIndex>`). */
   episodeKey: string;
   nodeId: string;

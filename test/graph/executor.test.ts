@@ -63,7 +63,7 @@ const agentDoubling: MemoryFunction = {
 };
 
 describe('GraphExecutor', () => {
-  it('fires every node once per iteration in dependency order, with step, node id, seed and config', async () => {
+  it('fires every node once per iteration in dependency order, with step, step budget, node id, seed and config', async () => {
     const calls: string[] = [];
     const seen: NodeCallArgs[] = [];
     const spec = baseGraph();
@@ -79,7 +79,7 @@ describe('GraphExecutor', () => {
     );
     const r = await exec.run();
     expect(calls).toEqual(['env@0', 'agent@0', 'env@1', 'agent@1', 'env@2', 'agent@2']);
-    expect(seen[0]!.ctx).toEqual({ ...context, step: 0, nodeId: 'env' });
+    expect(seen[0]!.ctx).toEqual({ ...context, step: 0, stepBudget: 3, nodeId: 'env' });
     expect(seen[0]!.config).toEqual({ start: 100 });
     expect(r.steps).toBe(3);
   });

@@ -38,6 +38,7 @@ export async function drive(o: DriveOptions): Promise<DriveResult> {
         episodeIndex,
         seed: deriveSeed(runSeed, episodeIndex),
         step,
+        stepBudget: budget,
         episodeKey: o.episodeKey,
         nodeId: 'env',
       };

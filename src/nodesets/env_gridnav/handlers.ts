@@ -66,7 +66,9 @@ async function step(args: NodeCallArgs): Promise<NodeOutputs> {
     metrics: episodeMetrics(ep, successDistance),
     done: ep.stopped,
   };
-  if (ep.stopped || renderEveryStep) outputs.trajectory = await trajectoryAsset(ep);
+  // The picture of every episode, one that runs out of steps included: the engine ends it after its last step.
+  const lastStep = ctx.stepBudget !== undefined && ctx.step >= ctx.stepBudget - 1;
+  if (ep.stopped || renderEveryStep || lastStep) outputs.trajectory = await trajectoryAsset(ep);
   return outputs;
 }
 

@@ -133,6 +133,20 @@ describe('env_gridnav step', () => {
     expect([...png.data.subarray(0, 4)]).toEqual([43, 43, 43, 255]);
   });
 
+  it('draws the trajectory at the last step of an episode that runs out of steps', async () => {
+    const run = await drive({
+      env,
+      values: { dataset: 'mini', split: 'val', episode: 2 },
+      episodeKey: 'out-of-steps',
+      agent: () => 'turn_left',
+      budget: 4,
+    });
+    expect(run.steps).toHaveLength(4);
+    expect(run.last.done).toBe(false);
+    expect(run.steps.slice(0, -1).every((s) => s.trajectory === undefined)).toBe(true);
+    expect(decodePng(run.last.trajectory).width).toBe(11 * cellPixels({ rows: 11, cols: 11 }));
+  });
+
   it('refuses an action after stop', async () => {
     await panel.load({ dataset: 'mini', split: 'val', episode: 2 }, 'after-stop');
     await step({ inputs: {}, config: {}, ctx: ctxFor(0, { episodeKey: 'after-stop' }) });
