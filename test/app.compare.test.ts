@@ -254,6 +254,12 @@ describe('sweeps', () => {
     });
     expect(codeOf(bad)).toBe('BAD_USER_INPUT');
     expect(bad.errors![0]!.message).toContain('expected "node.key"');
+    const noSeeds = await server.gql(
+      `mutation($base: StartEvalInput!, $grid: JSON!, $seeds: [Int!]) { startSweep(base: $base, grid: $grid, seeds: $seeds) { id } }`,
+      { base: SWEEP_BASE, grid: { 'agent.epsilon': [0.1] }, seeds: [] },
+    );
+    expect(codeOf(noSeeds)).toBe('BAD_USER_INPUT');
+    expect(noSeeds.errors![0]!.message).toMatch(/^seeds is empty/);
     expect(codeOf(await server.gql(`{ sweep(id: "sweep_20000101_000000") { id } }`))).toBe('NOT_FOUND');
     expect(codeOf(await server.gql(`{ sweep(id: "../x") { id } }`))).toBe('BAD_USER_INPUT');
   });

@@ -188,7 +188,8 @@ async function loadSweep(id: string, ctx: ApiContext): Promise<SweepSource> {
 }
 
 function checkSeeds(seeds: readonly number[] | null | undefined, baseSeed: number | undefined): number[] {
-  const list = seeds && seeds.length > 0 ? [...seeds] : [baseSeed ?? 0];
+  if (seeds && seeds.length === 0) throw new BadInputError("seeds is empty: list at least one seed, or leave it out for the base's");
+  const list = seeds ? [...seeds] : [baseSeed ?? 0];
   if (list.length > MAX_SEEDS) throw new BadInputError(`seeds: at most ${MAX_SEEDS}, got ${list.length}`);
   if (new Set(list).size !== list.length) throw new BadInputError('seeds: each seed at most once');
   return list;

@@ -101,7 +101,11 @@ export function foldLatestAttempts(attempts: ReadonlyArray<{ attempt: number; re
 
 /** Checks retry endings: BAD_USER_INPUT for an unknown one or COMPLETED; the default when none are given. */
 export function retryEndingsOf(endings: readonly string[] | null | undefined): EpisodeStatus[] {
-  if (!endings || endings.length === 0) return [...DEFAULT_RETRY_ENDINGS];
+  if (!endings) return [...DEFAULT_RETRY_ENDINGS];
+  // An empty list is a question with no answer, not a request for the default.
+  if (endings.length === 0) {
+    throw new BadInputError(`endings is empty: name the endings to retry, or leave it out for ${DEFAULT_RETRY_ENDINGS.join(', ')}`);
+  }
   const out: EpisodeStatus[] = [];
   for (const raw of endings) {
     const e = raw.trim().toUpperCase();

@@ -102,6 +102,10 @@ describe('retryEndingsOf', () => {
     expect(() => retryEndingsOf(['COMPLETED'])).toThrow(/never played again/);
     expect(() => retryEndingsOf(['CRASHD'])).toThrow(/unknown ending "CRASHD"/);
   });
+
+  it('refuses an empty list instead of reading it as the default', () => {
+    expect(() => retryEndingsOf([])).toThrow(/endings is empty: name the endings to retry, or leave it out for CRASHED, TIMEOUT/);
+  });
 });
 
 describe('retriedEpisodesOf', () => {
