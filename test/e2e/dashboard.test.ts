@@ -63,6 +63,17 @@ describe('dashboard', { timeout: 120_000 }, () => {
     await s.page.goto(`${s.url}#/runs`);
     await s.page.waitForSelector(`[data-testid=runs-table] tr[data-run-id="${runId}"][data-status=COMPLETED]`);
     await s.screenshot('runs');
+    // A filter chosen is a history entry: Back returns to the list before it.
+    await s.page.selectOption('select[name=status]', 'COMPLETED');
+    await s.page.waitForFunction(() => location.hash.includes('status=COMPLETED'));
+    await s.page.goBack();
+    await s.page.waitForFunction(() => location.hash === '#/runs');
+    expect(await s.page.inputValue('select[name=status]')).toBe('');
+    // A page past the end says so and links back, instead of "No runs yet".
+    await s.page.goto(`${s.url}#/runs?page=40`);
+    await s.page.waitForSelector('text=is past the last of 1 runs');
+    await s.page.click('text=Go to the first page');
+    await s.page.waitForSelector(`[data-testid=runs-table] tr[data-run-id="${runId}"]`);
   });
 
   it('cancels a running run and shows it CANCELLED', async () => {

@@ -3,7 +3,7 @@
  * kept live while runs are in flight. Each row says what tells the run apart (its name, tags and
  * the config that differs from the other runs in view) and how its episodes ended; tick rows to compare them.
  */
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import type { RunListRow } from '../api/fragments.js';
 import { GRAPH_NAMES, QUEUE_CHANGED, RUNS } from '../api/queries.js';
 import { ProgressBar } from '../components/ProgressBar.js';
@@ -30,17 +30,30 @@ export function RunsPage({ initial }: { initial: RunsFilters }) {
   const [searchText, setSearchText] = useState(initial.q);
   /** Ticked runs (id → createdAt, so the oldest can be the baseline), kept across pages and filters. */
   const [picked, setPicked] = useState<ReadonlyMap<string, string>>(new Map());
-  const set = (patch: Partial<RunsFilters>) => setFilters((f) => ({ ...f, page: 0, ...patch }));
+  /** Set by a choice (a status, a graph, a tag, a page) so the address change becomes a history entry; typing replaces. */
+  const addToHistory = useRef(false);
+  const set = (patch: Partial<RunsFilters>, choice = true) => {
+    addToHistory.current = choice;
+    setFilters((f) => ({ ...f, page: 0, ...patch }));
+  };
+  const turnPage = (by: number) => {
+    addToHistory.current = true;
+    setFilters((f) => ({ ...f, page: f.page + by }));
+  };
 
   // An address with other filters (the Runs link, Back, a pasted link) replaces those on screen.
   useEffect(() => {
     setFilters(initial);
     setSearchText(initial.q);
   }, [initial]);
-  // The address follows the filters without adding a history entry per keystroke.
+  // The address follows the filters: a choice is a history entry (Back returns to the filters before it), a keystroke is not.
   useEffect(() => {
     const to = href.runs(filters);
-    if (location.hash !== to) history.replaceState(null, '', to);
+    if (location.hash !== to) {
+      if (addToHistory.current) history.pushState(null, '', to);
+      else history.replaceState(null, '', to);
+    }
+    addToHistory.current = false;
   }, [filters]);
   useEffect(() => {
     if (searchText === filters.q) return;
@@ -129,7 +142,7 @@ export function RunsPage({ initial }: { initial: RunsFilters }) {
               list="run-tags"
               size={10}
               value={filters.tag}
-              onChange={(e) => set({ tag: e.target.value.trim() })}
+              onChange={(e) => set({ tag: e.target.value.trim() }, false)}
               placeholder="any"
             />
             <datalist id="run-tags">
@@ -163,7 +176,12 @@ export function RunsPage({ initial }: { initial: RunsFilters }) {
         <Loading what="Loading runs" />
       ) : list.length === 0 ? (
         <Empty>
-          {filtered ? (
+          {filters.page > 0 && total > 0 ? (
+            <>
+              Page {filters.page + 1} is past the last of {total} {filtered ? 'matching ' : ''}runs.{' '}
+              <a href={href.runs({ ...filters, page: 0 })}>Go to the first page</a>.
+            </>
+          ) : filtered ? (
             'No run matches these filters.'
           ) : (
             <>
@@ -286,17 +304,13 @@ export function RunsPage({ initial }: { initial: RunsFilters }) {
       )}
       {total > PAGE && (
         <div className="pager">
-          <button type="button" disabled={filters.page === 0} onClick={() => setFilters((f) => ({ ...f, page: f.page - 1 }))}>
+          <button type="button" disabled={filters.page === 0} onClick={() => turnPage(-1)}>
             ← newer
           </button>
           <span>
             {filters.page * PAGE + 1}–{filters.page * PAGE + list.length} of {total}
           </span>
-          <button
-            type="button"
-            disabled={(filters.page + 1) * PAGE >= total}
-            onClick={() => setFilters((f) => ({ ...f, page: f.page + 1 }))}
-          >
+          <button type="button" disabled={(filters.page + 1) * PAGE >= total} onClick={() => turnPage(1)}>
             older →
           </button>
         </div>
