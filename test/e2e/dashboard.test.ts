@@ -74,6 +74,18 @@ describe('dashboard', { timeout: 120_000 }, () => {
     await s.page.waitForSelector('text=is past the last of 1 runs');
     await s.page.click('text=Go to the first page');
     await s.page.waitForSelector(`[data-testid=runs-table] tr[data-run-id="${runId}"]`);
+    // On a phone the page does not scroll sideways: the nav wraps, wide tables scroll inside their panel.
+    await s.page.setViewportSize({ width: 390, height: 844 });
+    for (const [to, shown] of [
+      ['#/runs', '[data-testid=runs-table]'],
+      [`#/runs/${runId}`, '[data-testid=report-metrics]'],
+      [`#/compare?baseline=${runId}&candidates=${runId}`, 'svg.forest-plot'],
+      ['#/workers', '[data-testid=workers-empty]'],
+    ] as const) {
+      await s.page.goto(`${s.url}${to}`);
+      await s.page.waitForSelector(shown);
+      expect(await s.page.evaluate(() => document.documentElement.scrollWidth), to).toBeLessThanOrEqual(390);
+    }
   });
 
   it('cancels a running run and shows it CANCELLED', async () => {

@@ -156,35 +156,37 @@ const isTime = (metric: string): boolean => /(_ms|Ms)$/.test(metric);
 
 function MetricTable({ metrics }: { metrics: ReportMetric[] }) {
   return (
-    <table className="grid compact" data-testid="report-metrics">
-      <thead>
-        <tr>
-          <th>metric</th>
-          <th className="num">mean</th>
-          <th className="num">95 % interval</th>
-          <th>error bar</th>
-          <th className="num">n</th>
-        </tr>
-      </thead>
-      <tbody>
-        {metrics.map((m) => (
-          <tr key={m.name}>
-            <th className="mono">{m.name}</th>
-            <td className="num">
-              {fmtNumber(m.mean)}
-              {m.stderr != null && <span className="muted"> ± {fmtNumber(m.stderr, 2)}</span>}
-            </td>
-            <td className="num" title={m.method ? `method: ${m.method}` : undefined}>
-              {m.low != null && m.high != null ? `${fmtNumber(m.low)} … ${fmtNumber(m.high)}` : '–'}
-            </td>
-            <td>
-              <ErrorBar m={m} />
-            </td>
-            <td className="num">{m.count}</td>
+    <div className="table-wrap">
+      <table className="grid compact" data-testid="report-metrics">
+        <thead>
+          <tr>
+            <th>metric</th>
+            <th className="num">mean</th>
+            <th className="num">95 % interval</th>
+            <th>error bar</th>
+            <th className="num">n</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {metrics.map((m) => (
+            <tr key={m.name}>
+              <th className="mono">{m.name}</th>
+              <td className="num">
+                {fmtNumber(m.mean)}
+                {m.stderr != null && <span className="muted"> ± {fmtNumber(m.stderr, 2)}</span>}
+              </td>
+              <td className="num" title={m.method ? `method: ${m.method}` : undefined}>
+                {m.low != null && m.high != null ? `${fmtNumber(m.low)} … ${fmtNumber(m.high)}` : '–'}
+              </td>
+              <td>
+                <ErrorBar m={m} />
+              </td>
+              <td className="num">{m.count}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
