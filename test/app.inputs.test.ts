@@ -39,6 +39,13 @@ describe('startEval refuses bad input with BAD_USER_INPUT, naming the bad value'
       { overrides: { agent: JSON.parse('{"__proto__": {"epsilon": 0.9}}') } },
       /config key "__proto__" is not allowed/,
     ],
+    ['a name with a NUL', { name: 'ok\u0000name' }, /name.*must not hold control or text-direction characters/],
+    ['a tag that reverses the text after it', { tags: ['safe\u202egnp.exe'] }, /tags.*must not hold control or text-direction characters/],
+    [
+      'a note with an escape sequence',
+      { note: 'line one\nline two \u001b[31m' },
+      /note.*must not hold control or text-direction characters/,
+    ],
     ['a "__proto__" node id', { overrides: JSON.parse('{"__proto__": {"x": 1}}') }, /node id "__proto__" is not allowed/],
   ])('%s', async (_what, input, message) => {
     const r = await start(input);

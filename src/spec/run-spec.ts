@@ -62,12 +62,22 @@ const positiveNumber = (max = Number.MAX_VALUE) => {
   return z.number(expected).positive(expected).max(max, expected);
 };
 
+/**
+ * Characters a label must not hold: control characters (a NUL, an escape sequence for a terminal)
+ * and the text-direction overrides that make a name read as another in a list; a note keeps its
+ * line breaks and tabs.
+ */
+const HIDDEN_CHARS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+const HIDDEN_CHARS_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+const visible = (re: RegExp) => [(s: string) => !re.test(s), { error: 'must not hold control or text-direction characters' }] as const;
+
 const name = (what: string) => {
   const expected = { error: `must be a non-empty ${what} of at most ${RUN_LIMITS.maxNameChars} characters` };
   return z
     .string(expected)
     .max(RUN_LIMITS.maxNameChars, expected)
-    .refine((s) => s.trim() !== '', expected);
+    .refine((s) => s.trim() !== '', expected)
+    .refine(...visible(HIDDEN_CHARS));
 };
 
 const bool = () => z.boolean({ error: 'must be true or false' });
@@ -88,6 +98,7 @@ export const runLabelFields = {
     .string({ error: `must be a string of at most ${RUN_LIMITS.maxRunNameChars} characters` })
     .trim()
     .max(RUN_LIMITS.maxRunNameChars, { error: `must be at most ${RUN_LIMITS.maxRunNameChars} characters` })
+    .refine(...visible(HIDDEN_CHARS))
     .optional(),
   /** Free-form tags to filter by; trimmed, blanks and repeats dropped. */
   tags: z
@@ -95,7 +106,8 @@ export const runLabelFields = {
       z
         .string({ error: 'must be strings' })
         .trim()
-        .max(RUN_LIMITS.maxTagChars, { error: `each tag has at most ${RUN_LIMITS.maxTagChars} characters` }),
+        .max(RUN_LIMITS.maxTagChars, { error: `each tag has at most ${RUN_LIMITS.maxTagChars} characters` })
+        .refine(...visible(HIDDEN_CHARS)),
       { error: 'must be a list of strings' },
     )
     .transform((tags) => [...new Set(tags.filter((t) => t !== ''))])
@@ -105,6 +117,7 @@ export const runLabelFields = {
   note: z
     .string({ error: `must be a string of at most ${RUN_LIMITS.maxNoteChars} characters` })
     .max(RUN_LIMITS.maxNoteChars, { error: `must be at most ${RUN_LIMITS.maxNoteChars} characters` })
+    .refine(...visible(HIDDEN_CHARS_BUT_LINES))
     .optional(),
 };
 
