@@ -11,9 +11,16 @@ const JSON_COLUMNS = new Set(['input', 'target', 'choices', 'metadata']);
 
 export function readCsv(file: string, text: string): RawRecord[] {
   let rows: Array<{ record: Record<string, string>; info: { lines: number } }>;
+  // A column named twice would silently keep only its last cell.
+  const columns = (header: string[]): string[] => {
+    const twice = header.find((c, i) => header.indexOf(c) !== i);
+    if (twice !== undefined) throw new DatasetInvalidError({ file, line: 1 }, `the header names column "${twice}" twice`);
+    return header;
+  };
   try {
-    rows = parse(text, { columns: true, bom: true, skip_empty_lines: true, info: true }) as typeof rows;
+    rows = parse(text, { columns, bom: true, skip_empty_lines: true, info: true }) as typeof rows;
   } catch (err) {
+    if (err instanceof DatasetInvalidError) throw err;
     const line = (err as { lines?: unknown }).lines;
     throw new DatasetInvalidError({ file, ...(typeof line === 'number' ? { line } : {}) }, `not valid CSV (${(err as Error).message})`);
   }

@@ -239,6 +239,8 @@ describe('errors name the file, the line and the field', () => {
     );
     const bad = await folder('cb', { 'test.csv': 'id,input\nr1,a,extra\n' });
     expect((await failure(load(bad))).message).toMatch(new RegExp(`^${join(bad, 'test.csv')}:2: not valid CSV`));
+    const twice = await folder('cd', { 'test.csv': 'id,input,input\nr1,hi,bye\n' });
+    expect((await failure(load(twice))).message).toBe(`${join(twice, 'test.csv')}:1: the header names column "input" twice`);
   });
 
   it('labels: a target outside the label set is refused; labels: true takes the sorted targets', async () => {
