@@ -65,11 +65,14 @@ export const FLAG_LABELS: FieldLabels = {
   repeats: '--repeats',
 };
 
-/** A number flag as a number when it reads as one, else its text (which the schema refuses, naming the flag). */
+/** A decimal number as a person writes one (`Number` would also take `0x10`, `0b1` or `1_0`-free forms like `Infinity`). */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+
+/** A number flag as a number when it reads as a decimal one, else its text (which the schema refuses, naming the flag). */
 export function numeric(raw: string | undefined): number | string | undefined {
   if (raw === undefined) return undefined;
-  const v = Number(raw);
-  return raw.trim() !== '' && Number.isFinite(v) ? v : raw;
+  const t = raw.trim();
+  return DECIMAL.test(t) ? Number(t) : raw;
 }
 
 export interface RunArgs {

@@ -53,7 +53,14 @@ export const DEFAULT_SHARD_SIZE = 16;
 export const PER_CALL_TIMEOUT_STEPS = 10;
 
 const intIn = (min: number, max: number) => {
-  const expected = { error: max === Number.MAX_SAFE_INTEGER ? `must be an integer ≥ ${min}` : `must be an integer in ${min}..${max}` };
+  const expected = {
+    error:
+      min === Number.MIN_SAFE_INTEGER && max === Number.MAX_SAFE_INTEGER
+        ? 'must be a safe integer (at most 2^53 − 1 either side of 0)'
+        : max === Number.MAX_SAFE_INTEGER
+          ? `must be an integer ≥ ${min}`
+          : `must be an integer in ${min}..${max}`,
+  };
   return z.int(expected).min(min, expected).max(max, expected);
 };
 

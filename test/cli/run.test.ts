@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseRunArgs, progressLine, renderSummary } from '../../src/cli/run.js';
+import { numeric, parseRunArgs, progressLine, renderSummary } from '../../src/cli/run.js';
 import { initialSummary } from '../../src/eval-process/summary-writer.js';
 import { DIST_DIR } from '../../src/paths.js';
 import type { RunSummary } from '../../src/store/types.js';
@@ -170,6 +170,20 @@ describe('evalctl run', () => {
 });
 
 describe('evalctl run argument parsing and rendering', () => {
+  it('reads a number flag only when it is written as a decimal number', () => {
+    expect([numeric('5'), numeric('-4'), numeric(' 2 '), numeric('2.5'), numeric('1e3'), numeric('.5')]).toEqual([
+      5, -4, 2, 2.5, 1000, 0.5,
+    ]);
+    // Left as text, for the schema to refuse naming the flag.
+    expect([numeric('0x10'), numeric('0b11'), numeric('Infinity'), numeric(''), numeric('1_000')]).toEqual([
+      '0x10',
+      '0b11',
+      'Infinity',
+      '',
+      '1_000',
+    ]);
+  });
+
   it('reads every flag', () => {
     const a = parseRunArgs([
       'g',

@@ -22,7 +22,7 @@ describe('parseRunInput', () => {
     ['episodeCount', { episodeCount: RUN_LIMITS.maxEpisodes + 1 }, /episodeCount must be an integer in 1\.\.100000/],
     ['workerCount', { workerCount: RUN_LIMITS.maxWorkers + 1 }, /^workerCount must be an integer in 1\.\.64, got 65$/],
     ['workerCount', { workerCount: 1.5 }, /workerCount must be an integer/],
-    ['seed', { seed: 2 ** 60 }, /^seed must be an integer/],
+    ['seed', { seed: 2 ** 60 }, /^seed must be a safe integer \(at most 2\^53 − 1 either side of 0\), got 1152921504606847000$/],
     ['stepBudget', { stepBudget: 0 }, /^stepBudget must be an integer ≥ 1, got 0$/],
     ['perStepTimeoutSec', { perStepTimeoutSec: 0 }, /perStepTimeoutSec must be a positive number, at most 3600, got 0/],
     ['perStepTimeoutSec', { perStepTimeoutSec: 1e9 }, /perStepTimeoutSec must be a positive number, at most 3600/],
