@@ -179,6 +179,14 @@ export function validateGraph(spec: GraphSpec, resolver: NodeTypeResolver): Vali
     if (!isGraphOut && !resolved) {
       problems.push(`node "${node.id}": unknown type "${node.type}"${didYouMean(node.type, knownTypes())}`);
     }
+    // graphOut only records what reaches it: a config key there would be frozen into the run and do nothing.
+    if (isGraphOut && node.config && Object.keys(node.config).length > 0) {
+      problems.push(
+        `node "${node.id}": graphOut takes no config, got ${Object.keys(node.config)
+          .map((k) => `"${k}"`)
+          .join(', ')}`,
+      );
+    }
     if (resolved?.fn.config && node.config) {
       const known = Object.keys(resolved.fn.config);
       for (const [key, value] of Object.entries(node.config)) {

@@ -201,6 +201,13 @@ describe('validateGraph', () => {
     ]);
   });
 
+  it('refuses config on graphOut, which would be frozen into the run and do nothing', () => {
+    const spec = good();
+    const out = spec.nodes.find((n) => n.type === 'graphOut')!;
+    out.config = { x: 1 };
+    expect(problemsOf(spec)).toEqual([`node "${out.id}": graphOut takes no config, got "x"`]);
+  });
+
   it('collects every problem at once', () => {
     const spec = good();
     spec.step_budget = 0;
