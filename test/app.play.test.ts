@@ -98,6 +98,11 @@ describe('playEpisode', () => {
     const badNode = await wsCollect(s.ws(), PLAY, { graph: 'gridnav_planner', index: 0, overrides: { ghost: { a: 1 } } });
     expect(codeOf(badNode[0]!)).toBe('BAD_USER_INPUT');
     expect(badNode[0]!.errors![0]!.message).toContain('ghost');
+    // A config value of the wrong type: refused before STARTED (nothing else is sent), with every problem, as startEval does.
+    const badValue = await wsCollect(s.ws(), PLAY, { graph: 'gridnav_planner', index: 0, overrides: { agent: { epsilon: 'lots' } } });
+    expect(badValue).toHaveLength(1);
+    expect(codeOf(badValue[0]!)).toBe('BAD_USER_INPUT');
+    expect(badValue[0]!.errors![0]!.extensions).toMatchObject({ reason: 'GRAPH_INVALID', problems: [expect.stringContaining('epsilon')] });
     expect(await lockHolder(s)).toBeNull();
   });
 

@@ -7,10 +7,10 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BadInputError, ConflictError, NotFoundError, errorMessage, isInputFault } from '../errors.js';
-import { applyOverrides } from '../graph/graph.js';
+import { BadInputError, ConflictError, GraphValidationError, NotFoundError, errorMessage, isInputFault } from '../errors.js';
+import { applyOverrides, validateGraph } from '../graph/graph.js';
 import type { GraphCatalog } from '../graph/graph-catalog.js';
-import { entriesUsedBy, type NodesetEntry } from '../nodeset-registry/registry.js';
+import { entriesUsedBy, NodesetRegistry, type NodesetEntry } from '../nodeset-registry/registry.js';
 import type { GraphSpec, NodeOutputs } from '../core/types.js';
 import { playRunInput, runSpecOf, type Overrides, type PlayInput, type RunInput } from '../spec/run-spec.js';
 import type { EpisodeStatus } from '../statuses.js';
@@ -69,9 +69,19 @@ export class PlayRunner {
     const source = this.#loadGraph(input.graphName);
     const overrides = await this.#overridesWithRendering(source.nodes, input.overrides);
     const run = playRunInput({ ...input, overrides });
+    const entries = await this.#o.nodesets.list();
     // A dataset or split a built-in env lacks is refused here, before the lock is taken.
-    await assertBuiltinEnvSelection(entriesUsedBy(source.nodes, await this.#o.nodesets.list()), run);
-    return { input, run, graph: applyOverrides(source, overrides) };
+    await assertBuiltinEnvSelection(entriesUsedBy(source.nodes, entries), run);
+    const graph = applyOverrides(source, overrides);
+    // As startEval checks it (each config value against its declared type): a bad override is refused
+    // before STARTED and the lock, with every problem listed.
+    try {
+      validateGraph(graph, new NodesetRegistry(entries));
+    } catch (err) {
+      if (err instanceof GraphValidationError) throw new BadInputError(`overrides: ${err.message}`, { cause: err });
+      throw err;
+    }
+    return { input, run, graph };
   }
 
   /**
