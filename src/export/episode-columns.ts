@@ -9,6 +9,7 @@ import type { EpisodeRecord } from '../store/types.js';
 export const LEADING_COLUMNS = [
   'index',
   'episodeId',
+  'repeat',
   'status',
   'steps',
   'seed',

@@ -9,6 +9,7 @@ import { parse } from 'csv-parse/sync';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csvField } from '../../src/export/csv-field.js';
+import { headerOf, rowOf } from '../../src/export/episode-columns.js';
 import { DIST_DIR } from '../../src/paths.js';
 import { runsRoot } from '../../src/store/run-dir.js';
 import { startServer, type TestServer } from '../app.helpers.js';
@@ -101,6 +102,7 @@ describe('run exports', { timeout: 30_000 }, () => {
     expect(Object.keys(rows[0]!)).toEqual([
       'index',
       'episodeId',
+      'repeat',
       'status',
       'steps',
       'seed',
@@ -202,5 +204,15 @@ describe('run exports', { timeout: 30_000 }, () => {
     const noDir = await execa(process.execPath, [CLI, 'export', join(server.dir, 'nowhere')], { reject: false });
     expect(noDir.exitCode).toBe(2);
     expect(noDir.stderr).toContain(`run directory ${join(server.dir, 'nowhere')} not found`);
+  });
+});
+
+describe('CSV rows of a run with repeats', () => {
+  it('say which play of its episode each row is', () => {
+    const { header, metrics } = headerOf(['success']);
+    const play = { index: 5, episodeId: 'e/2', repeat: 1, status: 'COMPLETED', steps: 3, metrics: { success: 1 } };
+    const row = rowOf(play as unknown as Parameters<typeof rowOf>[0], metrics);
+    expect(row[header.indexOf('repeat')]).toBe('1');
+    expect(rowOf({ ...play, repeat: undefined } as unknown as Parameters<typeof rowOf>[0], metrics)[header.indexOf('repeat')]).toBe('');
   });
 });
