@@ -422,7 +422,12 @@ export class GraphExecutor {
         let call: Promise<NodeOutputs>;
         try {
           call = p.resolved.invoke(
-            { inputs, config: p.config, ctx: { ...this.o.context, step, stepBudget: this.o.stepBudget, nodeId: p.id }, signal: this.internal.signal },
+            {
+              inputs,
+              config: p.config,
+              ctx: { ...this.o.context, step, stepBudget: this.o.stepBudget, nodeId: p.id },
+              signal: this.internal.signal,
+            },
             p.url,
           );
         } catch (err) {

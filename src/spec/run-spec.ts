@@ -70,13 +70,24 @@ const positiveNumber = (max = Number.MAX_VALUE) => {
 };
 
 /**
- * Characters a label must not hold: control characters (a NUL, an escape sequence for a terminal)
- * and the text-direction overrides that make a name read as another in a list; a note keeps its
- * line breaks and tabs.
+ * Characters a label must not hold: control characters (C0, DEL, C1: a NUL, a terminal's escape
+ * sequence) and the direction marks, overrides and isolates that make a name read as another in a
+ * list; a note's line breaks and tabs pass when `lines`.
  */
-const HIDDEN_CHARS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
-const HIDDEN_CHARS_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
-const visible = (re: RegExp) => [(s: string) => !re.test(s), { error: 'must not hold control or text-direction characters' }] as const;
+function hiddenChar(c: number, lines: boolean): boolean {
+  if (lines && (c === 0x09 || c === 0x0a || c === 0x0d)) return false;
+  return (
+    c <= 0x1f || (c >= 0x7f && c <= 0x9f) || c === 0x200e || c === 0x200f || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069)
+  );
+}
+const visible = (lines = false) =>
+  [
+    (s: string) => {
+      for (let i = 0; i < s.length; i++) if (hiddenChar(s.charCodeAt(i), lines)) return false;
+      return true;
+    },
+    { error: 'must not hold control or text-direction characters' },
+  ] as const;
 
 const name = (what: string) => {
   const expected = { error: `must be a non-empty ${what} of at most ${RUN_LIMITS.maxNameChars} characters` };
@@ -84,7 +95,7 @@ const name = (what: string) => {
     .string(expected)
     .max(RUN_LIMITS.maxNameChars, expected)
     .refine((s) => s.trim() !== '', expected)
-    .refine(...visible(HIDDEN_CHARS));
+    .refine(...visible());
 };
 
 const bool = () => z.boolean({ error: 'must be true or false' });
@@ -105,7 +116,7 @@ export const runLabelFields = {
     .string({ error: `must be a string of at most ${RUN_LIMITS.maxRunNameChars} characters` })
     .trim()
     .max(RUN_LIMITS.maxRunNameChars, { error: `must be at most ${RUN_LIMITS.maxRunNameChars} characters` })
-    .refine(...visible(HIDDEN_CHARS))
+    .refine(...visible())
     .optional(),
   /** Free-form tags to filter by; trimmed, blanks and repeats dropped. */
   tags: z
@@ -114,7 +125,7 @@ export const runLabelFields = {
         .string({ error: 'must be strings' })
         .trim()
         .max(RUN_LIMITS.maxTagChars, { error: `each tag has at most ${RUN_LIMITS.maxTagChars} characters` })
-        .refine(...visible(HIDDEN_CHARS)),
+        .refine(...visible()),
       { error: 'must be a list of strings' },
     )
     .transform((tags) => [...new Set(tags.filter((t) => t !== ''))])
@@ -124,7 +135,7 @@ export const runLabelFields = {
   note: z
     .string({ error: `must be a string of at most ${RUN_LIMITS.maxNoteChars} characters` })
     .max(RUN_LIMITS.maxNoteChars, { error: `must be at most ${RUN_LIMITS.maxNoteChars} characters` })
-    .refine(...visible(HIDDEN_CHARS_BUT_LINES))
+    .refine(...visible(true))
     .optional(),
 };
 
