@@ -129,7 +129,7 @@ describe('GraphQL datasets', () => {
       input: { graphName: 'dataset_probe', episodeCount: 5, dataset: 'mcq', split: 'dev', episodeOffset: 10 },
     });
     expect(codeOf(range)).toBe('BAD_USER_INPUT');
-    expect(range.errors![0]!.message).toContain('episodes 10..14 are past the end of mcq/dev, which has samples 0..11');
+    expect(range.errors![0]!.message).toContain('episodes 10..14 reach past the end of mcq/dev, which has samples 0..11');
     const broken = await server.gql(START_EVAL, { input: { graphName: 'dataset_probe', episodeCount: 1, dataset: 'broken' } });
     expect(codeOf(broken)).toBe('DATASET_INVALID');
     expect(broken.errors![0]!.message).toBe(

@@ -86,7 +86,7 @@ async function assertDatasetFiles(env: NodesetEntry, input: Selection, workspace
   const last = offset + input.episodeCount - 1;
   if (last >= samples.length) {
     throw new RunInputError(
-      `episodes ${offset}..${last} are past the end of ${name}/${split}, which has samples 0..${samples.length - 1}: lower episodeOffset or episodeCount`,
+      `episodes ${offset}..${last} reach past the end of ${name}/${split}, which has samples 0..${samples.length - 1}`,
       offset < samples.length ? 'episodeCount' : 'episodeOffset',
     );
   }

@@ -78,7 +78,7 @@ describe('env_dataset in evalctl run', () => {
     const cases: Array<[string[], string]> = [
       [
         ['--dataset', 'arith', '--split', 'dev', '--episode-offset', '18', '--episodes', '3'],
-        'episodes 18..20 are past the end of arith/dev, which has samples 0..19: lower episodeOffset or episodeCount',
+        'episodes 18..20 reach past the end of arith/dev, which has samples 0..19',
       ],
       [
         ['--dataset', 'arith', '--split', 'validation', '--episodes', '1'],
