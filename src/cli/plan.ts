@@ -12,6 +12,7 @@ import { RunReader } from '../store/run-reader.js';
 import { runRefOf } from './run-dir-arg.js';
 import { parseCommandArgs } from './args.js';
 import { textTable } from './text-table.js';
+import { RUN_LIMITS } from '../spec/run-spec.js';
 
 const USAGE = 'usage: evalctl plan <run-id | run-dir> [--effect X] [--metric NAME …] [--outputs DIR] [--json]';
 
@@ -36,6 +37,12 @@ export function renderPlan(p: PowerPlan): string {
   ];
   lines.push(...textTable(rows));
   lines.push('MDE: the smallest true difference detected 80 % of the time at α = 0.05 (two-sided) with n episodes.');
+  const beyond = p.metrics.filter((m) => m.episodesNeeded !== undefined && m.episodesNeeded > RUN_LIMITS.maxEpisodes);
+  if (beyond.length > 0) {
+    lines.push(
+      `${beyond.map((m) => m.metric).join(', ')}: more episodes than one run takes (${RUN_LIMITS.maxEpisodes}); pool several runs over other episodes, or plan for a larger effect.`,
+    );
+  }
   return lines.join('\n') + '\n';
 }
 

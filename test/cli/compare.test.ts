@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderPlan } from '../../src/cli/plan.js';
 import { computeAggregates } from '../../src/store/aggregate.js';
 import { createRunDir, touchDone, writeSummary } from '../../src/store/run-dir.js';
 import type { EpisodeRecord, RunSummary } from '../../src/store/types.js';
@@ -125,6 +126,19 @@ describe('evalctl plan', () => {
     expect(r.stdout).toMatch(/success\s+12\s+\d\.\d{4}\s+\d\.\d{4}\s+0\.1000\s+\d+/);
     const bad = await execa('node', [MAIN, 'plan', ids.cand!, '--effect', '0', '--outputs', outputs], { reject: false });
     expect(bad.exitCode).toBe(2);
+  });
+
+  it('says when the episodes needed are more than one run takes', () => {
+    const text = renderPlan({
+      runId: 'r',
+      source: 'own',
+      metrics: [
+        { metric: 'success', n: 40, sd: 0.5, mde: 0.2, effect: 0.001, episodesNeeded: 1_732_921 },
+        { metric: 'spl', n: 40, sd: 0.1, mde: 0.05, effect: 0.001, episodesNeeded: 80_000 },
+      ],
+    });
+    expect(text).toContain('success: more episodes than one run takes (100000)');
+    expect(text).not.toContain('spl: more episodes');
   });
 
   it('refuses a metric the runs do not report, listing those they do (compare too)', async () => {
