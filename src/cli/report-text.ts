@@ -68,7 +68,7 @@ export function renderReport(r: RunReport): string {
   out.push(...table(r.endings.map((e) => [e.status, String(e.count), pct(e.rate)])));
   out.push(
     `Infrastructure failures: ${r.infrastructureFailures.count} (${pct(r.infrastructureFailures.rate)}) · failed: ${r.failed} · ` +
-      `retried: ${r.retried.episodes} episode(s), ${r.retried.retries} retries`,
+      `model-call retries: ${r.retried.retries} in ${r.retried.episodes} episode(s)`,
     '',
   );
   for (const s of r.scorers) out.push(...scorerLines(s), '');

@@ -50,7 +50,7 @@ export function RunReport({ runId, report }: { runId: string; report: RunReportV
         )}
         {report.retried && report.retried.retries > 0 && (
           <span>
-            {report.retried.retries} retr{report.retried.retries === 1 ? 'y' : 'ies'} in {report.retried.episodes} episode
+            {report.retried.retries} model-call retr{report.retried.retries === 1 ? 'y' : 'ies'} in {report.retried.episodes} episode
             {report.retried.episodes === 1 ? '' : 's'}
           </span>
         )}
