@@ -9,5 +9,16 @@ export function showValue(v: unknown): string {
   } catch {
     text = String(v);
   }
-  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
+  return escapeHidden(text.length > 60 ? `${text.slice(0, 57)}…` : text);
+}
+
+/** A direction mark, override or isolate, or a C1 control, as `\uXXXX`: quoted back as it is, it would turn the message around. */
+function escapeHidden(text: string): string {
+  let out = '';
+  for (const ch of text) {
+    const c = ch.charCodeAt(0);
+    const hidden = (c >= 0x7f && c <= 0x9f) || c === 0x200e || c === 0x200f || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+    out += hidden ? `\\u${c.toString(16).padStart(4, '0')}` : ch;
+  }
+  return out;
 }
