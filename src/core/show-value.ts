@@ -1,3 +1,5 @@
+import { isHiddenChar } from './hidden-chars.js';
+
 /** A value as an error message quotes it: JSON, cut to 60 characters. */
 export function showValue(v: unknown): string {
   if (v === undefined) return 'nothing';
@@ -17,8 +19,8 @@ function escapeHidden(text: string): string {
   let out = '';
   for (const ch of text) {
     const c = ch.charCodeAt(0);
-    const hidden = (c >= 0x7f && c <= 0x9f) || c === 0x200e || c === 0x200f || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
-    out += hidden ? `\\u${c.toString(16).padStart(4, '0')}` : ch;
+    // JSON has already escaped the C0 controls; these it leaves as they are.
+    out += isHiddenChar(c, true) ? `\\u${c.toString(16).padStart(4, '0')}` : ch;
   }
   return out;
 }

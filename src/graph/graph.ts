@@ -397,7 +397,8 @@ function findCycles(nodes: ReadonlyMap<string, ValidatedNode>, sorted: ReadonlyS
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
 
-const UNSAFE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+/** Keys that would reach an object's prototype when assigned: refused in config, overrides and `--set`. */
+export const UNSAFE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 function assertSafeKey(key: string, where: string): void {
   if (UNSAFE_KEYS.has(key)) throw new BadInputError(`config key "${key}" is not allowed (${where})`);
 }

@@ -4,9 +4,10 @@
  * written here and nowhere else; everything past the entry points takes the parsed types.
  */
 import { z } from '../core/zod.js';
-import { graphSchema, MAX_PER_STEP_TIMEOUT_SEC } from '../graph/graph.js';
+import { graphSchema, MAX_PER_STEP_TIMEOUT_SEC, UNSAFE_KEYS } from '../graph/graph.js';
 import { metricRangesSchema } from '../nodeset-registry/manifest.js';
 import type { GraphSpec, MetricRanges } from '../core/types.js';
+import { isHiddenChar } from '../core/hidden-chars.js';
 
 /** The limits of a run spec. */
 export const RUN_LIMITS = {
@@ -69,21 +70,11 @@ const positiveNumber = (max = Number.MAX_VALUE) => {
   return z.number(expected).positive(expected).max(max, expected);
 };
 
-/**
- * Characters a label must not hold: control characters (C0, DEL, C1: a NUL, a terminal's escape
- * sequence) and the direction marks, overrides and isolates that make a name read as another in a
- * list; a note's line breaks and tabs pass when `lines`.
- */
-function hiddenChar(c: number, lines: boolean): boolean {
-  if (lines && (c === 0x09 || c === 0x0a || c === 0x0d)) return false;
-  return (
-    c <= 0x1f || (c >= 0x7f && c <= 0x9f) || c === 0x200e || c === 0x200f || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069)
-  );
-}
+/** A label's check: no character `isHiddenChar` names (a note's line breaks and tabs pass when `lines`). */
 const visible = (lines = false) =>
   [
     (s: string) => {
-      for (let i = 0; i < s.length; i++) if (hiddenChar(s.charCodeAt(i), lines)) return false;
+      for (let i = 0; i < s.length; i++) if (isHiddenChar(s.charCodeAt(i), lines)) return false;
       return true;
     },
     { error: 'must not hold control or text-direction characters' },
@@ -139,10 +130,7 @@ export const runLabelFields = {
     .optional(),
 };
 
-/** Keys a parsed record drops without a word (or an object built from them turns into its prototype): refused instead. */
-const UNSAFE_KEYS = ['__proto__', 'constructor', 'prototype'];
-
-/** The first unsafe own key of `o` or of one of its object values, with its path; undefined when none. */
+/** The first unsafe own key (graph.ts's UNSAFE_KEYS, which a parsed record would drop without a word) of `o` or of one of its object values, with its path. */
 function unsafeKeyOf(o: unknown): { key: string; path: string[] } | undefined {
   if (typeof o !== 'object' || o === null || Array.isArray(o)) return undefined;
   for (const key of UNSAFE_KEYS) if (Object.hasOwn(o, key)) return { key, path: [] };
