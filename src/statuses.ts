@@ -33,4 +33,7 @@ const EPISODE_STATUS_MEANINGS = {
 } as const;
 export type EpisodeStatus = keyof typeof EPISODE_STATUS_MEANINGS;
 export const EPISODE_STATUSES = Object.keys(EPISODE_STATUS_MEANINGS) as [EpisodeStatus, ...EpisodeStatus[]];
+
+/** Endings left out of a metric's mean (store/counted-endings.ts), and of the dashboard's charts of it: the episode was stopped for reasons outside the agent. */
+export const UNSCORED_ENDINGS: readonly EpisodeStatus[] = ['CANCELLED', 'INFRA_ERROR'];
 export const episodeStatusMeaning = (s: EpisodeStatus): string => EPISODE_STATUS_MEANINGS[s];

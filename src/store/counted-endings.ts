@@ -5,6 +5,8 @@
  * cancel (CANCELLED) and a model provider that kept failing (INFRA_ERROR). Each metric reports
  * the episodes it left out by ending (`excluded`), so none is dropped silently.
  */
-const LEFT_OUT: ReadonlySet<string> = new Set(['CANCELLED', 'INFRA_ERROR']);
+import { UNSCORED_ENDINGS } from '../statuses.js';
+
+const LEFT_OUT: ReadonlySet<string> = new Set(UNSCORED_ENDINGS);
 
 export const isCountedEnding = (status: string): boolean => !LEFT_OUT.has(status);

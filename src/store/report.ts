@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { classify, looksLikeLabels, type ClassificationReport } from '../scoring/classification.js';
-import type { EpisodeStatus } from '../statuses.js';
+import { UNSCORED_ENDINGS, type EpisodeStatus } from '../statuses.js';
 import { summarizeValues } from './aggregate.js';
 import { writeJsonAtomic } from './atomic.js';
 import { readRescores, type RescoreFile } from './rescores.js';
@@ -20,7 +20,7 @@ export const REPORT_FILE = 'report.json';
 /** An infrastructure failure (a model endpoint that never answered): reported apart, never a wrong answer. */
 export const INFRA_STATUS = 'INFRA_ERROR';
 /** Endings whose episodes are left out of the scores: not the agent's doing. */
-const NOT_SCORED: ReadonlySet<string> = new Set([INFRA_STATUS, 'CANCELLED']);
+const NOT_SCORED: ReadonlySet<string> = new Set(UNSCORED_ENDINGS);
 /** Endings that count as failed episodes. */
 const FAILED: ReadonlySet<string> = new Set(['ERROR', 'CRASHED', 'TIMEOUT']);
 /** Per-episode cost metrics, reported when the graph emits them. */

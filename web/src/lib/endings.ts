@@ -11,9 +11,6 @@ export const PROBLEM_COLOR = '#e8731c';
 /** Endings that mean something went wrong with the episode rather than with the agent's score. */
 export const PROBLEM_ENDINGS: readonly EpisodeStatus[] = ['ERROR', 'CRASHED', 'TIMEOUT', 'NO_VERDICT', 'INFRA_ERROR'];
 
-/** Endings left out of a run's metric means (src/store/counted-endings.ts): the charts leave them out too, so they agree with the cards. */
-export const UNSCORED_ENDINGS: ReadonlySet<string> = new Set<EpisodeStatus>(['CANCELLED', 'INFRA_ERROR']);
-
 const WORDS: Record<EpisodeStatus, [one: string, many: string]> = {
   COMPLETED: ['completed', 'completed'],
   BUDGET_EXHAUSTED: ['out of budget', 'out of budget'],

@@ -1,6 +1,6 @@
 /** Turning episode metrics into chart series: numeric values, running means, histograms. */
 import type { MetricAggregate } from '../api/fragments.js';
-import { UNSCORED_ENDINGS } from './endings.js';
+import { UNSCORED_ENDINGS } from './statuses.js';
 
 /** Metrics a user looks at first, in this order, when a run has them. */
 export const HEADLINE_METRICS = ['success', 'spl', 'return', 'distance_to_goal', 'length'];
@@ -47,7 +47,7 @@ export function metricSeries(
 ): { x: number[]; y: number[]; mean: number[] } {
   const pts: Array<[number, number]> = [];
   for (const e of episodes) {
-    if (e.status !== undefined && UNSCORED_ENDINGS.has(e.status)) continue;
+    if (e.status !== undefined && (UNSCORED_ENDINGS as readonly string[]).includes(e.status)) continue;
     const v = numericValue(metricsOf(e.metrics)[name]);
     if (v != null) pts.push([e.index, v]);
   }

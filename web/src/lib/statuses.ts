@@ -1,7 +1,14 @@
 /** The server's status lists (one `as const` list each, src/statuses.ts) with the colours the dashboard gives them. */
-import { EPISODE_STATUSES, RUN_STATUSES, TERMINAL_RUN_STATUSES, type EpisodeStatus, type RunStatus } from '../../../src/statuses.js';
+import {
+  EPISODE_STATUSES,
+  RUN_STATUSES,
+  TERMINAL_RUN_STATUSES,
+  UNSCORED_ENDINGS,
+  type EpisodeStatus,
+  type RunStatus,
+} from '../../../src/statuses.js';
 
-export { EPISODE_STATUSES, RUN_STATUSES, type EpisodeStatus, type RunStatus };
+export { EPISODE_STATUSES, RUN_STATUSES, UNSCORED_ENDINGS, type EpisodeStatus, type RunStatus };
 
 export const isLiveRun = (s: string): boolean => !(TERMINAL_RUN_STATUSES as readonly string[]).includes(s);
 
