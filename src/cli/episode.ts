@@ -16,6 +16,7 @@ import { parseSetFlags } from '../graph/graph.js';
 import { parseRunInput } from '../spec/parse-run-spec.js';
 import { parseCliArgs } from './args.js';
 import { FLAG_LABELS, numeric, specFromInput } from './run.js';
+import { signalExitCode } from './signal-exit.js';
 
 const USAGE =
   'usage: evalctl episode <graph> --index I [--seed S] [--json] [--step-budget B] [--set node.key=value …] [--dataset D] [--split S] [--outputs DIR]';
@@ -71,7 +72,11 @@ export async function run(argv: string[]): Promise<number> {
   const keep = values.outputs !== undefined;
   const outputs = values.outputs ?? (await mkdtemp(join(tmpdir(), 'evalctl-episode-')));
   const controller = new AbortController();
-  const onSignal = () => controller.abort(new Error('interrupted'));
+  let caught: NodeJS.Signals = 'SIGINT';
+  const onSignal = (signal: NodeJS.Signals) => {
+    caught = signal;
+    controller.abort(new Error('interrupted'));
+  };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
@@ -85,13 +90,13 @@ export async function run(argv: string[]): Promise<number> {
     const raw = summary.episodes[0];
     if (!raw) {
       process.stderr.write('evalctl episode: interrupted before the episode ended\n');
-      return 130;
+      return signalExitCode(caught);
     }
     // The record speaks of the episode asked for, not of its place in this one-episode run.
     const record: EpisodeRecord = { ...raw, index };
     if (values.json) process.stdout.write(JSON.stringify(record, null, 2) + '\n');
     else process.stdout.write(renderRecord(record, keep ? episodeDir(dir, 0) : undefined));
-    return controller.signal.aborted ? 130 : 0;
+    return controller.signal.aborted ? signalExitCode(caught) : 0;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -7,7 +7,7 @@
  * partial run directory for `evalctl merge`. A live progress line on a terminal, a table of
  * aggregates at the end; `--json` prints the final summary on stdout. Exit 0 when the run
  * finished (whatever its episodes scored), 1 when it failed or was aborted, 2 for bad input
- * (also when the eval process refuses it), 130 after Ctrl-C. `--config` reads the run from a
+ * (also when the eval process refuses it), 130 after Ctrl-C and 143 after SIGTERM. `--config` reads the run from a
  * TOML, YAML or JSON run file (docs/run-files.md); flags given beside it override the file.
  * `--server URL` queues the run on a server instead and follows it there (`--wait-for-room SEC`
  * when its queue is full).
@@ -15,6 +15,7 @@
 import { join } from 'node:path';
 import { parseCliArgs } from './args.js';
 import { RemoteServer, type RemoteOptions } from './remote-run.js';
+import { signalExitCode } from './signal-exit.js';
 import { CANCEL_GRACE_MS, takeEvalSpare, type EvalRunProcess } from './eval-spare.js';
 import { BadInputError, isInputFault } from '../errors.js';
 import { initialSummary } from '../eval-process/summary-writer.js';
@@ -226,14 +227,14 @@ export async function run(argv: string[]): Promise<number> {
   if (args.remote) return runRemote(args, args.remote);
   const { spec: probe, nodesets } = await checkedInput(args.input, '00000000_000000');
   // Ctrl-C from here on cancels the run, also before its eval process exists or has set up its own handlers.
-  let interrupted = false;
+  let interrupted: NodeJS.Signals | undefined;
   let child: EvalRunProcess | undefined;
-  const onSigint = () => {
+  const onSigint = (signal: NodeJS.Signals) => {
     if (interrupted) {
       child?.kill('SIGKILL');
       return;
     }
-    interrupted = true;
+    interrupted = signal;
     if (!args.json) process.stderr.write('\ncancelling (Ctrl-C again to kill)…\n');
     // SIGKILL follows if it is still running CANCEL_GRACE_MS later.
     child?.kill('SIGTERM');
@@ -258,7 +259,7 @@ export async function run(argv: string[]): Promise<number> {
     process.off('SIGTERM', onSigint);
     const summary = await finishCancelled(dir);
     if (args.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
-    return 130;
+    return signalExitCode(interrupted);
   }
   child = await startEval(dir);
   // A Ctrl-C while the spare was being handed the run.
@@ -301,13 +302,13 @@ export async function run(argv: string[]): Promise<number> {
       (result.signal ? `signal ${result.signal}` : `code ${result.exitCode}`) + (storage ? `: ${describeStorage(storage, dir)}` : '');
     process.stderr.write(`evalctl run: the eval process exited (${how}) without finishing run ${runId}; see ${join(dir, FILES.stderr)}\n`);
     if (args.json && summary) process.stdout.write(JSON.stringify({ ...summary, status: 'ABORTED' }, null, 2) + '\n');
-    return interrupted ? 130 : 1;
+    return interrupted ? signalExitCode(interrupted) : 1;
   }
   if (args.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
   else process.stdout.write(renderSummary(summary, dir));
   if (summary.status === 'COMPLETED') return 0;
   if (summary.error) process.stderr.write(`evalctl run: run ${runId} ${summary.status}: ${summary.error.message}\n`);
-  if (interrupted) return 130;
+  if (interrupted) return signalExitCode(interrupted);
   // A run refused for its input exits 2, like input refused before the run started.
   return isInputFault(summary.error?.code) ? 2 : 1;
 }
@@ -321,10 +322,10 @@ async function runRemote(args: RunArgs, opts: RemoteOptions): Promise<number> {
     process.stderr.write(
       `run ${runId}: ${args.input.graphName}, ${args.input.episodeCount} episodes on ${args.input.workerCount} worker(s), queued on ${server.base}\n`,
     );
-  let interrupted = false;
-  const onSigint = () => {
-    if (interrupted) process.exit(130);
-    interrupted = true;
+  let interrupted: NodeJS.Signals | undefined;
+  const onSigint = (signal: NodeJS.Signals) => {
+    if (interrupted) process.exit(signalExitCode(signal));
+    interrupted = signal;
     if (!args.json) process.stderr.write('\ncancelling on the server (Ctrl-C again to stop following)…\n');
     server.cancel(runId).catch((err: unknown) => process.stderr.write(`evalctl run: cancel failed: ${(err as Error).message}\n`));
   };
@@ -345,7 +346,7 @@ async function runRemote(args: RunArgs, opts: RemoteOptions): Promise<number> {
   else process.stdout.write(renderSummary(summary, `${server.base}/runs/${runId}/export.tar.gz (on the server)`));
   if (summary.status === 'COMPLETED') return 0;
   if (summary.error) process.stderr.write(`evalctl run: run ${runId} ${summary.status}: ${summary.error.message}\n`);
-  if (interrupted) return 130;
+  if (interrupted) return signalExitCode(interrupted);
   return isInputFault(summary.error?.code) ? 2 : 1;
 }
 

@@ -12,6 +12,7 @@ import { BadInputError } from '../errors.js';
 import { DEFAULT_OUTPUTS_DIR, defaultLlmCacheDir } from '../paths.js';
 import { listeningLine } from './listen-urls.js';
 import { intFlag } from './args.js';
+import { signalExitCode } from './signal-exit.js';
 import { shutdownTracing, startTracing } from '../tracing/tracing.js';
 
 const USAGE =
@@ -156,7 +157,7 @@ export async function run(argv: string[]): Promise<number> {
         void app.stop({ cancelRunning: true });
       } else {
         process.stderr.write(`evalctl serve: ${signal} a third time, exiting now\n`);
-        process.exit(130);
+        process.exit(signalExitCode(signal));
       }
     };
     process.on('SIGTERM', onSignal);

@@ -147,7 +147,10 @@ describe('evalctl run', () => {
     expect(r.stderr).toContain(reason);
   });
 
-  it('Ctrl-C cancels the run: the eval process writes a CANCELLED summary and the CLI exits 130', async () => {
+  it.each([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const)('%s cancels the run: the eval process writes a CANCELLED summary and the CLI exits %i', async (signal, exitCode) => {
     const outputs = join(tmp, 'out');
     const cli = execa(
       process.execPath,
@@ -160,9 +163,9 @@ describe('evalctl run', () => {
       if (runs[0] && existsSync(join(outputs, 'eval_runs', runs[0], 'episodes', 'ep0000', 'log.jsonl'))) break;
       await new Promise((r) => setTimeout(r, 50));
     }
-    cli.kill('SIGINT');
+    cli.kill(signal);
     const r = await cli;
-    expect(r.exitCode).toBe(130);
+    expect(r.exitCode).toBe(exitCode);
     const summary = JSON.parse(r.stdout) as RunSummary;
     expect(summary.status).toBe('CANCELLED');
     expect(summary.episodesDone).toBeLessThan(30);
