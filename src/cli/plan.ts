@@ -37,6 +37,12 @@ export function renderPlan(p: PowerPlan): string {
   ];
   lines.push(...textTable(rows));
   lines.push('MDE: the smallest true difference detected 80 % of the time at α = 0.05 (two-sided) with n episodes.');
+  const flat = p.metrics.filter((m) => m.sd === 0);
+  if (flat.length > 0) {
+    lines.push(
+      `${flat.map((m) => m.metric).join(', ')}: sd 0 (${p.source === 'paired' ? 'the same difference on every shared episode' : 'the same value in every episode'}), so the MDE reads 0 and the plan cannot size a run from it; a larger or different sample may show a spread.`,
+    );
+  }
   const beyond = p.metrics.filter((m) => m.episodesNeeded !== undefined && m.episodesNeeded > RUN_LIMITS.maxEpisodes);
   if (beyond.length > 0) {
     lines.push(

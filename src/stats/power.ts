@@ -15,7 +15,13 @@ export function minimumDetectableEffect(sd: number, n: number, alpha = DEFAULT_A
   return (multiplier(alpha, power) * sd) / Math.sqrt(n);
 }
 
-/** Episodes needed to detect `effect` (≠ 0) with `power` at level `alpha`, rounded up. */
+/** Fewest episodes any test can use: one more than none to estimate a spread from. */
+export const MIN_EPISODES_FOR_TEST = 2;
+
+/**
+ * Episodes needed to detect `effect` (≠ 0) with `power` at level `alpha`, rounded up; never
+ * under 2 (a spread of 0, where the formula says 0, still needs two episodes to be seen as one).
+ */
 export function episodesForEffect(sd: number, effect: number, alpha = DEFAULT_ALPHA, power = DEFAULT_POWER): number {
-  return Math.ceil(((multiplier(alpha, power) * sd) / Math.abs(effect)) ** 2);
+  return Math.max(MIN_EPISODES_FOR_TEST, Math.ceil(((multiplier(alpha, power) * sd) / Math.abs(effect)) ** 2));
 }

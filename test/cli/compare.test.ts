@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderPlan } from '../../src/cli/plan.js';
+import { episodesForEffect } from '../../src/stats/power.js';
 import { computeAggregates } from '../../src/store/aggregate.js';
 import { createRunDir, touchDone, writeSummary } from '../../src/store/run-dir.js';
 import type { EpisodeRecord, RunSummary } from '../../src/store/types.js';
@@ -139,6 +140,17 @@ describe('evalctl plan', () => {
     });
     expect(text).toContain('success: more episodes than one run takes (100000)');
     expect(text).not.toContain('spl: more episodes');
+  });
+
+  it('says when a metric has no spread, and never plans fewer than two episodes', () => {
+    const text = renderPlan({
+      runId: 'r',
+      source: 'paired',
+      referenceRunId: 'q',
+      metrics: [{ metric: 'success', n: 40, sd: 0, mde: 0, effect: 0.1, episodesNeeded: episodesForEffect(0, 0.1) }],
+    });
+    expect(text).toMatch(/success\s+40\s+0\.0000\s+0\.0000\s+0\.1000\s+2\n/);
+    expect(text).toContain('success: sd 0 (the same difference on every shared episode)');
   });
 
   it('refuses a metric the runs do not report, listing those they do (compare too)', async () => {
