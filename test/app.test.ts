@@ -132,8 +132,13 @@ describe('live progress of a real run', () => {
       pid ??= p.data?.runProgress.pid ?? null;
     });
     await waitFor('the run to have a pid', () => pid);
-    const cancelled = await s.gql(`mutation($id: ID!) { cancelRun(id: $id) { id status } }`, { id: runId });
+    const cancelled = await s.gql(`mutation($id: ID!) { cancelRun(id: $id) { id status cancelRequested } }`, { id: runId });
     expect(cancelled.errors).toBeUndefined();
+    // Still stopping (RUNNING, cancelRequested) or already done (CANCELLED, no longer stopping).
+    expect([
+      { status: 'RUNNING', cancelRequested: true },
+      { status: 'CANCELLED', cancelRequested: false },
+    ]).toContainEqual({ status: cancelled.data!.cancelRun.status, cancelRequested: cancelled.data!.cancelRun.cancelRequested });
     const events = await progress;
     const last = events.at(-1)!.data!.runProgress;
     expect(last.status).toBe('CANCELLED');

@@ -61,6 +61,9 @@ const ActiveJobRef = builder.objectRef<ActiveJob>('ActiveJob').implement({
     pid: t.exposeInt('pid', { nullable: true, description: 'Its eval process id (null on the in-process path).' }),
     graphName: t.exposeString('graphName', { description: 'The graph being evaluated.' }),
     startedAt: t.field({ type: 'DateTime', description: 'When it was admitted.', resolve: (j) => j.startedAt }),
+    cancelRequested: t.exposeBoolean('cancelRequested', {
+      description: 'True once cancelRun was asked for it: it is stopping and will end CANCELLED.',
+    }),
     episodesDone: t.exposeInt('episodesDone', { description: 'Episodes finished so far.' }),
     episodeCount: t.exposeInt('episodeCount', { description: 'Episodes asked for.' }),
     progress: t.float({

@@ -242,6 +242,12 @@ RunRef.implement({
         return spec?.viaSubprocess ?? r.row.viaSubprocess;
       },
     }),
+    cancelRequested: t.boolean({
+      description:
+        'True while a RUNNING run is stopping after cancelRun (its in-flight episodes end CANCELLED, then the run does); false otherwise.',
+      resolve: (r, _a, ctx) =>
+        r.row.status === 'RUNNING' && ctx.scheduler.activeJobs().some((j) => j.runId === r.row.id && j.cancelRequested),
+    }),
     pid: t.int({
       nullable: true,
       description: 'The eval process id while it runs.',

@@ -57,6 +57,8 @@ export interface ActiveJob {
   pid: number | null;
   graphName: string;
   startedAt: string;
+  /** A cancel was asked for: its eval process is stopping its episodes and will end the run CANCELLED. */
+  cancelRequested: boolean;
   episodesDone: number;
   episodeCount: number;
   workerCount: number;

@@ -32,6 +32,7 @@ export function activeJob(j: Job): ActiveJob {
     pid: j.pid,
     graphName: j.spec.graphName,
     startedAt: j.startedAt ?? j.spec.createdAt,
+    cancelRequested: j.cancelRequested,
     episodesDone: j.episodesDone,
     episodeCount: playCountOf(j.spec),
     workerCount: j.spec.workerCount,

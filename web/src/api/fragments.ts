@@ -27,7 +27,7 @@ export const RunDetailFields = graphql(
   `
   fragment RunDetailFields on Run {
     ...RunRowFields
-    seq seed timedOut error { code message } name
+    seq seed timedOut error { code message } name cancelRequested
     retiredWorkers { workerId reason }
     aggregateByTask { task metrics { ...MetricAggregateFields } }
     statusCounts { status count }
@@ -51,7 +51,7 @@ export const QueueEntryFields = graphql(`
 
 export const ActiveJobFields = graphql(`
   fragment ActiveJobFields on ActiveJob {
-    runId priority pid graphName startedAt episodesDone episodeCount workerCount viaSubprocess exclusiveGpu rssMb
+    runId priority pid graphName startedAt cancelRequested episodesDone episodeCount workerCount viaSubprocess exclusiveGpu rssMb
   }
 `);
 

@@ -7,10 +7,12 @@ export interface CancelButtonProps {
   runId: string;
   onCancelled?: () => void;
   small?: boolean;
+  /** The server already has a cancel for this run (`cancelRequested`): show it stopping, with nothing left to click. */
+  stopping?: boolean;
 }
 
 /** Cancels a queued or running run after a second click to confirm; shows the refusal if there is one. */
-export function CancelButton({ runId, onCancelled, small }: CancelButtonProps) {
+export function CancelButton({ runId, onCancelled, small, stopping }: CancelButtonProps) {
   const [armed, setArmed] = useState(false);
   const { busy, error, run } = useAction();
 
@@ -36,12 +38,18 @@ export function CancelButton({ runId, onCancelled, small }: CancelButtonProps) {
       <button
         type="button"
         className={`danger${small ? ' small' : ''}${armed ? ' armed' : ''}`}
-        disabled={busy}
+        disabled={busy || stopping}
         onClick={click}
         data-testid="cancel-run"
-        title={armed ? 'Click again to cancel; finished episodes are kept' : 'Cancel this run'}
+        title={
+          stopping
+            ? 'Stopping: its in-flight episodes end CANCELLED; finished episodes are kept'
+            : armed
+              ? 'Click again to cancel; finished episodes are kept'
+              : 'Cancel this run'
+        }
       >
-        {busy ? 'Cancelling…' : armed ? 'Confirm cancel' : 'Cancel'}
+        {busy || stopping ? 'Cancelling…' : armed ? 'Confirm cancel' : 'Cancel'}
       </button>
       {error && (
         <span className="inline-error" role="alert">

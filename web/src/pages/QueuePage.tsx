@@ -97,7 +97,7 @@ export function QueuePage() {
                     <td>{fmtTime(j.startedAt)}</td>
                     <td className="num">{fmtDuration(elapsedMs(j.startedAt, null, now))}</td>
                     <td>
-                      <CancelButton runId={j.runId} small onCancelled={q.refetch} />
+                      <CancelButton runId={j.runId} small stopping={j.cancelRequested} onCancelled={q.refetch} />
                     </td>
                   </tr>
                 ))}

@@ -106,7 +106,7 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
           </p>
         </div>
         <div className="actions">
-          {live && <CancelButton runId={run.id} onCancelled={q.refetch} />}
+          {live && <CancelButton runId={run.id} stopping={run.cancelRequested} onCancelled={q.refetch} />}
           {!live && (
             <RetryButton
               runId={run.id}
