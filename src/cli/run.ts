@@ -21,7 +21,7 @@ import { BadInputError, isInputFault } from '../errors.js';
 import { initialSummary } from '../eval-process/summary-writer.js';
 import { DEFAULT_OUTPUTS_DIR, EVAL_PROCESS_MAIN, defaultLlmCacheDir } from '../paths.js';
 import { parseSetFlags } from '../graph/graph.js';
-import { inspectRunGraph } from '../scheduler/run-graph.js';
+import { assertModelSetup, inspectRunGraph } from '../scheduler/run-graph.js';
 import { recordRunManifest } from '../scheduler/record-run-manifest.js';
 import type { NodesetEntry } from '../nodeset-registry/registry.js';
 import { assertDatasetSelection } from '../scheduler/dataset-selection.js';
@@ -206,6 +206,7 @@ async function checkedInput(input: RunInput, runId: string): Promise<{ spec: Run
   const workspaceDir = process.env.ACTIVE_WORKSPACE_DIR || undefined;
   const { graph, nodesets, metricRanges } = await inspectRunGraph({ graphName: input.graphName, overrides: input.overrides, workspaceDir });
   await assertDatasetSelection(nodesets, input, workspaceDir, { defaults: false });
+  assertModelSetup(input.graphName, graph);
   return { spec: runSpecOf(input, { runId, graph, metricRanges, activeWorkspaceDir: workspaceDir }), nodesets };
 }
 

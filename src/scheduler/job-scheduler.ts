@@ -32,7 +32,7 @@ import { recoverRuns } from './recovery/recover-runs.js';
 import { isPidAlive, type ResourceSample } from './admission/resource-sampler.js';
 import { resourceSnapshot } from './admission/resource-snapshot.js';
 import { RssMonitor } from './admission/rss-monitor.js';
-import { inspectRunGraph } from './run-graph.js';
+import { assertModelSetup, inspectRunGraph } from './run-graph.js';
 import { recordRunManifest } from './record-run-manifest.js';
 import { assertDatasetSelection } from './dataset-selection.js';
 import { resolveSchedulerOptions, type JobSchedulerOptions, type SchedulerSettings } from './scheduler-options.js';
@@ -196,6 +196,7 @@ export class JobScheduler {
         ...graphDirs,
       });
       await assertDatasetSelection(graph.nodesets, input, graphDirs.workspaceDir);
+      if (!frozen) assertModelSetup(input.graphName, graph.graph);
       await frozen?.check?.(graph.nodesets, graphDirs.workspaceDir);
       const workerCount = effectiveWorkerCount(input);
       const estimate = estimateRun({

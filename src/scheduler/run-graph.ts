@@ -59,11 +59,6 @@ export async function inspectRunGraph(opts: RunGraphOptions): Promise<RunGraphIn
     const blame = source && source !== graph && isValid(source, registry) ? 'overrides' : `graphName "${opts.graphName}"`;
     throw asBadInput(blame, err);
   }
-  // At submit only: a recovered run re-checks nothing its first start already accepted.
-  if (!opts.frozen) {
-    const missing = [...missingApiKeys(graph), ...missingModels(graph)];
-    if (missing.length > 0) throw new BadInputError(`graphName "${opts.graphName}": ${missing.join('; ')}`);
-  }
   // As this run places them: a nodeset its config keeps light is served on the eval process's thread (admission counts it so).
   const nodesets = placedNodesets(validated, registry);
   return {
@@ -73,6 +68,17 @@ export async function inspectRunGraph(opts: RunGraphOptions): Promise<RunGraphIn
     graph,
     metricRanges: metricRangesOf(validated),
   };
+}
+
+/**
+ * What the graph's model nodes need from the server's environment (an API key, a model name).
+ * Called at submit, after the graph and the episode selection are known good, so a run with a
+ * mistake in both hears of the one it can fix in its own input first; a recovered or retried run
+ * re-checks nothing its first start accepted.
+ */
+export function assertModelSetup(graphName: string, graph: GraphSpec): void {
+  const missing = [...missingApiKeys(graph), ...missingModels(graph)];
+  if (missing.length > 0) throw new BadInputError(`graphName "${graphName}": ${missing.join('; ')}`);
 }
 
 /** The named graph from the catalog. */

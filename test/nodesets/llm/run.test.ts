@@ -172,6 +172,18 @@ describe('llm graphs through evalctl run', () => {
     });
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(/node "llm" \(llm__chat\) reads its API key from OPENAI_API_KEY, which is not set/);
+    // A mistake in the run's own input is named first: the key can wait until the run could start.
+    const both = await execa(
+      process.execPath,
+      [CLI, 'run', 'qa_llm', '--episodes', '1', '--dataset', 'no_such_set', '--outputs', outputs],
+      {
+        reject: false,
+        env: { ACTIVE_WORKSPACE_DIR: WORKSPACE, OPENAI_API_KEY: '' },
+      },
+    );
+    expect(both.exitCode).toBe(2);
+    expect(both.stderr).toMatch(/dataset "no_such_set" .*not found/);
+    expect(both.stderr).not.toContain('API key');
     expect(await runs()).toEqual(before);
   });
 
