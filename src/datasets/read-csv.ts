@@ -21,7 +21,13 @@ export function readCsv(file: string, text: string): RawRecord[] {
     rows = parse(text, { columns, bom: true, skip_empty_lines: true, info: true }) as typeof rows;
   } catch (err) {
     if (err instanceof DatasetInvalidError) throw err;
-    const line = (err as { lines?: unknown }).lines;
+    const e = err as { lines?: unknown; code?: unknown; bytes_records?: unknown };
+    // csv-parse reports an unclosed quote at the end of the file; the line to fix is the one where the record holding it began.
+    if (e.code === 'CSV_QUOTE_NOT_CLOSED' && typeof e.bytes_records === 'number') {
+      const line = lineAtByte(text, e.bytes_records);
+      throw new DatasetInvalidError({ file, line }, `not valid CSV (a quoted cell in the record that starts on this line is never closed)`);
+    }
+    const line = e.lines;
     throw new DatasetInvalidError({ file, ...(typeof line === 'number' ? { line } : {}) }, `not valid CSV (${(err as Error).message})`);
   }
   return rows.map(({ record, info }) => {
@@ -32,6 +38,14 @@ export function readCsv(file: string, text: string): RawRecord[] {
     }
     return { value, line: info.lines };
   });
+}
+
+/** The 1-based line of the UTF-8 byte offset `byte` in `text`. */
+function lineAtByte(text: string, byte: number): number {
+  const before = Buffer.from(text, 'utf8').subarray(0, byte);
+  let line = 1;
+  for (const b of before) if (b === 0x0a) line++;
+  return line;
 }
 
 function cellValue(file: string, line: number, column: string, cell: string): unknown {

@@ -239,6 +239,11 @@ describe('errors name the file, the line and the field', () => {
     );
     const bad = await folder('cb', { 'test.csv': 'id,input\nr1,a,extra\n' });
     expect((await failure(load(bad))).message).toMatch(new RegExp(`^${join(bad, 'test.csv')}:2: not valid CSV`));
+    // An unclosed quote is named where its record began, not at the end of the file csv-parse reached.
+    const open = await folder('cq', { 'test.csv': 'id,input\nr1,hé\nr2,"oops\nr3,x\nr4,y\n' });
+    expect((await failure(load(open))).message).toBe(
+      `${join(open, 'test.csv')}:3: not valid CSV (a quoted cell in the record that starts on this line is never closed)`,
+    );
     const twice = await folder('cd', { 'test.csv': 'id,input,input\nr1,hi,bye\n' });
     expect((await failure(load(twice))).message).toBe(`${join(twice, 'test.csv')}:1: the header names column "input" twice`);
   });
