@@ -90,7 +90,12 @@ export interface RunArgs {
   configFile?: string;
   /** Queue the run on this server instead of running it here. */
   remote?: RemoteOptions;
+  /** How an error about the overrides names where they came from: `--set`, the run file's line, or both. */
+  overridesLabel: string;
 }
+
+/** How inspectRunGraph's errors about the overrides begin. */
+const OVERRIDES_BLAME = 'overrides:';
 
 /** `--set` patches over the file's overrides, key by key within each node. */
 function mergeOverrides(file: unknown, flags: Record<string, Record<string, unknown>>): unknown {
@@ -169,6 +174,7 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
   if (overrides !== undefined) raw.overrides = overrides;
   const labels = { ...FLAG_LABELS };
   if (file) for (const [k, label] of Object.entries(runFileLabels(file))) if (flags[k] === undefined) labels[k] = label;
+  if (file?.fields.overrides !== undefined && Object.keys(setFlags).length > 0) labels.overrides = `${labels.overrides} with --set`;
   const input = parseRunInput(raw, labels);
   if (values.server === undefined && (values['wait-for-room'] !== undefined || values.token !== undefined))
     throw new BadInputError(`--${values.token !== undefined ? 'token' : 'wait-for-room'} needs --server URL: a local run does not queue`);
@@ -193,18 +199,28 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
     ...(file?.sweep ? { sweep: file.sweep } : {}),
     ...(file ? { configFile: file.path } : {}),
     ...(shard ? { shard } : {}),
+    overridesLabel: labels.overrides ?? 'overrides',
   };
 }
 
 /** The spec of a checked CLI run: its graph found, the overrides applied, validated and frozen into it. */
-export async function specFromInput(input: RunInput, runId: string): Promise<RunSpec> {
-  return (await checkedInput(input, runId)).spec;
+export async function specFromInput(input: RunInput, runId: string, overridesLabel = '--set'): Promise<RunSpec> {
+  return (await checkedInput(input, runId, overridesLabel)).spec;
 }
 
 /** The spec of a checked CLI run and the nodesets its graph uses (for its manifest). */
-async function checkedInput(input: RunInput, runId: string): Promise<{ spec: RunSpec; nodesets: NodesetEntry[] }> {
+async function checkedInput(input: RunInput, runId: string, overridesLabel: string): Promise<{ spec: RunSpec; nodesets: NodesetEntry[] }> {
   const workspaceDir = process.env.ACTIVE_WORKSPACE_DIR || undefined;
-  const { graph, nodesets, metricRanges } = await inspectRunGraph({ graphName: input.graphName, overrides: input.overrides, workspaceDir });
+  const { graph, nodesets, metricRanges } = await inspectRunGraph({
+    graphName: input.graphName,
+    overrides: input.overrides,
+    workspaceDir,
+  }).catch((err: unknown) => {
+    // The graph check blames "overrides"; on the command line they are --set flags or a run file's lines.
+    if (err instanceof BadInputError && err.message.startsWith(OVERRIDES_BLAME))
+      throw new BadInputError(`${overridesLabel}${err.message.slice(OVERRIDES_BLAME.length - 1)}`, { cause: err });
+    throw err;
+  });
   await assertDatasetSelection(nodesets, input, workspaceDir, { defaults: false });
   assertModelSetup(input.graphName, graph);
   return { spec: runSpecOf(input, { runId, graph, metricRanges, activeWorkspaceDir: workspaceDir }), nodesets };
@@ -226,7 +242,7 @@ export async function run(argv: string[]): Promise<number> {
     );
   }
   if (args.remote) return runRemote(args, args.remote);
-  const { spec: probe, nodesets } = await checkedInput(args.input, '00000000_000000');
+  const { spec: probe, nodesets } = await checkedInput(args.input, '00000000_000000', args.overridesLabel);
   // Ctrl-C from here on cancels the run, also before its eval process exists or has set up its own handlers.
   let interrupted: NodeJS.Signals | undefined;
   let child: EvalRunProcess | undefined;

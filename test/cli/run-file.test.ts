@@ -118,6 +118,18 @@ describe('evalctl run --config', { timeout: 60_000 }, () => {
     });
     const badValue = await write('bad-value.yaml', 'graphName: g\nepisodeCount: 2\nworkerCount: lots\n');
     expect(() => parseRunArgs(['--config', badValue])).toThrow(/workerCount \(bad-value\.yaml line 3\) must be an integer/);
+    // A value the graph refuses names the file's overrides line (and --set when it patched them).
+    const badOverride = await write(
+      'bad-override.toml',
+      'graphName = "gridnav_planner"\nepisodeCount = 1\n\n[overrides.env]\nstep_latency_ms = "abc"\n',
+    );
+    const refused = await evalctl(['run', '--config', badOverride, '--outputs', join(tmp, 'o-bad-override')]);
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toContain(
+      'overrides (bad-override.toml line 4): graph "gridnav_planner" is invalid: node "env": config "step_latency_ms"',
+    );
+    const patched = await evalctl(['run', '--config', badOverride, '--set', 'agent.epsilon=0', '--outputs', join(tmp, 'o-bad-override')]);
+    expect(patched.stderr).toContain('overrides (bad-override.toml line 4) with --set: graph "gridnav_planner" is invalid');
     const sweep = parseRunFile(
       'graphName = "g"\nepisodeCount = 2\n[sweep]\nseed = [1, 2]\n"overrides.agent.epsilon" = [0, 0.2]\n',
       's.toml',
