@@ -172,7 +172,8 @@ export function parseRunFile(text: string, path: string): RunFile {
   const allowed = new Set(runFileKeys());
   for (const key of Object.keys(data)) {
     if (allowed.has(key)) continue;
-    const hint = KEY_HINTS[key] ? ` (did you mean "${KEY_HINTS[key]}"?)` : '';
+    // Own keys only: "constructor" or "__proto__" would otherwise find Object.prototype's.
+    const hint = Object.hasOwn(KEY_HINTS, key) ? ` (did you mean "${KEY_HINTS[key]}"?)` : '';
     throw new RunFileError(file, lineOf(key), `unknown key "${key}"${hint}; the keys are ${[...allowed].join(', ')}`, key);
   }
   const { [SWEEP_KEY]: sweepRaw, ...fields } = data as Record<string, unknown>;

@@ -104,6 +104,8 @@ describe('evalctl run --config', { timeout: 60_000 }, () => {
     );
     expect(() => parseRunFile('graphName = "g"\n[extra]\nx = 1\n', 'x.toml')).toThrow(/x\.toml line 2: unknown key "extra"/);
     expect(() => parseRunFile('graphName = "g"\nepisodeCount = \n', 'x.toml')).toThrow(RunFileError);
+    for (const key of ['constructor', 'toString', '__proto__'])
+      expect(() => parseRunFile(`{"graphName": "g", "${key}": 1}`, 'x.json')).toThrow(new RegExp(`unknown key "${key}"; the keys are`));
     expect(() => parseRunFile('graphName: g\n  bad: [\n', 'x.yml')).toThrow(/x\.yml line \d+: not valid YAML/);
   });
 
