@@ -12,9 +12,10 @@
  * `--server URL` queues the run on a server instead and follows it there (`--wait-for-room SEC`
  * when its queue is full).
  */
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { parseCliArgs } from './args.js';
 import { RemoteServer, type RemoteOptions } from './remote-run.js';
+import { runSweepRemote, sweepRequestOf } from './run-sweep.js';
 import { signalExitCode } from './signal-exit.js';
 import { CANCEL_GRACE_MS, takeEvalSpare, type EvalRunProcess } from './eval-spare.js';
 import { BadInputError, isInputFault } from '../errors.js';
@@ -233,13 +234,17 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   if (args.sweep && args.configFile) {
+    const file = basename(args.configFile);
     const line = readRunFile(args.configFile).lineOf('sweep');
-    throw new RunFileError(
-      args.configFile,
-      line,
-      'this run file holds a sweep grid: submit it as a sweep (startSweep on a server); evalctl run runs one configuration, so remove "sweep" to run the base',
-      'sweep',
-    );
+    const request = sweepRequestOf(args.sweep, file, line);
+    if (!args.remote)
+      throw new RunFileError(
+        file,
+        line,
+        'this run file holds a sweep grid, which a server queues and compares: add --server URL (evalctl serve), or remove "sweep" to run the base here',
+        'sweep',
+      );
+    return runSweepRemote(args.input, request, args.remote, args.json);
   }
   if (args.remote) return runRemote(args, args.remote);
   const { spec: probe, nodesets } = await checkedInput(args.input, '00000000_000000', args.overridesLabel);
