@@ -25,6 +25,13 @@ export function parseGrid(grid: unknown): Array<{ axis: string; node: string; ke
     const m = AXIS.exec(axis);
     if (!m) throw new BadInputError(`grid axis "${axis}": expected "node.key", e.g. "agent.epsilon"`);
     if (!Array.isArray(values) || values.length === 0) throw new BadInputError(`grid axis "${axis}": expected a non-empty array of values`);
+    // A value given twice would queue the same config twice and count it twice in the comparison's correction.
+    const seen = new Set<string>();
+    for (const v of values) {
+      const key = JSON.stringify(v);
+      if (seen.has(key)) throw new BadInputError(`grid axis "${axis}": the value ${key} is given twice`);
+      seen.add(key);
+    }
     return { axis, node: m[1]!, key: m[2]!, values };
   });
   if (axes.length === 0) throw new BadInputError('grid needs at least one axis, e.g. {"agent.epsilon": [0.1, 0.3]}');
