@@ -12,6 +12,7 @@ import { BadInputError } from '../errors.js';
 import { DEFAULT_OUTPUTS_DIR, defaultLlmCacheDir } from '../paths.js';
 import { listeningLine } from './listen-urls.js';
 import { intFlag } from './args.js';
+import { shownRedisUrl } from '../scaleout/redis-connection.js';
 import { signalExitCode } from './signal-exit.js';
 import { shutdownTracing, startTracing } from '../tracing/tracing.js';
 
@@ -83,7 +84,8 @@ export function parseServeArgs(argv: string[]): ServeArgs {
   }
   const cores = intFlag('cores', v.cores, 1, 'a whole number of cores (1 or more)');
   const redisLostMs = intFlag('redis-lost-ms', v['redis-lost-ms'], 1, 'a whole number of milliseconds (1 or more)');
-  if (v.redis !== undefined && !/^rediss?:\/\//.test(v.redis)) throw new BadInputError(`--redis must be a redis:// URL, got "${v.redis}"`);
+  if (v.redis !== undefined && !/^rediss?:\/\//.test(v.redis))
+    throw new BadInputError(`--redis must be a redis:// URL, got "${shownRedisUrl(v.redis)}"`);
   if (redisLostMs !== undefined && v.redis === undefined) throw new BadInputError('--redis-lost-ms needs --redis');
   return {
     ...(v.redis !== undefined ? { redis: { url: v.redis, ...(redisLostMs !== undefined ? { redisLostMs } : {}) } } : {}),

@@ -2,12 +2,28 @@
 import { Redis } from 'ioredis';
 import { CodedError, errorMessage } from '../errors.js';
 
+/**
+ * The Redis URL as it may be shown (errors, logs, run summaries, API answers): its password, and
+ * a user name that could be a token, replaced by `***`.
+ */
+export function shownRedisUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    if (u.username) u.username = '***';
+    return u.toString();
+  } catch {
+    // Not a URL the parser takes: hide anything before an "@".
+    return url.replace(/\/\/[^/@]*@/, '//***@');
+  }
+}
+
 /** Redis cannot be reached: at `serve --redis` / `worker` start, or when a run is submitted. */
 export class RedisUnavailableError extends CodedError {
   constructor(url: string, cause: unknown) {
     super(
       'REDIS_UNAVAILABLE',
-      `Redis at ${url} cannot be reached (${typeof cause === 'string' ? cause : errorMessage(cause)}); is redis-server running there?`,
+      `Redis at ${shownRedisUrl(url)} cannot be reached (${typeof cause === 'string' ? cause : errorMessage(cause)}); is redis-server running there?`,
       {
         cause,
       },

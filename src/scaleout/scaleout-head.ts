@@ -17,7 +17,7 @@ import type { ClaimAnswer, CommitAnswer, CommitRequest, ShardEndRequest, WorkerH
 import { CANCEL_CHANNEL } from './protocol.js';
 import { RemoteRun, type ShardView } from './remote-run.js';
 import { addRunFlow, RUN_QUEUE, runJobId } from './shard-flow.js';
-import { redisClient, RedisUnavailableError } from './redis-connection.js';
+import { redisClient, RedisUnavailableError, shownRedisUrl } from './redis-connection.js';
 import { currentAttemptOf, readAttempts } from '../store/attempts.js';
 
 export interface ScaleoutHeadOptions {
@@ -236,7 +236,7 @@ export class ScaleoutHead implements RemoteRuns {
       this.#opts.log.error(`run ${run.spec.runId}: Redis unreachable for ${this.#opts.redisLostMs} ms; ending it ABORTED`);
       await run.end('ABORTED', {
         code: 'REDIS_LOST',
-        message: `Redis at ${this.#opts.redisUrl} was unreachable for ${this.#opts.redisLostMs} ms while the run was on the scale-out workers; its ${run.episodesDone} committed episode(s) are kept`,
+        message: `Redis at ${shownRedisUrl(this.#opts.redisUrl)} was unreachable for ${this.#opts.redisLostMs} ms while the run was on the scale-out workers; its ${run.episodesDone} committed episode(s) are kept`,
       });
     }
   }

@@ -34,7 +34,7 @@ import { episodeDir, readSummary, writeSpec } from '../store/run-dir.js';
 import type { RunSpec } from '../store/types.js';
 import { HeadClient, HeadRequestError } from './head-client.js';
 import { CANCEL_CHANNEL, SCALEOUT_ROUTES, type ClaimAnswer, type CommitAnswer, type WorkerHeartbeat } from './protocol.js';
-import { redisClient, RedisUnavailableError } from './redis-connection.js';
+import { redisClient, RedisUnavailableError, shownRedisUrl } from './redis-connection.js';
 import { SHARD_QUEUE, type ShardJobData } from './shard-flow.js';
 
 export interface ShardWorkerOptions {
@@ -168,7 +168,9 @@ export class ShardWorker {
     this.#worker.on('error', (err) => this.#o.log.warn(`worker: ${errorMessage(err)}`));
     this.#heartbeat = setInterval(() => void this.#sendHeartbeat(), this.#o.heartbeatMs);
     void this.#sendHeartbeat();
-    this.#o.log.info(`worker ${this.name}: taking shards from ${this.#o.redisUrl} for ${this.#o.serverUrl} (${this.#o.slots} slot(s))`);
+    this.#o.log.info(
+      `worker ${this.name}: taking shards from ${shownRedisUrl(this.#o.redisUrl)} for ${this.#o.serverUrl} (${this.#o.slots} slot(s))`,
+    );
   }
 
   /** Stops taking shards, stops the eval processes of those in hand (they go back to the queue), closes Redis. Idempotent. */
