@@ -12,6 +12,7 @@ import { CodedError } from '../errors.js';
 import { playCountOf, repeatsOf } from '../spec/repeats.js';
 import { describeIndices, shardSizeOf } from '../spec/shards.js';
 import { computeAggregates } from './aggregate.js';
+import type { RunManifest } from './run-manifest.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from './types.js';
 
 /** One partial as read from its run directory. */
@@ -61,6 +62,7 @@ const IDENTITY: Record<string, (s: RunSpec) => unknown> = {
   graphName: (s) => s.graphName,
   seed: (s) => s.seed,
   episodeCount: (s) => s.episodeCount,
+  repeats: repeatsOf,
   shardSize: shardSizeOf,
   episodeOffset: (s) => s.episodeOffset,
   dataset: (s) => s.dataset ?? null,
@@ -69,6 +71,28 @@ const IDENTITY: Record<string, (s: RunSpec) => unknown> = {
   perStepTimeoutSec: (s) => s.perStepTimeoutSec,
   perCallTimeoutSec: (s) => s.perCallTimeoutSec ?? null,
 };
+
+/** What in a run's manifest says what it was made from (the graph, each nodeset's code, the dataset's files); the project and runtime may differ between machines. */
+const madeFrom = (m: RunManifest): string => canonicalJson({ graph: m.graphSha256, nodesets: m.nodesets, dataset: m.dataset ?? null });
+
+/**
+ * The merged run's manifest.json: the first partial's when every partial has one and all were
+ * made from the same graph, nodeset code and dataset files; none when a partial has none (a run
+ * recorded before manifests). MERGE_MISMATCH when two say they were made from different code or
+ * data: their records could not be one run's.
+ */
+export function mergedManifest(partials: ReadonlyArray<{ source: string; manifest: RunManifest | null }>): RunManifest | null {
+  const first = partials[0];
+  if (!first?.manifest || partials.some((p) => !p.manifest)) return null;
+  const made = madeFrom(first.manifest);
+  const differ = partials.filter((p) => madeFrom(p.manifest!) !== made).map((p) => p.source);
+  if (differ.length > 0)
+    throw new MergeError(
+      'MERGE_MISMATCH',
+      `the partials were made from different nodeset code or dataset files (manifest.json): ${differ.join(', ')} ≠ ${first.source}`,
+    );
+  return first.manifest;
+}
 
 /** Merges partials (any order) into one run with `runId`; throws MergeError when they do not make exactly one run. */
 export function mergePartials(partials: readonly PartialRun[], added: { runId: string }): MergedRun {

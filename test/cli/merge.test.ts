@@ -73,7 +73,11 @@ describe('evalctl run --shard + evalctl merge', () => {
     expect(spec.shard).toBeUndefined();
     expect(spec.runId).toBe(merged.runId);
     expect((await readdir(join(dir, 'episodes'))).length).toBe(24);
-    expect(await readdir(dir)).toEqual(expect.arrayContaining(['_DONE', 'graph.json', 'spec.json', 'summary.json']));
+    expect(await readdir(dir)).toEqual(expect.arrayContaining(['_DONE', 'graph.json', 'manifest.json', 'spec.json', 'summary.json']));
+    // The partials were made from the same code and data: the merged run keeps that record (an audit needs it).
+    expect(JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'))).toEqual(
+      JSON.parse(await readFile(join(partials[0]!, 'manifest.json'), 'utf8')),
+    );
     const ep = JSON.parse(await readFile(join(dir, 'episodes', 'ep0013', 'episode.json'), 'utf8')) as EpisodeRecord;
     expect(ep).toEqual(merged.episodes[13]);
   });
@@ -88,6 +92,36 @@ describe('evalctl run --shard + evalctl merge', () => {
     expect(r.stderr).toContain('not of one run');
     expect(r.stderr).toContain('seed 6');
     await expect(readdir(join(tmp, 'x1'))).rejects.toThrow();
+  });
+
+  it('refuses partials of different repeats, and a partial whose nodeset code differed (MERGE_MISMATCH)', async () => {
+    const repeated = join(tmp, 'other-repeats');
+    await cp(partials[3]!, repeated, { recursive: true });
+    const spec = JSON.parse(await readFile(join(repeated, 'spec.json'), 'utf8'));
+    await writeFile(join(repeated, 'spec.json'), JSON.stringify({ ...spec, repeats: 2 }));
+    const r = await evalctl(['merge', ...partials.slice(0, 3), repeated, '--out', join(tmp, 'x5')]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('repeats 2');
+
+    const changed = join(tmp, 'other-code');
+    await cp(partials[3]!, changed, { recursive: true });
+    const manifest = JSON.parse(await readFile(join(changed, 'manifest.json'), 'utf8'));
+    manifest.nodesets[0].codeSha256 = '0'.repeat(64);
+    await writeFile(join(changed, 'manifest.json'), JSON.stringify(manifest));
+    const c = await evalctl(['merge', ...partials.slice(0, 3), changed, '--out', join(tmp, 'x6')]);
+    expect(c.exitCode).toBe(2);
+    expect(c.stderr).toContain('made from different nodeset code or dataset files');
+    await expect(readdir(join(tmp, 'x6'))).rejects.toThrow();
+  });
+
+  it('refuses a partial whose episode folder is gone (MERGE_GAP), leaving nothing behind', async () => {
+    const holed = join(tmp, 'holed');
+    await cp(partials[1]!, holed, { recursive: true });
+    await rm(join(holed, 'episodes', 'ep0007'), { recursive: true });
+    const r = await evalctl(['merge', partials[0]!, holed, partials[2]!, partials[3]!, '--out', join(tmp, 'x7')]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('episodes 7 have a record but no episode folder');
+    await expect(readdir(join(tmp, 'x7'))).rejects.toThrow();
   });
 
   it('refuses overlapping partials, naming the episodes (MERGE_OVERLAP)', async () => {
