@@ -179,6 +179,10 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
   const input = parseRunInput(raw, labels);
   if (values.server === undefined && (values['wait-for-room'] !== undefined || values.token !== undefined))
     throw new BadInputError(`--${values.token !== undefined ? 'token' : 'wait-for-room'} needs --server URL: a local run does not queue`);
+  if (values.shard !== undefined && values.server !== undefined)
+    throw new BadInputError(
+      '--shard plays part of a run here, for evalctl merge; it does not go with --server (a server with --redis spreads a run over its workers itself)',
+    );
   const shard = values.shard === undefined ? undefined : parseShardFlag(values.shard);
   if (shard) assertTaskHasShards(input, shard);
   let remote: RemoteOptions | undefined;

@@ -187,6 +187,12 @@ describe('evalctl run argument parsing and rendering', () => {
     ]);
   });
 
+  it('refuses --shard with --server, which spreads a run itself', () => {
+    expect(() => parseRunArgs(['g', '--episodes', '8', '--shard', '1/2', '--server', 'http://127.0.0.1:4000'])).toThrow(
+      /--shard plays part of a run here, for evalctl merge; it does not go with --server/,
+    );
+  });
+
   it('reads every flag', () => {
     const a = parseRunArgs([
       'g',
