@@ -6,7 +6,7 @@
  */
 import { IN_PROCESS_ENV } from '../src/eval-process/in-process-host.js';
 import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
@@ -345,6 +345,28 @@ describe('retry', () => {
       const bad = await execa('node', [MAIN, 'retry', s1.runId, '--outputs', outputs, '--endings', 'COMPLETED'], { reject: false });
       expect(bad.exitCode).toBe(2);
       expect(bad.stderr).toContain('never played again');
+
+      // Left RUNNING by a process that was SIGKILLed (no _DONE): refused while that process lives, ended ABORTED and retried once it is gone.
+      const runDir = runDirPath(outputs, s1.runId);
+      const left = { ...(await readSummary(runDir)), status: 'RUNNING' as const, finishedAt: null };
+      await rm(join(runDir, '_DONE'));
+      await writeFile(join(runDir, 'summary.json'), JSON.stringify({ ...left, pid: process.pid }));
+      const busy = await execa('node', [MAIN, 'retry', s1.runId, '--outputs', outputs], { reject: false });
+      expect(busy.exitCode).toBe(1);
+      expect(busy.stderr).toContain(`its process ${process.pid} is still running`);
+      const ended = execa('node', ['-e', '']);
+      const gone = { pid: ended.pid! };
+      await ended;
+      await writeFile(join(runDir, 'summary.json'), JSON.stringify({ ...left, pid: gone.pid }));
+      const orphan = await execa('node', [MAIN, 'retry', s1.runId, '--outputs', outputs, '--endings', 'crashed', '--json'], {
+        reject: false,
+      });
+      expect(orphan.stderr).toContain(`its process (pid ${gone.pid}) is gone without finishing the run (killed); marked ABORTED`);
+      expect(orphan.stderr).toContain('attempt 3 plays 3 episode(s) again (3 CRASHED)');
+      expect(noError(JSON.parse(orphan.stdout) as RunSummary)).toBe(noError(s1));
+      const extra = await execa('node', [MAIN, 'retry', s1.runId, 'other', '--outputs', outputs], { reject: false });
+      expect(extra.exitCode).toBe(2);
+      expect(extra.stderr).toContain('give one run');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -5,16 +5,18 @@
  * (docs/retry.md). With `--server` the server queues it (retryRun) and it is followed there;
  * without, it runs here, on the run directory under `--outputs` (no server may be running it).
  */
-import { ConflictError, isInputFault } from '../errors.js';
+import { BadInputError, ConflictError, isInputFault } from '../errors.js';
 import { runBatch } from '../eval-process/run-batch.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
 import { prepareRetry, retryEndingsOf, type RetriedEpisode } from '../store/attempts.js';
-import { isDone } from '../store/run-dir.js';
+import { isDone, readSummary, touchDone, writeSummary } from '../store/run-dir.js';
+import { isTerminalRunStatus } from '../statuses.js';
 import type { RunSummary } from '../store/types.js';
 import { parseCommandArgs } from './args.js';
 import { RemoteServer } from './remote-run.js';
 import { runDirOf } from './run-dir-arg.js';
 import { progressLine, renderSummary } from './run.js';
+import { signalExitCode } from './signal-exit.js';
 
 const USAGE =
   'usage: evalctl retry <run-id | run-dir> [--endings CRASHED,TIMEOUT,ERROR,INFRA_ERROR,CANCELLED] [--outputs DIR] [--server URL [--token T]] [--json]';
@@ -30,6 +32,41 @@ function describe(runId: string, attempt: number, retried: readonly RetriedEpiso
   return `run ${runId}: attempt ${attempt} plays ${retried.length} episode(s) again (${why})\n`;
 }
 
+/** Whether a process with this pid exists (EPERM: it does, owned by another user). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * A run without _DONE whose recorded process is gone (an `evalctl retry` or eval process killed
+ * with SIGKILL, which could write nothing) is ended ABORTED here, its finished episodes kept, so
+ * it can be retried; one whose process still runs is refused.
+ */
+async function endOrphaned(dir: string): Promise<void> {
+  const summary = await readSummary(dir).catch(() => null);
+  const pid = summary?.pid;
+  if (!summary || isTerminalRunStatus(summary.status) || typeof pid !== 'number' || pid === process.pid || alive(pid))
+    throw new ConflictError(
+      `run ${dir} is not finished (no _DONE${typeof pid === 'number' ? `; its process ${pid} is still running` : ''}); retry it once it has ended`,
+    );
+  const { pid: _gone, ...rest } = summary;
+  const message = `its process (pid ${pid}) is gone without finishing the run (killed)`;
+  await writeSummary(dir, {
+    ...rest,
+    seq: summary.seq + 1,
+    status: 'ABORTED',
+    error: { code: 'ABORTED', message },
+    finishedAt: new Date().toISOString(),
+  });
+  await touchDone(dir);
+  process.stderr.write(`run ${summary.runId}: ${message}; marked ABORTED, its ${summary.episodesDone} finished episode(s) kept\n`);
+}
+
 export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommandArgs(
     argv,
@@ -43,6 +80,7 @@ export async function run(argv: string[]): Promise<number> {
   );
   if (!parsed) return 0;
   const { values, positionals } = parsed;
+  if (positionals.length !== 1) throw new BadInputError(`give one run (its id or its directory); ${USAGE}`);
   const endings = retryEndingsOf(values.endings?.split(',').filter((e) => e.trim() !== ''));
   const json = values.json === true;
   let summary: RunSummary;
@@ -57,15 +95,35 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(describe(runId, data.retryRun.attempt, data.retryRun.retried));
     const live = !json && process.stderr.isTTY === true;
     const started = Date.now();
-    for await (const state of server.progress(runId)) {
-      if (live) process.stderr.write(`\r\x1b[2K${progressLine({ aggregateMetrics: [], ...state } as RunSummary, Date.now() - started)}`);
+    // As `evalctl run --server`: Ctrl-C cancels the attempt on the server (its finished episodes are kept), again stops following.
+    let interrupted: NodeJS.Signals | undefined;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (interrupted) process.exit(signalExitCode(signal));
+      interrupted = signal;
+      if (!json) process.stderr.write('\ncancelling the attempt on the server (Ctrl-C again to stop following)…\n');
+      server.cancel(runId).catch((err: unknown) => process.stderr.write(`evalctl retry: cancel failed: ${(err as Error).message}\n`));
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    try {
+      for await (const state of server.progress(runId)) {
+        if (live) process.stderr.write(`\r\x1b[2K${progressLine({ aggregateMetrics: [], ...state } as RunSummary, Date.now() - started)}`);
+      }
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
     }
     if (live) process.stderr.write('\r\x1b[2K');
+    if (interrupted) {
+      summary = await server.summary(runId);
+      process.stdout.write(json ? JSON.stringify(summary, null, 2) + '\n' : renderSummary(summary, `${server.base}/runs/${runId}`));
+      return signalExitCode(interrupted);
+    }
     summary = await server.summary(runId);
     where = `${server.base}/runs/${runId}/export.tar.gz (on the server)`;
   } else {
     const dir = runDirOf(positionals[0], values.outputs ?? DEFAULT_OUTPUTS_DIR, USAGE);
-    if (!isDone(dir)) throw new ConflictError(`run ${dir} is not finished (no _DONE); retry it once it has ended`);
+    if (!isDone(dir)) await endOrphaned(dir);
     const prepared = await prepareRetry(dir, endings);
     process.stderr.write(describe(prepared.spec.runId, prepared.attempt, prepared.retried));
     const controller = new AbortController();
