@@ -141,11 +141,20 @@ export async function run(argv: string[]): Promise<number> {
       signals += 1;
       if (signals === 1) {
         const running = app.scheduler.drainableRuns();
-        const what = args.cancelRunningOnExit
-          ? 'cancelling running runs'
-          : running > 0
-            ? `waiting for ${running} running run(s) to finish; ${signal} again cancels them`
-            : 'no run is running';
+        // Runs on the scale-out fleet need this server to commit: a stop ends them ABORTED instead of waiting.
+        const onFleet = app.scheduler.activeJobs().length - running;
+        const fleetNote =
+          onFleet > 0
+            ? `; ${onFleet} run(s) on the scale-out workers end ABORTED, committed episodes kept (serve --resume goes on with them)`
+            : '';
+        const what =
+          (args.cancelRunningOnExit
+            ? 'cancelling running runs'
+            : running > 0
+              ? `waiting for ${running} running run(s) to finish; ${signal} again cancels them`
+              : onFleet > 0
+                ? 'no run is running here'
+                : 'no run is running') + fleetNote;
         process.stderr.write(`evalctl serve: ${signal}, stopping (${what})\n`);
         stopApp({ cancelRunning: args.cancelRunningOnExit }).then(
           () => resolveExit(0),
