@@ -14,14 +14,17 @@ export function makeDirs(path: string): void {
     try {
       isDir = statSync(p).isDirectory();
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      // ENOTDIR: something above is a file; walk up to it and say so.
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
       missing.push(p);
       const parent = dirname(p);
       if (parent === p) break;
       p = parent;
       continue;
     }
-    if (!isDir) throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${missing.at(-1) ?? p}'`), { code: 'ENOTDIR', path: p });
+    if (!isDir)
+      throw Object.assign(new Error(`cannot make the folder ${resolve(path)}: ${p} is a file, not a folder`), { code: 'ENOTDIR', path: p });
     break;
   }
   for (const dir of missing.reverse()) {

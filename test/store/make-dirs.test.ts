@@ -22,7 +22,10 @@ describe('makeDirs', () => {
   it('refuses a path through a file, naming it', () => {
     writeFileSync(join(dir, 'file'), 'x');
     expect(() => makeDirs(join(dir, 'file', 'sub'))).toThrow(expect.objectContaining({ code: 'ENOTDIR' }));
-    expect(() => makeDirs(join(dir, 'file'))).toThrow(/not a directory/);
+    expect(() => makeDirs(join(dir, 'file'))).toThrow(`${join(dir, 'file')} is a file, not a folder`);
+    expect(() => makeDirs(join(dir, 'file', 'sub', 'deeper'))).toThrow(
+      `cannot make the folder ${join(dir, 'file', 'sub', 'deeper')}: ${join(dir, 'file')} is a file, not a folder`,
+    );
   });
 
   it.runIf(existsSync('/proc/self'))('fails at once under /proc, where a recursive mkdir spins for ever', () => {
