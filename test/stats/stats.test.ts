@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { benjaminiHochberg } from '../../src/stats/benjamini-hochberg.js';
 import { binomialCdfOf, tQuantileOf, tTwoSidedP, zOf } from '../../src/stats/distributions.js';
-import { clusteredStderr, metricSpread, tInterval, wilsonInterval } from '../../src/stats/intervals.js';
+import { clusteredStderr, meanAndSd, meanOf, metricSpread, tInterval, wilsonInterval } from '../../src/stats/intervals.js';
 import { mcnemarExactP, winTieLoss } from '../../src/stats/mcnemar.js';
 import { pairedDifference } from '../../src/stats/paired.js';
 import { episodesForEffect, minimumDetectableEffect } from '../../src/stats/power.js';
@@ -122,6 +122,36 @@ describe('intervals', () => {
   it('does not trust a declared range the values break', () => {
     const v = [0.9, 1.2, 1, 0.95, 1.1];
     expect(metricSpread(v, undefined, { min: 0, max: 1 }).ci95).toEqual(metricSpread(v).ci95);
+  });
+
+  it('keeps values near the largest double finite: 1e308 in every episode has mean 1e308, not an overflowed sum', () => {
+    const huge = [1e308, 1e308, 1e308, 1e308];
+    expect(meanAndSd(huge)).toEqual({ mean: 1e308, sd: 0 });
+    expect(meanOf(huge)).toBe(1e308);
+    const s = metricSpread(huge);
+    expect(s).toMatchObject({ mean: 1e308, sd: 0, stderr: 0, ciMethod: 't', ci95: [1e308, 1e308] });
+    // With spread: 7.5e307 ± 2.5e307, sd = 2.5e307 · 2/√3.
+    const spread = meanAndSd([1e308, 1e308, 5e307, 5e307]);
+    expect(spread.mean / 7.5e307).toBeCloseTo(1, 14);
+    expect(spread.sd / ((2.5e307 * 2) / Math.sqrt(3))).toBeCloseTo(1, 14);
+    // Values of opposite sign whose squares overflow: the sd is rescued the same way.
+    expect(meanAndSd([1e200, -1e200]).sd / (Math.SQRT2 * 1e200)).toBeCloseTo(1, 14);
+    const cl = metricSpread(huge, ['a', 'a', 'b', 'b']);
+    expect(cl).toMatchObject({ mean: 1e308, ciMethod: 'clustered-t', clusteredStderr: 0, ci95: [1e308, 1e308] });
+    expect(clusteredStderr([1e308, -1e308, 1e308, -1e308], ['a', 'b', 'c', 'd']).se).toBeGreaterThan(0);
+  });
+
+  it('keeps the exact bits of the plain sums for ordinary values', () => {
+    let sum = 0;
+    for (const v of x) sum += v;
+    const mean = sum / x.length;
+    let sq = 0;
+    for (const v of x) sq += (v - mean) * (v - mean);
+    expect(meanAndSd(x)).toEqual({ mean, sd: Math.sqrt(sq / (x.length - 1)) });
+    expect(meanOf(x)).toBe(mean);
+    // A value that is not finite is not rescued: there is no mean to give.
+    expect(meanAndSd([1, Number.POSITIVE_INFINITY]).mean).toBe(Number.POSITIVE_INFINITY);
+    expect(Number.isNaN(meanAndSd([]).mean)).toBe(true);
   });
 
   it('has no interval below two values, and one cluster falls back to the unclustered interval', () => {
