@@ -406,7 +406,9 @@ async function finishCancelled(dir: string, current?: RunSummary): Promise<RunSu
   return s;
 }
 
-const fmt = (v: number): string => (Number.isInteger(v) ? String(v) : Math.abs(v) >= 1000 ? v.toFixed(1) : v.toFixed(4));
+/** A number for the terminal; '–' for none (a summary.json holds null where a statistic could not be computed). */
+const fmt = (v: number | null | undefined): string =>
+  typeof v !== 'number' || !Number.isFinite(v) ? '–' : Number.isInteger(v) ? String(v) : Math.abs(v) >= 1000 ? v.toFixed(1) : v.toFixed(4);
 
 function clock(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
