@@ -437,7 +437,9 @@ function ciCell(m: MetricAggregate): string {
   const ci = ci95Of(m);
   if (!ci) return '–';
   const method = m.ciMethod ?? 't';
-  return `[${fmt(ci[0])}, ${fmt(ci[1])}] ${method}${m.clusters !== undefined && method === 'clustered-t' ? ` C=${m.clusters}` : ''}`;
+  // Wilson with a clustered standard error beside it: a rate at 0 or 100 % over C clusters, each counted once.
+  const clustered = method === 'clustered-t' || (method === 'wilson' && m.clusteredStderr !== undefined);
+  return `[${fmt(ci[0])}, ${fmt(ci[1])}] ${method}${m.clusters !== undefined && clustered ? ` C=${m.clusters}` : ''}`;
 }
 
 /** "TIMEOUT 2, ERROR 1" or "–". */

@@ -57,7 +57,7 @@ export const MetricAggregateRef = builder.objectRef<MetricAggregate>('MetricAggr
     }),
     binary: t.boolean({
       description:
-        "True when every value was 0 or 1 and the metric's declared range allows a rate: its interval is Wilson (clustered-t cut to [0, 1] when episodes carry clusters).",
+        "True when every value was 0 or 1 and the metric's declared range allows a rate: its interval is Wilson (clustered-t cut to [0, 1] when episodes carry clusters, but Wilson over the clusters at 0 % or 100 %).",
       resolve: (m) => m.binary ?? false,
     }),
     clusters: t.int({

@@ -170,8 +170,9 @@ export interface MetricSpread {
 
 /**
  * The spread of one metric. With `clusters` (one per value) and at least two distinct ones,
- * the interval is the clustered t (C−1 df), cut to [0, 1] for 0/1 values; else Wilson for 0/1
- * values, else t (n−1 df). `range`, the metric's declared range, cuts every interval to it
+ * the interval is the clustered t (C−1 df), cut to [0, 1] for 0/1 values — but Wilson over the
+ * C clusters when 0/1 values are all 0 or all 1 (the clustered t has zero width there); else
+ * Wilson for 0/1 values, else t (n−1 df). `range`, the metric's declared range, cuts every interval to it
  * (when the values keep to it), and only a range inside [0, 1] lets 0/1 values be a rate.
  */
 export function metricSpread(values: readonly number[], clusters?: readonly (string | undefined)[], range?: MetricRange): MetricSpread {
@@ -188,6 +189,11 @@ export function metricSpread(values: readonly number[], clusters?: readonly (str
     out.clusters = cl.clusters;
     if (cl.clusters >= 2) {
       out.clusteredStderr = cl.se;
+      if (binary && cl.se === 0 && (mean === 0 || mean === 1)) {
+        // Every episode 0 (or 1): the clustered t has zero width. Wilson stays sane there; each cluster counts once (conservative).
+        out.ci95 = withinDeclared(wilsonInterval(mean * cl.clusters, cl.clusters), held);
+        return out;
+      }
       out.ciMethod = 'clustered-t';
       const ci = tInterval(mean, cl.se, cl.clusters - 1);
       out.ci95 = withinDeclared(binary ? withinRange(ci, 0, 1) : ci, held);

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { numeric, parseRunArgs, progressLine, renderSummary } from '../../src/cli/run.js';
 import { initialSummary } from '../../src/eval-process/summary-writer.js';
 import { DIST_DIR } from '../../src/paths.js';
+import { summarizeValues } from '../../src/store/aggregate.js';
 import type { MetricAggregate, RunSummary } from '../../src/store/types.js';
 
 const CLI = join(DIST_DIR, 'main.js');
@@ -277,6 +278,18 @@ describe('evalctl run argument parsing and rendering', () => {
     };
     expect(progressLine(s, 1000)).toContain('big –');
     expect(renderSummary(s, '/runs/x')).toMatch(/big\s+–\s+–\s+1e\+308\s+1e\+308\s+2\s+–/);
+  });
+
+  it('names the clusters behind the Wilson interval of a clustered rate at 100 %', () => {
+    const s: RunSummary = {
+      ...initialSummary(
+        { runId: '20260101_000000', graphName: 'qa_llm', episodeCount: 4, workerCount: 1, seed: 0, priority: 0, createdAt: '' },
+        'COMPLETED',
+      ),
+      episodesDone: 4,
+      aggregateMetrics: [summarizeValues('correct', [1, 1, 1, 1], ['p', 'p', 'q', 'q'])],
+    };
+    expect(renderSummary(s, '/runs/x')).toMatch(/correct\s+1\s+0\s+1\s+1\s+4\s+\[0\.3424, 1\] wilson C=2/);
   });
 
   it('reads --repeats and, on a run with repeats, says what n counts and which dial narrows the bar', () => {

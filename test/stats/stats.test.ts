@@ -90,6 +90,22 @@ describe('intervals', () => {
     expect(scaled.ci95![1]).toBeGreaterThan(2);
   });
 
+  it('gives a clustered rate at 0 % or 100 % the Wilson interval over its clusters, not a zero-width t', () => {
+    // qa_llm, 4 of 4 correct in 2 clusters: the clustered t would be [1, 1].
+    const all = metricSpread([1, 1, 1, 1], ['p', 'p', 'q', 'q']);
+    expect(all).toMatchObject({ binary: true, ciMethod: 'wilson', clusters: 2, clusteredStderr: 0, ci95: wilsonInterval(2, 2) });
+    // stats.binomtest(2, 2).proportion_ci(method='wilson') → (0.3423802275066532, 1.0)
+    close(all.ci95![0], 0.34238022750665303);
+    expect(all.ci95![1]).toBe(1);
+    // Each cluster counts once: wider than Wilson over the episodes, which treats them as independent.
+    expect(all.ci95![0]).toBeLessThan(wilsonInterval(4, 4)[0]);
+    const none = metricSpread([0, 0, 0, 0, 0, 0], ['a', 'b', 'b', 'c', 'c', 'c']);
+    expect(none).toMatchObject({ ciMethod: 'wilson', clusters: 3, ci95: wilsonInterval(0, 3) });
+    expect(none.ci95![0]).toBe(0);
+    // A metric that is not a rate keeps its zero-width clustered t.
+    expect(metricSpread([1, 1, 1, 1], ['p', 'p', 'q', 'q'], { min: 0 })).toMatchObject({ ciMethod: 'clustered-t', ci95: [1, 1] });
+  });
+
   it("keeps an interval inside the metric's declared range", () => {
     // SPL-like values near the top of [0, 1]: the t interval reaches past 1.
     const spl = [1, 1, 0.92, 1, 0.97, 1, 1, 0.88, 1, 1];
