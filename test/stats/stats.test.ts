@@ -222,6 +222,21 @@ describe('paired difference', () => {
     expect(d.ci95![1]).toBe(1);
   });
 
+  it('cuts the unpaired (Welch) interval of a difference the way the paired one is cut', () => {
+    // Rates: the Welch interval of [0, 0, 1] → [1, 1, 1] reaches past 1 (t with 2 df).
+    const d = pairedDifference([0, 0, 1], [1, 1, 1]);
+    const h = tQuantileOf(0.975, 2) * d.unpairedStderr;
+    expect(d.meanDiff + h).toBeGreaterThan(1);
+    expect(d.unpairedCi95).toEqual([d.meanDiff - h, 1]);
+    // A metric of declared range [0, 10]: within ± its width.
+    const b = pairedDifference([0, 0, 9], [10, 10, 10], undefined, { min: 0, max: 10 });
+    expect(b.meanDiff + tQuantileOf(0.975, 2) * b.unpairedStderr).toBeGreaterThan(10);
+    expect(b.unpairedCi95![1]).toBe(10);
+    // Unbounded values keep the interval as computed (and ordinary ones stay as scipy has them, above).
+    const u = pairedDifference([0, 0, 9], [10, 10, 10]);
+    expect(u.unpairedCi95![1]).toBeGreaterThan(10);
+  });
+
   it('keeps the difference of a bounded metric within its width, and reads 0/1 values by the declared range', () => {
     // Three episodes of a metric in [0, 10]: t with 2 df reaches past 10.
     const d = pairedDifference([0, 0, 9], [10, 10, 10], undefined, { min: 0, max: 10 });
