@@ -9,6 +9,7 @@ import { episodesForEffect } from '../../src/stats/power.js';
 import { computeAggregates } from '../../src/store/aggregate.js';
 import { createRunDir, touchDone, writeSummary } from '../../src/store/run-dir.js';
 import type { EpisodeRecord, RunSummary } from '../../src/store/types.js';
+import { writeDatasetManifest } from '../support/scored-run.js';
 
 const MAIN = resolve(import.meta.dirname, '../../dist/main.js');
 let dir: string;
@@ -32,8 +33,8 @@ function record(index: number, success: number, offset = 0): EpisodeRecord {
   };
 }
 
-async function writeRun(at: Date, episodes: EpisodeRecord[]): Promise<string> {
-  const { runId, dir: runDir } = createRunDir(outputs, at);
+async function writeRun(at: Date, episodes: EpisodeRecord[], into = outputs): Promise<string> {
+  const { runId, dir: runDir } = createRunDir(into, at);
   const summary: RunSummary = {
     seq: 1,
     runId,
@@ -92,6 +93,24 @@ describe('evalctl compare', () => {
     expect(apart.stderr).toContain('share no episode');
     const unknown = await execa('node', [MAIN, 'compare', ids.base!, '20000101_000000', '--outputs', outputs], { reject: false });
     expect(unknown.exitCode).toBe(2);
+  });
+
+  it('warns, as compareRuns does, when the runs differ beyond their config (text and --json)', async () => {
+    // Its own outputs folder: `plan` above looks for the latest comparable run in the shared one.
+    const own = join(dir, 'warned');
+    const base = Array.from({ length: 4 }, (_, i) => record(i, i % 2));
+    const a = await writeRun(new Date(2026, 0, 2, 0, 0, 0), base, own);
+    const b = await writeRun(new Date(2026, 0, 2, 0, 0, 1), base, own);
+    await writeDatasetManifest(join(own, 'eval_runs', a), { 'test.jsonl': 'a'.repeat(64), 'meta.json': 'c'.repeat(64) });
+    await writeDatasetManifest(join(own, 'eval_runs', b), { 'test.jsonl': 'b'.repeat(64), 'meta.json': 'c'.repeat(64) });
+    const text = await execa('node', [MAIN, 'compare', a, b, '--outputs', own], { reject: false });
+    expect(text.exitCode, text.stderr).toBe(0);
+    expect(text.stdout).toContain(`${b} − ${a} (baseline): 4 shared episodes\n  warning: dataset chg: files differ (test.jsonl)\n`);
+    const json = JSON.parse((await execa('node', [MAIN, 'compare', a, b, '--json', '--outputs', own])).stdout);
+    expect(json.candidates[0].warnings).toEqual(['dataset chg: files differ (test.jsonl)']);
+    // Runs without a manifest differ in nothing it could tell: no warning, an empty list.
+    const plain = await execa('node', [MAIN, 'compare', ids.base!, ids.cand!, '--json', '--outputs', outputs]);
+    expect(JSON.parse(plain.stdout).candidates[0].warnings).toEqual([]);
   });
 
   it('takes the run directories `evalctl run` prints as well as run ids, and names an argument that is neither', async () => {

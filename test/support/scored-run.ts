@@ -1,6 +1,9 @@
 /** A finished run directory written by hand from episode records (no eval process), for tests of what reads runs. */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { computeAggregates } from '../../src/store/aggregate.js';
 import { createRunDir, touchDone, writeSummary } from '../../src/store/run-dir.js';
+import { MANIFEST_FILE, type RunManifest } from '../../src/store/run-manifest.js';
 import type { EpisodeRecord, RunSummary } from '../../src/store/types.js';
 
 /** One COMPLETED episode `index` of `episodeId` with these metrics. */
@@ -50,4 +53,18 @@ export async function writeScoredRun(
   await writeSummary(dir, summary);
   await touchDone(dir);
   return { runId, dir };
+}
+
+/** Writes a run's manifest.json: project 0.1.0 on linux/x64, no nodeset, dataset `chg` (split test) with these files' hashes. */
+export async function writeDatasetManifest(runDir: string, files: Record<string, string>): Promise<void> {
+  const list = Object.entries(files).map(([path, sha256]) => ({ path, sha256, bytes: 1 }));
+  const manifest: RunManifest = {
+    version: 1,
+    project: { name: 'batch-eval', version: '0.1.0' },
+    graphSha256: '0'.repeat(64),
+    nodesets: [],
+    dataset: { name: 'chg', source: 'workspace', split: 'test', sha256: list.map((f) => f.sha256).join(''), files: list },
+    runtime: { node: 'v20.19.0', platform: 'linux', arch: 'x64' },
+  };
+  await writeFile(join(runDir, MANIFEST_FILE), JSON.stringify(manifest));
 }
