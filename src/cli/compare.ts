@@ -4,9 +4,16 @@
  * the mean difference with its paired 95 % interval beside the unpaired one, the correlation,
  * p (McNemar exact for 0/1 metrics), win/tie/loss, the BH flag, then the flipped episodes; under
  * each candidate's line, how its run differs from the baseline's beyond config (as compareRuns' warnings).
- * Exit 0, or 2 for bad input (an unknown run, runs that share no episode).
+ * Exit 0, or 2 for bad input (an unknown run, a run given twice, runs that share no episode).
  */
-import { compareRuns, type CandidateComparison, type MetricComparison, type RunComparison } from '../compare/compare-runs.js';
+import { resolve } from 'node:path';
+import {
+  assertDistinctRuns,
+  compareRuns,
+  type CandidateComparison,
+  type MetricComparison,
+  type RunComparison,
+} from '../compare/compare-runs.js';
 import { comparisonWarnings } from '../compare/comparison-warnings.js';
 import { readRunScores } from '../compare/run-scores.js';
 import { BadInputError } from '../errors.js';
@@ -108,6 +115,8 @@ export async function run(argv: string[]): Promise<number> {
     const ref = runRefOf(arg, outputs);
     return { reader: new RunReader(ref.outputsDir), runId: ref.runId };
   });
+  // By directory (an id and a path may name one run; one id in two outputs folders is two runs).
+  assertDistinctRuns(readers.map((r) => ({ key: resolve(r.reader.runDir(r.runId)), runId: r.runId })));
   const [baseline, ...candidates] = await Promise.all(readers.map((r) => readRunScores(r.reader, r.runId)));
   const comparison = compareRuns(baseline!, candidates, values.metric);
   const [base, ...cands] = readers.map((r) => r.reader.runDir(r.runId));

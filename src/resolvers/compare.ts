@@ -266,7 +266,7 @@ builder.queryFields((t) => ({
   compareRuns: t.field({
     type: RunComparisonRef,
     description:
-      'Paired comparison of candidates against a baseline, episodes aligned by episodeId. BAD_USER_INPUT when a candidate shares no episode with the baseline or no candidate is given; NOT_FOUND for an unknown run.',
+      'Paired comparison of candidates against a baseline, episodes aligned by episodeId. BAD_USER_INPUT when a candidate shares no episode with the baseline, no candidate is given, or a run is given twice (as two candidates, or as the baseline and a candidate); NOT_FOUND for an unknown run.',
     args: {
       baseline: t.arg.id({ required: true, description: 'The baseline run id.' }),
       candidates: t.arg.idList({ required: true, description: 'Candidate run ids (at least one).' }),

@@ -113,6 +113,18 @@ describe('evalctl compare', () => {
     expect(JSON.parse(plain.stdout).candidates[0].warnings).toEqual([]);
   });
 
+  it('refuses a run given twice (exit 2, naming it), by id or by its directory', async () => {
+    const twice = await execa('node', [MAIN, 'compare', ids.base!, ids.cand!, ids.cand!, '--outputs', outputs], { reject: false });
+    expect(twice.exitCode).toBe(2);
+    expect(twice.stderr).toContain(`run ${ids.cand} is given twice`);
+    expect(twice.stdout).toBe('');
+    const asDir = await execa('node', [MAIN, 'compare', ids.base!, join(outputs, 'eval_runs', ids.base!), '--outputs', outputs], {
+      reject: false,
+    });
+    expect(asDir.exitCode).toBe(2);
+    expect(asDir.stderr).toContain(`run ${ids.base} is given twice`);
+  });
+
   it('takes the run directories `evalctl run` prints as well as run ids, and names an argument that is neither', async () => {
     const byDir = await execa(
       'node',

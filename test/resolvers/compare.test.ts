@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../app.helpers.js';
+import { codeOf, startServer, type TestServer } from '../app.helpers.js';
 import { scoredRecord, writeDatasetManifest, writeScoredRun } from '../support/scored-run.js';
 
 const MAIN = resolve(import.meta.dirname, '../../dist/main.js');
@@ -41,5 +41,19 @@ describe('compareRuns warnings', () => {
     expect(api).toEqual(['dataset chg: files differ (test.jsonl)']);
     const cli = JSON.parse((await execa('node', [MAIN, 'compare', a, b, '--json', '--outputs', outputs])).stdout);
     expect(cli.candidates[0].warnings).toEqual(api);
+  });
+});
+
+describe('compareRuns input', () => {
+  it('refuses a run given twice (BAD_USER_INPUT, naming it): as two candidates, or as the baseline and a candidate', async () => {
+    for (const [base, cands] of [
+      [a, [b, b]],
+      [a, [b, a]],
+    ] as const) {
+      const r = await server.gql(WARNINGS, { b: base, c: cands });
+      expect(r.data?.compareRuns ?? null).toBeNull();
+      expect(codeOf(r)).toBe('BAD_USER_INPUT');
+      expect(r.errors![0]!.message).toContain(`run ${cands[1]} is given twice`);
+    }
   });
 });
