@@ -1,5 +1,5 @@
 /** `evalctl compare` and `evalctl plan` over run directories written by hand (no eval process needed). */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execa } from 'execa';
@@ -123,6 +123,29 @@ describe('evalctl compare', () => {
     });
     expect(asDir.exitCode).toBe(2);
     expect(asDir.stderr).toContain(`run ${ids.base} is given twice`);
+  });
+
+  it('prints --json with exactly the fields docs/statistics.md lists for it', async () => {
+    const j = await execa('node', [MAIN, 'compare', ids.base!, ids.cand!, '--json', '--outputs', outputs]);
+    const keys = new Set<string>();
+    const walk = (v: unknown): void => {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v !== null && typeof v === 'object')
+        for (const [k, x] of Object.entries(v)) {
+          keys.add(k);
+          walk(x);
+        }
+    };
+    walk(JSON.parse(j.stdout));
+    const doc = await readFile(resolve(import.meta.dirname, '../../docs/statistics.md'), 'utf8');
+    const block = doc.split('### The JSON of `evalctl compare`')[1]!.split('```')[1]!;
+    // Field names: a word before , : } or ?; lo, hi and null are the interval's placeholders.
+    const documented = new Set(
+      [...block.matchAll(/(\w+)\??(?=\s*[,:}?])/g)].map((m) => m[1]!).filter((w) => !['lo', 'hi', 'null'].includes(w)),
+    );
+    // These runs carry no clusters: the one optional field is absent.
+    documented.delete('clusters');
+    expect([...keys].sort()).toEqual([...documented].sort());
   });
 
   it('takes the run directories `evalctl run` prints as well as run ids, and names an argument that is neither', async () => {
