@@ -2,10 +2,19 @@
  * `evalctl compare <baseline> <candidate…> [--metric m …] [--outputs DIR] [--json]`: the paired
  * comparison of runs in an outputs folder, no server needed. Prints per candidate and metric
  * the mean difference with its paired 95 % interval beside the unpaired one, the correlation,
- * p (McNemar exact for 0/1 metrics), win/tie/loss, the BH flag, then the flipped episodes.
- * Exit 0, or 2 for bad input (an unknown run, runs that share no episode).
+ * p (McNemar exact for 0/1 metrics), win/tie/loss, the BH flag, then the flipped episodes; under
+ * each candidate's line, how its run differs from the baseline's beyond config (as compareRuns' warnings).
+ * Exit 0, or 2 for bad input (an unknown run, a run given twice, runs that share no episode).
  */
-import { compareRuns, type MetricComparison, type RunComparison } from '../compare/compare-runs.js';
+import { resolve } from 'node:path';
+import {
+  assertDistinctRuns,
+  compareRuns,
+  type CandidateComparison,
+  type MetricComparison,
+  type RunComparison,
+} from '../compare/compare-runs.js';
+import { comparisonWarnings } from '../compare/comparison-warnings.js';
 import { readRunScores } from '../compare/run-scores.js';
 import { BadInputError } from '../errors.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
@@ -43,12 +52,26 @@ function metricRow(m: MetricComparison): string[] {
   ];
 }
 
-export function renderComparison(c: RunComparison, maxFlips = DEFAULT_FLIPS): string {
+/** The comparison as `--json` prints it: each candidate with the API's `warnings` (how its run differs from the baseline's beyond config). */
+export interface ComparisonOutput extends RunComparison {
+  candidates: Array<CandidateComparison & { warnings: string[] }>;
+}
+
+/** `comparison` with each candidate's warnings, placed before its metrics so they are seen first. */
+function withWarnings(comparison: RunComparison, warnings: readonly string[][]): ComparisonOutput {
+  return {
+    ...comparison,
+    candidates: comparison.candidates.map(({ metrics, ...head }, i) => ({ ...head, warnings: warnings[i] ?? [], metrics })),
+  };
+}
+
+export function renderComparison(c: ComparisonOutput, maxFlips = DEFAULT_FLIPS): string {
   const lines: string[] = [];
   for (const cand of c.candidates) {
     lines.push(
       `${cand.candidateRunId} − ${c.baselineRunId} (baseline): ${cand.overlap} shared episodes${cand.note ? `; ${cand.note}` : ''}`,
     );
+    for (const w of cand.warnings) lines.push(`  warning: ${w}`);
     lines.push(
       ...textTable([
         ['metric', 'n', 'baseline', 'candidate', 'diff', 'paired 95 % CI', 'unpaired 95 % CI', 'corr', 'p', 'W/T/L', 'BH'],
@@ -88,13 +111,17 @@ export async function run(argv: string[]): Promise<number> {
   const flips = values.flips === undefined ? DEFAULT_FLIPS : Number(values.flips);
   if (!Number.isInteger(flips) || flips < 0) throw new BadInputError(`--flips must be an integer ≥ 0, got "${values.flips}"`);
   const outputs = values.outputs ?? DEFAULT_OUTPUTS_DIR;
-  const [baseline, ...candidates] = await Promise.all(
-    positionals.map((arg) => {
-      const ref = runRefOf(arg, outputs);
-      return readRunScores(new RunReader(ref.outputsDir), ref.runId);
-    }),
-  );
+  const readers = positionals.map((arg) => {
+    const ref = runRefOf(arg, outputs);
+    return { reader: new RunReader(ref.outputsDir), runId: ref.runId };
+  });
+  // By directory (an id and a path may name one run; one id in two outputs folders is two runs).
+  assertDistinctRuns(readers.map((r) => ({ key: resolve(r.reader.runDir(r.runId)), runId: r.runId })));
+  const [baseline, ...candidates] = await Promise.all(readers.map((r) => readRunScores(r.reader, r.runId)));
   const comparison = compareRuns(baseline!, candidates, values.metric);
-  process.stdout.write(values.json === true ? JSON.stringify(comparison, null, 2) + '\n' : renderComparison(comparison, flips));
+  const [base, ...cands] = readers.map((r) => r.reader.runDir(r.runId));
+  const warnings = await Promise.all(cands.map((dir) => comparisonWarnings(base!, dir)));
+  const out = withWarnings(comparison, warnings);
+  process.stdout.write(values.json === true ? JSON.stringify(out, null, 2) + '\n' : renderComparison(out, flips));
   return 0;
 }

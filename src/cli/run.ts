@@ -415,7 +415,9 @@ async function finishCancelled(dir: string, current?: RunSummary): Promise<RunSu
   return s;
 }
 
-const fmt = (v: number): string => (Number.isInteger(v) ? String(v) : Math.abs(v) >= 1000 ? v.toFixed(1) : v.toFixed(4));
+/** A number for the terminal; '–' for none (a summary.json holds null where a statistic could not be computed). */
+const fmt = (v: number | null | undefined): string =>
+  typeof v !== 'number' || !Number.isFinite(v) ? '–' : Number.isInteger(v) ? String(v) : Math.abs(v) >= 1000 ? v.toFixed(1) : v.toFixed(4);
 
 function clock(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
@@ -444,7 +446,9 @@ function ciCell(m: MetricAggregate): string {
   const ci = ci95Of(m);
   if (!ci) return '–';
   const method = m.ciMethod ?? 't';
-  return `[${fmt(ci[0])}, ${fmt(ci[1])}] ${method}${m.clusters !== undefined && method === 'clustered-t' ? ` C=${m.clusters}` : ''}`;
+  // Wilson with a clustered standard error beside it: a rate at 0 or 100 % over C clusters, each counted once.
+  const clustered = method === 'clustered-t' || (method === 'wilson' && m.clusteredStderr !== undefined);
+  return `[${fmt(ci[0])}, ${fmt(ci[1])}] ${method}${m.clusters !== undefined && clustered ? ` C=${m.clusters}` : ''}`;
 }
 
 /** "TIMEOUT 2, ERROR 1" or "–". */

@@ -24,6 +24,25 @@ export class NoSharedEpisodesError extends CodedError {
   }
 }
 
+/** A run given twice to one comparison: it would be compared with itself, or counted twice in the Benjamini–Hochberg correction. */
+export class RunGivenTwiceError extends CodedError {
+  constructor(runId: string) {
+    super(
+      'BAD_USER_INPUT',
+      `run ${runId} is given twice; give each run once (as the baseline or one candidate: a run given twice is compared with itself or counted twice in the Benjamini–Hochberg correction)`,
+    );
+  }
+}
+
+/** RunGivenTwiceError for the first run whose key comes again; `runs[i].key` tells the runs apart (an id, or a directory where ids may repeat across folders). */
+export function assertDistinctRuns(runs: ReadonlyArray<{ key: string; runId: string }>): void {
+  const seen = new Set<string>();
+  for (const r of runs) {
+    if (seen.has(r.key)) throw new RunGivenTwiceError(r.runId);
+    seen.add(r.key);
+  }
+}
+
 /** The level of the Benjamini–Hochberg flags. */
 export const FDR_LEVEL = 0.05;
 

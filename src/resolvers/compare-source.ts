@@ -3,7 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BadInputError } from '../errors.js';
 import { assertRunId, FILES } from '../store/run-dir.js';
-import { compareRuns, type RunComparison } from '../compare/compare-runs.js';
+import { assertDistinctRuns, compareRuns, type RunComparison } from '../compare/compare-runs.js';
 import { scoreTable, scoreTableFromSummaryJson, type ScoreTable } from '../compare/episode-scores.js';
 import { powerPlan, isPowerReference, type PowerPlan } from '../compare/power-plan.js';
 import { readScoreIndex, writeScoreIndex } from '../compare/score-index.js';
@@ -87,6 +87,7 @@ export async function compareRunsById(
   if (candidates.length === 0) throw new BadInputError('compareRuns needs at least one candidate run');
   if (candidates.length > MAX_CANDIDATES)
     throw new BadInputError(`compareRuns takes at most ${MAX_CANDIDATES} candidates, got ${candidates.length}`);
+  assertDistinctRuns([baseline, ...candidates].map((runId) => ({ key: runId, runId })));
   const [base, ...cands] = await Promise.all([baseline, ...candidates].map((id) => runScores(id, ctx)));
   return { comparison: compareRuns(base!, cands, metrics) };
 }

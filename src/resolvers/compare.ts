@@ -5,6 +5,7 @@
  * each number means.
  */
 import type { CandidateComparison, FlippedEpisode, MetricComparison } from '../compare/compare-runs.js';
+import { comparisonWarnings } from '../compare/comparison-warnings.js';
 import type { PowerPlan, MetricPower } from '../compare/power-plan.js';
 import { builder } from './builder.js';
 import { EpisodeRef, RunRef, type EpisodeSource } from './refs.js';
@@ -12,8 +13,6 @@ import { CiMethodRef } from './stats-refs.js';
 import { compareRunsById, powerPlanById, runSource, type RunComparisonSource } from './compare-source.js';
 import { loadRun, loadSummary } from './run-source.js';
 import type { ApiContext } from './context.js';
-import { manifestDifferences } from '../store/manifest-differences.js';
-import { readRunManifest } from '../store/run-manifest.js';
 
 const finite = (v: number | null | undefined): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
@@ -194,13 +193,7 @@ const CandidateComparisonRef = builder.objectRef<CandidateSource>('CandidateComp
     warnings: t.stringList({
       description:
         'How the two runs differ beyond their config (from their manifest.json): another project version or commit, nodeset code or manifest, dataset files, Node major or platform. Empty when they differ in config only, or a run has no manifest.',
-      resolve: async (s, _a, ctx) => {
-        const [a, b] = await Promise.all([
-          readRunManifest(ctx.runs.runDir(s.baselineRunId)),
-          readRunManifest(ctx.runs.runDir(s.c.candidateRunId)),
-        ]);
-        return manifestDifferences(a, b).map((d) => d.message);
-      },
+      resolve: (s, _a, ctx) => comparisonWarnings(ctx.runs.runDir(s.baselineRunId), ctx.runs.runDir(s.c.candidateRunId)),
     }),
     metrics: t.field({
       type: [MetricComparisonRef],
@@ -273,7 +266,7 @@ builder.queryFields((t) => ({
   compareRuns: t.field({
     type: RunComparisonRef,
     description:
-      'Paired comparison of candidates against a baseline, episodes aligned by episodeId. BAD_USER_INPUT when a candidate shares no episode with the baseline or no candidate is given; NOT_FOUND for an unknown run.',
+      'Paired comparison of candidates against a baseline, episodes aligned by episodeId. BAD_USER_INPUT when a candidate shares no episode with the baseline, no candidate is given, or a run is given twice (as two candidates, or as the baseline and a candidate); NOT_FOUND for an unknown run.',
     args: {
       baseline: t.arg.id({ required: true, description: 'The baseline run id.' }),
       candidates: t.arg.idList({ required: true, description: 'Candidate run ids (at least one).' }),

@@ -25,15 +25,19 @@ export const MetricAggregateRef = builder.objectRef<MetricAggregate>('MetricAggr
   description: "One metric over a run's episodes (those that reported it), folded in episode-index order.",
   fields: (t) => ({
     name: t.exposeString('name', { description: "The metric's name, e.g. `success`, `spl`, `return`." }),
-    mean: t.float({ description: 'Mean over the episodes that reported it.', resolve: (m) => finite(m.mean) ?? 0 }),
+    mean: t.float({
+      nullable: true,
+      description: 'Mean over the episodes that reported it; null when it could not be computed (never 0 in its place).',
+      resolve: (m) => finite(m.mean),
+    }),
     count: t.exposeInt('count', { description: 'How many episodes reported it.' }),
     stderr: t.float({
       description: 'Standard error of the mean (sample standard deviation / √count); null below two episodes.',
       nullable: true,
       resolve: (m) => (m.count < 2 ? null : finite(m.stderr)),
     }),
-    min: t.float({ description: 'Smallest value.', resolve: (m) => finite(m.min) ?? 0 }),
-    max: t.float({ description: 'Largest value.', resolve: (m) => finite(m.max) ?? 0 }),
+    min: t.float({ nullable: true, description: 'Smallest value; null when the summary holds none.', resolve: (m) => finite(m.min) }),
+    max: t.float({ nullable: true, description: 'Largest value; null when the summary holds none.', resolve: (m) => finite(m.max) }),
     ci95Low: t.float({
       description:
         'Lower end of the 95 % confidence interval of the mean (ciMethod says how); null below two episodes. Summaries written before intervals existed get the t interval from mean and stderr.',
@@ -53,7 +57,7 @@ export const MetricAggregateRef = builder.objectRef<MetricAggregate>('MetricAggr
     }),
     binary: t.boolean({
       description:
-        "True when every value was 0 or 1 and the metric's declared range allows a rate: its interval is Wilson (clustered-t cut to [0, 1] when episodes carry clusters).",
+        "True when every value was 0 or 1 and the metric's declared range allows a rate: its interval is Wilson (clustered-t cut to [0, 1] when episodes carry clusters, but Wilson over the clusters at 0 % or 100 %).",
       resolve: (m) => m.binary ?? false,
     }),
     clusters: t.int({

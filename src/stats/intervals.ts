@@ -14,6 +14,25 @@ export type CiMethod = 't' | 'wilson' | 'clustered-t';
 
 /** Mean and sample standard deviation (n−1); sd is 0 for one value, NaN for none. */
 export function meanAndSd(values: readonly number[]): { mean: number; sd: number } {
+  const plain = plainMeanAndSd(values);
+  if (Number.isFinite(plain.mean) && Number.isFinite(plain.sd)) return plain;
+  // Finite values near the largest double overflow the plain sums: scale them by the largest magnitude (only then, so ordinary values keep their exact bits).
+  const scale = largestMagnitude(values);
+  if (!(scale > 0 && Number.isFinite(scale))) return plain;
+  const scaled = plainMeanAndSd(values.map((v) => v / scale));
+  return { mean: scaled.mean * scale, sd: scaled.sd * scale };
+}
+
+/** The mean alone, with meanAndSd's sum and its fallback for values whose plain sum overflows. */
+export function meanOf(values: readonly number[]): number {
+  const n = values.length;
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += values[i]!;
+  const mean = sum / n;
+  return Number.isFinite(mean) || n === 0 ? mean : meanAndSd(values).mean;
+}
+
+function plainMeanAndSd(values: readonly number[]): { mean: number; sd: number } {
   const n = values.length;
   if (n === 0) return { mean: Number.NaN, sd: Number.NaN };
   // Indexed loops: the same sums in the same order as for…of, several times faster before the JIT warms up (a cold comparison).
@@ -23,6 +42,17 @@ export function meanAndSd(values: readonly number[]): { mean: number; sd: number
   let sq = 0;
   for (let i = 0; i < n; i++) sq += (values[i]! - mean) * (values[i]! - mean);
   return { mean, sd: n > 1 ? Math.sqrt(sq / (n - 1)) : 0 };
+}
+
+/** The largest |v|: 0 for none, NaN when a value is NaN, Infinity when one is infinite. */
+function largestMagnitude(values: readonly number[]): number {
+  let m = 0;
+  for (let i = 0; i < values.length; i++) {
+    const a = Math.abs(values[i]!);
+    if (Number.isNaN(a)) return a;
+    if (a > m) m = a;
+  }
+  return m;
 }
 
 /** mean ± t_{0.975, df} · se. */
@@ -52,6 +82,19 @@ export function wilsonInterval(successes: number, n: number): [number, number] {
  * `clusters[i]` is the cluster of `values[i]`. Clusters are summed in first-seen order.
  */
 export function clusteredStderr(values: readonly number[], clusters: readonly string[]): { se: number; clusters: number } {
+  const plain = plainClusteredStderr(values, clusters);
+  if (plain.clusters < 2 || Number.isFinite(plain.se)) return plain;
+  // As in meanAndSd: the standard error scales with the values, so huge finite ones are computed scaled.
+  const scale = largestMagnitude(values);
+  if (!(scale > 0 && Number.isFinite(scale))) return plain;
+  const scaled = plainClusteredStderr(
+    values.map((v) => v / scale),
+    clusters,
+  );
+  return { se: scaled.se * scale, clusters: scaled.clusters };
+}
+
+function plainClusteredStderr(values: readonly number[], clusters: readonly string[]): { se: number; clusters: number } {
   const n = values.length;
   let sum = 0;
   for (const v of values) sum += v;
@@ -127,8 +170,9 @@ export interface MetricSpread {
 
 /**
  * The spread of one metric. With `clusters` (one per value) and at least two distinct ones,
- * the interval is the clustered t (C−1 df), cut to [0, 1] for 0/1 values; else Wilson for 0/1
- * values, else t (n−1 df). `range`, the metric's declared range, cuts every interval to it
+ * the interval is the clustered t (C−1 df), cut to [0, 1] for 0/1 values — but Wilson over the
+ * C clusters when 0/1 values are all 0 or all 1 (the clustered t has zero width there); else
+ * Wilson for 0/1 values, else t (n−1 df). `range`, the metric's declared range, cuts every interval to it
  * (when the values keep to it), and only a range inside [0, 1] lets 0/1 values be a rate.
  */
 export function metricSpread(values: readonly number[], clusters?: readonly (string | undefined)[], range?: MetricRange): MetricSpread {
@@ -145,6 +189,11 @@ export function metricSpread(values: readonly number[], clusters?: readonly (str
     out.clusters = cl.clusters;
     if (cl.clusters >= 2) {
       out.clusteredStderr = cl.se;
+      if (binary && cl.se === 0 && (mean === 0 || mean === 1)) {
+        // Every episode 0 (or 1): the clustered t has zero width. Wilson stays sane there; each cluster counts once (conservative).
+        out.ci95 = withinDeclared(wilsonInterval(mean * cl.clusters, cl.clusters), held);
+        return out;
+      }
       out.ciMethod = 'clustered-t';
       const ci = tInterval(mean, cl.se, cl.clusters - 1);
       out.ci95 = withinDeclared(binary ? withinRange(ci, 0, 1) : ci, held);

@@ -43,6 +43,7 @@ export interface PairedDifference {
   correlation: number | null;
   /** Welch standard error, as if the runs shared no episodes. */
   unpairedStderr: number;
+  /** The Welch interval, cut as `ci95` is. */
   unpairedCi95: [number, number] | null;
 }
 
@@ -51,6 +52,19 @@ function welchDf(va: number, na: number, vb: number, nb: number): number {
   const a = va / na;
   const b = vb / nb;
   return (a + b) ** 2 / ((a * a) / (na - 1) + (b * b) / (nb - 1));
+}
+
+/** What a difference of the metric cannot leave: [−1, 1] for rates, ± the width of a range both sides keep to; null when unbounded. */
+function differenceBounds(
+  baseline: readonly number[],
+  candidate: readonly number[],
+  range: MetricRange | undefined,
+  binary: boolean,
+): [number, number] | null {
+  if (binary) return [-1, 1];
+  // Two values of a bounded metric differ by at most its width.
+  const held = heldRange(baseline, range) && heldRange(candidate, range);
+  return held?.min !== undefined && held.max !== undefined ? [held.min - held.max, held.max - held.min] : null;
 }
 
 function pOf(mean: number, se: number, df: number): number | null {
@@ -94,13 +108,9 @@ export function pairedDifference(
     }
   }
   const binary = mayBeRate(range) && isBinary(baseline) && isBinary(candidate);
+  const bounds = differenceBounds(baseline, candidate, range, binary);
   let ci95 = df >= 1 && Number.isFinite(se) ? tInterval(d.mean, se, df) : null;
-  if (ci95 && binary) ci95 = withinRange(ci95, -1, 1);
-  else if (ci95) {
-    // Two values of a bounded metric differ by at most its width.
-    const held = heldRange(baseline, range) && heldRange(candidate, range);
-    if (held?.min !== undefined && held.max !== undefined) ci95 = withinRange(ci95, held.min - held.max, held.max - held.min);
-  }
+  if (ci95 && bounds) ci95 = withinRange(ci95, bounds[0], bounds[1]);
   let correlation: number | null = null;
   if (n > 1 && a.sd > 0 && b.sd > 0) correlation = sampleCorrelation(baseline as number[], candidate as number[]);
   const unpairedStderr = n > 1 ? Math.sqrt((a.sd * a.sd) / n + (b.sd * b.sd) / n) : Number.NaN;
@@ -109,6 +119,7 @@ export function pairedDifference(
     const wdf = unpairedStderr > 0 ? welchDf(a.sd * a.sd, n, b.sd * b.sd, n) : n - 1;
     const h = tQuantileOf(1 - (1 - CONFIDENCE) / 2, wdf) * unpairedStderr;
     unpairedCi95 = [d.mean - h, d.mean + h];
+    if (bounds) unpairedCi95 = withinRange(unpairedCi95, bounds[0], bounds[1]);
   }
   return {
     n,

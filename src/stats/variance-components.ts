@@ -4,6 +4,7 @@
  * episode effect (variance σ²_b) + play noise (variance σ²_w), so the mean over n episodes of
  * K plays each has Var = σ²_b/n + σ²_w/(n·K). Pure; groups are passed in episode order.
  */
+import { meanOf } from './intervals.js';
 
 export interface VarianceComponents {
   /** Episodes (groups with at least one value). */
@@ -33,9 +34,7 @@ export function varianceComponents(groups: readonly (readonly number[])[]): Vari
   let invK = 0;
   const means: number[] = [];
   for (const g of filled) {
-    let sum = 0;
-    for (const v of g) sum += v;
-    const m = sum / g.length;
+    const m = meanOf(g);
     for (const v of g) ss += (v - m) * (v - m);
     dfWithin += g.length - 1;
     plays += g.length;
@@ -45,9 +44,7 @@ export function varianceComponents(groups: readonly (readonly number[])[]): Vari
   const within = dfWithin > 0 ? ss / dfWithin : null;
   let between: number | null = null;
   if (n >= 2) {
-    let sum = 0;
-    for (const m of means) sum += m;
-    const grand = sum / n;
+    const grand = meanOf(means);
     let sq = 0;
     for (const m of means) sq += (m - grand) * (m - grand);
     between = Math.max(0, sq / (n - 1) - (within ?? 0) * (invK / n));

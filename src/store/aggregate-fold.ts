@@ -6,6 +6,7 @@
  */
 import type { EpisodeStatus } from '../statuses.js';
 import { varianceComponents } from '../stats/variance-components.js';
+import { meanOf } from '../stats/intervals.js';
 import type { MetricRanges } from '../core/types.js';
 import { type Aggregates, DEFAULT_TASK, numericValue, summarizeValues } from './aggregate.js';
 import { isCountedEnding } from './counted-endings.js';
@@ -86,7 +87,7 @@ class MetricsFold {
       if (!this.#repeated) return summarizeValues(name, m.values, m.anyCluster ? m.clusters : undefined, m.excluded, range);
       // As aggregateRepeated: each episode scores the mean of its counted plays.
       const list = [...m.groups.values()];
-      const means = list.map((g) => g.values.reduce((a, b) => a + b, 0) / g.values.length);
+      const means = list.map((g) => meanOf(g.values));
       const clusters = list.map((g) => g.cluster);
       const out = summarizeValues(name, means, clusters.some((c) => c !== undefined) ? clusters : undefined, m.excluded, range);
       const vc = varianceComponents(list.map((g) => g.values));

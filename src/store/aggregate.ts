@@ -5,7 +5,7 @@
  */
 import type { EpisodeStatus } from '../statuses.js';
 import type { MetricRange, MetricRanges } from '../core/types.js';
-import { metricSpread, tInterval } from '../stats/intervals.js';
+import { meanOf, metricSpread, tInterval } from '../stats/intervals.js';
 import { varianceComponents } from '../stats/variance-components.js';
 import { isCountedEnding } from './counted-endings.js';
 import type { EpisodeRecord, MetricAggregate, RunSummary } from './types.js';
@@ -133,7 +133,7 @@ function aggregateRepeated(sorted: readonly EpisodeRecord[], ranges: MetricRange
       g.values.push(v);
     }
     const list = [...groups.values()];
-    const means = list.map((g) => g.values.reduce((a, b) => a + b, 0) / g.values.length);
+    const means = list.map((g) => meanOf(g.values));
     const clusters = list.map((g) => g.cluster);
     const out = summarizeValues(name, means, clusters.some((c) => c !== undefined) ? clusters : undefined, excluded, ranges?.[name]);
     const vc = varianceComponents(list.map((g) => g.values));

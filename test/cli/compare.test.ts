@@ -1,5 +1,5 @@
 /** `evalctl compare` and `evalctl plan` over run directories written by hand (no eval process needed). */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execa } from 'execa';
@@ -9,6 +9,7 @@ import { episodesForEffect } from '../../src/stats/power.js';
 import { computeAggregates } from '../../src/store/aggregate.js';
 import { createRunDir, touchDone, writeSummary } from '../../src/store/run-dir.js';
 import type { EpisodeRecord, RunSummary } from '../../src/store/types.js';
+import { writeDatasetManifest } from '../support/scored-run.js';
 
 const MAIN = resolve(import.meta.dirname, '../../dist/main.js');
 let dir: string;
@@ -32,8 +33,8 @@ function record(index: number, success: number, offset = 0): EpisodeRecord {
   };
 }
 
-async function writeRun(at: Date, episodes: EpisodeRecord[]): Promise<string> {
-  const { runId, dir: runDir } = createRunDir(outputs, at);
+async function writeRun(at: Date, episodes: EpisodeRecord[], into = outputs): Promise<string> {
+  const { runId, dir: runDir } = createRunDir(into, at);
   const summary: RunSummary = {
     seq: 1,
     runId,
@@ -92,6 +93,59 @@ describe('evalctl compare', () => {
     expect(apart.stderr).toContain('share no episode');
     const unknown = await execa('node', [MAIN, 'compare', ids.base!, '20000101_000000', '--outputs', outputs], { reject: false });
     expect(unknown.exitCode).toBe(2);
+  });
+
+  it('warns, as compareRuns does, when the runs differ beyond their config (text and --json)', async () => {
+    // Its own outputs folder: `plan` above looks for the latest comparable run in the shared one.
+    const own = join(dir, 'warned');
+    const base = Array.from({ length: 4 }, (_, i) => record(i, i % 2));
+    const a = await writeRun(new Date(2026, 0, 2, 0, 0, 0), base, own);
+    const b = await writeRun(new Date(2026, 0, 2, 0, 0, 1), base, own);
+    await writeDatasetManifest(join(own, 'eval_runs', a), { 'test.jsonl': 'a'.repeat(64), 'meta.json': 'c'.repeat(64) });
+    await writeDatasetManifest(join(own, 'eval_runs', b), { 'test.jsonl': 'b'.repeat(64), 'meta.json': 'c'.repeat(64) });
+    const text = await execa('node', [MAIN, 'compare', a, b, '--outputs', own], { reject: false });
+    expect(text.exitCode, text.stderr).toBe(0);
+    expect(text.stdout).toContain(`${b} − ${a} (baseline): 4 shared episodes\n  warning: dataset chg: files differ (test.jsonl)\n`);
+    const json = JSON.parse((await execa('node', [MAIN, 'compare', a, b, '--json', '--outputs', own])).stdout);
+    expect(json.candidates[0].warnings).toEqual(['dataset chg: files differ (test.jsonl)']);
+    // Runs without a manifest differ in nothing it could tell: no warning, an empty list.
+    const plain = await execa('node', [MAIN, 'compare', ids.base!, ids.cand!, '--json', '--outputs', outputs]);
+    expect(JSON.parse(plain.stdout).candidates[0].warnings).toEqual([]);
+  });
+
+  it('refuses a run given twice (exit 2, naming it), by id or by its directory', async () => {
+    const twice = await execa('node', [MAIN, 'compare', ids.base!, ids.cand!, ids.cand!, '--outputs', outputs], { reject: false });
+    expect(twice.exitCode).toBe(2);
+    expect(twice.stderr).toContain(`run ${ids.cand} is given twice`);
+    expect(twice.stdout).toBe('');
+    const asDir = await execa('node', [MAIN, 'compare', ids.base!, join(outputs, 'eval_runs', ids.base!), '--outputs', outputs], {
+      reject: false,
+    });
+    expect(asDir.exitCode).toBe(2);
+    expect(asDir.stderr).toContain(`run ${ids.base} is given twice`);
+  });
+
+  it('prints --json with exactly the fields docs/statistics.md lists for it', async () => {
+    const j = await execa('node', [MAIN, 'compare', ids.base!, ids.cand!, '--json', '--outputs', outputs]);
+    const keys = new Set<string>();
+    const walk = (v: unknown): void => {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v !== null && typeof v === 'object')
+        for (const [k, x] of Object.entries(v)) {
+          keys.add(k);
+          walk(x);
+        }
+    };
+    walk(JSON.parse(j.stdout));
+    const doc = await readFile(resolve(import.meta.dirname, '../../docs/statistics.md'), 'utf8');
+    const block = doc.split('### The JSON of `evalctl compare`')[1]!.split('```')[1]!;
+    // Field names: a word before , : } or ?; lo, hi and null are the interval's placeholders.
+    const documented = new Set(
+      [...block.matchAll(/(\w+)\??(?=\s*[,:}?])/g)].map((m) => m[1]!).filter((w) => !['lo', 'hi', 'null'].includes(w)),
+    );
+    // These runs carry no clusters: the one optional field is absent.
+    documented.delete('clusters');
+    expect([...keys].sort()).toEqual([...documented].sort());
   });
 
   it('takes the run directories `evalctl run` prints as well as run ids, and names an argument that is neither', async () => {

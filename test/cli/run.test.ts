@@ -8,7 +8,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { numeric, parseRunArgs, progressLine, renderSummary } from '../../src/cli/run.js';
 import { initialSummary } from '../../src/eval-process/summary-writer.js';
 import { DIST_DIR } from '../../src/paths.js';
-import type { RunSummary } from '../../src/store/types.js';
+import { summarizeValues } from '../../src/store/aggregate.js';
+import type { MetricAggregate, RunSummary } from '../../src/store/types.js';
 
 const CLI = join(DIST_DIR, 'main.js');
 let tmp: string;
@@ -269,6 +270,32 @@ describe('evalctl run argument parsing and rendering', () => {
     const table = renderSummary(s, '/runs/x');
     expect(table).toMatch(/success\s+0\.7500\s+0\.2500\s+0\s+1\s+4/);
     expect(table).toContain('endings: COMPLETED 4');
+  });
+
+  it('shows a statistic summary.json holds as null as – instead of failing on the finished run', () => {
+    const s: RunSummary = {
+      ...initialSummary(
+        { runId: '20260101_000000', graphName: 'g', episodeCount: 2, workerCount: 1, seed: 0, priority: 0, createdAt: '' },
+        'COMPLETED',
+      ),
+      episodesDone: 2,
+      // As JSON.parse gives it back: a mean that was not finite when written reads null.
+      aggregateMetrics: [{ name: 'big', mean: null, count: 2, stderr: null, min: 1e308, max: 1e308 } as unknown as MetricAggregate],
+    };
+    expect(progressLine(s, 1000)).toContain('big –');
+    expect(renderSummary(s, '/runs/x')).toMatch(/big\s+–\s+–\s+1e\+308\s+1e\+308\s+2\s+–/);
+  });
+
+  it('names the clusters behind the Wilson interval of a clustered rate at 100 %', () => {
+    const s: RunSummary = {
+      ...initialSummary(
+        { runId: '20260101_000000', graphName: 'qa_llm', episodeCount: 4, workerCount: 1, seed: 0, priority: 0, createdAt: '' },
+        'COMPLETED',
+      ),
+      episodesDone: 4,
+      aggregateMetrics: [summarizeValues('correct', [1, 1, 1, 1], ['p', 'p', 'q', 'q'])],
+    };
+    expect(renderSummary(s, '/runs/x')).toMatch(/correct\s+1\s+0\s+1\s+1\s+4\s+\[0\.3424, 1\] wilson C=2/);
   });
 
   it('reads --repeats and, on a run with repeats, says what n counts and which dial narrows the bar', () => {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { benjaminiHochberg } from '../../src/stats/benjamini-hochberg.js';
 import { binomialCdfOf, tQuantileOf, tTwoSidedP, zOf } from '../../src/stats/distributions.js';
-import { clusteredStderr, metricSpread, tInterval, wilsonInterval } from '../../src/stats/intervals.js';
+import { clusteredStderr, meanAndSd, meanOf, metricSpread, tInterval, wilsonInterval } from '../../src/stats/intervals.js';
 import { mcnemarExactP, winTieLoss } from '../../src/stats/mcnemar.js';
 import { pairedDifference } from '../../src/stats/paired.js';
 import { episodesForEffect, minimumDetectableEffect } from '../../src/stats/power.js';
@@ -90,6 +90,22 @@ describe('intervals', () => {
     expect(scaled.ci95![1]).toBeGreaterThan(2);
   });
 
+  it('gives a clustered rate at 0 % or 100 % the Wilson interval over its clusters, not a zero-width t', () => {
+    // qa_llm, 4 of 4 correct in 2 clusters: the clustered t would be [1, 1].
+    const all = metricSpread([1, 1, 1, 1], ['p', 'p', 'q', 'q']);
+    expect(all).toMatchObject({ binary: true, ciMethod: 'wilson', clusters: 2, clusteredStderr: 0, ci95: wilsonInterval(2, 2) });
+    // stats.binomtest(2, 2).proportion_ci(method='wilson') → (0.3423802275066532, 1.0)
+    close(all.ci95![0], 0.34238022750665303);
+    expect(all.ci95![1]).toBe(1);
+    // Each cluster counts once: wider than Wilson over the episodes, which treats them as independent.
+    expect(all.ci95![0]).toBeLessThan(wilsonInterval(4, 4)[0]);
+    const none = metricSpread([0, 0, 0, 0, 0, 0], ['a', 'b', 'b', 'c', 'c', 'c']);
+    expect(none).toMatchObject({ ciMethod: 'wilson', clusters: 3, ci95: wilsonInterval(0, 3) });
+    expect(none.ci95![0]).toBe(0);
+    // A metric that is not a rate keeps its zero-width clustered t.
+    expect(metricSpread([1, 1, 1, 1], ['p', 'p', 'q', 'q'], { min: 0 })).toMatchObject({ ciMethod: 'clustered-t', ci95: [1, 1] });
+  });
+
   it("keeps an interval inside the metric's declared range", () => {
     // SPL-like values near the top of [0, 1]: the t interval reaches past 1.
     const spl = [1, 1, 0.92, 1, 0.97, 1, 1, 0.88, 1, 1];
@@ -122,6 +138,36 @@ describe('intervals', () => {
   it('does not trust a declared range the values break', () => {
     const v = [0.9, 1.2, 1, 0.95, 1.1];
     expect(metricSpread(v, undefined, { min: 0, max: 1 }).ci95).toEqual(metricSpread(v).ci95);
+  });
+
+  it('keeps values near the largest double finite: 1e308 in every episode has mean 1e308, not an overflowed sum', () => {
+    const huge = [1e308, 1e308, 1e308, 1e308];
+    expect(meanAndSd(huge)).toEqual({ mean: 1e308, sd: 0 });
+    expect(meanOf(huge)).toBe(1e308);
+    const s = metricSpread(huge);
+    expect(s).toMatchObject({ mean: 1e308, sd: 0, stderr: 0, ciMethod: 't', ci95: [1e308, 1e308] });
+    // With spread: 7.5e307 ± 2.5e307, sd = 2.5e307 · 2/√3.
+    const spread = meanAndSd([1e308, 1e308, 5e307, 5e307]);
+    expect(spread.mean / 7.5e307).toBeCloseTo(1, 14);
+    expect(spread.sd / ((2.5e307 * 2) / Math.sqrt(3))).toBeCloseTo(1, 14);
+    // Values of opposite sign whose squares overflow: the sd is rescued the same way.
+    expect(meanAndSd([1e200, -1e200]).sd / (Math.SQRT2 * 1e200)).toBeCloseTo(1, 14);
+    const cl = metricSpread(huge, ['a', 'a', 'b', 'b']);
+    expect(cl).toMatchObject({ mean: 1e308, ciMethod: 'clustered-t', clusteredStderr: 0, ci95: [1e308, 1e308] });
+    expect(clusteredStderr([1e308, -1e308, 1e308, -1e308], ['a', 'b', 'c', 'd']).se).toBeGreaterThan(0);
+  });
+
+  it('keeps the exact bits of the plain sums for ordinary values', () => {
+    let sum = 0;
+    for (const v of x) sum += v;
+    const mean = sum / x.length;
+    let sq = 0;
+    for (const v of x) sq += (v - mean) * (v - mean);
+    expect(meanAndSd(x)).toEqual({ mean, sd: Math.sqrt(sq / (x.length - 1)) });
+    expect(meanOf(x)).toBe(mean);
+    // A value that is not finite is not rescued: there is no mean to give.
+    expect(meanAndSd([1, Number.POSITIVE_INFINITY]).mean).toBe(Number.POSITIVE_INFINITY);
+    expect(Number.isNaN(meanAndSd([]).mean)).toBe(true);
   });
 
   it('has no interval below two values, and one cluster falls back to the unclustered interval', () => {
@@ -174,6 +220,21 @@ describe('paired difference', () => {
     expect(tInterval(d.meanDiff, se, 2)[1]).toBeGreaterThan(1);
     close(d.ci95![0], tInterval(d.meanDiff, se, 2)[0]);
     expect(d.ci95![1]).toBe(1);
+  });
+
+  it('cuts the unpaired (Welch) interval of a difference the way the paired one is cut', () => {
+    // Rates: the Welch interval of [0, 0, 1] → [1, 1, 1] reaches past 1 (t with 2 df).
+    const d = pairedDifference([0, 0, 1], [1, 1, 1]);
+    const h = tQuantileOf(0.975, 2) * d.unpairedStderr;
+    expect(d.meanDiff + h).toBeGreaterThan(1);
+    expect(d.unpairedCi95).toEqual([d.meanDiff - h, 1]);
+    // A metric of declared range [0, 10]: within ± its width.
+    const b = pairedDifference([0, 0, 9], [10, 10, 10], undefined, { min: 0, max: 10 });
+    expect(b.meanDiff + tQuantileOf(0.975, 2) * b.unpairedStderr).toBeGreaterThan(10);
+    expect(b.unpairedCi95![1]).toBe(10);
+    // Unbounded values keep the interval as computed (and ordinary ones stay as scipy has them, above).
+    const u = pairedDifference([0, 0, 9], [10, 10, 10]);
+    expect(u.unpairedCi95![1]).toBeGreaterThan(10);
   });
 
   it('keeps the difference of a bounded metric within its width, and reads 0/1 values by the declared range', () => {

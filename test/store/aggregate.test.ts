@@ -96,4 +96,14 @@ describe('aggregates', () => {
   it('has no task groups when no episode has a task (one group would repeat the run aggregates)', () => {
     expect(aggregateByTask([rec(0, { s: 1 }), rec(1, { s: 0 })])).toEqual({});
   });
+
+  it('gives a metric of 1e308 in every episode the mean 1e308 in summary.json, with or without repeats', () => {
+    const plain = computeAggregates([0, 1, 2, 3].map((i) => rec(i, { big: 1e308 })));
+    // JSON turns a non-finite number into null: read the aggregate back as summary.json holds it.
+    const [agg] = JSON.parse(JSON.stringify(plain.aggregateMetrics));
+    expect(agg).toMatchObject({ name: 'big', mean: 1e308, stderr: 0, min: 1e308, max: 1e308, ci95Low: 1e308, ci95High: 1e308 });
+    const repeated = [0, 1, 2, 3].map((i) => ({ ...rec(i, { big: 1e308 }), episodeId: `e/${i >> 1}`, repeat: i & 1 }));
+    const [rep] = JSON.parse(JSON.stringify(computeAggregates(repeated).aggregateMetrics));
+    expect(rep).toMatchObject({ name: 'big', count: 2, mean: 1e308, stderr: 0, withinVar: 0, betweenVar: 0 });
+  });
 });
