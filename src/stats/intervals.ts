@@ -175,6 +175,14 @@ export interface MetricSpread {
  * Wilson for 0/1 values, else t (n−1 df). `range`, the metric's declared range, cuts every interval to it
  * (when the values keep to it), and only a range inside [0, 1] lets 0/1 values be a rate.
  */
+/**
+ * A clustered standard error that is 0 (to rounding) while the unclustered one is not: a few
+ * clusters whose residual sums cancel exactly. It says nothing about the spread, and an interval
+ * built on it would claim certainty, so the unclustered interval is used instead.
+ */
+export const cancelledClusters = (clusteredSe: number, unclusteredSe: number): boolean =>
+  unclusteredSe > 0 && clusteredSe <= 1e-9 * unclusteredSe;
+
 export function metricSpread(values: readonly number[], clusters?: readonly (string | undefined)[], range?: MetricRange): MetricSpread {
   const n = values.length;
   const { mean, sd } = meanAndSd(values);
@@ -194,10 +202,13 @@ export function metricSpread(values: readonly number[], clusters?: readonly (str
         out.ci95 = withinDeclared(wilsonInterval(mean * cl.clusters, cl.clusters), held);
         return out;
       }
-      out.ciMethod = 'clustered-t';
-      const ci = tInterval(mean, cl.se, cl.clusters - 1);
-      out.ci95 = withinDeclared(binary ? withinRange(ci, 0, 1) : ci, held);
-      return out;
+      // See cancelledClusters: then the unclustered interval below.
+      if (!cancelledClusters(cl.se, stderr)) {
+        out.ciMethod = 'clustered-t';
+        const ci = tInterval(mean, cl.se, cl.clusters - 1);
+        out.ci95 = withinDeclared(binary ? withinRange(ci, 0, 1) : ci, held);
+        return out;
+      }
     }
   }
   if (n < 2) return out;

@@ -8,6 +8,7 @@ import { tQuantileOf, tTwoSidedP } from './distributions.js';
 import type { MetricRange } from '../core/types.js';
 import {
   CONFIDENCE,
+  cancelledClusters,
   clusteredStderr,
   heldRange,
   isBinary,
@@ -101,7 +102,7 @@ export function pairedDifference(
       clusters.map((c, i) => c ?? `\u0000episode:${i}`),
     );
     C = cl.clusters;
-    if (cl.clusters >= 2) {
+    if (cl.clusters >= 2 && !cancelledClusters(cl.se, se)) {
       se = cl.se;
       df = cl.clusters - 1;
       ciMethod = 'clustered-t';

@@ -106,6 +106,20 @@ describe('intervals', () => {
     expect(metricSpread([1, 1, 1, 1], ['p', 'p', 'q', 'q'], { min: 0 })).toMatchObject({ ciMethod: 'clustered-t', ci95: [1, 1] });
   });
 
+  it('falls back to the unclustered interval when values vary but the clusters cancel (a clustered error of 0)', () => {
+    // Two clusters whose residuals each sum to 0: the clustered error is 0 however spread the values are.
+    const s = metricSpread([0.2, 0.8, 0.2, 0.8], ['p', 'p', 'q', 'q'], { min: 0, max: 1 });
+    expect(s).toMatchObject({ ciMethod: 't', clusters: 2 });
+    expect(s.clusteredStderr).toBeLessThan(1e-15);
+    // The t interval over the 4 episodes, cut to the declared [0, 1].
+    expect(s.ci95).toEqual([0, 1]);
+    expect(tInterval(0.5, s.stderr, 3)[0]).toBeLessThan(0);
+    const d = pairedDifference([0, 0, 0, 0], [0, 1, 0, 1], ['p', 'p', 'q', 'q']);
+    expect(d).toMatchObject({ ciMethod: 't', clusters: 2, df: 3 });
+    expect(d.pValue).toBeGreaterThan(0.05);
+    expect(d.ci95![1] - d.ci95![0]).toBeGreaterThan(0);
+  });
+
   it("keeps an interval inside the metric's declared range", () => {
     // SPL-like values near the top of [0, 1]: the t interval reaches past 1.
     const spl = [1, 1, 0.92, 1, 0.97, 1, 1, 0.88, 1, 1];
