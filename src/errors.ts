@@ -50,6 +50,10 @@ export const ERROR_CODES = {
   REDIS_UNAVAILABLE: { kind: 'request', public: true },
   /** A run on the Redis path lost Redis while it ran: ABORTED, its committed episodes kept. */
   REDIS_LOST: { kind: 'episode', public: false },
+  /** A scale-out worker got no answer from the head (network error, timeout, the head stopped). */
+  HEAD_UNREACHABLE: { kind: 'request', public: false },
+  /** A run on the Redis path had a shard fail for good (attempts used up, or refused): FAILED, its committed episodes kept. */
+  SHARD_FAILED: { kind: 'episode', public: false },
 } as const satisfies Record<string, { kind: 'input' | 'request' | 'storage' | 'episode' | 'internal'; public: boolean }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -44,6 +44,8 @@ export class RemoteRun {
   readonly #records = new Map<number, EpisodeRecord>();
   /** Indices whose commit is under way or done: the check-and-take that makes the first commit win. */
   readonly #taken = new Set<number>();
+  /** Commits being written, by index: a copy of one is answered only once it is written (or has failed). */
+  readonly #writing = new Map<number, Promise<void>>();
   #summary: RunSummary;
   #writes: Promise<unknown> = Promise.resolve();
   #progressTimer: NodeJS.Timeout | null = null;
@@ -108,14 +110,17 @@ export class RemoteRun {
 
   claim(shard: number, worker: string): void {
     const s = this.#shard(shard);
-    s.state = 'RUNNING';
+    // A shard with every episode committed stays COMPLETED: its taker has nothing to play.
+    if (s.state !== 'COMPLETED') s.state = 'RUNNING';
     s.worker = worker;
     s.attempts++;
   }
 
   /**
    * Commits one episode's folder. Files go first, episode.json last (atomically), so a reader
-   * never sees a record without its log. False when the index was committed already.
+   * never sees a record without its log. False when the index was committed already; a copy
+   * that arrives while the first is being written waits for it, so that a worker told `false`
+   * can rely on the episode being on the head (its shard's end may follow at once).
    */
   async commit(shard: number, index: number, files: { path: string; data: string }[]): Promise<boolean> {
     if (this.#ended) throw new ConflictError(`run ${this.spec.runId} has ended (${this.#ended.status}); the episode is not taken`);
@@ -123,6 +128,7 @@ export class RemoteRun {
     if (!Number.isInteger(index) || index < s.first || index >= s.end) {
       throw new BadInputError(`episode ${index} is not in shard ${shard} (${s.first}..${s.end - 1}) of run ${this.spec.runId}`);
     }
+    for (let w = this.#writing.get(index); w; w = this.#writing.get(index)) await w.catch(() => {});
     if (this.#taken.has(index)) return false;
     const recordFile = files.find((f) => f.path === EPISODE_FILES.record);
     if (!recordFile) throw new BadInputError(`episode ${index}: the commit has no ${EPISODE_FILES.record}`);
@@ -132,6 +138,29 @@ export class RemoteRun {
     // An episode a stopped eval process ended CANCELLED is not a result: another worker plays it again.
     if (record.status === 'CANCELLED') throw new ConflictError(`episode ${index} was cancelled on its worker; it is not taken`);
     this.#taken.add(index);
+    const written = this.#writeEpisode(index, files, recordFile, recordBytes);
+    this.#writing.set(index, written);
+    try {
+      await written;
+    } finally {
+      this.#writing.delete(index);
+    }
+    if (this.#ended) return true;
+    this.#records.set(index, record);
+    s.committed++;
+    if (s.committed === s.end - s.first) s.state = 'COMPLETED';
+    this.#onProgress(this.#records.size);
+    if (this.#records.size === this.spec.episodeCount) await this.end('COMPLETED');
+    else this.#scheduleProgress();
+    return true;
+  }
+
+  async #writeEpisode(
+    index: number,
+    files: { path: string; data: string }[],
+    recordFile: { path: string; data: string },
+    recordBytes: Buffer,
+  ): Promise<void> {
     try {
       const dir = episodeDir(this.runDir, index);
       await mkdir(dir, { recursive: true });
@@ -148,27 +177,43 @@ export class RemoteRun {
       this.#taken.delete(index);
       throw err;
     }
-    if (this.#ended) return true;
-    this.#records.set(index, record);
-    s.committed++;
-    if (s.committed === s.end - s.first) s.state = 'COMPLETED';
-    this.#onProgress(this.#records.size);
-    if (this.#records.size === this.spec.episodeCount) await this.end('COMPLETED');
-    else this.#scheduleProgress();
-    return true;
   }
 
-  /** A worker's eval process for the shard ended without all its episodes: FAILED ends the run. */
+  /**
+   * A worker's eval process for the shard ended. FAILED ends the run; COMPLETED with episodes
+   * not committed here is a shard nobody will play again, so it ends the run FAILED too
+   * (SHARD_FAILED, retryable) rather than leave it waiting for them for ever.
+   */
   async shardEnded(shard: number, status: string, error: { code: string; message: string } | null): Promise<void> {
     const s = this.#shard(shard);
     if (this.#ended || s.state === 'COMPLETED') return;
     if (status === 'FAILED') {
       s.state = 'FAILED';
       await this.end('FAILED', error ?? { code: 'INTERNAL_SERVER_ERROR', message: `shard ${shard} failed` });
-    } else if (status !== 'COMPLETED') {
+    } else if (status === 'COMPLETED') {
+      const missing: number[] = [];
+      for (let i = s.first; i < s.end; i++) if (!this.#records.has(i)) missing.push(i);
+      if (missing.length === 0) s.state = 'COMPLETED';
+      else await this.shardFailed(shard, `its worker reported it complete without committing episode(s) ${missing.join(', ')}`);
+    } else {
       // Stopped (a worker that was told to stop, or lost): another worker takes it again.
       s.state = 'WAITING';
     }
+  }
+
+  /**
+   * The shard's job failed for good on the queue (its attempts used up, or refused): nobody will
+   * play its missing episodes, so the run ends FAILED (SHARD_FAILED) with what was committed
+   * kept, for a retry to play the rest. Nothing when the shard is complete or the run has ended.
+   */
+  async shardFailed(shard: number, reason: string): Promise<void> {
+    const s = this.#shard(shard);
+    if (this.#ended || s.committed === s.end - s.first) return;
+    s.state = 'FAILED';
+    await this.end('FAILED', {
+      code: 'SHARD_FAILED',
+      message: `shard ${shard} (episodes ${s.first}..${s.end - 1}) failed for good on the scale-out workers: ${reason}; the run's ${this.#records.size} committed episode(s) are kept, and a retry (evalctl retry ${this.spec.runId}) plays the rest`,
+    });
   }
 
   /** Writes the final summary (records folded in index order) and report.json; idempotent. */

@@ -5,9 +5,11 @@
  * finished episode and report each shard's end over the server's HTTP (routes in
  * http/scaleout-routes.ts); a cancel is published on the cancel channel. Redis unreachable at
  * start or submit is REDIS_UNAVAILABLE; Redis gone for longer than `redisLostMs` while runs are
- * on the fleet ends them ABORTED (REDIS_LOST) with their committed episodes kept.
+ * on the fleet ends them ABORTED (REDIS_LOST) with their committed episodes kept. A shard job
+ * that fails for good on the queue (attempts used up, see shard-flow.ts) ends its run FAILED
+ * (SHARD_FAILED), its committed episodes kept for a retry.
  */
-import { FlowProducer, Queue } from 'bullmq';
+import { FlowProducer, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { CodedError, ConflictError, errorMessage } from '../errors.js';
 import type { RemoteRuns } from '../scheduler/job/remote-runs.js';
@@ -16,7 +18,7 @@ import type { RunSpec, RunSummary } from '../store/types.js';
 import type { ClaimAnswer, CommitAnswer, CommitRequest, ShardEndRequest, WorkerHeartbeat } from './protocol.js';
 import { CANCEL_CHANNEL } from './protocol.js';
 import { RemoteRun, type ShardView } from './remote-run.js';
-import { addRunFlow, RUN_QUEUE, runJobId } from './shard-flow.js';
+import { addRunFlow, RUN_QUEUE, runJobId, SHARD_QUEUE } from './shard-flow.js';
 import { redisClient, RedisUnavailableError, shownRedisUrl } from './redis-connection.js';
 import { currentAttemptOf, readAttempts } from '../store/attempts.js';
 
@@ -41,7 +43,12 @@ export class ScaleoutHead implements RemoteRuns {
   readonly #bull: Redis;
   readonly #flows: FlowProducer;
   readonly #runQueue: Queue;
+  /** Where a shard job that failed for good is heard of (its own blocking connection). */
+  readonly #shardEvents: QueueEvents;
+  readonly #eventsConnection: Redis;
   readonly #runs = new Map<string, RemoteRun>();
+  /** The attempt each run on the fleet is in: its shard jobs' ids (shard-flow.ts). */
+  readonly #attempts = new Map<string, number>();
   readonly #workers = new Map<string, WorkerView>();
   readonly #executing = new Set<Promise<RunSummary>>();
   /** Every claim in the order it came (the last 1000), for `claims()`. */
@@ -71,6 +78,13 @@ export class ScaleoutHead implements RemoteRuns {
     // A lost Redis is watched through the connection's events (#checkRedis), not through each object's errors.
     this.#flows.on('error', () => {});
     this.#runQueue.on('error', () => {});
+    const events = redisClient(opts.redisUrl, { failFast: false });
+    events.on('error', () => {});
+    this.#eventsConnection = events;
+    this.#shardEvents = new QueueEvents(SHARD_QUEUE, { connection: events, autorun: false });
+    this.#shardEvents.on('error', () => {});
+    // 'failed' is a job moved to the failed set: a try that BullMQ will repeat is a 'delayed' or 'waiting' event.
+    this.#shardEvents.on('failed', ({ jobId, failedReason }) => void this.#shardJobFailed(jobId, failedReason));
   }
 
   /** Connects to Redis; REDIS_UNAVAILABLE when it cannot be reached. */
@@ -79,12 +93,15 @@ export class ScaleoutHead implements RemoteRuns {
       await this.#redis.connect();
       await this.#redis.ping();
       if (this.#bull.status === 'wait') await this.#bull.connect();
+      await this.#eventsConnection.connect();
     } catch (err) {
       // Nothing keeps reconnecting behind a refused start.
       this.#redis.disconnect();
       this.#bull.disconnect();
+      this.#eventsConnection.disconnect();
       throw new RedisUnavailableError(this.#opts.redisUrl, err);
     }
+    void this.#shardEvents.run().catch((err: unknown) => this.#opts.log.warn(`shard events: ${errorMessage(err)}`));
     this.#watch = setInterval(() => void this.#checkRedis(), Math.min(500, this.#opts.redisLostMs));
     this.#watch.unref();
   }
@@ -131,6 +148,7 @@ export class ScaleoutHead implements RemoteRuns {
     const remote = await RemoteRun.open(spec, run.runDir, { onProgress: run.onProgress, onEnd: (s) => resolveEnd(s) });
     const attempt = currentAttemptOf(await readAttempts(run.runDir));
     this.#runs.set(spec.runId, remote);
+    this.#attempts.set(spec.runId, attempt);
     const onAbort = () => void this.#cancel(remote);
     run.signal.addEventListener('abort', onAbort, { once: true });
     try {
@@ -146,6 +164,7 @@ export class ScaleoutHead implements RemoteRuns {
     const summary = await ended;
     run.signal.removeEventListener('abort', onAbort);
     this.#runs.delete(spec.runId);
+    this.#attempts.delete(spec.runId);
     // The flow's jobs are of no more use: the run dir is the record.
     await this.#runQueue.remove(runJobId(spec.runId, attempt), { removeChildren: true }).catch(() => {});
     return summary;
@@ -213,9 +232,26 @@ export class ScaleoutHead implements RemoteRuns {
       // Closed first, so closing BullMQ's objects does not wait on a Redis that is gone.
       this.#redis.disconnect();
       this.#bull.disconnect();
-      await Promise.allSettled([this.#flows.close(), this.#runQueue.close()]);
+      this.#eventsConnection.disconnect();
+      await Promise.allSettled([this.#flows.close(), this.#runQueue.close(), this.#shardEvents.close()]);
     })();
     return this.#closing;
+  }
+
+  /** A shard job failed for good: its run (this attempt's, if still on the fleet) ends FAILED and its other shards stop. */
+  async #shardJobFailed(jobId: string, reason: string): Promise<void> {
+    for (const [runId, attempt] of this.#attempts) {
+      const prefix = `${runJobId(runId, attempt)}-shard-`;
+      const run = this.#runs.get(runId);
+      if (!run || !jobId.startsWith(prefix)) continue;
+      if (run.ended) return;
+      const shard = Number(jobId.slice(prefix.length));
+      if (!Number.isInteger(shard) || shard < 0 || shard >= run.shards.length) continue;
+      this.#opts.log.error(`run ${runId}: shard ${shard} failed for good on the queue: ${reason}`);
+      await run.shardFailed(shard, reason).catch((err: unknown) => this.#opts.log.error(`run ${runId}: ${errorMessage(err)}`));
+      if (run.ended) await this.#publishCancel(runId);
+      return;
+    }
   }
 
   async #cancel(run: RemoteRun): Promise<void> {

@@ -13,6 +13,14 @@ export const SHARD_QUEUE = 'eval-shards';
 /** The queue of run (parent) jobs: a run job waits for its shards. */
 export const RUN_QUEUE = 'eval-runs';
 
+/**
+ * How often a shard is tried before it fails for good (the head then ends the run FAILED,
+ * SHARD_FAILED): a worker that could not reach the head, or whose eval process died, hands the
+ * shard back and any worker takes it again after BullMQ's exponential backoff (1 s, 2 s, 4 s, 8 s).
+ */
+export const SHARD_ATTEMPTS = 5;
+export const SHARD_BACKOFF = { type: 'exponential', delay: 1000 } as const;
+
 /** What a shard job carries: enough to find the run on the head and the indices to play. */
 export interface ShardJobData {
   runId: string;
@@ -47,7 +55,12 @@ export async function addRunFlow(
   const priority = bullPriorityOf(spec.priority);
   const children = Array.from({ length: shardCountOf(spec) }, (_, shard) => {
     const data: ShardJobData = { runId: spec.runId, shard, ...shardRange(spec, shard) };
-    return { name: 'shard', queueName: SHARD_QUEUE, data, opts: { jobId: shardJobId(spec.runId, shard, attempt), priority } };
+    return {
+      name: 'shard',
+      queueName: SHARD_QUEUE,
+      data,
+      opts: { jobId: shardJobId(spec.runId, shard, attempt), priority, attempts: SHARD_ATTEMPTS, backoff: SHARD_BACKOFF },
+    };
   });
   await flows.add({
     name: 'run',

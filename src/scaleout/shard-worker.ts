@@ -10,6 +10,12 @@
  * that dies stops renewing it, and after `lockDurationMs` another worker's stalled check puts
  * the shard back on the queue. Each slot keeps a spare eval process started and waiting (see
  * `spares`), so a shard starts without waiting for Node to load.
+ *
+ * The head's HTTP is checked at start (an authenticated heartbeat). A claim or commit the head
+ * does not answer, or answers with a 5xx, is asked again with backoff for `headRetryMs`; then the
+ * shard goes back on the queue through BullMQ's attempts (shard-flow.ts) and this worker takes no
+ * new shard until a heartbeat gets through again. A token the head refuses puts the shard back
+ * untouched and ends the worker (`refused`).
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -32,7 +38,7 @@ import { effectiveWorkerCount } from '../spec/effective-workers.js';
 import { shardRange } from '../spec/shards.js';
 import { episodeDir, readSummary, writeSpec } from '../store/run-dir.js';
 import type { RunSpec } from '../store/types.js';
-import { HeadClient, HeadRequestError } from './head-client.js';
+import { HeadClient, HeadRequestError, isTransientHeadError } from './head-client.js';
 import { CANCEL_CHANNEL, SCALEOUT_ROUTES, type ClaimAnswer, type CommitAnswer, type WorkerHeartbeat } from './protocol.js';
 import { redisClient, RedisUnavailableError, shownRedisUrl } from './redis-connection.js';
 import { SHARD_QUEUE, type ShardJobData } from './shard-flow.js';
@@ -61,6 +67,13 @@ export interface ShardWorkerOptions {
   heartbeatMs?: number;
   /** A shard that does not fit here goes back to the queue for this long. @default 1000 */
   refitDelayMs?: number;
+  /**
+   * How long a claim or commit the head does not answer (or answers with a 5xx) is asked again,
+   * with backoff, before the shard goes back on the queue for any worker. @default 10000
+   */
+  headRetryMs?: number;
+  /** One request to the head is given up after this long without an answer. @default 60000 */
+  headTimeoutMs?: number;
   /**
    * Eval processes kept started and waiting for a shard (`--await-go`): a shard then skips the
    * eval process's own start-up (about a third of a second, more when several start at once).
@@ -95,7 +108,7 @@ const quietLog: SchedulerLogger = { info: () => {}, warn: () => {}, error: () =>
 
 export class ShardWorker {
   readonly name: string;
-  readonly #o: Required<Omit<ShardWorkerOptions, 'token' | 'name' | 'sampler' | 'cores' | 'spares'>> & {
+  readonly #o: Required<Omit<ShardWorkerOptions, 'token' | 'name' | 'sampler' | 'cores' | 'spares' | 'headTimeoutMs'>> & {
     spares: number;
     token: string | undefined;
     cores: number | undefined;
@@ -112,6 +125,17 @@ export class ShardWorker {
   #worker: Worker<ShardJobData> | null = null;
   #heartbeat: NodeJS.Timeout | null = null;
   #closing: Promise<void> | null = null;
+  /** Taking no new shard until the head answers a heartbeat again. */
+  #paused = false;
+  #heartbeatFailing = false;
+  #onRefused: (err: HeadRequestError) => void = () => {};
+  /**
+   * Resolves when the head refuses this worker's token while it runs (the token was changed on
+   * the head): the shard in hand went back on the queue untouched; the caller should close().
+   */
+  readonly refused: Promise<HeadRequestError> = new Promise((resolve) => {
+    this.#onRefused = resolve;
+  });
 
   constructor(opts: ShardWorkerOptions) {
     this.name = opts.name ?? `${hostname()}-${process.pid}`;
@@ -122,6 +146,7 @@ export class ShardWorker {
       cancelGraceMs: 1000,
       heartbeatMs: 2000,
       refitDelayMs: 1000,
+      headRetryMs: 10_000,
       evalProcessMain: EVAL_PROCESS_MAIN,
       log: quietLog,
       ...opts,
@@ -129,13 +154,21 @@ export class ShardWorker {
       cores: opts.cores,
       spares: opts.spares ?? opts.slots ?? 1,
     };
-    this.#head = new HeadClient(opts.serverUrl, this.#o.token);
+    this.#head = new HeadClient(opts.serverUrl, this.#o.token, {
+      ...(opts.headTimeoutMs !== undefined ? { requestTimeoutMs: opts.headTimeoutMs } : {}),
+    });
     this.#sampler = opts.sampler ?? new ResourceSampler();
     this.#ownsSampler = opts.sampler === undefined;
   }
 
-  /** Connects to Redis (REDIS_UNAVAILABLE when it cannot), starts the spares, listens for cancels, starts taking shards. */
+  /**
+   * Checks that the head takes this worker's token (a heartbeat; a HeadRequestError when it does
+   * not: `refused` for the token, `transient` when unreachable), connects to Redis
+   * (REDIS_UNAVAILABLE when it cannot), starts the spares, listens for cancels, starts taking shards.
+   */
   async start(): Promise<void> {
+    // A worker the head would refuse takes shards only to lose them: refuse to start instead.
+    await this.#head.post(SCALEOUT_ROUTES.heartbeat, await this.#heartbeatBody());
     const bull = redisClient(this.#o.redisUrl, { failFast: false });
     const sub = redisClient(this.#o.redisUrl, { failFast: false });
     bull.on('error', () => {});
@@ -192,9 +225,59 @@ export class ShardWorker {
     return [...this.#active].flatMap((a) => (a.child ? [a.child.pid] : []));
   }
 
+  /** Plays a shard job; what the head failed to take sends the shard back on the queue (see the file's doc). */
   async #play(job: BullJob<ShardJobData>, token: string | undefined): Promise<string> {
     const { runId, shard } = job.data;
-    const claim = await this.#head.post<ClaimAnswer>(SCALEOUT_ROUTES.claim, { runId, shard, worker: this.name, probe: true });
+    try {
+      return await this.#playJob(job, token);
+    } catch (err) {
+      if (err instanceof DelayedError) throw err;
+      if (err instanceof HeadRequestError && err.refused) {
+        // Not the shard's fault: it goes back untouched (no attempt spent) for a worker the head takes.
+        this.#o.log.error(`run ${runId} shard ${shard}: the head refused this worker (${err.message}); the shard goes back on the queue`);
+        await job.moveToDelayed(Date.now() + this.#o.refitDelayMs, token);
+        this.#onRefused(err);
+        throw new DelayedError();
+      }
+      const attempts = `attempt ${job.attemptsMade + 1} of ${job.opts.attempts ?? 1}`;
+      if (isTransientHeadError(err)) {
+        this.#o.log.warn(`run ${runId} shard ${shard}: ${errorMessage(err)}; the shard goes back on the queue (${attempts})`);
+        this.#pauseUntilHeadAnswers();
+      } else this.#o.log.warn(`run ${runId} shard ${shard}: ${errorMessage(err)} (${attempts})`);
+      throw err;
+    }
+  }
+
+  /**
+   * A request to the head, asked again with backoff (0.25 s doubling to 2 s) while it fails for a
+   * reason that may pass (see HeadRequestError.transient), for up to `headRetryMs`; each failure is logged.
+   */
+  async #ask<T>(what: string, request: () => Promise<T>): Promise<T> {
+    const until = Date.now() + this.#o.headRetryMs;
+    for (let delay = 250; ; delay = Math.min(delay * 2, 2000)) {
+      try {
+        return await request();
+      } catch (err) {
+        if (!isTransientHeadError(err) || Date.now() + delay > until || this.#closing) throw err;
+        this.#o.log.warn(`${what}: ${errorMessage(err)}; asking again in ${delay} ms`);
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  }
+
+  /** Takes no new shard until a heartbeat gets through: a worker cut off from the head would only use up shards' attempts. */
+  #pauseUntilHeadAnswers(): void {
+    if (this.#paused || !this.#worker || this.#closing) return;
+    this.#paused = true;
+    this.#o.log.warn(`worker ${this.name}: takes no new shard until the head at ${this.#o.serverUrl} answers again`);
+    this.#worker.pause(true).catch(() => {});
+  }
+
+  async #playJob(job: BullJob<ShardJobData>, token: string | undefined): Promise<string> {
+    const { runId, shard } = job.data;
+    const claim = await this.#ask(`run ${runId} shard ${shard}: claim`, () =>
+      this.#head.post<ClaimAnswer>(SCALEOUT_ROUTES.claim, { runId, shard, worker: this.name, probe: true }),
+    );
     if (claim.action === 'skip') return `skipped: ${claim.reason}`;
     const { spec } = claim;
     const estimate = await this.#estimate(spec);
@@ -215,7 +298,9 @@ export class ShardWorker {
 
   async #playClaimed(active: ActiveShard, spec: RunSpec, committed: number[]): Promise<string> {
     const { runId, shard } = active;
-    const taken = await this.#head.post<ClaimAnswer>(SCALEOUT_ROUTES.claim, { runId, shard, worker: this.name });
+    const taken = await this.#ask(`run ${runId} shard ${shard}: claim`, () =>
+      this.#head.post<ClaimAnswer>(SCALEOUT_ROUTES.claim, { runId, shard, worker: this.name }),
+    );
     if (taken.action === 'skip') return `skipped: ${taken.reason}`;
     // The claim that counts: what was committed until now is skipped, the rest played under the same seeds.
     const done = new Set([...taken.committed, ...committed]);
@@ -239,16 +324,19 @@ export class ShardWorker {
     }
     let commits: Promise<void> = Promise.resolve();
     let commitError: unknown = null;
+    /** The shard's indices the head has (committed here, or before). */
+    const held = new Set(done);
     const commit = (index: number) => {
       commits = commits.then(async () => {
         // A stopped eval process ends its episodes in flight CANCELLED: those are not results.
-        if (commitError !== null || active.stopping !== null) return;
+        if (commitError !== null || active.stopping !== null || held.has(index)) return;
         try {
-          await this.#commit(runId, shard, runDir, index);
+          await this.#ask(`run ${runId} shard ${shard}: commit of episode ${index}`, () => this.#commit(runId, shard, runDir, index));
+          held.add(index);
         } catch (err) {
           commitError = err;
           // The head will not take this run's episodes any more (ended), or cannot: stop playing.
-          this.#stop(active, `the head refused episode ${index}: ${errorMessage(err)}`);
+          this.#stop(active, `the head did not take episode ${index}: ${errorMessage(err)}`);
         }
       });
     };
@@ -269,20 +357,40 @@ export class ShardWorker {
     // Anything of its group left behind goes too.
     if (groupAlive(child.pid)) signalGroup(child.pid, 'SIGKILL');
     await commits;
+    if (commitError !== null) {
+      // A run that has ended takes nothing more: the shard is done with. Anything else goes back on the queue (#play).
+      if (commitError instanceof HeadRequestError && commitError.status === 409) return `stopped: ${active.stopping}`;
+      throw commitError;
+    }
     if (active.stopping) return `stopped: ${active.stopping}`;
     const summary = await readSummary(runDir).catch(() => null);
     const status = summary?.status ?? 'ABORTED';
-    if (status === 'COMPLETED' && commitError === null) {
-      await this.#shardEnd(runId, shard, 'COMPLETED', null);
-      await rm(runDir, { recursive: true, force: true });
-      return 'completed';
+    if (status === 'COMPLETED') {
+      // An episode whose notice was lost is still on disk here: commit it now rather than play it again elsewhere.
+      for (const index of indices) if (!held.has(index) && existsSync(join(episodeDir(runDir, index), EPISODE_FILES.record))) commit(index);
+      await commits;
+      if (commitError !== null) {
+        throw commitError;
+      }
+      const missing = indices.filter((i) => !held.has(i));
+      if (missing.length === 0) {
+        await this.#shardEnd(runId, shard, 'COMPLETED', null);
+        await rm(runDir, { recursive: true, force: true });
+        return 'completed';
+      }
     }
-    const error = summary?.error ?? {
-      code: 'ABORTED',
-      message: `the eval process ${exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`} before finishing`,
-    };
-    await this.#shardEnd(runId, shard, status === 'FAILED' ? 'FAILED' : status, error);
-    throw new CodedError('ABORTED', `shard ${shard} of run ${runId} ended ${status}: ${error.message}`);
+    const missing = indices.filter((i) => !held.has(i));
+    const error =
+      status === 'COMPLETED'
+        ? { code: 'ABORTED', message: `its eval process ended with episode(s) ${missing.join(', ')} not written` }
+        : (summary?.error ?? {
+            code: 'ABORTED',
+            message: `the eval process ${exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`} before finishing`,
+          });
+    // Never COMPLETED with episodes missing: the head would wait for them for ever.
+    const ended = status === 'COMPLETED' ? 'ABORTED' : status;
+    await this.#shardEnd(runId, shard, ended, error);
+    throw new CodedError('ABORTED', `shard ${shard} of run ${runId} ended ${ended}: ${error.message}`);
   }
 
   /** Starts spares until `spares` are starting or waiting (none while closing). */
@@ -425,8 +533,27 @@ export class ShardWorker {
   }
 
   async #sendHeartbeat(): Promise<void> {
+    try {
+      await this.#head.post(SCALEOUT_ROUTES.heartbeat, await this.#heartbeatBody());
+    } catch (err) {
+      // Said once per outage, not every beat.
+      if (!this.#heartbeatFailing) this.#o.log.warn(`heartbeat: ${errorMessage(err)}`);
+      this.#heartbeatFailing = true;
+      if (err instanceof HeadRequestError && err.refused) this.#onRefused(err);
+      return;
+    }
+    if (this.#heartbeatFailing) this.#o.log.info(`worker ${this.name}: the head answers heartbeats again`);
+    this.#heartbeatFailing = false;
+    if (this.#paused && this.#worker && !this.#closing) {
+      this.#paused = false;
+      this.#o.log.info(`worker ${this.name}: taking shards again`);
+      this.#worker.resume().catch((err: unknown) => this.#o.log.warn(`worker: ${errorMessage(err)}`));
+    }
+  }
+
+  async #heartbeatBody(): Promise<WorkerHeartbeat> {
     const sample = await this.#sampler.sample().catch(() => null);
-    const hb: WorkerHeartbeat = {
+    return {
       worker: this.name,
       machine: hostname(),
       slots: this.#o.slots,
@@ -435,9 +562,6 @@ export class ShardWorker {
       cores: this.#o.cores ?? availableParallelism(),
       shards: [...this.#active].map((a) => ({ runId: a.runId, shard: a.shard })),
     };
-    await this.#head.post(SCALEOUT_ROUTES.heartbeat, hb).catch((err: unknown) => {
-      if (!(err instanceof HeadRequestError)) this.#o.log.warn(`heartbeat: ${errorMessage(err)}`);
-    });
   }
 }
 

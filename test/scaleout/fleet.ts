@@ -17,6 +17,8 @@ export interface TestWorker {
   name: string;
   mark: string;
   proc: ResultPromise;
+  /** Everything it wrote so far (stdout and stderr). */
+  output(): string;
   /** SIGTERM; once the worker has exited, SIGKILLs its marked processes still alive and returns their pids. Idempotent. */
   stop(): Promise<number[]>;
 }
@@ -32,6 +34,8 @@ export async function startWorker(opts: {
   slots?: number;
   lockMs?: number;
   stalledMs?: number;
+  /** More flags for `evalctl worker`. */
+  args?: string[];
 }): Promise<TestWorker> {
   const dir = await mkdtemp(join(tmpdir(), `worker-${opts.name}-`));
   const mark = `${opts.name}-${process.pid}-${Date.now()}`;
@@ -58,9 +62,14 @@ export async function startWorker(opts: {
       String(opts.lockMs ?? LOCK_MS),
       '--stalled-ms',
       String(opts.stalledMs ?? STALLED_MS),
+      ...(opts.args ?? []),
     ],
     { reject: false, stdin: 'ignore', forceKillAfterDelay: 3000, cleanup: true, env: { SCALEOUT_TEST_MARK: mark }, all: true },
   );
+  let all = '';
+  proc.all?.on('data', (d: Buffer) => {
+    all += d.toString();
+  });
   await new Promise<void>((ok, fail) => {
     let out = '';
     proc.stdout?.on('data', (d: Buffer) => {
@@ -74,6 +83,7 @@ export async function startWorker(opts: {
     name: opts.name,
     mark,
     proc,
+    output: () => all,
     stop: () => {
       stopped ??= (async () => {
         proc.kill('SIGTERM');

@@ -1,0 +1,106 @@
+/**
+ * RemoteRun, the head's ledger of a run on the fleet: a shard's state follows what was
+ * committed (COMPLETED once every episode is, also when its taker had nothing left to play), and
+ * a shard reported complete with episodes missing, or failed for good on the queue, ends the run
+ * FAILED (SHARD_FAILED) with its committed episodes kept instead of leaving it RUNNING.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { RemoteRun } from '../../src/scaleout/remote-run.js';
+import type { EpisodeRecord, RunSpec, RunSummary } from '../../src/store/types.js';
+
+const spec = {
+  runId: 'r1',
+  graphName: 'g',
+  episodeCount: 4,
+  shardSize: 2,
+  workerCount: 1,
+  seed: 0,
+  priority: 0,
+  createdAt: '2026-01-01T00:00:00.000Z',
+} as unknown as RunSpec;
+
+const record = (index: number): EpisodeRecord => ({
+  index,
+  episodeId: `e/${index}`,
+  status: 'COMPLETED',
+  steps: 3,
+  metrics: { score: index },
+  seed: index,
+  workerId: 0,
+  durationMs: 1,
+  startedAt: '2026-01-01T00:00:00.000Z',
+  finishedAt: '2026-01-01T00:00:00.001Z',
+  stepBudget: 10,
+  assets: [],
+});
+const files = (index: number) => [{ path: 'episode.json', data: Buffer.from(JSON.stringify(record(index))).toString('base64') }];
+
+let dir: string;
+let ended: RunSummary[];
+let opened: RemoteRun[];
+const open = async () => {
+  const run = await RemoteRun.open(spec, dir, { onProgress: () => {}, onEnd: (s) => ended.push(s) });
+  opened.push(run);
+  return run;
+};
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'remote-run-'));
+  ended = [];
+  opened = [];
+});
+afterEach(async () => {
+  // Ended, a run writes no more progress into the dir being removed.
+  for (const run of opened) await run.end('CANCELLED');
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('RemoteRun', () => {
+  it('a shard claimed with every episode committed reads COMPLETED once its worker says so', async () => {
+    const run = await open();
+    await run.commit(0, 0, files(0));
+    await run.commit(0, 1, files(1));
+    run.claim(0, 'w2');
+    await run.shardEnded(0, 'COMPLETED', null);
+    expect(run.shards[0]).toMatchObject({ state: 'COMPLETED', committed: 2, attempts: 1, worker: 'w2' });
+    expect(run.ended).toBe(false);
+  });
+
+  it('a copy of an episode being committed is answered once the first is written: a worker told "already committed" can end its shard', async () => {
+    const run = await open();
+    const first = run.commit(0, 0, files(0));
+    const copy = run.commit(0, 0, files(0)).then((committed) => ({ committed, held: run.committedIn(0) }));
+    expect(await first).toBe(true);
+    expect(await copy).toEqual({ committed: false, held: [0] });
+  });
+
+  it('a shard its worker reports COMPLETED with an episode missing ends the run FAILED, the committed episodes kept', async () => {
+    const run = await open();
+    run.claim(1, 'w1');
+    await run.commit(1, 2, files(2));
+    await run.shardEnded(1, 'COMPLETED', null);
+    expect(ended).toHaveLength(1);
+    expect(ended[0]!.status).toBe('FAILED');
+    expect(ended[0]!.error?.code).toBe('SHARD_FAILED');
+    expect(ended[0]!.error?.message).toMatch(/shard 1 \(episodes 2\.\.3\).*episode\(s\) 3/);
+    expect(ended[0]!.episodes.map((e) => e.index)).toEqual([2]);
+    expect(run.shards.map((s) => s.state)).toEqual(['CANCELLED', 'FAILED']);
+    const onDisk = JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) as RunSummary;
+    expect(onDisk.status).toBe('FAILED');
+  });
+
+  it('a shard failed for good on the queue ends the run FAILED naming it; a complete shard failing later changes nothing', async () => {
+    const run = await open();
+    await run.commit(0, 0, files(0));
+    await run.commit(0, 1, files(1));
+    await run.shardFailed(0, 'too late');
+    expect(run.ended).toBe(false);
+    await run.shardFailed(1, '/scaleout/claim: the head cannot be reached');
+    expect(ended[0]!.error).toMatchObject({ code: 'SHARD_FAILED' });
+    expect(ended[0]!.error?.message).toContain('shard 1 (episodes 2..3) failed for good on the scale-out workers: /scaleout/claim');
+    expect(ended[0]!.episodesDone).toBe(2);
+  });
+});
