@@ -59,6 +59,22 @@ describe('pattern', () => {
     expect(() => prepareScorer('pattern', { pattern: 'x', match: 'middle' })).toThrow(/"first" or "last"/);
     expect(() => prepareScorer('pattern', { pattern: 'x', nope: 1 })).toThrow(/unknown config key "nope"/);
   });
+  it('refuses a pattern that could backtrack catastrophically, naming it, and keeps ordinary ones', () => {
+    for (const pattern of ['(a+)+$', String.raw`(\w+\s?)*$`, '(a*)*b']) {
+      let err: unknown;
+      try {
+        prepareScorer('pattern', { pattern });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toMatchObject({ code: 'BAD_USER_INPUT' });
+      expect((err as Error).message).toContain(`/${pattern}/ is refused: it could backtrack catastrophically`);
+    }
+    expect(score('pattern', 'Answer: Paris', 'paris', { pattern: String.raw`answer:\s*(\w+)` })).toMatchObject({ value: 1 });
+    expect(value('pattern', '42', '42', { pattern: String.raw`^\d+$` })).toBe(1);
+    expect(value('pattern', 'x=7 y=8', '8', { pattern: String.raw`(?<=y=)\d+` })).toBe(1);
+    expect(value('pattern', 'says: B', 'b', { pattern: '(?<ans>[A-D])$' })).toBe(1);
+  });
 });
 
 describe('numbers in text', () => {
