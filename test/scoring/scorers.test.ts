@@ -87,12 +87,22 @@ describe('numbers in text', () => {
     expect(findNumbers('x/0 1/0').map((n) => n.value)).toEqual([0]);
     expect(lastNumber('no digits')).toBeUndefined();
   });
+  it('reads a typographic minus as a sign, and thousands groups only when complete', () => {
+    expect(findNumbers('−5 and ﹣6 and －7 and ‒8 and 1e−3').map((n) => n.value)).toEqual([-5, -6, -7, -8, 0.001]);
+    expect(findNumbers('x−5, 3 − 4, pages 3–4').map((n) => n.value)).toEqual([5, 3, 4, 3, 4]);
+    expect(findNumbers('3,14159').map((n) => n.value)).toEqual([3, 14159]);
+    expect(findNumbers('1,234,5678').map((n) => n.value)).toEqual([1234, 5678]);
+    expect(findNumbers('1,234,567 and 12,345.5').map((n) => n.value)).toEqual([1234567, 12345.5]);
+  });
 });
 
 describe('numeric', () => {
   it('compares the last number with the target within the tolerance', () => {
     expect(score('numeric', 'Step 1: 12 + 30 = 42. The answer is 42.', 42)).toMatchObject({ value: 1, extracted: '42' });
     expect(value('numeric', 'The total is 1,234 apples', '1234')).toBe(1);
+    expect(value('numeric', 'The answer is −5', 5)).toBe(0);
+    expect(score('numeric', 'The answer is −5', -5)).toMatchObject({ value: 1, extracted: '-5' });
+    expect(value('numeric', 'π ≈ 3,14159', 3141)).toBe(0);
     expect(value('numeric', 'about 3/4', 0.75)).toBe(1);
     expect(value('numeric', '41.9', 42)).toBe(0);
     expect(value('numeric', '41.9', 42, { abs_tol: 0.2 })).toBe(1);
