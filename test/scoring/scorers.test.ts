@@ -165,4 +165,11 @@ describe('registry', () => {
     expect(score('numeric', '1', 1, { abs_tol: 0.5 }).config).toEqual({ abs_tol: 0.5 });
     expect(score('numeric', '1', 1).config).toBeUndefined();
   });
+  it('names a config value of the wrong type as it was written, an overflowing number as Infinity', () => {
+    expect(() => prepareScorer('numeric', JSON.parse('{"abs_tol":1e400}') as Record<string, unknown>)).toThrow(
+      'scorer "numeric": config "abs_tol" must be a finite number, got Infinity',
+    );
+    expect(() => prepareScorer('numeric', { rel_tol: -Infinity })).toThrow('config "rel_tol" must be a finite number, got -Infinity');
+    expect(() => prepareScorer('numeric', { rel_tol: '0.1' })).toThrow('config "rel_tol" must be a number, got "0.1"');
+  });
 });
