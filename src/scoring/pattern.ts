@@ -1,7 +1,7 @@
 /**
- * A regular expression from the config finds the answer: its first capture group (or the
- * whole match) is extracted and compared with the target as `exact` does. Without a target,
- * a match is correct.
+ * A regular expression from the config finds the answer: its first capture group that took
+ * part in the match (or, without groups, the whole match) is extracted and compared with the
+ * target as `exact` does. Without a target, a match is correct.
  */
 import safeRegex from 'safe-regex2';
 import { BadInputError } from '../errors.js';
@@ -33,7 +33,7 @@ function checkBacktracking(pattern: string): void {
 export const patternScorer: Scorer = {
   name: 'pattern',
   description:
-    'A regular expression (config "pattern") finds the answer; its first capture group, else the whole match, is compared with the target as exact does. No target: a match is correct.',
+    'A regular expression (config "pattern") finds the answer; its first capture group that took part in the match, else the whole match, is compared with the target as exact does. No target: a match is correct.',
   config: {
     pattern: {
       type: 'string',

@@ -52,6 +52,12 @@ describe('pattern', () => {
     expect(score('pattern', 'answer: yes then answer: no', 'yes', { ...cfg, match: 'first' })).toMatchObject({ value: 1 });
     expect(score('pattern', 'nothing here', 'yes', cfg)).toMatchObject({ value: 0, extracted: null });
   });
+  it('extracts the first capture group that took part in the match', () => {
+    const cfg = { pattern: String.raw`answer: (\d+)|final: (\d+)` };
+    expect(score('pattern', 'final: 7', '7', cfg)).toMatchObject({ value: 1, extracted: '7' });
+    expect(score('pattern', 'answer: 3', '3', cfg)).toMatchObject({ value: 1, extracted: '3' });
+    expect(score('pattern', 'y', null, { pattern: '(x)?y' })).toMatchObject({ value: 1, extracted: '' });
+  });
   it('without a target a match is correct; bad configs are refused before scoring', () => {
     expect(value('pattern', 'ok DONE', null, { pattern: 'done' })).toBe(1);
     expect(() => prepareScorer('pattern', {})).toThrow(/"pattern" is required/);
