@@ -5,16 +5,16 @@
  */
 import { createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BadInputError, NotFoundError } from '../errors.js';
-import { EXPORT_FORMATS, exportStream, type ExportFormat } from '../export/run-export.js';
+import { EXPORT_FORMATS, exportFormatOf, exportStream } from '../export/run-export.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
 import { isValidRunId, runDirPath } from '../store/run-dir.js';
 import { parseCliArgs } from './args.js';
 
-const USAGE = `usage: evalctl export <run-id | run-dir> [--format ${EXPORT_FORMATS.join('|')}] [--outputs DIR] [-o FILE]`;
+const USAGE = `usage: evalctl export <run-id | run-dir> [--format ${EXPORT_FORMATS.join('|')}] [--outputs DIR] [-o FILE] (tar.gz is tar)`;
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCliArgs(
@@ -39,9 +39,9 @@ export async function run(argv: string[]): Promise<number> {
     throw new BadInputError(
       positionals.length === 0 ? `missing the run (its id or its directory); ${USAGE}` : `expected one run; ${USAGE}`,
     );
-  const format = (values.format ?? 'csv') as ExportFormat;
-  if (!EXPORT_FORMATS.includes(format))
-    throw new BadInputError(`--format must be one of ${EXPORT_FORMATS.join(', ')}, got "${values.format}"`);
+  const format = exportFormatOf(values.format ?? 'csv');
+  if (format === undefined)
+    throw new BadInputError(`--format must be one of ${EXPORT_FORMATS.join(', ')} (or tar.gz, the same as tar), got "${values.format}"`);
   const runId = positionals[0]!;
   const dir = isValidRunId(runId) ? runDirPath(values.outputs ?? DEFAULT_OUTPUTS_DIR, runId) : resolve(runId);
   try {
@@ -60,7 +60,13 @@ export async function run(argv: string[]): Promise<number> {
   }
   const target = values.output;
   if (target === undefined || target === '-') {
-    await pipeline(body, process.stdout);
+    try {
+      await pipeline(body, process.stdout);
+    } catch (err) {
+      // The reader went away (`| head`): like other Unix tools, stop quietly.
+      if ((err as NodeJS.ErrnoException).code === 'EPIPE') return 0;
+      throw err;
+    }
     return 0;
   }
   // Written beside the target and renamed at the end: a failed export leaves no half file under its name.
@@ -69,8 +75,19 @@ export async function run(argv: string[]): Promise<number> {
     await pipeline(body, createWriteStream(partial));
     await rename(partial, target);
   } catch (err) {
-    await rm(partial, { force: true });
-    throw err;
+    // Where the partial could not even be opened, removing it fails too: the first error is the one to tell.
+    await rm(partial, { force: true }).catch(() => {});
+    throw outputError(err, target, partial);
   }
   return 0;
+}
+
+/** An error writing `-o FILE`, said of the path the user gave rather than the partial file beside it. */
+function outputError(err: unknown, target: string, partial: string): unknown {
+  const e = err as NodeJS.ErrnoException;
+  if (e.path !== partial) return err;
+  const folder = dirname(resolve(target));
+  if (e.code === 'ENOENT') return new BadInputError(`-o ${target}: its folder ${folder} does not exist`, { cause: err });
+  if (e.code === 'ENOTDIR') return new BadInputError(`-o ${target}: its folder ${folder} is not a folder`, { cause: err });
+  return new Error(`cannot write -o ${target} (${e.code ?? e.message})`, { cause: err });
 }

@@ -1,7 +1,8 @@
 /**
- * CSV with a header row (csv-parse). Every cell is a string; `choices`, `target`, `input` and
- * `metadata` cells holding JSON (an array, or an object for metadata) are parsed, and `choices`
- * may also be `|`-separated. Empty cells are absent.
+ * CSV with a header row (csv-parse). Every cell is a string; `choices`, `target` and `input`
+ * cells that are a whole JSON array are parsed (any other cell, even one starting with `[`, is
+ * text), a `metadata` cell starting with `{` or `[` must be JSON, and `choices` may also be
+ * `|`-separated. Empty cells are absent.
  */
 import { parse } from 'csv-parse/sync';
 import { DatasetInvalidError } from './dataset-invalid-error.js';
@@ -50,13 +51,18 @@ function lineAtByte(text: string, byte: number): number {
 
 function cellValue(file: string, line: number, column: string, cell: string): unknown {
   const t = cell.trim();
-  const json = (column === 'metadata' && t.startsWith('{')) || t.startsWith('[');
-  if (json) {
+  if (column === 'metadata' && (t.startsWith('{') || t.startsWith('['))) {
     try {
       return JSON.parse(t);
     } catch (err) {
       throw new DatasetInvalidError({ file, line, field: column }, `cell starts like JSON but is not (${(err as Error).message})`);
     }
+  }
+  // Text often starts with a bracket ("[1, 2, 3] What is the sum?"): only a cell that parses whole is JSON.
+  if (t.startsWith('[')) {
+    try {
+      return JSON.parse(t);
+    } catch {}
   }
   if (column === 'choices') return cell.split('|').map((c) => c.trim());
   return cell;

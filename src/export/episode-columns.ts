@@ -4,6 +4,7 @@
  * timing and placement fields (the only ones that may differ between worker counts) last.
  */
 import type { EpisodeRecord } from '../store/types.js';
+import { defuseFormula } from './defuse-formula.js';
 
 /** Columns before the metrics. */
 export const LEADING_COLUMNS = [
@@ -27,10 +28,13 @@ export const TRAILING_COLUMNS = ['workerId', 'durationMs', 'startedAt', 'finishe
 
 export const METRIC_PREFIX = 'metric.';
 
-/** A cell's text: numbers as JavaScript writes them (shortest exact form), booleans true/false, absent or null empty, anything else as JSON. */
+/**
+ * A cell's text: numbers as JavaScript writes them (shortest exact form), booleans true/false,
+ * absent or null empty, text defused against formulas, anything else as JSON.
+ */
 export function cellText(v: unknown): string {
   if (v === undefined || v === null) return '';
-  if (typeof v === 'string') return v;
+  if (typeof v === 'string') return defuseFormula(v);
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   return JSON.stringify(v);
 }

@@ -18,6 +18,11 @@ import { listTree, tarChunks } from './ustar.js';
 export const EXPORT_FORMATS = ['csv', 'jsonl', 'json', 'tar'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
+/** A format by its name or by its file extension (`tar.gz` is `tar`); undefined when it is neither. */
+export function exportFormatOf(name: string): ExportFormat | undefined {
+  return EXPORT_FORMATS.find((f) => f === name || EXPORT_TYPES[f].ext === name);
+}
+
 /** File extension and content type of each format. */
 export const EXPORT_TYPES: Record<ExportFormat, { ext: string; contentType: string }> = {
   csv: { ext: 'csv', contentType: 'text/csv; charset=utf-8; header=present' },

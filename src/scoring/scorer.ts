@@ -1,6 +1,7 @@
 /** The interface every scorer implements: a pure function of (answer, target, choices, config). */
 import { BadInputError } from '../errors.js';
 import type { ScoreTarget } from '../core/score-entry.js';
+import { showValue } from '../core/show-value.js';
 
 export interface ScoreInput {
   /** The agent's answer as text. */
@@ -57,8 +58,12 @@ export function resolveScorerConfig(scorer: Scorer, config: Record<string, unkno
       if (spec.default !== undefined) out[key] = spec.default;
       continue;
     }
-    if (typeof v !== spec.type || (spec.type === 'number' && !Number.isFinite(v))) {
-      throw new BadInputError(`scorer "${scorer.name}": config "${key}" must be a ${spec.type}, got ${JSON.stringify(v)}`);
+    if (typeof v !== spec.type) {
+      throw new BadInputError(`scorer "${scorer.name}": config "${key}" must be a ${spec.type}, got ${showValue(v)}`);
+    }
+    // JSON reads 1e400 as Infinity, and a tolerance of Infinity would accept any answer.
+    if (spec.type === 'number' && !Number.isFinite(v)) {
+      throw new BadInputError(`scorer "${scorer.name}": config "${key}" must be a finite number, got ${showValue(v)}`);
     }
     out[key] = v;
   }

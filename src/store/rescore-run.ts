@@ -4,7 +4,8 @@
  * Everything is checked and computed before anything is written: an unknown scorer, a bad
  * config or a sample the scorer cannot score leaves the run directory as it was.
  */
-import { ConflictError } from '../errors.js';
+import type { ScoreEntry } from '../core/score-entry.js';
+import { BadInputError, ConflictError } from '../errors.js';
 import { prepareScorer, scoreAnswer } from '../scoring/registry.js';
 import { isTerminalRunStatus } from '../statuses.js';
 import { writeReport, type RunReport } from './report.js';
@@ -39,11 +40,19 @@ export async function rescoreRun(o: RescoreRunOptions): Promise<{ rescore: Resco
       rescore.skipped.push(r.index);
       continue;
     }
-    const score = scoreAnswer(prepared, {
-      answer: first.answer,
-      target: first.target,
-      ...(first.choices ? { choices: first.choices } : {}),
-    });
+    let score: ScoreEntry;
+    try {
+      score = scoreAnswer(prepared, {
+        answer: first.answer,
+        target: first.target,
+        ...(first.choices ? { choices: first.choices } : {}),
+      });
+    } catch (err) {
+      // Said of the sample alone, the refusal would leave the user to search the run for it.
+      if (!(err instanceof BadInputError)) throw err;
+      const sample = r.sampleId === undefined ? '' : `, sample ${r.sampleId}`;
+      throw new BadInputError(`episode ${r.index} (${r.episodeId}${sample}): ${err.message}`, { cause: err });
+    }
     rescore.episodes.push({ index: r.index, episodeId: r.episodeId, score: { ...score, rescored: true } });
   }
   await writeRescore(o.runDir, rescore);

@@ -108,6 +108,24 @@ describe('formats', () => {
     ]);
   });
 
+  it('CSV: a cell that starts with a bracket but is not JSON is text; a metadata cell that starts like JSON must be JSON', async () => {
+    const dir = await folder('cj', {
+      'test.csv': [
+        'id,input,target,choices',
+        'r1,"[1, 2, 3] What is the sum of the list?",[6] six,[1] one|[6] six',
+        'r2,{braces} first,{x},',
+      ].join('\n'),
+    });
+    expect((await load(dir)).splits.test).toEqual([
+      { id: 'r1', input: '[1, 2, 3] What is the sum of the list?', target: '[6] six', choices: ['[1] one', '[6] six'], metadata: {} },
+      { id: 'r2', input: '{braces} first', target: '{x}', metadata: {} },
+    ]);
+    const meta = await folder('cm', { 'test.csv': 'id,input,metadata\nr1,hi,{not json}\n' });
+    expect((await failure(load(meta))).message).toMatch(
+      new RegExp(`^${join(meta, 'test.csv')}:2: field "metadata": cell starts like JSON but is not`),
+    );
+  });
+
   it('Parquet (hyparquet): one record per row, 64-bit integers as numbers, extra columns into metadata', async () => {
     const dir = await folder('p', {
       'test.parquet': (f) =>

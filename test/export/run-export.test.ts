@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { csvField } from '../../src/export/csv-field.js';
+import { csvField, csvRow } from '../../src/export/csv-field.js';
 import { headerOf, rowOf } from '../../src/export/episode-columns.js';
 import { DIST_DIR } from '../../src/paths.js';
 import { runsRoot } from '../../src/store/run-dir.js';
@@ -214,5 +214,38 @@ describe('CSV rows of a run with repeats', () => {
     const row = rowOf(play as unknown as Parameters<typeof rowOf>[0], metrics);
     expect(row[header.indexOf('repeat')]).toBe('1');
     expect(rowOf({ ...play, repeat: undefined } as unknown as Parameters<typeof rowOf>[0], metrics)[header.indexOf('repeat')]).toBe('');
+  });
+});
+
+describe('CSV text cells', () => {
+  it('that a spreadsheet would run as a formula start with a quote; numbers stay as they are', () => {
+    const { header, metrics } = headerOf(['answer', 'delta', 'ok']);
+    const record = {
+      index: 0,
+      episodeId: 'qa/test/1',
+      status: 'ERROR',
+      steps: 1,
+      instruction: '=HYPERLINK("http://evil.example","click")',
+      task: '+1 more',
+      sampleId: '-2',
+      scene: '@SUM(A1:A9)',
+      cluster: '\tindented',
+      error: '\rcarriage',
+      metrics: { answer: 'Paris = capital', delta: -5, ok: true },
+    };
+    const text = csvRow(header) + csvRow(rowOf(record as unknown as Parameters<typeof rowOf>[0], metrics));
+    const [row] = parse(text, { columns: true }) as Array<Record<string, string>>;
+    expect(row).toMatchObject({
+      instruction: `'=HYPERLINK("http://evil.example","click")`,
+      task: "'+1 more",
+      sampleId: "'-2",
+      scene: "'@SUM(A1:A9)",
+      cluster: "'\tindented",
+      error: "'\rcarriage",
+      'metric.answer': 'Paris = capital',
+      'metric.delta': '-5',
+      'metric.ok': 'true',
+      index: '0',
+    });
   });
 });

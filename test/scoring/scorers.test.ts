@@ -52,12 +52,34 @@ describe('pattern', () => {
     expect(score('pattern', 'answer: yes then answer: no', 'yes', { ...cfg, match: 'first' })).toMatchObject({ value: 1 });
     expect(score('pattern', 'nothing here', 'yes', cfg)).toMatchObject({ value: 0, extracted: null });
   });
+  it('extracts the first capture group that took part in the match', () => {
+    const cfg = { pattern: String.raw`answer: (\d+)|final: (\d+)` };
+    expect(score('pattern', 'final: 7', '7', cfg)).toMatchObject({ value: 1, extracted: '7' });
+    expect(score('pattern', 'answer: 3', '3', cfg)).toMatchObject({ value: 1, extracted: '3' });
+    expect(score('pattern', 'y', null, { pattern: '(x)?y' })).toMatchObject({ value: 1, extracted: '' });
+  });
   it('without a target a match is correct; bad configs are refused before scoring', () => {
     expect(value('pattern', 'ok DONE', null, { pattern: 'done' })).toBe(1);
     expect(() => prepareScorer('pattern', {})).toThrow(/"pattern" is required/);
     expect(() => prepareScorer('pattern', { pattern: '(' })).toThrow(/not a valid regular expression/);
     expect(() => prepareScorer('pattern', { pattern: 'x', match: 'middle' })).toThrow(/"first" or "last"/);
     expect(() => prepareScorer('pattern', { pattern: 'x', nope: 1 })).toThrow(/unknown config key "nope"/);
+  });
+  it('refuses a pattern that could backtrack catastrophically, naming it, and keeps ordinary ones', () => {
+    for (const pattern of ['(a+)+$', String.raw`(\w+\s?)*$`, '(a*)*b']) {
+      let err: unknown;
+      try {
+        prepareScorer('pattern', { pattern });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toMatchObject({ code: 'BAD_USER_INPUT' });
+      expect((err as Error).message).toContain(`/${pattern}/ is refused: it could backtrack catastrophically`);
+    }
+    expect(score('pattern', 'Answer: Paris', 'paris', { pattern: String.raw`answer:\s*(\w+)` })).toMatchObject({ value: 1 });
+    expect(value('pattern', '42', '42', { pattern: String.raw`^\d+$` })).toBe(1);
+    expect(value('pattern', 'x=7 y=8', '8', { pattern: String.raw`(?<=y=)\d+` })).toBe(1);
+    expect(value('pattern', 'says: B', 'b', { pattern: '(?<ans>[A-D])$' })).toBe(1);
   });
 });
 
@@ -71,12 +93,22 @@ describe('numbers in text', () => {
     expect(findNumbers('x/0 1/0').map((n) => n.value)).toEqual([0]);
     expect(lastNumber('no digits')).toBeUndefined();
   });
+  it('reads a typographic minus as a sign, and thousands groups only when complete', () => {
+    expect(findNumbers('−5 and ﹣6 and －7 and ‒8 and 1e−3').map((n) => n.value)).toEqual([-5, -6, -7, -8, 0.001]);
+    expect(findNumbers('x−5, 3 − 4, pages 3–4').map((n) => n.value)).toEqual([5, 3, 4, 3, 4]);
+    expect(findNumbers('3,14159').map((n) => n.value)).toEqual([3, 14159]);
+    expect(findNumbers('1,234,5678').map((n) => n.value)).toEqual([1234, 5678]);
+    expect(findNumbers('1,234,567 and 12,345.5').map((n) => n.value)).toEqual([1234567, 12345.5]);
+  });
 });
 
 describe('numeric', () => {
   it('compares the last number with the target within the tolerance', () => {
     expect(score('numeric', 'Step 1: 12 + 30 = 42. The answer is 42.', 42)).toMatchObject({ value: 1, extracted: '42' });
     expect(value('numeric', 'The total is 1,234 apples', '1234')).toBe(1);
+    expect(value('numeric', 'The answer is −5', 5)).toBe(0);
+    expect(score('numeric', 'The answer is −5', -5)).toMatchObject({ value: 1, extracted: '-5' });
+    expect(value('numeric', 'π ≈ 3,14159', 3141)).toBe(0);
     expect(value('numeric', 'about 3/4', 0.75)).toBe(1);
     expect(value('numeric', '41.9', 42)).toBe(0);
     expect(value('numeric', '41.9', 42, { abs_tol: 0.2 })).toBe(1);
@@ -138,5 +170,12 @@ describe('registry', () => {
   it('records a non-default config on the entry', () => {
     expect(score('numeric', '1', 1, { abs_tol: 0.5 }).config).toEqual({ abs_tol: 0.5 });
     expect(score('numeric', '1', 1).config).toBeUndefined();
+  });
+  it('names a config value of the wrong type as it was written, an overflowing number as Infinity', () => {
+    expect(() => prepareScorer('numeric', JSON.parse('{"abs_tol":1e400}') as Record<string, unknown>)).toThrow(
+      'scorer "numeric": config "abs_tol" must be a finite number, got Infinity',
+    );
+    expect(() => prepareScorer('numeric', { rel_tol: -Infinity })).toThrow('config "rel_tol" must be a finite number, got -Infinity');
+    expect(() => prepareScorer('numeric', { rel_tol: '0.1' })).toThrow('config "rel_tol" must be a number, got "0.1"');
   });
 });
