@@ -33,6 +33,8 @@ export const ERROR_CODES = {
   CONFLICT: { kind: 'request', public: true },
   /** A scorer name nobody registered (the message lists the known ones). */
   UNKNOWN_SCORER: { kind: 'input', public: true },
+  /** rescoreRun: the scorer's work on the stored answers passed its time limit (a backtracking pattern); nothing was written. */
+  RESCORE_TIMEOUT: { kind: 'input', public: true },
   /** `retryRun`: no episode of the run ended as asked and none is missing. */
   NOTHING_TO_RETRY: { kind: 'request', public: true },
   STORAGE_FULL: { kind: 'storage', public: true },

@@ -6,7 +6,7 @@
 import { listScorers, prepareScorer } from '../scoring/registry.js';
 import { buildReport, type RunReport } from '../store/report.js';
 import { readAttempts } from '../store/attempts.js';
-import { rescoreRun } from '../store/rescore-run.js';
+import { rescoreRunInThread } from '../store/rescore-in-thread.js';
 import { readRescores, scoresOf } from '../store/rescores.js';
 import { isValidRunId, runDirPath } from '../store/run-dir.js';
 import { builder } from './builder.js';
@@ -74,7 +74,7 @@ builder.mutationFields((t) => ({
       const config = (args.config ?? undefined) as Record<string, unknown> | undefined;
       prepareScorer(args.scorer, config);
       await assertRunExists(runId, ctx);
-      const { rescore } = await rescoreRun({
+      const { rescore } = await rescoreRunInThread({
         runDir: runDirPath(ctx.outputsDir, runId),
         scorer: args.scorer,
         ...(config ? { config } : {}),

@@ -21,7 +21,20 @@ export interface RescoreRunOptions {
   createdAt?: Date;
 }
 
+/** Scores the run again and writes the rescoring and the report. */
 export async function rescoreRun(o: RescoreRunOptions): Promise<{ rescore: RescoreFile; report: RunReport }> {
+  return writeRescoring(o.runDir, await computeRescore(o));
+}
+
+/** Writes a computed rescoring: rescores/<scorer>.json, then report.json from the run's summary. */
+export async function writeRescoring(runDir: string, rescore: RescoreFile): Promise<{ rescore: RescoreFile; report: RunReport }> {
+  await writeRescore(runDir, rescore);
+  const report = await writeReport(runDir, await readSummary(runDir));
+  return { rescore, report };
+}
+
+/** The rescoring of a finished run, computed and checked, nothing written. */
+export async function computeRescore(o: RescoreRunOptions): Promise<RescoreFile> {
   const prepared = prepareScorer(o.scorer, o.config);
   const summary = await readSummary(o.runDir);
   if (!isTerminalRunStatus(summary.status)) {
@@ -55,7 +68,5 @@ export async function rescoreRun(o: RescoreRunOptions): Promise<{ rescore: Resco
     }
     rescore.episodes.push({ index: r.index, episodeId: r.episodeId, score: { ...score, rescored: true } });
   }
-  await writeRescore(o.runDir, rescore);
-  const report = await writeReport(o.runDir, summary);
-  return { rescore, report };
+  return rescore;
 }

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ScoreEntry } from '../../src/core/score-entry.js';
+import { RescoreTimeoutError, rescoreRunInThread } from '../../src/store/rescore-in-thread.js';
 import { rescoreRun } from '../../src/store/rescore-run.js';
 
 let runDir: string;
@@ -82,5 +83,31 @@ describe('rescoreRun', () => {
       [0, 1],
       [1, 0],
     ]);
+  });
+});
+
+describe("rescoreRunInThread (the server's rescoring)", () => {
+  it('gives the same rescoring as in-process, and the same coded refusals', async () => {
+    await writeRun([record(0, 'q1', scored('Paris', 'Paris')), record(1, 'q7', scored('Lyon', 'Paris'))]);
+    const { rescore } = await rescoreRunInThread({ runDir, scorer: 'exact', createdAt: new Date('2026-01-02T00:00:00Z') });
+    const here = await rescoreRun({ runDir, scorer: 'exact', createdAt: new Date('2026-01-02T00:00:00Z') });
+    expect(rescore).toEqual(here.rescore);
+    await expect(rescoreRunInThread({ runDir, scorer: 'nope' })).rejects.toMatchObject({ code: 'UNKNOWN_SCORER' });
+  });
+
+  it('stops a pattern that backtracks for ever at its time limit, writes nothing, and leaves this thread free', async () => {
+    // Not nested quantifiers (so no static check refuses it), yet 2^30 ways to fail on 30 a's and a "!".
+    await writeRun([record(0, 'q1', scored(`${'a'.repeat(30)}!`, 'a'))]);
+    let ticks = 0;
+    const tick = setInterval(() => ticks++, 10);
+    const err = await rescoreRunInThread({ runDir, scorer: 'pattern', config: { pattern: '^(a|a)*$' } }, 500).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    clearInterval(tick);
+    expect(err).toBeInstanceOf(RescoreTimeoutError);
+    expect((err as Error).message).toContain('took longer than 0.5 s and was stopped; nothing was written');
+    expect(ticks).toBeGreaterThan(5);
+    expect(existsSync(join(runDir, 'rescores'))).toBe(false);
   });
 });
