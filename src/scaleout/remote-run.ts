@@ -17,7 +17,7 @@ import { writeFileAtomic } from '../store/atomic.js';
 import { episodeDir, FILES, readSummary, writeSummary } from '../store/run-dir.js';
 import { writeReport } from '../store/report.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from '../store/types.js';
-import { shardCountOf, shardRange } from '../spec/shards.js';
+import { shardCountOf, shardPlays, shardRange } from '../spec/shards.js';
 
 /** Progress (summary.json while running) is rewritten at most this often. */
 export const PROGRESS_INTERVAL_MS = 250;
@@ -53,6 +53,9 @@ export class RemoteRun {
   #ended: RunSummary | null = null;
   readonly #onProgress: (n: number) => void;
   readonly #onEnd: (summary: RunSummary) => void;
+  /** Each shard's run indices (an audit's scratch run plays only its sample), and how many the run plays in all. */
+  readonly #plays: number[][];
+  readonly #playCount: number;
 
   private constructor(spec: RunSpec, runDir: string, base: RunSummary, hooks: { onProgress(n: number): void; onEnd(s: RunSummary): void }) {
     this.spec = spec;
@@ -60,14 +63,22 @@ export class RemoteRun {
     this.#summary = base;
     this.#onProgress = hooks.onProgress;
     this.#onEnd = hooks.onEnd;
-    this.shards = Array.from({ length: shardCountOf(spec) }, (_, index) => ({
+    this.#plays = Array.from({ length: shardCountOf(spec) }, (_, index) => shardPlays(spec, index));
+    this.#playCount = this.#plays.reduce((n, p) => n + p.length, 0);
+    this.shards = this.#plays.map((plays, index) => ({
       index,
       ...shardRange(spec, index),
-      state: 'WAITING' as ShardState,
+      // A shard an audit's sample misses has nothing to play.
+      state: (plays.length === 0 ? 'COMPLETED' : 'WAITING') as ShardState,
       worker: null,
       committed: 0,
       attempts: 0,
     }));
+  }
+
+  /** Every episode the run plays is committed. */
+  get complete(): boolean {
+    return this.#records.size === this.#playCount;
   }
 
   /** Opens the run from its dir: the summary the scheduler wrote at launch, and any episode already committed there. */
@@ -88,7 +99,7 @@ export class RemoteRun {
         run.#shardOf(record.index).committed++;
       }
     }
-    for (const sh of run.shards) if (sh.committed === sh.end - sh.first) sh.state = 'COMPLETED';
+    for (const sh of run.shards) if (sh.committed === run.#plays[sh.index]!.length) sh.state = 'COMPLETED';
     return run;
   }
 
@@ -104,7 +115,7 @@ export class RemoteRun {
   committedIn(shard: number): number[] {
     const s = this.#shard(shard);
     const out: number[] = [];
-    for (let i = s.first; i < s.end; i++) if (this.#records.has(i)) out.push(i);
+    for (const i of this.#plays[shard]!) if (this.#records.has(i)) out.push(i);
     return out;
   }
 
@@ -128,6 +139,7 @@ export class RemoteRun {
     if (!Number.isInteger(index) || index < s.first || index >= s.end) {
       throw new BadInputError(`episode ${index} is not in shard ${shard} (${s.first}..${s.end - 1}) of run ${this.spec.runId}`);
     }
+    if (!this.#plays[shard]!.includes(index)) throw new BadInputError(`episode ${index} is not in the sample run ${this.spec.runId} plays`);
     for (let w = this.#writing.get(index); w; w = this.#writing.get(index)) await w.catch(() => {});
     if (this.#taken.has(index)) return false;
     const recordFile = files.find((f) => f.path === EPISODE_FILES.record);
@@ -148,9 +160,9 @@ export class RemoteRun {
     if (this.#ended) return true;
     this.#records.set(index, record);
     s.committed++;
-    if (s.committed === s.end - s.first) s.state = 'COMPLETED';
+    if (s.committed === this.#plays[shard]!.length) s.state = 'COMPLETED';
     this.#onProgress(this.#records.size);
-    if (this.#records.size === this.spec.episodeCount) await this.end('COMPLETED');
+    if (this.complete) await this.end('COMPLETED');
     else this.#scheduleProgress();
     return true;
   }
@@ -192,13 +204,30 @@ export class RemoteRun {
       await this.end('FAILED', error ?? { code: 'INTERNAL_SERVER_ERROR', message: `shard ${shard} failed` });
     } else if (status === 'COMPLETED') {
       const missing: number[] = [];
-      for (let i = s.first; i < s.end; i++) if (!this.#records.has(i)) missing.push(i);
-      if (missing.length === 0) s.state = 'COMPLETED';
-      else await this.shardFailed(shard, `its worker reported it complete without committing episode(s) ${missing.join(', ')}`);
+      // The run directory is the truth: an episode written there by a commit this ledger did not see (one answered across a head restart) counts.
+      for (const i of this.#plays[shard]!) if (!this.#records.has(i) && !(await this.#adoptWritten(i, s))) missing.push(i);
+      if (missing.length === 0) {
+        s.state = 'COMPLETED';
+        if (this.complete && !this.#ended) await this.end('COMPLETED');
+      } else await this.shardFailed(shard, `its worker reported it complete without committing episode(s) ${missing.join(', ')}`);
     } else {
       // Stopped (a worker that was told to stop, or lost): another worker takes it again.
       s.state = 'WAITING';
     }
+  }
+
+  /** Takes into the ledger an episode whose episode.json is in the run directory but not here; false when there is none. */
+  async #adoptWritten(index: number, s: ShardView): Promise<boolean> {
+    if (this.#writing.has(index)) await this.#writing.get(index)!.catch(() => {});
+    if (this.#records.has(index)) return true;
+    const path = join(episodeDir(this.runDir, index), EPISODE_FILES.record);
+    if (!existsSync(path)) return false;
+    const record = JSON.parse(await readFile(path, 'utf8')) as EpisodeRecord;
+    if (record.index !== index) return false;
+    this.#taken.add(index);
+    this.#records.set(index, record);
+    s.committed++;
+    return true;
   }
 
   /**
@@ -208,7 +237,7 @@ export class RemoteRun {
    */
   async shardFailed(shard: number, reason: string): Promise<void> {
     const s = this.#shard(shard);
-    if (this.#ended || s.committed === s.end - s.first) return;
+    if (this.#ended || s.committed === this.#plays[shard]!.length) return;
     s.state = 'FAILED';
     await this.end('FAILED', {
       code: 'SHARD_FAILED',

@@ -152,7 +152,7 @@ export class ScaleoutHead implements RemoteRuns {
     const onAbort = () => void this.#cancel(remote);
     run.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      if (remote.episodesDone === spec.episodeCount) await remote.end('COMPLETED');
+      if (remote.complete) await remote.end('COMPLETED');
       else {
         await this.#reachableWithin(this.#opts.redisLostMs, run.signal);
         await addRunFlow(this.#flows, spec, attempt);

@@ -6,7 +6,7 @@
  */
 import type { FlowProducer } from 'bullmq';
 import { RUN_LIMITS, type RunSpec } from '../spec/run-spec.js';
-import { shardCountOf, shardRange } from '../spec/shards.js';
+import { shardCountOf, shardPlays, shardRange } from '../spec/shards.js';
 
 /** The queue of shard jobs that workers take. */
 export const SHARD_QUEUE = 'eval-shards';
@@ -49,11 +49,13 @@ export const bullPriorityOf = (priority: number): number => RUN_LIMITS.maxPriori
 /** Adds the flow of one attempt of the run: one parent, one child per shard; adding it again changes nothing. */
 export async function addRunFlow(
   flows: FlowProducer,
-  spec: Pick<RunSpec, 'runId' | 'episodeCount' | 'shardSize' | 'priority'>,
+  spec: Pick<RunSpec, 'runId' | 'episodeCount' | 'shardSize' | 'priority' | 'repeats' | 'audit'>,
   attempt = 1,
 ): Promise<void> {
   const priority = bullPriorityOf(spec.priority);
-  const children = Array.from({ length: shardCountOf(spec) }, (_, shard) => {
+  // An audit's scratch run queues only the shards its sample touches.
+  const shards = Array.from({ length: shardCountOf(spec) }, (_, shard) => shard).filter((shard) => shardPlays(spec, shard).length > 0);
+  const children = shards.map((shard) => {
     const data: ShardJobData = { runId: spec.runId, shard, ...shardRange(spec, shard) };
     return {
       name: 'shard',

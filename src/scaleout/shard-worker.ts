@@ -35,7 +35,7 @@ import { groupAlive, signalGroup, spawnEvalProcess, type EvalChild } from '../sc
 import { inspectRunGraph } from '../scheduler/run-graph.js';
 import type { ResourceEstimate, SchedulerLogger } from '../scheduler/types.js';
 import { effectiveWorkerCount } from '../spec/effective-workers.js';
-import { shardRange } from '../spec/shards.js';
+import { shardPlays } from '../spec/shards.js';
 import { episodeDir, readSummary, writeSpec } from '../store/run-dir.js';
 import type { RunSpec } from '../store/types.js';
 import { HeadClient, HeadRequestError, isTransientHeadError } from './head-client.js';
@@ -304,9 +304,7 @@ export class ShardWorker {
     if (taken.action === 'skip') return `skipped: ${taken.reason}`;
     // The claim that counts: what was committed until now is skipped, the rest played under the same seeds.
     const done = new Set([...taken.committed, ...committed]);
-    const { first, end } = shardRange(spec, shard);
-    const indices: number[] = [];
-    for (let i = first; i < end; i++) if (!done.has(i)) indices.push(i);
+    const indices = shardPlays(spec, shard).filter((i) => !done.has(i));
     if (indices.length === 0) {
       await this.#shardEnd(runId, shard, 'COMPLETED', null);
       return 'nothing left';

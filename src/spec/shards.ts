@@ -31,6 +31,18 @@ export function shardRange(spec: ShardFields, s: number): { first: number; end: 
   return { first, end: Math.min(playCountOf(spec), first + size) };
 }
 
+/**
+ * The run indices shard `s` plays: its whole range, but for an audit's scratch run only the
+ * sampled indices in it (none, for a shard the sample misses).
+ */
+export function shardPlays(spec: ShardFields & Partial<Pick<RunSpec, 'audit'>>, s: number): number[] {
+  const { first, end } = shardRange(spec, s);
+  const only = spec.audit ? new Set(spec.audit.indices) : null;
+  const out: number[] = [];
+  for (let i = first; i < end; i++) if (!only || only.has(i)) out.push(i);
+  return out;
+}
+
 /** The shards (0-based) task `task` of `of` runs. */
 export function shardsOfTask(spec: ShardFields, t: ShardTask): number[] {
   const out: number[] = [];

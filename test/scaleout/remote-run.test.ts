@@ -4,7 +4,7 @@
  * a shard reported complete with episodes missing, or failed for good on the queue, ends the run
  * FAILED (SHARD_FAILED) with its committed episodes kept instead of leaving it RUNNING.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -59,6 +59,20 @@ afterEach(async () => {
 });
 
 describe('RemoteRun', () => {
+  it("an audit's scratch run waits for its sample only: a shard the sample misses is done from the start, other episodes are refused", async () => {
+    const audit = { ...spec, runId: 'r2', episodeCount: 6, audit: { of: 'r0', indices: [1, 4] } } as RunSpec;
+    const run = await RemoteRun.open(audit, dir, { onProgress: () => {}, onEnd: (s) => ended.push(s) });
+    opened.push(run);
+    expect(run.shards.map((x) => x.state)).toEqual(['WAITING', 'COMPLETED', 'WAITING']);
+    await expect(run.commit(0, 0, files(0))).rejects.toThrow('episode 0 is not in the sample run r2 plays');
+    await run.commit(0, 1, files(1));
+    expect(run.ended).toBe(false);
+    await run.commit(2, 4, files(4));
+    expect(run.ended).toBe(true);
+    expect(ended[0]).toMatchObject({ status: 'COMPLETED', episodesDone: 2 });
+    expect(ended[0]!.episodes.map((e) => e.index)).toEqual([1, 4]);
+  });
+
   it('a shard claimed with every episode committed reads COMPLETED once its worker says so', async () => {
     const run = await open();
     await run.commit(0, 0, files(0));
@@ -90,6 +104,19 @@ describe('RemoteRun', () => {
     expect(run.shards.map((s) => s.state)).toEqual(['CANCELLED', 'FAILED']);
     const onDisk = JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) as RunSummary;
     expect(onDisk.status).toBe('FAILED');
+  });
+
+  it('an episode in the run directory that this ledger did not commit (written across a head restart) counts when its shard reports COMPLETED', async () => {
+    const run = await open();
+    await run.commit(0, 0, files(0));
+    await run.commit(0, 1, files(1));
+    await run.commit(1, 2, files(2));
+    // Episode 3 reached the directory by another head's hand, not through this ledger.
+    await mkdir(join(dir, 'episodes', 'ep0003'), { recursive: true });
+    await writeFile(join(dir, 'episodes', 'ep0003', 'episode.json'), JSON.stringify(record(3)));
+    await run.shardEnded(1, 'COMPLETED', null);
+    expect(run.shards[1]!.state).toBe('COMPLETED');
+    expect(ended[0]).toMatchObject({ status: 'COMPLETED', episodesDone: 4 });
   });
 
   it('a shard failed for good on the queue ends the run FAILED naming it; a complete shard failing later changes nothing', async () => {

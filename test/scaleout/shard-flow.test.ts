@@ -4,7 +4,8 @@
  */
 import { createConnection } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { bullPriorityOf, shardJobId } from '../../src/scaleout/shard-flow.js';
+import { FlowProducer, Queue } from 'bullmq';
+import { addRunFlow, bullPriorityOf, SHARD_QUEUE, shardJobId } from '../../src/scaleout/shard-flow.js';
 import { startTestRedis } from './redis-server.js';
 
 /** One RESP command over a raw socket, its first reply line. */
@@ -30,6 +31,25 @@ describe('shard flow', () => {
     expect(shardJobId('20261201_000000_1', 3)).toBe('20261201_000000_1-shard-3');
     // A later attempt (retry, resume) gets its own ids: an earlier attempt's leftover jobs cannot swallow its shards.
     expect(shardJobId('20261201_000000_1', 3, 2)).toBe('20261201_000000_1-a2-shard-3');
+  });
+});
+
+describe('shard flow on Redis', () => {
+  it("queues only the shards an audit's sample touches", async () => {
+    const redis = await startTestRedis();
+    const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null };
+    const flows = new FlowProducer({ connection });
+    const shards = new Queue(SHARD_QUEUE, { connection });
+    try {
+      const spec = { runId: 'r9', episodeCount: 12, shardSize: 4, priority: 0 };
+      await addRunFlow(flows, { ...spec, audit: { of: 'r1', indices: [1, 9, 10] } });
+      const jobs = await shards.getJobs(['waiting', 'prioritized', 'delayed', 'waiting-children']);
+      expect(jobs.map((j) => j.id).sort()).toEqual([shardJobId('r9', 0), shardJobId('r9', 2)]);
+    } finally {
+      await shards.close();
+      await flows.close();
+      await redis.stop();
+    }
   });
 });
 
