@@ -370,25 +370,33 @@ export class ShardWorker {
       if (commitError !== null) {
         throw commitError;
       }
-      const missing = indices.filter((i) => !held.has(i));
-      if (missing.length === 0) {
+      // What the head holds now, not what an earlier answer said: across a head restart the new head may lack an episode the old one had listed.
+      const now = await this.#ask(`run ${runId} shard ${shard}: check`, () =>
+        this.#head.post<ClaimAnswer>(SCALEOUT_ROUTES.claim, { runId, shard, worker: this.name, probe: true }),
+      );
+      if (now.action === 'skip') return `stopped: ${now.reason}`;
+      held.clear();
+      for (const i of now.committed) held.add(i);
+      for (const index of indices) if (!held.has(index) && existsSync(join(episodeDir(runDir, index), EPISODE_FILES.record))) commit(index);
+      await commits;
+      if (commitError !== null) throw commitError;
+      const lacking = shardPlays(spec, shard).filter((i) => !held.has(i));
+      if (lacking.length === 0) {
         await this.#shardEnd(runId, shard, 'COMPLETED', null);
         await rm(runDir, { recursive: true, force: true });
         return 'completed';
       }
+      // Never COMPLETED with episodes missing (the head would wait for them for ever): episodes neither the head nor this worker holds go back on the queue with the shard, and whoever takes it plays them.
+      const error = { code: 'ABORTED', message: `the head lacks episode(s) ${lacking.join(', ')} of the shard; it is played again` };
+      await this.#shardEnd(runId, shard, 'ABORTED', error);
+      throw new CodedError('ABORTED', `shard ${shard} of run ${runId} ended ABORTED: ${error.message}`);
     }
-    const missing = indices.filter((i) => !held.has(i));
-    const error =
-      status === 'COMPLETED'
-        ? { code: 'ABORTED', message: `its eval process ended with episode(s) ${missing.join(', ')} not written` }
-        : (summary?.error ?? {
-            code: 'ABORTED',
-            message: `the eval process ${exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`} before finishing`,
-          });
-    // Never COMPLETED with episodes missing: the head would wait for them for ever.
-    const ended = status === 'COMPLETED' ? 'ABORTED' : status;
-    await this.#shardEnd(runId, shard, ended, error);
-    throw new CodedError('ABORTED', `shard ${shard} of run ${runId} ended ${ended}: ${error.message}`);
+    const error = summary?.error ?? {
+      code: 'ABORTED',
+      message: `the eval process ${exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`} before finishing`,
+    };
+    await this.#shardEnd(runId, shard, status, error);
+    throw new CodedError('ABORTED', `shard ${shard} of run ${runId} ended ${status}: ${error.message}`);
   }
 
   /** Starts spares until `spares` are starting or waiting (none while closing). */
