@@ -46,6 +46,8 @@ describe('live progress of a real run', () => {
   it('reaches graphql-ws, SSE and the Python feed: current state, every episode boundary, the terminal state', async () => {
     server = await startServer();
     const s = server;
+    // The run waits until every subscriber has its first state: a Python process slow to start must not miss episode 1.
+    const release = s.app.scheduler.acquireInteractiveLock('test: subscribers first');
     const started = await s.gql<{ startEval: { runId: string; status: string; viaSubprocess: boolean } }>(START_EVAL, {
       input: { graphName: 'gridnav_planner', episodeCount: 12, workerCount: 1, overrides: { env: { step_latency_ms: 2 } } },
     });
@@ -54,8 +56,14 @@ describe('live progress of a real run', () => {
     expect(status).toBe('QUEUED');
     expect(viaSubprocess).toBe(true);
 
-    const viaWs = wsCollect<Progress>(s.ws(), PROGRESS, { id: runId });
-    const viaSse = sseCollect<Progress>(s.url, PROGRESS, { id: runId });
+    let wsFirst = false;
+    let sseFirst = false;
+    const viaWs = wsCollect<Progress>(s.ws(), PROGRESS, { id: runId }, () => {
+      wsFirst = true;
+    });
+    const viaSse = sseCollect<Progress>(s.url, PROGRESS, { id: runId }, {}, () => {
+      sseFirst = true;
+    });
     const episodes = wsCollect<{ episodeCompleted: { index: number; status: string } }>(
       s.ws(),
       `subscription($id: ID!) { episodeCompleted(runId: $id) { index status } }`,
@@ -65,6 +73,12 @@ describe('live progress of a real run', () => {
       cwd: PACKAGE_ROOT,
       reject: false,
     });
+    let pyFirst = false;
+    python.stdout?.once('data', () => {
+      pyFirst = true;
+    });
+    await waitFor('every subscriber to have the queued state', () => wsFirst && sseFirst && pyFirst);
+    release();
 
     const [ws, sse, eps, py] = await Promise.all([viaWs, viaSse, episodes, python]);
     expectFullProgress(ws, 12);
