@@ -11,6 +11,7 @@ import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
 import { prepareRetry, retryEndingsOf, type RetriedEpisode } from '../store/attempts.js';
 import { isDone, readSummary, touchDone, writeSummary } from '../store/run-dir.js';
 import { isTerminalRunStatus } from '../statuses.js';
+import { isPidAlive } from '../scheduler/admission/resource-sampler.js';
 import type { RunSummary } from '../store/types.js';
 import { parseCommandArgs } from './args.js';
 import { RemoteServer } from './remote-run.js';
@@ -32,16 +33,6 @@ function describe(runId: string, attempt: number, retried: readonly RetriedEpiso
   return `run ${runId}: attempt ${attempt} plays ${retried.length} episode(s) again (${why})\n`;
 }
 
-/** Whether a process with this pid exists (EPERM: it does, owned by another user). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * A run without _DONE whose recorded process is gone (an `evalctl retry` or eval process killed
  * with SIGKILL, which could write nothing) is ended ABORTED here, its finished episodes kept, so
@@ -50,7 +41,7 @@ function alive(pid: number): boolean {
 async function endOrphaned(dir: string): Promise<void> {
   const summary = await readSummary(dir).catch(() => null);
   const pid = summary?.pid;
-  if (!summary || isTerminalRunStatus(summary.status) || typeof pid !== 'number' || pid === process.pid || alive(pid))
+  if (!summary || isTerminalRunStatus(summary.status) || typeof pid !== 'number' || pid === process.pid || isPidAlive(pid))
     throw new ConflictError(
       `run ${dir} is not finished (no _DONE${typeof pid === 'number' ? `; its process ${pid} is still running` : ''}); retry it once it has ended`,
     );
