@@ -6,10 +6,8 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderPlan } from '../../src/cli/plan.js';
 import { episodesForEffect } from '../../src/stats/power.js';
-import { computeAggregates } from '../../src/store/aggregate.js';
-import { createRunDir, touchDone, writeSummary } from '../../src/store/run-dir.js';
-import type { EpisodeRecord, RunSummary } from '../../src/store/types.js';
-import { writeDatasetManifest } from '../support/scored-run.js';
+import type { EpisodeRecord } from '../../src/store/types.js';
+import { writeDatasetManifest, writeScoredRun } from '../support/scored-run.js';
 
 const MAIN = resolve(import.meta.dirname, '../../dist/main.js');
 let dir: string;
@@ -34,26 +32,9 @@ function record(index: number, success: number, offset = 0): EpisodeRecord {
 }
 
 async function writeRun(at: Date, episodes: EpisodeRecord[], into = outputs): Promise<string> {
-  const { runId, dir: runDir } = createRunDir(into, at);
-  const summary: RunSummary = {
-    seq: 1,
-    runId,
-    status: 'COMPLETED',
-    graphName: 'gridnav_planner',
-    episodeCount: episodes.length,
-    workerCount: 1,
-    seed: 0,
-    priority: 0,
-    episodesDone: episodes.length,
-    createdAt: at.toISOString(),
-    startedAt: at.toISOString(),
-    finishedAt: at.toISOString(),
-    error: null,
-    ...computeAggregates(episodes),
-    episodes,
-  };
-  await writeSummary(runDir, summary);
-  await touchDone(runDir);
+  const { runId } = await writeScoredRun(into, at, episodes, (summary) => {
+    summary.graphName = 'gridnav_planner';
+  });
   return runId;
 }
 
