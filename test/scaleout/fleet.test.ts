@@ -9,8 +9,7 @@
  * --resume completes it the same way.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -18,7 +17,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SHARD_QUEUE } from '../../src/scaleout/shard-flow.js';
 import type { RunSummary } from '../../src/store/types.js';
 import { startServer, type TestServer } from '../app.helpers.js';
-import { LOCK_MS, STALLED_MS, TOKEN, oneMachineResult, playingPids, resultOf, startWorker, waitFor, type TestWorker } from './fleet.js';
+import {
+  LOCK_MS,
+  STALLED_MS,
+  TOKEN,
+  startFleetFixture,
+  stopFleetFixture,
+  playingPids,
+  resultOf,
+  startWorker,
+  waitFor,
+  type TestWorker,
+} from './fleet.js';
 import { startTestRedis, type TestRedis } from './redis-server.js';
 
 const SPEC = {
@@ -47,26 +57,10 @@ const addWorker = async (name: string, slots = 2) => {
 };
 
 beforeAll(async () => {
-  redis = await startTestRedis();
-  head = await startServer({ token: TOKEN, redis: { redisUrl: redis.url, redisLostMs: 1000 } });
-  // The one-machine run of the same spec.
-  baseDir = await mkdtemp(join(tmpdir(), 'scaleout-base-'));
-  baseline = await oneMachineResult(baseDir, {
-    graphName: SPEC.graphName,
-    episodes: SPEC.episodeCount,
-    seed: SPEC.seed,
-    shardSize: SPEC.shardSize,
-    workers: SPEC.workerCount,
-    latencyMs: SPEC.overrides.env.step_latency_ms,
-  });
+  ({ redis, head, baseDir, baseline } = await startFleetFixture(SPEC, 'scaleout-base-'));
 }, 120_000);
 
-afterAll(async () => {
-  await Promise.allSettled(workers.map((w) => w.stop()));
-  await head?.stop({ cancelRunning: true });
-  await redis?.stop();
-  if (baseDir) await rm(baseDir, { recursive: true, force: true });
-}, 60_000);
+afterAll(() => stopFleetFixture({ redis, head, baseDir }, workers), 60_000);
 
 describe('scale-out over Redis', () => {
   it('refuses to start a head when Redis cannot be reached, with REDIS_UNAVAILABLE', async () => {

@@ -9,6 +9,8 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
+import { startServer, type TestServer } from '../app.helpers.js';
+import { startTestRedis, type TestRedis } from './redis-server.js';
 
 export const MAIN = resolve('dist/main.js');
 export const TOKEN = 'scaleout-test-token';
@@ -198,4 +200,45 @@ export async function oneMachineResult(
   if (r.exitCode !== 0) throw new Error(`evalctl run exited ${r.exitCode}: ${r.stderr}`);
   const [id] = await readdir(join(outputs, 'eval_runs'));
   return resultOf(join(outputs, 'eval_runs', id!));
+}
+
+/** A run spec a fleet test plays on the workers and on one machine. */
+export interface FleetSpec {
+  graphName: string;
+  episodeCount: number;
+  seed: number;
+  shardSize: number;
+  workerCount: number;
+  overrides: { env: { step_latency_ms: number } };
+}
+
+/** What a fleet test starts before its cases: a Redis, a head (a server with --redis and the token), and the one-machine result of the spec. */
+export interface FleetFixture {
+  redis: TestRedis;
+  head: TestServer;
+  baseDir: string;
+  baseline: { summary: string; episodes: string[] };
+}
+
+export async function startFleetFixture(spec: FleetSpec, prefix: string): Promise<FleetFixture> {
+  const redis = await startTestRedis();
+  const head = await startServer({ token: TOKEN, redis: { redisUrl: redis.url, redisLostMs: 1000 } });
+  const baseDir = await mkdtemp(join(tmpdir(), prefix));
+  const baseline = await oneMachineResult(baseDir, {
+    graphName: spec.graphName,
+    episodes: spec.episodeCount,
+    seed: spec.seed,
+    shardSize: spec.shardSize,
+    workers: spec.workerCount,
+    latencyMs: spec.overrides.env.step_latency_ms,
+  });
+  return { redis, head, baseDir, baseline };
+}
+
+/** Stops the workers, then the head (cancelling its runs), Redis, and removes the baseline's folder; whatever of it was started. */
+export async function stopFleetFixture(f: Partial<FleetFixture>, workers: readonly TestWorker[]): Promise<void> {
+  await Promise.allSettled(workers.map((w) => w.stop()));
+  await f.head?.stop({ cancelRunning: true });
+  await f.redis?.stop();
+  if (f.baseDir) await rm(f.baseDir, { recursive: true, force: true });
 }

@@ -7,9 +7,8 @@
  * ends its run FAILED (SHARD_FAILED) instead of RUNNING for ever, and a retry completes it.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UnrecoverableError, Worker } from 'bullmq';
 import { execa } from 'execa';
@@ -17,9 +16,9 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SHARD_QUEUE } from '../../src/scaleout/shard-flow.js';
 import type { RunSummary } from '../../src/store/types.js';
-import { startServer, type TestServer } from '../app.helpers.js';
-import { MAIN, TOKEN, oneMachineResult, resultOf, startWorker, waitFor, type TestWorker } from './fleet.js';
-import { startTestRedis, type TestRedis } from './redis-server.js';
+import type { TestServer } from '../app.helpers.js';
+import { MAIN, TOKEN, startFleetFixture, stopFleetFixture, resultOf, startWorker, waitFor, type TestWorker } from './fleet.js';
+import type { TestRedis } from './redis-server.js';
 
 const SPEC = {
   graphName: 'gridnav_planner',
@@ -96,25 +95,10 @@ const refusedWorker = (serverUrl: string, token: string) =>
   });
 
 beforeAll(async () => {
-  redis = await startTestRedis();
-  head = await startServer({ token: TOKEN, redis: { redisUrl: redis.url, redisLostMs: 1000 } });
-  baseDir = await mkdtemp(join(tmpdir(), 'head-faults-base-'));
-  baseline = await oneMachineResult(baseDir, {
-    graphName: SPEC.graphName,
-    episodes: SPEC.episodeCount,
-    seed: SPEC.seed,
-    shardSize: SPEC.shardSize,
-    workers: SPEC.workerCount,
-    latencyMs: SPEC.overrides.env.step_latency_ms,
-  });
+  ({ redis, head, baseDir, baseline } = await startFleetFixture(SPEC, 'head-faults-base-'));
 }, 120_000);
 
-afterAll(async () => {
-  await Promise.allSettled(workers.map((w) => w.stop()));
-  await head?.stop({ cancelRunning: true });
-  await redis?.stop();
-  if (baseDir) await rm(baseDir, { recursive: true, force: true });
-}, 60_000);
+afterAll(() => stopFleetFixture({ redis, head, baseDir }, workers), 60_000);
 
 describe('a worker whose calls to the head fail', () => {
   it('does not start when the head refuses its token (exit 2) or cannot be reached (exit 1)', async () => {
