@@ -16,7 +16,7 @@ import type { RunSummary } from '../store/types.js';
 import { parseCommandArgs } from './args.js';
 import { RemoteServer } from './remote-run.js';
 import { runDirOf } from './run-dir-arg.js';
-import { progressLine, renderSummary } from './run.js';
+import { followRemoteRun, renderSummary } from './run.js';
 import { signalExitCode } from './signal-exit.js';
 
 const USAGE =
@@ -84,27 +84,7 @@ export async function run(argv: string[]): Promise<number> {
       endings: values.endings === undefined ? null : endings,
     });
     process.stderr.write(describe(runId, data.retryRun.attempt, data.retryRun.retried));
-    const live = !json && process.stderr.isTTY === true;
-    const started = Date.now();
-    // As `evalctl run --server`: Ctrl-C cancels the attempt on the server (its finished episodes are kept), again stops following.
-    let interrupted: NodeJS.Signals | undefined;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (interrupted) process.exit(signalExitCode(signal));
-      interrupted = signal;
-      if (!json) process.stderr.write('\ncancelling the attempt on the server (Ctrl-C again to stop following)…\n');
-      server.cancel(runId).catch((err: unknown) => process.stderr.write(`evalctl retry: cancel failed: ${(err as Error).message}\n`));
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-    try {
-      for await (const state of server.progress(runId)) {
-        if (live) process.stderr.write(`\r\x1b[2K${progressLine({ aggregateMetrics: [], ...state } as RunSummary, Date.now() - started)}`);
-      }
-    } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    }
-    if (live) process.stderr.write('\r\x1b[2K');
+    const interrupted = await followRemoteRun(server, runId, { json, command: 'evalctl retry', what: 'the attempt' });
     if (interrupted) {
       summary = await server.summary(runId);
       process.stdout.write(json ? JSON.stringify(summary, null, 2) + '\n' : renderSummary(summary, `${server.base}/runs/${runId}`));

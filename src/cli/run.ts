@@ -339,34 +339,48 @@ export async function run(argv: string[]): Promise<number> {
   return isInputFault(summary.error?.code) ? 2 : 1;
 }
 
-/** `--server`: queue the run there, follow its subscription with the same live line, print the same table (or summary with --json). */
-async function runRemote(args: RunArgs, opts: RemoteOptions): Promise<number> {
-  const server = new RemoteServer(opts);
-  const runId = await server.start(args.input, opts.waitForRoomSec);
-  const live = !args.json && process.stderr.isTTY === true;
-  if (!args.json)
-    process.stderr.write(
-      `run ${runId}: ${args.input.graphName}, ${args.input.episodeCount} episodes on ${args.input.workerCount} worker(s), queued on ${server.base}\n`,
-    );
+/**
+ * Follows a run on a server to its end, with the live progress line on a terminal. The first
+ * Ctrl-C (or SIGTERM) cancels `what` there (its finished episodes are kept) and keeps following
+ * to its end; a second stops following. Returns the signal that interrupted it, if one did.
+ */
+export async function followRemoteRun(
+  server: RemoteServer,
+  runId: string,
+  o: { json: boolean; command: string; what: string },
+): Promise<NodeJS.Signals | undefined> {
+  const live = !o.json && process.stderr.isTTY === true;
   let interrupted: NodeJS.Signals | undefined;
-  const onSigint = (signal: NodeJS.Signals) => {
+  const onSignal = (signal: NodeJS.Signals) => {
     if (interrupted) process.exit(signalExitCode(signal));
     interrupted = signal;
-    if (!args.json) process.stderr.write('\ncancelling on the server (Ctrl-C again to stop following)…\n');
-    server.cancel(runId).catch((err: unknown) => process.stderr.write(`evalctl run: cancel failed: ${(err as Error).message}\n`));
+    if (!o.json) process.stderr.write(`\ncancelling ${o.what} on the server (Ctrl-C again to stop following)…\n`);
+    server.cancel(runId).catch((err: unknown) => process.stderr.write(`${o.command}: cancel failed: ${(err as Error).message}\n`));
   };
-  process.on('SIGINT', onSigint);
-  process.on('SIGTERM', onSigint);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   const started = Date.now();
   try {
     for await (const state of server.progress(runId)) {
       if (live) process.stderr.write(`\r\x1b[2K${progressLine({ aggregateMetrics: [], ...state } as RunSummary, Date.now() - started)}`);
     }
   } finally {
-    process.off('SIGINT', onSigint);
-    process.off('SIGTERM', onSigint);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     if (live) process.stderr.write('\r\x1b[2K');
   }
+  return interrupted;
+}
+
+/** `--server`: queue the run there, follow its subscription with the same live line, print the same table (or summary with --json). */
+async function runRemote(args: RunArgs, opts: RemoteOptions): Promise<number> {
+  const server = new RemoteServer(opts);
+  const runId = await server.start(args.input, opts.waitForRoomSec);
+  if (!args.json)
+    process.stderr.write(
+      `run ${runId}: ${args.input.graphName}, ${args.input.episodeCount} episodes on ${args.input.workerCount} worker(s), queued on ${server.base}\n`,
+    );
+  const interrupted = await followRemoteRun(server, runId, { json: args.json, command: 'evalctl run', what: 'the run' });
   const summary = await server.summary(runId);
   if (args.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
   else process.stdout.write(renderSummary(summary, `${server.base}/runs/${runId}/export.tar.gz (on the server)`));
