@@ -95,9 +95,6 @@ export interface RunArgs {
   overridesLabel: string;
 }
 
-/** How inspectRunGraph's errors about the overrides begin. */
-const OVERRIDES_BLAME = 'overrides:';
-
 /** `--set` patches over the file's overrides, key by key within each node. */
 function mergeOverrides(file: unknown, flags: Record<string, Record<string, unknown>>): unknown {
   if (Object.keys(flags).length === 0) return file;
@@ -220,11 +217,7 @@ async function checkedInput(input: RunInput, runId: string, overridesLabel: stri
     graphName: input.graphName,
     overrides: input.overrides,
     workspaceDir,
-  }).catch((err: unknown) => {
-    // The graph check blames "overrides"; on the command line they are --set flags or a run file's lines.
-    if (err instanceof BadInputError && err.message.startsWith(OVERRIDES_BLAME))
-      throw new BadInputError(`${overridesLabel}${err.message.slice(OVERRIDES_BLAME.length - 1)}`, { cause: err });
-    throw err;
+    overridesLabel,
   });
   await assertDatasetSelection(nodesets, input, workspaceDir, { defaults: false });
   assertModelSetup(input.graphName, graph);

@@ -25,6 +25,8 @@ export interface RunGraphOptions extends GraphDirs {
   overrides?: Record<string, Record<string, unknown>> | undefined;
   /** The graph frozen at submit (overrides applied): validated as it is, the graph file is not read again. */
   frozen?: GraphSpec | undefined;
+  /** How an error blames the overrides (the CLI: `--set`, or a run file's line). @default "overrides" */
+  overridesLabel?: string | undefined;
 }
 
 export interface RunGraphInfo {
@@ -44,7 +46,8 @@ export async function inspectRunGraph(opts: RunGraphOptions): Promise<RunGraphIn
     ...(opts.workspaceDir ? { workspaceDir: opts.workspaceDir } : {}),
   };
   const source = opts.frozen ? undefined : loadGraph(opts, where);
-  const graph = opts.frozen ?? withOverrides(source!, opts.overrides);
+  const overridesLabel = opts.overridesLabel ?? 'overrides';
+  const graph = opts.frozen ?? withOverrides(source!, opts.overrides, overridesLabel);
   let registry: NodesetRegistry;
   try {
     registry = await NodesetRegistry.scan({ ...where, ...(opts.builtinNodesetsDir ? { builtinDir: opts.builtinNodesetsDir } : {}) });
@@ -56,7 +59,7 @@ export async function inspectRunGraph(opts: RunGraphOptions): Promise<RunGraphIn
     validated = validateGraph(graph, registry);
   } catch (err) {
     // A graph that is valid until the overrides patch it is the overrides' fault (e.g. a config value of the wrong type).
-    const blame = source && source !== graph && isValid(source, registry) ? 'overrides' : `graphName "${opts.graphName}"`;
+    const blame = source && source !== graph && isValid(source, registry) ? overridesLabel : `graphName "${opts.graphName}"`;
     throw asBadInput(blame, err);
   }
   // As this run places them: a nodeset its config keeps light is served on the eval process's thread (admission counts it so).
@@ -92,12 +95,12 @@ function loadGraph(opts: RunGraphOptions, where: { workspaceDir?: string }): Gra
 }
 
 /** The graph with the run's overrides applied (the same object when there are none). */
-function withOverrides(graph: GraphSpec, overrides: RunGraphOptions['overrides']): GraphSpec {
+function withOverrides(graph: GraphSpec, overrides: RunGraphOptions['overrides'], label: string): GraphSpec {
   if (!overrides || Object.keys(overrides).length === 0) return graph;
   try {
     return applyOverrides(graph, overrides);
   } catch (err) {
-    throw asBadInput('overrides', err);
+    throw asBadInput(label, err);
   }
 }
 
