@@ -273,11 +273,16 @@ export class ShardWorker {
     this.#worker.pause(true).catch(() => {});
   }
 
-  async #playJob(job: BullJob<ShardJobData>, token: string | undefined): Promise<string> {
-    const { runId, shard } = job.data;
-    const claim = await this.#ask(`run ${runId} shard ${shard}: claim`, () =>
+  /** The run's spec and what the head holds of the shard now, without claiming it. */
+  #probe(runId: string, shard: number, what: string): Promise<ClaimAnswer> {
+    return this.#ask(`run ${runId} shard ${shard}: ${what}`, () =>
       this.#head.post<ClaimAnswer>(SCALEOUT_ROUTES.claim, { runId, shard, worker: this.name, probe: true }),
     );
+  }
+
+  async #playJob(job: BullJob<ShardJobData>, token: string | undefined): Promise<string> {
+    const { runId, shard } = job.data;
+    const claim = await this.#probe(runId, shard, 'claim');
     if (claim.action === 'skip') return `skipped: ${claim.reason}`;
     const { spec } = claim;
     const estimate = await this.#estimate(spec);
@@ -371,9 +376,7 @@ export class ShardWorker {
         throw commitError;
       }
       // What the head holds now, not what an earlier answer said: across a head restart the new head may lack an episode the old one had listed.
-      const now = await this.#ask(`run ${runId} shard ${shard}: check`, () =>
-        this.#head.post<ClaimAnswer>(SCALEOUT_ROUTES.claim, { runId, shard, worker: this.name, probe: true }),
-      );
+      const now = await this.#probe(runId, shard, 'check');
       if (now.action === 'skip') return `stopped: ${now.reason}`;
       held.clear();
       for (const i of now.committed) held.add(i);
