@@ -110,8 +110,9 @@ export class GraphValidationError extends CodedError {
 }
 
 export class NotFoundError extends CodedError {
-  constructor(what: string, options?: { cause?: unknown }) {
-    super('NOT_FOUND', `${what} not found`, options);
+  /** `detail` follows "not found" in parentheses (what there is instead). */
+  constructor(what: string, options?: { cause?: unknown; detail?: string }) {
+    super('NOT_FOUND', `${what} not found${options?.detail ? ` (${options.detail})` : ''}`, options);
   }
 }
 

@@ -95,7 +95,7 @@ describe('GraphQL datasets', () => {
   it('NOT_FOUND for an unknown dataset, BAD_USER_INPUT for a preview too large', async () => {
     const missing = await server.gql('{ dataset(name: "nope") { name } }');
     expect(codeOf(missing)).toBe('NOT_FOUND');
-    expect(missing.errors![0]!.message).toBe('dataset "nope" (known: arith, broken, chat, mcq, sentiment) not found');
+    expect(missing.errors![0]!.message).toBe('dataset "nope" not found (known: arith, broken, chat, mcq, sentiment)');
     const big = await server.gql('{ dataset(name: "arith") { splits { preview(first: 101) { id } } } }');
     expect(codeOf(big)).toBe('BAD_USER_INPUT');
   });

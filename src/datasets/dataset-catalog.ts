@@ -53,13 +53,13 @@ export class DatasetCatalog {
   entry(name: string): DatasetEntry {
     const e = NAME.test(name) ? this.list().find((d) => d.name === name) : undefined;
     if (!e)
-      throw new NotFoundError(
-        `dataset ${JSON.stringify(name)} (known: ${
+      throw new NotFoundError(`dataset ${JSON.stringify(name)}`, {
+        detail: `known: ${
           this.list()
             .map((d) => d.name)
             .join(', ') || 'none'
-        })`,
-      );
+        }`,
+      });
     return e;
   }
 

@@ -81,7 +81,7 @@ export class GraphCatalog {
     const path = this.pathOf(name);
     if (!path) {
       const available = this.list().map((g) => g.name);
-      throw new NotFoundError(`graph "${name}" (available: ${available.length ? available.join(', ') : 'none'})`);
+      throw new NotFoundError(`graph "${name}"`, { detail: `available: ${available.join(', ') || 'none'}` });
     }
     let json: unknown;
     try {

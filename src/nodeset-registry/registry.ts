@@ -113,7 +113,7 @@ export class NodesetRegistry implements NodeTypeResolver {
 
   get(name: string): NodesetEntry {
     const entry = this.entries.get(name);
-    if (!entry) throw new NotFoundError(`nodeset "${name}" (known: ${[...this.entries.keys()].sort().join(', ') || 'none'})`);
+    if (!entry) throw new NotFoundError(`nodeset "${name}"`, { detail: `known: ${[...this.entries.keys()].sort().join(', ') || 'none'}` });
     return entry;
   }
 

@@ -340,7 +340,7 @@ describe('cache and catalog', () => {
       ['shared', 'workspace'],
     ]);
     expect((await catalog.load('shared')).splits.test![0]!.input).toBe('workspace');
-    expect(() => catalog.entry('nope')).toThrow(/^dataset "nope" \(known: only_builtin, shared\) not found$/);
+    expect(() => catalog.entry('nope')).toThrow(/^dataset "nope" not found \(known: only_builtin, shared\)$/);
     expect(() => catalog.entry('../shared')).toThrow(/not found/);
   });
 });

@@ -74,7 +74,7 @@ describe('GraphCatalog', () => {
   it('names a missing graph and lists the available ones', () => {
     const cat = new GraphCatalog({ builtinDir, workspaceDir });
     expect(() => cat.load('delta')).toThrow(NotFoundError);
-    expect(() => cat.load('delta')).toThrow('graph "delta" (available: alpha, beta) not found');
+    expect(() => cat.load('delta')).toThrow('graph "delta" not found (available: alpha, beta)');
   });
 
   it('names the file holding bad JSON or a bad shape', () => {

@@ -52,7 +52,7 @@ describe('NodesetRegistry', () => {
       ['other', 'builtin'],
     ]);
     expect(r.get('echo').dir).toBe(join(builtinDir, 'echo'));
-    expect(() => r.get('missing')).toThrow('nodeset "missing" (known: echo, other) not found');
+    expect(() => r.get('missing')).toThrow('nodeset "missing" not found (known: echo, other)');
     expect(r.knownTypes()).toEqual([
       'echo__count',
       'echo__double',
