@@ -44,8 +44,12 @@ function plainMeanAndSd(values: readonly number[]): { mean: number; sd: number }
   return { mean, sd: n > 1 ? Math.sqrt(sq / (n - 1)) : 0 };
 }
 
-/** The largest |v|: 0 for none, NaN when a value is NaN, Infinity when one is infinite. */
-function largestMagnitude(values: readonly number[]): number {
+/**
+ * The largest |v|: 0 for none, NaN when a value is NaN, Infinity when one is infinite. The scale
+ * every fallback for values near the largest double divides by (a statistic whose plain sums
+ * overflow is computed over values/scale, then multiplied back).
+ */
+export function largestMagnitude(values: readonly number[]): number {
   let m = 0;
   for (let i = 0; i < values.length; i++) {
     const a = Math.abs(values[i]!);

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { compareRuns, NoSharedEpisodesError } from '../../src/compare/compare-runs.js';
 import { scoreTable } from '../../src/compare/episode-scores.js';
 import { isPowerReference } from '../../src/compare/power-plan.js';
+import { scoreIndexOf } from '../../src/compare/score-index.js';
 import type { EpisodeRecord } from '../../src/store/types.js';
 
 function rec(
@@ -42,6 +43,32 @@ describe('scoreTable', () => {
     expect(Object.fromEntries(t.episodes.get('e/0')!.values)).toEqual({ s: 0.5, x: 2 });
     expect(Object.fromEntries(t.episodes.get('e/1')!.values)).toEqual({ s: 1, x: 4 });
     expect(t.episodes.get('e/0')!.index).toBe(0);
+  });
+
+  it('averages repeats near the largest double to a finite mean (their plain sum overflows), so the run gets a score index', () => {
+    const t = scoreTable([
+      rec(0, 'e/0', { big: 1e308, s: 1 }),
+      rec(1, 'e/0', { big: 1e308, s: 0 }),
+      rec(2, 'e/1', { big: 1.5e308 }),
+      rec(3, 'e/1', { big: 1.5e308 }),
+      rec(4, 'e/1', { big: -1.5e308 }),
+      rec(5, 'e/1', { big: 1e300 }, 'CANCELLED'),
+    ]);
+    expect(Object.fromEntries(t.episodes.get('e/0')!.values)).toEqual({ big: 1e308, s: 0.5 });
+    // (1.5 + 1.5 − 1.5) / 3 · 1e308, the CANCELLED play left out as always.
+    expect(t.episodes.get('e/1')!.values.get('big')! / 5e307).toBeCloseTo(1, 14);
+    expect(scoreIndexOf({ runId: 'r', graphName: 'g', status: 'COMPLETED' }, t, { mtimeMs: 1, size: 1 })).not.toBeNull();
+  });
+
+  it("keeps the plain sum's bits for ordinary repeats: the sum in index order, divided by the plays", () => {
+    const values = [0.1, 0.7, 0.2, 1 / 3, 2 / 3, 1e-9, 12345.678];
+    const t = scoreTable(values.map((v, i) => rec(i, `e/${i % 2}`, { x: v })));
+    for (const e of [0, 1]) {
+      let sum = 0;
+      let k = 0;
+      for (let i = e; i < values.length; i += 2, k++) sum += values[i]!;
+      expect(t.episodes.get(`e/${e}`)!.values.get('x')).toBe(sum / k);
+    }
   });
 });
 
