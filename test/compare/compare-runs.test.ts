@@ -111,6 +111,32 @@ describe('compareRuns', () => {
     expect(() => compareRuns(base, [{ runId: 'C', scores: scoreTable([rec(0, 'other/0', { s: 1 })]) }])).toThrow(NoSharedEpisodesError);
   });
 
+  it('says which metric differs by more than a double holds, its statistics ±Infinity (null in JSON), and leaves the others as they are', () => {
+    const run = (id: string, big: number) => ({
+      runId: id,
+      scores: scoreTable([0, 1, 2, 3].map((i) => rec(i, `e/${i}`, { big, s: big > 0 ? i % 2 : 1 }))),
+    });
+    const c = compareRuns(run('A', 1e308), [run('B', -1e308)]).candidates[0]!;
+    expect(c.note).toBe('big: candidate − baseline goes beyond what a double holds (±1.8e308), so the statistics that do not fit are null');
+    const [big, s] = c.metrics;
+    expect(big).toMatchObject({ metric: 'big', n: 4, meanDiff: Number.NEGATIVE_INFINITY, diffSd: 0, losses: 4, testP: 0 });
+    expect(JSON.parse(JSON.stringify(big))).toMatchObject({
+      meanDiff: null,
+      ci95: [null, null],
+      baselineMean: 1e308,
+      candidateMean: -1e308,
+    });
+    expect(s).toMatchObject({ meanDiff: 0.5, wins: 2, ties: 2 });
+    // Opposite extremes that cancel are a plain 0, and no note; an ordinary comparison has none either.
+    const mixed = (id: string, sign: number) => ({
+      runId: id,
+      scores: scoreTable([0, 1, 2, 3].map((i) => rec(i, `e/${i}`, { big: (i % 2 ? 1e308 : -1e308) * sign }))),
+    });
+    const m = compareRuns(mixed('A', 1), [mixed('B', -1)]).candidates[0]!;
+    expect(m.metrics[0]!.meanDiff).toBe(0);
+    expect(compareRuns(base, [{ runId: 'B', scores: base.scores }]).candidates[0]!.note).toBeNull();
+  });
+
   it('clusters the paired interval when episodes carry a cluster', () => {
     const mk = (flip: number) =>
       scoreTable(Array.from({ length: 12 }, (_, i) => rec(i, `e/${i}`, { v: (i * 7 + flip * i) % 5 }, 'COMPLETED', `c${i % 4}`)));
