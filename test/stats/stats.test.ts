@@ -185,6 +185,22 @@ describe('intervals', () => {
     expect(Number.isNaN(meanAndSd([]).mean)).toBe(true);
   });
 
+  it('keeps a standard error and an interval bound that are doubles when the sd or the half-width is not', () => {
+    // Two values ±1.5e308: sd = 1.5e308 · √2 is beyond a double's range, sd/√2 = 1.5e308 is not.
+    const s = metricSpread([1.5e308, -1.5e308]);
+    expect(s).toMatchObject({ mean: 0, sd: Number.POSITIVE_INFINITY });
+    close(s.stderr / 1.5e308, 1, 14);
+    expect(JSON.parse(JSON.stringify(s))).toMatchObject({ sd: null, ci95: [null, null] });
+    // 12.7 · 1.5e307 overflows, but 1.7e308 − 12.7 · 1.5e307 is a double.
+    const q = tQuantileOf(0.975, 1);
+    const [lo, hi] = tInterval(1.7e308, 1.5e307, 1);
+    close(lo / ((1.7e307 - q * 1.5e306) * 10), 1, 13);
+    expect(hi).toBe(Number.POSITIVE_INFINITY);
+    // Ordinary values: mean ± q · se, the plain formula's bits.
+    expect(tInterval(0.75, 0.125, 7)).toEqual([0.75 - tQuantileOf(0.975, 7) * 0.125, 0.75 + tQuantileOf(0.975, 7) * 0.125]);
+    expect(metricSpread(x).stderr).toBe(meanAndSd(x).sd / Math.sqrt(x.length));
+  });
+
   it('has no interval below two values, and one cluster falls back to the unclustered interval', () => {
     expect(metricSpread([3]).ci95).toBeNull();
     const s = metricSpread(
@@ -404,5 +420,16 @@ describe('power', () => {
     // math.ceil((z * 0.5 / 0.05) ** 2) → 785 (784.8879734349086)
     expect(episodesForEffect(0.5, 0.05)).toBe(785);
     expect(episodesForEffect(0.5, -0.05)).toBe(785);
+  });
+
+  it('keeps the MDE and episodes needed of a spread near the largest double, where z · sd overflows', () => {
+    const z = zOf(0.975) + zOf(0.8);
+    // The plain formulas' bits for ordinary spreads.
+    expect(minimumDetectableEffect(0.5, 100)).toBe((z * 0.5) / Math.sqrt(100));
+    expect(episodesForEffect(0.5, 0.05)).toBe(Math.ceil(((z * 0.5) / 0.05) ** 2));
+    close(minimumDetectableEffect(1e308, 100) / (z * 1e307), 1, 14);
+    expect(episodesForEffect(1e308, 1e308)).toBe(Math.ceil(z * z));
+    // Beyond a double's range it says so: Infinity, never NaN.
+    expect(episodesForEffect(1e308, 1e-10)).toBe(Number.POSITIVE_INFINITY);
   });
 });
