@@ -2,8 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { compareRuns, NoSharedEpisodesError } from '../../src/compare/compare-runs.js';
 import { scoreTable } from '../../src/compare/episode-scores.js';
-import { isPowerReference } from '../../src/compare/power-plan.js';
+import { isPowerReference, powerPlan } from '../../src/compare/power-plan.js';
 import { scoreIndexOf } from '../../src/compare/score-index.js';
+import { meanAndSd } from '../../src/stats/intervals.js';
 import type { EpisodeRecord } from '../../src/store/types.js';
 
 function rec(
@@ -142,6 +143,32 @@ describe('compareRuns', () => {
       scoreTable(Array.from({ length: 12 }, (_, i) => rec(i, `e/${i}`, { v: (i * 7 + flip * i) % 5 }, 'COMPLETED', `c${i % 4}`)));
     const c = compareRuns({ runId: 'A', scores: mk(0) }, [{ runId: 'B', scores: mk(3) }]);
     expect(c.candidates[0]!.metrics[0]).toMatchObject({ ciMethod: 'clustered-t', clusters: 4, df: 3 });
+  });
+});
+
+describe('powerPlan', () => {
+  const run = (id: string, values: number[]) => ({ runId: id, scores: scoreTable(values.map((v, i) => rec(i, `e/${i}`, { v }))) });
+
+  it('plans from the paired sd a comparison reports, also where a difference overflows (1e308 against −1e308)', () => {
+    const ref = run('A', [1e308, 1e308, -1e308, -1e308]);
+    const own = run('B', [-1e308, -1e308, 1e308, 1e308]);
+    const plan = powerPlan(own, ref, { effect: 1e308 });
+    const cmp = compareRuns(ref, [own]).candidates[0]!.metrics[0]!;
+    // Differences ±2e308: their sd (2e308 · 2/√3) is beyond a double, and so is the plan's; never NaN.
+    expect(plan).toMatchObject({ source: 'paired', metrics: [{ n: 4, sd: cmp.diffSd }] });
+    expect(cmp.diffSd).toBe(Number.POSITIVE_INFINITY);
+    // A spread that fits: differences 1.8e308 and 1e308 ×3 (one overflows), sd 0.4e308.
+    const fits = powerPlan(run('B', [9e307, 5e307, 5e307, 5e307]), run('A', [-9e307, -5e307, -5e307, -5e307]));
+    expect(fits.metrics[0]!.sd / 4e307).toBeCloseTo(1, 14);
+    expect(Number.isFinite(fits.metrics[0]!.mde)).toBe(true);
+  });
+
+  it("keeps the plain sd's bits for ordinary runs", () => {
+    const a = [0.61, 0.48, 0.9, 0.33, 0.75];
+    const b = [0.66, 0.5, 0.97, 0.31, 0.83];
+    const plan = powerPlan(run('B', b), run('A', a), { effect: 0.1 });
+    expect(plan.metrics[0]!.sd).toBe(meanAndSd(b.map((v, i) => v - a[i]!)).sd);
+    expect(powerPlan(run('B', b), undefined).metrics[0]!.sd).toBe(meanAndSd(b).sd);
   });
 });
 
