@@ -202,6 +202,25 @@ function compareMetric(metric: string, shared: SharedRows, range: MetricRange | 
   };
 }
 
+const infinite = (v: number | null): boolean => v === Number.POSITIVE_INFINITY || v === Number.NEGATIVE_INFINITY;
+
+/**
+ * The line naming the metrics whose difference does not fit in a double (1e308 against −1e308
+ * differs by 2e308): the statistics out of range are ±Infinity here, null in the API and the
+ * JSON, `–` in the table, and this says why. Empty when every metric fits.
+ */
+function beyondDoubleNote(metrics: readonly MetricComparison[]): string[] {
+  const beyond = metrics
+    .filter((m) =>
+      [m.meanDiff, m.diffSd, m.pairedStderr, m.unpairedStderr, m.mde, ...(m.ci95 ?? []), ...(m.unpairedCi95 ?? [])].some(infinite),
+    )
+    .map((m) => m.metric);
+  if (beyond.length === 0) return [];
+  return [
+    `${beyond.join(', ')}: candidate − baseline goes beyond what a double holds (±1.8e308), so the statistics that do not fit are null`,
+  ];
+}
+
 /**
  * Compares `baseline` with each candidate over `metrics` (default: every metric either side
  * reports). NoSharedEpisodesError when a candidate shares no episode with the baseline; BAD_USER_INPUT
@@ -218,14 +237,19 @@ export function compareRuns(baseline: ScoredRun, candidates: readonly ScoredRun[
     const nb = shared.a.ids.length;
     const nc = shared.b.ids.length;
     const partial = overlap < nb || overlap < nc;
+    const metrics = names.map((m) => compareMetric(m, shared, sharedRange(baseline.scores.metricRanges, c.scores.metricRanges, m)));
+    const notes = [
+      ...(partial ? [`compared on the ${overlap} episodes both runs have (baseline ${nb}, candidate ${nc})`] : []),
+      ...beyondDoubleNote(metrics),
+    ];
     return {
       candidateRunId: c.runId,
       overlap,
       baselineEpisodes: nb,
       candidateEpisodes: nc,
       partial,
-      note: partial ? `compared on the ${overlap} episodes both runs have (baseline ${nb}, candidate ${nc})` : null,
-      metrics: names.map((m) => compareMetric(m, shared, sharedRange(baseline.scores.metricRanges, c.scores.metricRanges, m))),
+      note: notes.length > 0 ? notes.join('; ') : null,
+      metrics,
     };
   });
   const all = out.flatMap((c) => c.metrics);

@@ -7,6 +7,7 @@ import type { MetricRanges } from '../core/types.js';
 import { metricRangesSchema } from '../nodeset-registry/manifest.js';
 import type { EpisodeRecord } from '../store/types.js';
 import { isCountedEnding } from '../store/counted-endings.js';
+import { meanOf } from '../stats/intervals.js';
 
 export interface EpisodeScore {
   episodeId: string;
@@ -148,8 +149,37 @@ export function scoreTable(records: readonly EpisodeRecord[], metricRanges?: Met
       if (n) n.set(name, (n.get(name) ?? 0) + 1);
     }
   }
-  for (const [score, n] of counts) for (const [name, k] of n) score.values.set(name, score.values.get(name)! / k);
+  const overflowed = new Set<EpisodeScore>();
+  for (const [score, n] of counts)
+    for (const [name, k] of n) {
+      const mean = score.values.get(name)! / k;
+      score.values.set(name, mean);
+      if (!Number.isFinite(mean)) overflowed.add(score);
+    }
+  if (overflowed.size > 0) meansOfOverflowed(sorted, overflowed);
   return { episodes, metrics: [...metrics].sort(), ...(metricRanges ? { metricRanges } : {}) };
+}
+
+/**
+ * Plays near the largest double whose plain sum overflowed (every value is finite, so their mean
+ * is too): those means again, by meanOf over the episode's values in the same order (its scaled
+ * fallback). Only these episodes are read twice; every other mean keeps the plain sum's bits.
+ */
+function meansOfOverflowed(sorted: readonly EpisodeRecord[], overflowed: ReadonlySet<EpisodeScore>): void {
+  const byId = new Map([...overflowed].map((s) => [s.episodeId, { score: s, values: new Map<string, number[]>() }]));
+  for (const r of sorted) {
+    const e = byId.get(r.episodeId);
+    if (!e || !isCountedEnding(r.status)) continue;
+    for (const name in r.metrics) {
+      const v = numericValue(r.metrics[name]);
+      if (v === undefined) continue;
+      const list = e.values.get(name);
+      if (list) list.push(v);
+      else e.values.set(name, [v]);
+    }
+  }
+  for (const { score, values } of byId.values())
+    for (const [name, list] of values) if (!Number.isFinite(score.values.get(name)!)) score.values.set(name, meanOf(list));
 }
 
 const isRecordLike = (r: unknown): r is Pick<EpisodeRecord, 'index' | 'episodeId' | 'status' | 'metrics' | 'cluster'> => {

@@ -4,6 +4,7 @@
  * comparable run (paired: what a comparison will see), else from the run's own spread.
  */
 import { meanAndSd } from '../stats/intervals.js';
+import { pairedDifference } from '../stats/paired.js';
 import { episodesForEffect, minimumDetectableEffect } from '../stats/power.js';
 import { askedMetrics } from './metric-names.js';
 import type { ScoreTable } from './episode-scores.js';
@@ -24,9 +25,7 @@ export interface PowerPlan {
   metrics: MetricPower[];
 }
 
-function metricPower(metric: string, values: readonly number[], effect: number | undefined): MetricPower {
-  const { sd } = meanAndSd(values);
-  const n = values.length;
+function metricPower(metric: string, n: number, sd: number, effect: number | undefined): MetricPower {
   return {
     metric,
     n,
@@ -48,13 +47,18 @@ export function powerPlan(
       : run.scores.metrics;
   if (reference) {
     const metrics = names.map((m) => {
-      const diffs: number[] = [];
+      const own: number[] = [];
+      const ref: number[] = [];
       for (const [id, e] of run.scores.episodes) {
         const v = e.values.get(m);
         const w = reference.scores.episodes.get(id)?.values.get(m);
-        if (v !== undefined && w !== undefined) diffs.push(v - w);
+        if (v !== undefined && w !== undefined) {
+          own.push(v);
+          ref.push(w);
+        }
       }
-      return metricPower(m, diffs, opts.effect);
+      // The sd a comparison of the two would report (the same bits; scaled where a difference overflows).
+      return metricPower(m, own.length, pairedDifference(ref, own).diffSd, opts.effect);
     });
     return { runId: run.runId, source: 'paired', referenceRunId: reference.runId, metrics };
   }
@@ -64,7 +68,7 @@ export function powerPlan(
       const v = e.values.get(m);
       if (v !== undefined) values.push(v);
     }
-    return metricPower(m, values, opts.effect);
+    return metricPower(m, values.length, meanAndSd(values).sd, opts.effect);
   });
   return { runId: run.runId, source: 'own', metrics };
 }

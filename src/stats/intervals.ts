@@ -44,8 +44,12 @@ function plainMeanAndSd(values: readonly number[]): { mean: number; sd: number }
   return { mean, sd: n > 1 ? Math.sqrt(sq / (n - 1)) : 0 };
 }
 
-/** The largest |v|: 0 for none, NaN when a value is NaN, Infinity when one is infinite. */
-function largestMagnitude(values: readonly number[]): number {
+/**
+ * The largest |v|: 0 for none, NaN when a value is NaN, Infinity when one is infinite. The scale
+ * every fallback for values near the largest double divides by (a statistic whose plain sums
+ * overflow is computed over values/scale, then multiplied back).
+ */
+export function largestMagnitude(values: readonly number[]): number {
   let m = 0;
   for (let i = 0; i < values.length; i++) {
     const a = Math.abs(values[i]!);
@@ -57,8 +61,11 @@ function largestMagnitude(values: readonly number[]): number {
 
 /** mean ± t_{0.975, df} · se. */
 export function tInterval(mean: number, se: number, df: number): [number, number] {
-  const h = tQuantileOf(1 - (1 - CONFIDENCE) / 2, df) * se;
-  return [mean - h, mean + h];
+  const q = tQuantileOf(1 - (1 - CONFIDENCE) / 2, df);
+  const h = q * se;
+  if (Number.isFinite(h) || !Number.isFinite(se) || !Number.isFinite(mean)) return [mean - h, mean + h];
+  // A standard error near the largest double overflows h where a bound may still be a double (1.7e308 − 12.7 · 1.5e307): divide by the quantile first.
+  return [(mean / q - se) * q, (mean / q + se) * q];
 }
 
 /** `ci` cut to [lo, hi]: the range a rate (or a difference of rates) cannot leave, which a t interval over few values or clusters can reach past. */
@@ -183,10 +190,20 @@ export interface MetricSpread {
 export const cancelledClusters = (clusteredSe: number, unclusteredSe: number): boolean =>
   unclusteredSe > 0 && clusteredSe <= 1e-9 * unclusteredSe;
 
+/** sd/√n, or — when sd itself is beyond a double's range (two values of ±1.5e308) while sd/√n is not — that of the values scaled by their largest magnitude, multiplied back. */
+function stderrOf(values: readonly number[], sd: number): number {
+  const n = values.length;
+  const se = sd / Math.sqrt(n);
+  if (Number.isFinite(se)) return se;
+  const scale = largestMagnitude(values);
+  if (!(scale > 0 && Number.isFinite(scale))) return se;
+  return (meanAndSd(values.map((v) => v / scale)).sd / Math.sqrt(n)) * scale;
+}
+
 export function metricSpread(values: readonly number[], clusters?: readonly (string | undefined)[], range?: MetricRange): MetricSpread {
   const n = values.length;
   const { mean, sd } = meanAndSd(values);
-  const stderr = n > 1 ? sd / Math.sqrt(n) : 0;
+  const stderr = n > 1 ? stderrOf(values, sd) : 0;
   const binary = mayBeRate(range) && isBinary(values);
   const held = heldRange(values, range);
   const out: MetricSpread = { count: n, mean, sd, stderr, ci95: null, ciMethod: binary ? 'wilson' : 't', binary };

@@ -12,6 +12,7 @@ import {
   clusteredStderr,
   heldRange,
   isBinary,
+  largestMagnitude,
   mayBeRate,
   meanAndSd,
   tInterval,
@@ -74,6 +75,75 @@ function pOf(mean: number, se: number, df: number): number | null {
   return tTwoSidedP(mean / se, df);
 }
 
+/** The paired part of a comparison in the unit of the values it is given: the differences' mean and spread, their interval (not yet cut) and p. */
+interface PairedPart {
+  mean: number;
+  sd: number;
+  se: number;
+  df: number;
+  ciMethod: PairedDifference['ciMethod'];
+  clusters?: number;
+  ci95: [number, number] | null;
+  pValue: number | null;
+}
+
+/** `clusters`: one name per pair (an episode without a cluster named as its own), or undefined. */
+function pairedPart(baseline: readonly number[], candidate: readonly number[], clusters: readonly string[] | undefined): PairedPart {
+  const n = baseline.length;
+  const diffs = new Array<number>(n);
+  for (let i = 0; i < n; i++) diffs[i] = candidate[i]! - baseline[i]!;
+  const d = meanAndSd(diffs);
+  let se = n > 1 ? d.sd / Math.sqrt(n) : Number.NaN;
+  let df = n - 1;
+  let ciMethod: PairedDifference['ciMethod'] = 't';
+  let C: number | undefined;
+  if (clusters) {
+    const cl = clusteredStderr(diffs, clusters);
+    C = cl.clusters;
+    if (cl.clusters >= 2 && !cancelledClusters(cl.se, se)) {
+      se = cl.se;
+      df = cl.clusters - 1;
+      ciMethod = 'clustered-t';
+    }
+  }
+  const ci95 = df >= 1 && Number.isFinite(se) ? tInterval(d.mean, se, df) : null;
+  return { mean: d.mean, sd: d.sd, se, df, ciMethod, ...(C !== undefined ? { clusters: C } : {}), ci95, pValue: pOf(d.mean, se, df) };
+}
+
+/** Welch's standard error and interval around `meanDiff`, from the two sides' standard deviations. */
+function unpairedPart(meanDiff: number, sdA: number, sdB: number, n: number): { se: number; ci95: [number, number] | null } {
+  const se = n > 1 ? Math.sqrt((sdA * sdA) / n + (sdB * sdB) / n) : Number.NaN;
+  if (!(n > 1)) return { se, ci95: null };
+  const wdf = se > 0 ? welchDf(sdA * sdA, n, sdB * sdB, n) : n - 1;
+  const h = tQuantileOf(1 - (1 - CONFIDENCE) / 2, wdf) * se;
+  return { se, ci95: [meanDiff - h, meanDiff + h] };
+}
+
+const finitePair = (ci: [number, number] | null): boolean => ci === null || (Number.isFinite(ci[0]) && Number.isFinite(ci[1]));
+
+/** Whether every statistic of a part that has one came out finite (with finite values, only an overflow makes one infinite or NaN). */
+const pairedHeld = (p: PairedPart, n: number): boolean =>
+  n === 0 || (Number.isFinite(p.mean) && Number.isFinite(p.sd) && (n < 2 || Number.isFinite(p.se)) && finitePair(p.ci95));
+const unpairedHeld = (u: { se: number; ci95: [number, number] | null }, n: number): boolean =>
+  n < 2 || (Number.isFinite(u.se) && finitePair(u.ci95));
+
+const times = (ci: [number, number] | null, scale: number): [number, number] | null => (ci ? [ci[0] * scale, ci[1] * scale] : null);
+
+/** Pearson's r of the pairs; null when either side is constant. */
+function correlationOf(baseline: readonly number[], candidate: readonly number[], sdA: number, sdB: number): number | null {
+  if (!(baseline.length > 1 && sdA > 0 && sdB > 0)) return null;
+  const r = sampleCorrelation(baseline as number[], candidate as number[]);
+  if (Number.isFinite(r)) return r;
+  // The library's sums overflow for values near the largest double. r does not change when a side is divided by a positive number: each side by its own largest magnitude.
+  const sa = largestMagnitude(baseline);
+  const sb = largestMagnitude(candidate);
+  if (!(sa > 0 && Number.isFinite(sa) && sb > 0 && Number.isFinite(sb))) return r;
+  return sampleCorrelation(
+    baseline.map((v) => v / sa),
+    candidate.map((v) => v / sb),
+  );
+}
+
 /**
  * `baseline[i]` and `candidate[i]` are one episode's values in the two runs (index order);
  * `clusters[i]` its cluster, if episodes carry one; `range` the metric's declared range (as in
@@ -87,56 +157,44 @@ export function pairedDifference(
 ): PairedDifference {
   const n = baseline.length;
   if (candidate.length !== n) throw new RangeError(`pairedDifference: ${n} baseline values but ${candidate.length} candidate values`);
-  const diffs = new Array<number>(n);
-  for (let i = 0; i < n; i++) diffs[i] = candidate[i]! - baseline[i]!;
   const a = meanAndSd(baseline);
   const b = meanAndSd(candidate);
-  const d = meanAndSd(diffs);
-  let se = n > 1 ? d.sd / Math.sqrt(n) : Number.NaN;
-  let df = n - 1;
-  let ciMethod: PairedDifference['ciMethod'] = 't';
-  let C: number | undefined;
-  if (clusters?.some((c) => c !== undefined)) {
-    const cl = clusteredStderr(
-      diffs,
-      clusters.map((c, i) => c ?? `\u0000episode:${i}`),
-    );
-    C = cl.clusters;
-    if (cl.clusters >= 2 && !cancelledClusters(cl.se, se)) {
-      se = cl.se;
-      df = cl.clusters - 1;
-      ciMethod = 'clustered-t';
+  const named = clusters?.some((c) => c !== undefined) ? clusters.map((c, i) => c ?? `\u0000episode:${i}`) : undefined;
+  let d = pairedPart(baseline, candidate, named);
+  let u = unpairedPart(d.mean, a.sd, b.sd, n);
+  if (!pairedHeld(d, n) || !unpairedHeld(u, n)) {
+    // Values near the largest double: a difference (1e308 against −1e308), or a sum over the differences or of the sds' squares, overflowed. As in meanAndSd, the part that did is computed over the values divided by their largest magnitude and multiplied back (p, df and the method have no unit); a statistic still beyond a double's range comes back ±Infinity, which the API and JSON give as null. Ordinary values never come here and keep their exact bits.
+    const scale = Math.max(largestMagnitude(baseline), largestMagnitude(candidate));
+    if (scale > 0 && Number.isFinite(scale)) {
+      const bs = baseline.map((v) => v / scale);
+      const cs = candidate.map((v) => v / scale);
+      const ds = pairedPart(bs, cs, named);
+      if (!pairedHeld(d, n)) d = { ...ds, mean: ds.mean * scale, sd: ds.sd * scale, se: ds.se * scale, ci95: times(ds.ci95, scale) };
+      if (!unpairedHeld(u, n)) {
+        const us = unpairedPart(ds.mean, meanAndSd(bs).sd, meanAndSd(cs).sd, n);
+        u = { se: us.se * scale, ci95: times(us.ci95, scale) };
+      }
     }
   }
   const binary = mayBeRate(range) && isBinary(baseline) && isBinary(candidate);
   const bounds = differenceBounds(baseline, candidate, range, binary);
-  let ci95 = df >= 1 && Number.isFinite(se) ? tInterval(d.mean, se, df) : null;
-  if (ci95 && bounds) ci95 = withinRange(ci95, bounds[0], bounds[1]);
-  let correlation: number | null = null;
-  if (n > 1 && a.sd > 0 && b.sd > 0) correlation = sampleCorrelation(baseline as number[], candidate as number[]);
-  const unpairedStderr = n > 1 ? Math.sqrt((a.sd * a.sd) / n + (b.sd * b.sd) / n) : Number.NaN;
-  let unpairedCi95: [number, number] | null = null;
-  if (n > 1) {
-    const wdf = unpairedStderr > 0 ? welchDf(a.sd * a.sd, n, b.sd * b.sd, n) : n - 1;
-    const h = tQuantileOf(1 - (1 - CONFIDENCE) / 2, wdf) * unpairedStderr;
-    unpairedCi95 = [d.mean - h, d.mean + h];
-    if (bounds) unpairedCi95 = withinRange(unpairedCi95, bounds[0], bounds[1]);
-  }
+  const ci95 = d.ci95 && bounds ? withinRange(d.ci95, bounds[0], bounds[1]) : d.ci95;
+  const unpairedCi95 = u.ci95 && bounds ? withinRange(u.ci95, bounds[0], bounds[1]) : u.ci95;
   return {
     n,
     baselineMean: a.mean,
     candidateMean: b.mean,
     meanDiff: d.mean,
     diffSd: d.sd,
-    pairedStderr: se,
+    pairedStderr: d.se,
     ci95,
-    ciMethod,
+    ciMethod: d.ciMethod,
     binary,
-    df,
-    ...(C !== undefined ? { clusters: C } : {}),
-    pValue: pOf(d.mean, se, df),
-    correlation,
-    unpairedStderr,
+    df: d.df,
+    ...(d.clusters !== undefined ? { clusters: d.clusters } : {}),
+    pValue: d.pValue,
+    correlation: correlationOf(baseline, candidate, a.sd, b.sd),
+    unpairedStderr: u.se,
     unpairedCi95,
   };
 }

@@ -4,7 +4,7 @@
  * episode effect (variance σ²_b) + play noise (variance σ²_w), so the mean over n episodes of
  * K plays each has Var = σ²_b/n + σ²_w/(n·K). Pure; groups are passed in episode order.
  */
-import { meanOf } from './intervals.js';
+import { largestMagnitude, meanOf } from './intervals.js';
 
 export interface VarianceComponents {
   /** Episodes (groups with at least one value). */
@@ -27,6 +27,21 @@ export interface VarianceComponents {
  */
 export function varianceComponents(groups: readonly (readonly number[])[]): VarianceComponents {
   const filled = groups.filter((g) => g.length > 0);
+  const plain = plainComponents(filled);
+  if (finiteOrNull(plain.between) && finiteOrNull(plain.within)) return plain;
+  // As in meanAndSd: the sums of squares of values near the largest double overflow. A variance scales with the square of the values: compute the one that overflowed over the values divided by their largest magnitude, then multiply back twice. A component whose plain sum held keeps its bits (scaled by 1e154 or more, a small one would lose its digits to underflow).
+  let scale = 0;
+  for (const g of filled) scale = Math.max(scale, largestMagnitude(g));
+  if (!(scale > 0 && Number.isFinite(scale))) return plain;
+  const scaled = plainComponents(filled.map((g) => g.map((v) => v / scale)));
+  const pick = (p: number | null, s: number | null): number | null =>
+    p === null || s === null || Number.isFinite(p) ? p : s * scale * scale;
+  return { ...plain, between: pick(plain.between, scaled.between), within: pick(plain.within, scaled.within) };
+}
+
+const finiteOrNull = (v: number | null): boolean => v === null || Number.isFinite(v);
+
+function plainComponents(filled: readonly (readonly number[])[]): VarianceComponents {
   const n = filled.length;
   let plays = 0;
   let ss = 0;
@@ -60,11 +75,20 @@ export function varianceComponents(groups: readonly (readonly number[])[]): Vari
  */
 export function repeatsAdvice(c: { repeats: number; between: number | null; within: number | null }): string | null {
   if (c.between === null || c.within === null || !(c.repeats > 0)) return null;
-  const now = c.between + c.within / c.repeats;
+  let { between, within } = c;
+  let now = between + within / c.repeats;
+  if (!Number.isFinite(now)) {
+    // Components near the largest double overflow their sum; the advice depends only on their ratio, so compare them divided by the larger. A component beyond a double's range (Infinity, as summary.json's null) gives no advice.
+    const larger = Math.max(between, within);
+    if (!Number.isFinite(larger)) return null;
+    between /= larger;
+    within /= larger;
+    now = between + within / c.repeats;
+  }
   if (!(now > 0)) return 'no variance between or within episodes: neither more episodes nor more repeats change the interval';
   const moreEpisodes = Math.SQRT1_2;
-  const moreRepeats = Math.sqrt((c.between + c.within / (2 * c.repeats)) / now);
-  const share = c.within / c.repeats / now;
+  const moreRepeats = Math.sqrt((between + within / (2 * c.repeats)) / now);
+  const share = within / c.repeats / now;
   const verdict =
     moreRepeats - moreEpisodes < 0.005
       ? 'more episodes and more repeats shrink the bar alike (all of its variance is within episodes)'

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderPlan } from '../../src/cli/plan.js';
 import { episodesForEffect } from '../../src/stats/power.js';
 import type { EpisodeRecord } from '../../src/store/types.js';
-import { writeDatasetManifest, writeScoredRun } from '../support/scored-run.js';
+import { scoredRecord, writeDatasetManifest, writeScoredRun } from '../support/scored-run.js';
 
 const MAIN = resolve(import.meta.dirname, '../../dist/main.js');
 let dir: string;
@@ -92,6 +92,31 @@ describe('evalctl compare', () => {
     // Runs without a manifest differ in nothing it could tell: no warning, an empty list.
     const plain = await execa('node', [MAIN, 'compare', ids.base!, ids.cand!, '--json', '--outputs', outputs]);
     expect(JSON.parse(plain.stdout).candidates[0].warnings).toEqual([]);
+  });
+
+  it('prints runs near the largest double: repeats of 1e308 average to 1e308, and a difference beyond a double is – with a note (text and --json)', async () => {
+    // Its own outputs folder, as above. Two plays of each episode: 1e308 + 1e308 overflows the plain sum of the repeats.
+    const own = join(dir, 'huge');
+    const plays = (sign: number) =>
+      [0, 1, 2, 3, 4, 5].map((i) => scoredRecord(i, { big: sign * 1e308, success: i % 2 }, `d/test/${i >> 1}`));
+    const a = (await writeScoredRun(own, new Date(2026, 0, 3, 0, 0, 0), plays(1))).runId;
+    const b = (await writeScoredRun(own, new Date(2026, 0, 3, 0, 0, 1), plays(-1))).runId;
+    const text = await execa('node', [MAIN, 'compare', a, b, '--outputs', own], { reject: false });
+    expect(text.exitCode, text.stderr).toBe(0);
+    expect(text.stdout).toContain(
+      `${b} − ${a} (baseline): 3 shared episodes; big: candidate − baseline goes beyond what a double holds (±1.8e308), so the statistics that do not fit are null\n`,
+    );
+    expect(text.stdout).toMatch(/big\s+3\s+1e\+308\s+-1e\+308\s+–\s+\[–, –\]\s+\[–, –\]\s+–\s+0\.0e\+0 t\s+0\/0\/3/);
+    expect(text.stdout).toMatch(/success\s+3\s+0\.5000\s+0\.5000\s+\+0\.0000/);
+    const json = JSON.parse((await execa('node', [MAIN, 'compare', a, b, '--json', '--outputs', own])).stdout);
+    expect(json.candidates[0].metrics[0]).toMatchObject({
+      metric: 'big',
+      baselineMean: 1e308,
+      candidateMean: -1e308,
+      meanDiff: null,
+      ci95: [null, null],
+      losses: 3,
+    });
   });
 
   it('refuses a run given twice (exit 2, naming it), by id or by its directory', async () => {

@@ -2,6 +2,7 @@
  * Every statistic against reference values computed with scipy 1.17.1 (python3); each
  * expected number is pasted next to the call that produced it.
  */
+import { sampleCorrelation } from 'simple-statistics';
 import { describe, expect, it } from 'vitest';
 import { benjaminiHochberg } from '../../src/stats/benjamini-hochberg.js';
 import { binomialCdfOf, tQuantileOf, tTwoSidedP, zOf } from '../../src/stats/distributions.js';
@@ -184,6 +185,22 @@ describe('intervals', () => {
     expect(Number.isNaN(meanAndSd([]).mean)).toBe(true);
   });
 
+  it('keeps a standard error and an interval bound that are doubles when the sd or the half-width is not', () => {
+    // Two values ±1.5e308: sd = 1.5e308 · √2 is beyond a double's range, sd/√2 = 1.5e308 is not.
+    const s = metricSpread([1.5e308, -1.5e308]);
+    expect(s).toMatchObject({ mean: 0, sd: Number.POSITIVE_INFINITY });
+    close(s.stderr / 1.5e308, 1, 14);
+    expect(JSON.parse(JSON.stringify(s))).toMatchObject({ sd: null, ci95: [null, null] });
+    // 12.7 · 1.5e307 overflows, but 1.7e308 − 12.7 · 1.5e307 is a double.
+    const q = tQuantileOf(0.975, 1);
+    const [lo, hi] = tInterval(1.7e308, 1.5e307, 1);
+    close(lo / ((1.7e307 - q * 1.5e306) * 10), 1, 13);
+    expect(hi).toBe(Number.POSITIVE_INFINITY);
+    // Ordinary values: mean ± q · se, the plain formula's bits.
+    expect(tInterval(0.75, 0.125, 7)).toEqual([0.75 - tQuantileOf(0.975, 7) * 0.125, 0.75 + tQuantileOf(0.975, 7) * 0.125]);
+    expect(metricSpread(x).stderr).toBe(meanAndSd(x).sd / Math.sqrt(x.length));
+  });
+
   it('has no interval below two values, and one cluster falls back to the unclustered interval', () => {
     expect(metricSpread([3]).ci95).toBeNull();
     const s = metricSpread(
@@ -270,6 +287,96 @@ describe('paired difference', () => {
     expect(d.pValue).toBe(1);
     expect(d.ci95).toEqual([0, 0]);
   });
+
+  it('keeps the exact bits of the plain formulas for ordinary values', () => {
+    const n = a.length;
+    const diffs = b.map((v, i) => v - a[i]!);
+    const plain = (v: readonly number[]): { mean: number; sd: number } => {
+      let sum = 0;
+      for (const x of v) sum += x;
+      const mean = sum / v.length;
+      let sq = 0;
+      for (const x of v) sq += (x - mean) * (x - mean);
+      return { mean, sd: Math.sqrt(sq / (v.length - 1)) };
+    };
+    const d = plain(diffs);
+    const se = d.sd / Math.sqrt(n);
+    const sa = plain(a).sd;
+    const sb = plain(b).sd;
+    const unpairedSe = Math.sqrt((sa * sa) / n + (sb * sb) / n);
+    const va = (sa * sa) / n;
+    const vb = (sb * sb) / n;
+    const wdf = (va + vb) ** 2 / ((va * va) / (n - 1) + (vb * vb) / (n - 1));
+    const h = tQuantileOf(0.975, wdf) * unpairedSe;
+    const got = pairedDifference(a, b);
+    expect(got).toMatchObject({ meanDiff: d.mean, diffSd: d.sd, pairedStderr: se, ci95: tInterval(d.mean, se, n - 1) });
+    expect(got).toMatchObject({ pValue: tTwoSidedP(d.mean / se, n - 1), correlation: sampleCorrelation(a, b) });
+    expect(got).toMatchObject({ unpairedStderr: unpairedSe, unpairedCi95: [d.mean - h, d.mean + h] });
+  });
+
+  it('computes a difference of values near the largest double over scaled values where the plain one overflows', () => {
+    // One pair 9e307 − (−9e307) = 1.8e308 overflows; the other 11 differ by 1e308. Every statistic of the difference is a double.
+    const base = [-9e307, ...new Array<number>(11).fill(-5e307)];
+    const cand = base.map((v) => -v);
+    const d = pairedDifference(base, cand);
+    // In units of 1e308: differences 1.8 and 11 × 1, mean 12.8 / 12.
+    const inUnits = (v: number[]) => v.map((x) => x / 1e308);
+    const unit = pairedDifference(inUnits(base), inUnits(cand));
+    const ratio = (got: number | null | undefined, want: number) => close(got! / (want * 1e308), 1, 14);
+    ratio(d.meanDiff, 12.8 / 12);
+    ratio(d.diffSd, unit.diffSd);
+    ratio(d.pairedStderr, unit.pairedStderr);
+    ratio(d.ci95![0], unit.ci95![0]);
+    ratio(d.ci95![1], unit.ci95![1]);
+    ratio(d.unpairedStderr, unit.unpairedStderr);
+    ratio(d.unpairedCi95![1], unit.unpairedCi95![1]);
+    close(d.pValue, unit.pValue!);
+    close(d.correlation, -1);
+    expect(d).toMatchObject({ n: 12, df: 11, ciMethod: 't', baselineMean: meanAndSd(base).mean });
+    // Clustered the same way.
+    const g = base.map((_, i) => `c${i % 4}`);
+    const dc = pairedDifference(base, cand, g);
+    ratio(dc.pairedStderr, pairedDifference(inUnits(base), inUnits(cand), g).pairedStderr);
+    expect(dc).toMatchObject({ ciMethod: 'clustered-t', clusters: 4, df: 3 });
+  });
+
+  it("gives a Welch interval for sds whose squares overflow, though the differences don't", () => {
+    const base = [1e200, 3e200, 2e200, 5e200];
+    const cand = [1.1e200, 3.2e200, 2e200, 5.5e200];
+    const d = pairedDifference(base, cand);
+    const unit = pairedDifference(
+      base.map((v) => v / 1e200),
+      cand.map((v) => v / 1e200),
+    );
+    close(d.unpairedStderr / (unit.unpairedStderr * 1e200), 1, 14);
+    close(d.unpairedCi95![0] / (unit.unpairedCi95![0] * 1e200), 1, 13);
+    close(d.correlation, unit.correlation!);
+    // The paired part did not overflow: it keeps its plain bits.
+    const diffs = cand.map((v, i) => v - base[i]!);
+    expect(d.meanDiff).toBe(meanAndSd(diffs).mean);
+  });
+
+  it('gives ±Infinity (null in JSON) for a difference beyond what a double holds, never NaN, with the p that still stands', () => {
+    const d = pairedDifference([1e308, 1e308, 1e308], [-1e308, -1e308, -1e308]);
+    // −2e308 on every pair: the mean is beyond a double's range; the spread is 0, so p is 0.
+    expect(d).toMatchObject({ meanDiff: Number.NEGATIVE_INFINITY, diffSd: 0, pairedStderr: 0, pValue: 0, df: 2 });
+    expect(d.ci95).toEqual([Number.NEGATIVE_INFINITY, Number.NEGATIVE_INFINITY]);
+    const json = JSON.parse(JSON.stringify(d));
+    expect(json).toMatchObject({
+      meanDiff: null,
+      ci95: [null, null],
+      unpairedCi95: [null, null],
+      baselineMean: 1e308,
+      candidateMean: -1e308,
+    });
+    // Opposite extremes that cancel: a finite mean of 0 though every difference is ±2e308.
+    const c = pairedDifference([1e308, -1e308, 1e308, -1e308], [-1e308, 1e308, -1e308, 1e308]);
+    expect(c.meanDiff).toBe(0);
+    expect(c.pValue).toBe(1);
+    close(c.correlation, -1);
+    for (const v of [c.meanDiff, c.diffSd, c.pairedStderr, c.unpairedStderr, ...c.ci95!, ...c.unpairedCi95!])
+      expect(Number.isNaN(v)).toBe(false);
+  });
 });
 
 describe('McNemar exact', () => {
@@ -313,5 +420,16 @@ describe('power', () => {
     // math.ceil((z * 0.5 / 0.05) ** 2) → 785 (784.8879734349086)
     expect(episodesForEffect(0.5, 0.05)).toBe(785);
     expect(episodesForEffect(0.5, -0.05)).toBe(785);
+  });
+
+  it('keeps the MDE and episodes needed of a spread near the largest double, where z · sd overflows', () => {
+    const z = zOf(0.975) + zOf(0.8);
+    // The plain formulas' bits for ordinary spreads.
+    expect(minimumDetectableEffect(0.5, 100)).toBe((z * 0.5) / Math.sqrt(100));
+    expect(episodesForEffect(0.5, 0.05)).toBe(Math.ceil(((z * 0.5) / 0.05) ** 2));
+    close(minimumDetectableEffect(1e308, 100) / (z * 1e307), 1, 14);
+    expect(episodesForEffect(1e308, 1e308)).toBe(Math.ceil(z * z));
+    // Beyond a double's range it says so: Infinity, never NaN.
+    expect(episodesForEffect(1e308, 1e-10)).toBe(Number.POSITIVE_INFINITY);
   });
 });
