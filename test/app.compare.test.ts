@@ -137,6 +137,15 @@ describe('compareRuns over two gridnav runs (epsilon 0.1 vs 0.3)', () => {
     // An effect below the MDE at n needs more than n episodes, one above it fewer.
     expect(s.mde).toBeGreaterThan(0);
     expect(s.episodesNeeded > EPISODES).toBe(s.mde > 0.1);
+
+    // An effect so small that the count passes what GraphQL's Int carries: null, not a field error.
+    const tiny = await server.gql(`query($id: ID!) { powerPlan(run: $id, effect: 1e-9) { metrics { metric sd episodesNeeded } } }`, {
+      id: a1,
+    });
+    expect(tiny.errors).toBeUndefined();
+    const spread = tiny.data!.powerPlan.metrics.find((m: { metric: string; sd: number }) => m.metric === 'success');
+    expect(spread.sd).toBeGreaterThan(0);
+    expect(spread.episodesNeeded).toBeNull();
   });
 
   it('compares partly overlapping runs on the overlap and says so; refuses runs that share nothing', async () => {

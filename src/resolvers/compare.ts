@@ -112,7 +112,11 @@ export const MetricComparisonRef = builder.objectRef<MetricComparisonSource>('Me
       description: 'Paired 95 % interval of meanDiff, upper end.',
       resolve: (s) => finite(s.m.ci95?.[1]),
     }),
-    ciMethod: t.field({ type: CiMethodRef, description: 'T (n−1 df) or CLUSTERED_T (C−1 df).', resolve: (s) => s.m.ciMethod }),
+    ciMethod: t.field({
+      type: CiMethodRef,
+      description: 'T (n−1 df), CLUSTERED_T (C−1 df), or NEWCOMBE for a difference of 0/1 rates.',
+      resolve: (s) => s.m.ciMethod,
+    }),
     df: t.int({ description: 'Degrees of freedom of the paired interval.', resolve: (s) => Math.max(0, s.m.df) }),
     clusters: t.int({
       nullable: true,
@@ -189,7 +193,12 @@ const CandidateComparisonRef = builder.objectRef<CandidateSource>('CandidateComp
     baselineEpisodes: t.int({ description: 'Distinct episodes in the baseline.', resolve: (s) => s.c.baselineEpisodes }),
     candidateEpisodes: t.int({ description: 'Distinct episodes in the candidate.', resolve: (s) => s.c.candidateEpisodes }),
     partial: t.boolean({ description: 'True when the runs only partly overlap: compared on the overlap.', resolve: (s) => s.c.partial }),
-    note: t.string({ nullable: true, description: 'Says so when the comparison covers only the overlap.', resolve: (s) => s.c.note }),
+    note: t.string({
+      nullable: true,
+      description:
+        'Says so when the comparison covers only the overlap, and names the metrics whose difference goes beyond what a double holds (their figures are null).',
+      resolve: (s) => s.c.note,
+    }),
     warnings: t.stringList({
       description:
         'How the two runs differ beyond their config (from their manifest.json): another project version or commit, nodeset code or manifest, dataset files, Node major or platform. Empty when they differ in config only, or a run has no manifest.',
@@ -243,7 +252,16 @@ const MetricPowerRef = builder.objectRef<MetricPower>('MetricPower').implement({
     sd: t.float({ nullable: true, description: 'Standard deviation used (of the differences when PAIRED).', resolve: (p) => finite(p.sd) }),
     mde: t.float({ nullable: true, description: 'Minimum detectable effect at n.', resolve: (p) => finite(p.mde) }),
     effect: t.float({ nullable: true, description: 'The effect asked about, if any.', resolve: (p) => p.effect ?? null }),
-    episodesNeeded: t.int({ nullable: true, description: 'Episodes needed to detect `effect`.', resolve: (p) => p.episodesNeeded ?? null }),
+    episodesNeeded: t.int({
+      nullable: true,
+      description:
+        'Episodes needed to detect `effect`; null when there is no effect, or when the count is beyond what an Int holds (2³¹ − 1).',
+      // A tiny effect against a wide spread needs more episodes than GraphQL's Int carries: null, not a field error.
+      resolve: (p) =>
+        p.episodesNeeded !== undefined && Number.isSafeInteger(p.episodesNeeded) && p.episodesNeeded <= 2 ** 31 - 1
+          ? p.episodesNeeded
+          : null,
+    }),
   }),
 });
 

@@ -5,6 +5,7 @@
  */
 import { sampleCorrelation } from 'simple-statistics';
 import { tQuantileOf, tTwoSidedP } from './distributions.js';
+import { newcombePairedInterval, pairedCounts } from './newcombe.js';
 import type { MetricRange } from '../core/types.js';
 import {
   CONFIDENCE,
@@ -20,6 +21,9 @@ import {
   type CiMethod,
 } from './intervals.js';
 
+/** How a paired difference's interval was computed. */
+export type DifferenceCiMethod = Exclude<CiMethod, 'wilson'> | 'newcombe';
+
 export interface PairedDifference {
   /** Pairs compared. */
   n: number;
@@ -33,7 +37,8 @@ export interface PairedDifference {
   pairedStderr: number;
   /** The paired t interval, cut to [−1, 1] when `binary`, to [−(max − min), max − min] for a metric of declared range. */
   ci95: [number, number] | null;
-  ciMethod: Exclude<CiMethod, 'wilson'>;
+  /** 't' or 'clustered-t'; 'newcombe' for a difference of 0/1 rates where the pairs are not clustered, or where the clustered t would have no width. */
+  ciMethod: DifferenceCiMethod;
   /** Every value of both sides is 0 or 1 and `range` allows rates: their difference lies in [−1, 1]. */
   binary: boolean;
   /** Degrees of freedom of the paired interval: n−1, or C−1 clustered. */
@@ -81,7 +86,7 @@ interface PairedPart {
   sd: number;
   se: number;
   df: number;
-  ciMethod: PairedDifference['ciMethod'];
+  ciMethod: Exclude<CiMethod, 'wilson'>;
   clusters?: number;
   ci95: [number, number] | null;
   pValue: number | null;
@@ -95,7 +100,7 @@ function pairedPart(baseline: readonly number[], candidate: readonly number[], c
   const d = meanAndSd(diffs);
   let se = n > 1 ? d.sd / Math.sqrt(n) : Number.NaN;
   let df = n - 1;
-  let ciMethod: PairedDifference['ciMethod'] = 't';
+  let ciMethod: PairedPart['ciMethod'] = 't';
   let C: number | undefined;
   if (clusters) {
     const cl = clusteredStderr(diffs, clusters);
@@ -145,6 +150,24 @@ function correlationOf(baseline: readonly number[], candidate: readonly number[]
 }
 
 /**
+ * The interval of a difference of two paired 0/1 rates: Newcombe's, which keeps a width where
+ * every pair moved alike (a t interval over 0/±1 differences then has none). Unclustered pairs
+ * always; clustered ones only where the clustered t has no width, and then over the clusters'
+ * count (each cluster once, as metricSpread's Wilson fallback), since episodes of one cluster
+ * are not independent. Null where the clustered t stands.
+ */
+function rateInterval(baseline: readonly number[], candidate: readonly number[], d: PairedPart): { ci95: [number, number] | null } | null {
+  if (d.ciMethod === 'clustered-t' && d.se > 0) return null;
+  const counts = pairedCounts(baseline, candidate);
+  const clusters = d.clusters !== undefined && d.clusters >= 2 ? d.clusters : baseline.length;
+  if (clusters >= baseline.length) return { ci95: newcombePairedInterval(counts) };
+  const k = clusters / baseline.length;
+  return {
+    ci95: newcombePairedInterval({ both: counts.both * k, gained: counts.gained * k, lost: counts.lost * k, neither: counts.neither * k }),
+  };
+}
+
+/**
  * `baseline[i]` and `candidate[i]` are one episode's values in the two runs (index order);
  * `clusters[i]` its cluster, if episodes carry one; `range` the metric's declared range (as in
  * metricSpread: only a range inside [0, 1] lets 0/1 values be rates).
@@ -178,7 +201,8 @@ export function pairedDifference(
   }
   const binary = mayBeRate(range) && isBinary(baseline) && isBinary(candidate);
   const bounds = differenceBounds(baseline, candidate, range, binary);
-  const ci95 = d.ci95 && bounds ? withinRange(d.ci95, bounds[0], bounds[1]) : d.ci95;
+  const rates = binary && n > 1 ? rateInterval(baseline, candidate, d) : null;
+  const ci95 = rates ? rates.ci95 : d.ci95 && bounds ? withinRange(d.ci95, bounds[0], bounds[1]) : d.ci95;
   const unpairedCi95 = u.ci95 && bounds ? withinRange(u.ci95, bounds[0], bounds[1]) : u.ci95;
   return {
     n,
@@ -188,7 +212,7 @@ export function pairedDifference(
     diffSd: d.sd,
     pairedStderr: d.se,
     ci95,
-    ciMethod: d.ciMethod,
+    ciMethod: rates ? 'newcombe' : d.ciMethod,
     binary,
     df: d.df,
     ...(d.clusters !== undefined ? { clusters: d.clusters } : {}),

@@ -8,6 +8,7 @@ import { benjaminiHochberg } from '../../src/stats/benjamini-hochberg.js';
 import { binomialCdfOf, tQuantileOf, tTwoSidedP, zOf } from '../../src/stats/distributions.js';
 import { clusteredStderr, meanAndSd, meanOf, metricSpread, tInterval, wilsonInterval } from '../../src/stats/intervals.js';
 import { mcnemarExactP, winTieLoss } from '../../src/stats/mcnemar.js';
+import { newcombePairedInterval } from '../../src/stats/newcombe.js';
 import { pairedDifference } from '../../src/stats/paired.js';
 import { episodesForEffect, minimumDetectableEffect } from '../../src/stats/power.js';
 
@@ -115,10 +116,15 @@ describe('intervals', () => {
     // The t interval over the 4 episodes, cut to the declared [0, 1].
     expect(s.ci95).toEqual([0, 1]);
     expect(tInterval(0.5, s.stderr, 3)[0]).toBeLessThan(0);
+    // A difference of rates whose clusters cancel: the unclustered p, and Newcombe's interval over the 2 clusters (each counted once).
     const d = pairedDifference([0, 0, 0, 0], [0, 1, 0, 1], ['p', 'p', 'q', 'q']);
-    expect(d).toMatchObject({ ciMethod: 't', clusters: 2, df: 3 });
+    expect(d).toMatchObject({ ciMethod: 'newcombe', clusters: 2, df: 3 });
     expect(d.pValue).toBeGreaterThan(0.05);
-    expect(d.ci95![1] - d.ci95![0]).toBeGreaterThan(0);
+    expect(d.ci95).toEqual(newcombePairedInterval({ both: 0, gained: 1, lost: 0, neither: 1 }));
+    expect(d.ci95![1] - d.ci95![0]).toBeGreaterThan(
+      newcombePairedInterval({ both: 0, gained: 2, lost: 0, neither: 2 })![1] -
+        newcombePairedInterval({ both: 0, gained: 2, lost: 0, neither: 2 })![0],
+    );
   });
 
   it("keeps an interval inside the metric's declared range", () => {
@@ -244,13 +250,31 @@ describe('paired difference', () => {
     close(d.pairedStderr, cl.se);
   });
 
-  it('keeps the interval of a difference of rates inside [−1, 1]', () => {
-    // Three episodes, two flipped from 0 to 1: t with 2 df reaches past 1.
+  it('keeps the interval of a difference of rates inside [−1, 1] (Newcombe)', () => {
+    // Three episodes, two flipped from 0 to 1: t with 2 df reaches past 1; Newcombe's interval does not.
     const d = pairedDifference([0, 0, 1], [1, 1, 1]);
-    const se = d.pairedStderr;
-    expect(tInterval(d.meanDiff, se, 2)[1]).toBeGreaterThan(1);
-    close(d.ci95![0], tInterval(d.meanDiff, se, 2)[0]);
+    expect(tInterval(d.meanDiff, d.pairedStderr, 2)[1]).toBeGreaterThan(1);
+    expect(d.ciMethod).toBe('newcombe');
+    expect(d.ci95).toEqual(newcombePairedInterval({ both: 1, gained: 2, lost: 0, neither: 0 }));
+    expect(d.ci95![0]).toBeLessThan(d.meanDiff);
+    expect(d.ci95![1]).toBeGreaterThan(d.meanDiff);
+    expect(d.ci95![1]).toBeLessThan(1);
+  });
+
+  it('gives a difference of rates a width when every pair moved alike, clustered or not', () => {
+    // Six of six episodes gained: the t interval over differences of +1 would read [1, 1].
+    const d = pairedDifference([0, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1]);
+    expect(d).toMatchObject({ ciMethod: 'newcombe', meanDiff: 1, pairedStderr: 0 });
+    expect(d.ci95![0]).toBeLessThan(0.5);
     expect(d.ci95![1]).toBe(1);
+    // In 3 clusters the clustered t has no width either: Newcombe over the 3 clusters, wider still.
+    const c = pairedDifference([0, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1], ['p', 'p', 'q', 'q', 'r', 'r']);
+    expect(c).toMatchObject({ ciMethod: 'newcombe', clusters: 3 });
+    expect(c.ci95).toEqual(newcombePairedInterval({ both: 0, gained: 3, lost: 0, neither: 0 }));
+    expect(c.ci95![0]).toBeLessThan(d.ci95![0]);
+    // Clustered rates whose clusters do spread keep the clustered t.
+    const k = pairedDifference([0, 0, 0, 0, 1, 0], [1, 1, 0, 0, 1, 1], ['p', 'p', 'q', 'q', 'r', 'r']);
+    expect(k.ciMethod).toBe('clustered-t');
   });
 
   it('cuts the unpaired (Welch) interval of a difference the way the paired one is cut', () => {
@@ -285,7 +309,11 @@ describe('paired difference', () => {
     const d = pairedDifference([1, 0, 1], [1, 0, 1]);
     expect(d.meanDiff).toBe(0);
     expect(d.pValue).toBe(1);
-    expect(d.ci95).toEqual([0, 0]);
+    // Three equal pairs of rates do not show that the rates are equal: a width either side of 0.
+    expect(d.ci95![0]).toBeCloseTo(-d.ci95![1], 12);
+    expect(d.ci95![1]).toBeGreaterThan(0.3);
+    // Values that are not rates, equal on every episode: no spread seen, none claimed.
+    expect(pairedDifference([2, 5, 7], [2, 5, 7]).ci95).toEqual([0, 0]);
   });
 
   it('keeps the exact bits of the plain formulas for ordinary values', () => {
