@@ -2,7 +2,7 @@
  * Metrics a node sends as NaN or ±Infinity, run by the real CLI (a real eval process, the
  * nodeset's host a process of its own, so every value crosses as JSON): the episode does not
  * report them, each aggregate counts them as excluded, and the record names each one with its
- * value, node and step, in episode.json and summary.json.
+ * value, node and step, in episode.json, summary.json and the GraphQL Episode.
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIST_DIR } from '../../src/paths.js';
 import { episodeDir } from '../../src/store/run-dir.js';
 import type { EpisodeRecord, RunSummary } from '../../src/store/types.js';
+import { startServer } from '../app.helpers.js';
 
 const CLI = join(DIST_DIR, 'main.js');
 let tmp: string;
@@ -106,4 +107,18 @@ describe('a metric sent as NaN or ±Infinity', () => {
     expect(stored.episodes[1]!.droppedMetrics).toEqual(DROPPED);
   });
 
+  it('is served as Episode.droppedMetrics, empty for an episode without one', async () => {
+    const server = await startServer({ outputsDir: outputs });
+    try {
+      const q = await server.gql(
+        `query Q($id: ID!) { run(id: $id) { odd: episode(index: 1) { metrics droppedMetrics { name value nodeId step } } even: episode(index: 0) { droppedMetrics { name } } } }`,
+        { id: summary.runId },
+      );
+      expect(q.errors).toBeUndefined();
+      expect(q.data!.run.odd).toEqual({ metrics: { ok: true }, droppedMetrics: DROPPED });
+      expect(q.data!.run.even.droppedMetrics).toEqual([]);
+    } finally {
+      await server.stop();
+    }
+  });
 });
