@@ -304,10 +304,32 @@ export type ExecutorEnding = 'completed' | 'budget_exhausted' | 'error' | 'abort
 
 /**
  * Reserved node outputs the executor acts on instead of passing downstream as data:
- * `$events` (an array of event objects for the episode's events.jsonl) and `$ending`.
+ * `$events` (an array of event objects for the episode's events.jsonl), `$ending`, and
+ * `$nonFinite` (NonFiniteNote[]: the output numbers JSON could not carry, added by the host).
  */
 export const EVENTS_OUTPUT = '$events';
 export const ENDING_OUTPUT = '$ending';
+export const NON_FINITE_OUTPUT = '$nonFinite';
+
+/** A number JSON cannot carry (it writes each as `null`), by name. */
+export type NonFiniteText = 'NaN' | 'Infinity' | '-Infinity';
+export const NON_FINITE_TEXTS: readonly NonFiniteText[] = ['NaN', 'Infinity', '-Infinity'];
+
+/** One output number a node returned as NaN or ±Infinity: the port's own value, or entry `key` of the object on the port. */
+export interface NonFiniteNote {
+  port: string;
+  key?: string;
+  value: NonFiniteText;
+}
+
+/** A metric a graphOut received as NaN or ±Infinity, so the episode does not report it (counted as excluded). */
+export interface DroppedMetric {
+  name: string;
+  value: NonFiniteText;
+  /** The node whose output carried it, and the iteration. */
+  nodeId: string;
+  step: number;
+}
 
 /** What a node may put in `$ending`: the episode ends after this iteration with this ending. */
 export type NodeEndingKind = 'budget_exhausted' | 'infra_error';
@@ -337,6 +359,8 @@ export interface ExecutorResult {
   error?: string;
   /** Score entries received on graphOut ports named `score` (graphOuts in spec order); absent when none. */
   scores?: ScoreEntry[];
+  /** Metrics left out because their value was NaN or ±Infinity, in harvest order; absent when none. */
+  droppedMetrics?: DroppedMetric[];
 }
 
 /** A node type resolved to something callable. */

@@ -558,6 +558,7 @@ function buildRecord(p: RecordParts): EpisodeRecord {
   if (p.repeat !== undefined) record.repeat = p.repeat;
   if (p.outcome.error !== undefined) record.error = p.outcome.error;
   if (r && r.nodeErrors.length > 0) record.nodeErrors = r.nodeErrors;
+  if (r?.droppedMetrics) record.droppedMetrics = r.droppedMetrics;
   if (r?.scores) record.scores = r.scores;
   return orderKeys(record);
 }
@@ -568,6 +569,7 @@ const RECORD_KEY_ORDER: (keyof EpisodeRecord)[] = [
   'status',
   'steps',
   'metrics',
+  'droppedMetrics',
   'seed',
   'workerId',
   'durationMs',

@@ -39,10 +39,15 @@ export function cellText(v: unknown): string {
   return JSON.stringify(v);
 }
 
-/** The header: fixed columns around the metric names, sorted. */
+/**
+ * The header: fixed columns around the metric names, sorted. Metric names come from the user's
+ * graph, so each cell is defused like any text cell; the `metric.` prefix already keeps a name
+ * from starting a cell, and the header stays safe should a column ever be named otherwise.
+ */
 export function headerOf(metricNames: Iterable<string>): { header: string[]; metrics: string[] } {
   const metrics = [...metricNames].sort();
-  return { header: [...LEADING_COLUMNS, ...metrics.map((m) => METRIC_PREFIX + m), ...TRAILING_COLUMNS], metrics };
+  const header = [...LEADING_COLUMNS, ...metrics.map((m) => METRIC_PREFIX + m), ...TRAILING_COLUMNS].map(defuseFormula);
+  return { header, metrics };
 }
 
 /** One record's cells in header order. */

@@ -13,7 +13,10 @@ import {
   EVENTS_OUTPUT,
   isAssetValue,
   NODE_ENDING_KINDS,
+  NON_FINITE_OUTPUT,
+  NON_FINITE_TEXTS,
   type AssetRef,
+  type DroppedMetric,
   type EpisodeEvent,
   type NodeEnding,
   type CallContext,
@@ -23,6 +26,8 @@ import {
   type MetricValue,
   type NodeErrorEntry,
   type NodeOutputs,
+  type NonFiniteNote,
+  type NonFiniteText,
   type ResolvedNodeType,
 } from '../core/types.js';
 import { isScoreEntry, type ScoreEntry } from '../core/score-entry.js';
@@ -100,6 +105,13 @@ interface NodePlan {
 
 type IterationEnd = { kind: 'ok' } | { kind: 'crashed'; error: string } | { kind: 'aborted'; error: string };
 
+/** Where a graphOut port's last value came from, and the numbers in it its host could not send (`$nonFinite`). */
+interface SinkSource {
+  nodeId: string;
+  step: number;
+  notes: NonFiniteNote[] | undefined;
+}
+
 /** Longest stretch without yielding to timers, so a wall-clock limit can fire even when every node is in-process. */
 const YIELD_EVERY_MS = 5;
 
@@ -128,6 +140,8 @@ export class GraphExecutor {
   private readonly roots: number[];
   /** graphOut node index → port → last value received (ports listed in edge order). */
   private readonly sinks = new Map<number, Map<string, unknown>>();
+  /** graphOut node index → port → where its last value came from. */
+  private readonly sinkSources = new Map<number, Map<string, SinkSource>>();
   private readonly sinkPorts = new Map<number, string[]>();
   /** Aborts the calls in flight; the caller's signal reaches it through run()'s abort listener (AbortSignal.any costs tens of µs per episode). */
   private readonly internal = new AbortController();
@@ -137,6 +151,8 @@ export class GraphExecutor {
   private started = false;
   private stepsRun = 0;
   private prev: Array<NodeOutputs | undefined> = [];
+  /** The previous iteration's `$nonFinite` notes, by node (loop edges deliver its values). */
+  private prevNotes: Array<NonFiniteNote[] | undefined> = [];
   private stopIteration: ((end: IterationEnd) => void) | undefined;
   /** Keeps the per-call limit when there is one (made by run()). */
   private watch: CallWatch | undefined;
@@ -183,6 +199,7 @@ export class GraphExecutor {
       const v = graph.nodes.get(id)!;
       const node = position.get(id)!;
       this.sinks.set(node, new Map());
+      this.sinkSources.set(node, new Map());
       // Spec edge order, so metric keys come out in the same order on every run.
       this.sinkPorts.set(
         node,
@@ -210,15 +227,33 @@ export class GraphExecutor {
    * `metrics` object is flattened to its scalar entries, any other scalar port is kept by name.
    */
   harvestMetrics(): Record<string, MetricValue> {
+    return this.harvest().metrics;
+  }
+
+  /**
+   * harvestMetrics, and the metrics left out because their value was NaN or ±Infinity (which
+   * arrive as `null`, named by the host's `$nonFinite`), each once and only when no other
+   * graphOut reported the name.
+   */
+  private harvest(): { metrics: Record<string, MetricValue>; dropped: DroppedMetric[] } {
     const metrics: Record<string, MetricValue> = {};
+    const dropped: DroppedMetric[] = [];
+    const drop = (name: string, v: unknown, src: SinkSource | undefined, key?: string): void => {
+      const value = nonFiniteOf(v, src?.notes, key);
+      if (value && src) dropped.push({ name, value, nodeId: src.nodeId, step: src.step });
+    };
     let scored = false;
     for (const [node, ports] of this.sinkPorts) {
       const last = this.sinks.get(node)!;
+      const sources = this.sinkSources.get(node)!;
       for (const port of ports) {
         if (!last.has(port)) continue;
         const v = last.get(port);
         if (port === 'metrics' && isOutputsObject(v)) {
-          for (const [k, x] of Object.entries(v)) if (isScalarMetric(x)) metrics[k] = x;
+          for (const [k, x] of Object.entries(v)) {
+            if (isScalarMetric(x)) metrics[k] = x;
+            else drop(k, x, sources.get(port), k);
+          }
         } else if (port === SCORE_PORT && scoreEntriesOf(v).length > 0) {
           // The first score stands for the episode: `score` its value, `correct` whether it is 1. A plain number here stays a metric.
           if (scored) continue;
@@ -228,10 +263,12 @@ export class GraphExecutor {
           metrics.correct = first.value === 1;
         } else if (isScalarMetric(v)) {
           metrics[port] = v;
-        }
+        } else drop(port, v, sources.get(port));
       }
     }
-    return metrics;
+    const kept = new Map<string, DroppedMetric>();
+    for (const d of dropped) if (!Object.hasOwn(metrics, d.name) && !kept.has(d.name)) kept.set(d.name, d);
+    return { metrics, dropped: [...kept.values()] };
   }
 
   /** Score entries as of now: each graphOut's `score` port (a score object or a list of them), graphOuts in spec order. */
@@ -277,6 +314,7 @@ export class GraphExecutor {
         if (it.ending) return this.result(it.ending.kind, it.ending.message);
         if (it.done) return this.result('completed');
         this.prev = it.outputs;
+        this.prevNotes = it.nonFinite;
         if (performance.now() - lastYield > YIELD_EVERY_MS) {
           await new Promise<void>((resolve) => setImmediate(resolve));
           lastYield = performance.now();
@@ -291,15 +329,17 @@ export class GraphExecutor {
   }
 
   private result(ending: ExecutorEnding, error?: string): ExecutorResult {
+    const { metrics, dropped } = this.harvest();
     const out: ExecutorResult = {
       ending,
       steps: this.stepsRun,
-      metrics: this.harvestMetrics(),
+      metrics,
       nodeErrors: [...this.errors],
       assets: [...this.assetRefs],
     };
     const scores = this.harvestScores();
     if (scores.length > 0) out.scores = scores;
+    if (dropped.length > 0) out.droppedMetrics = dropped;
     if (ending === 'error' && error === undefined) {
       error = this.errors.map((e) => `node "${e.nodeId}" failed at step ${e.step}: ${e.message}`).join('; ');
     }
@@ -308,12 +348,17 @@ export class GraphExecutor {
   }
 
   /** One iteration; log entries and node errors are flushed in topological order whatever the completion order. */
-  private async runIteration(
-    step: number,
-  ): Promise<{ end: IterationEnd; outputs: Array<NodeOutputs | undefined>; done: boolean; ending?: NodeEnding }> {
+  private async runIteration(step: number): Promise<{
+    end: IterationEnd;
+    outputs: Array<NodeOutputs | undefined>;
+    nonFinite: Array<NonFiniteNote[] | undefined>;
+    done: boolean;
+    ending?: NodeEnding;
+  }> {
     const plans = this.plans;
     const n = plans.length;
     const outputs = new Array<NodeOutputs | undefined>(n);
+    const nonFinite = new Array<NonFiniteNote[] | undefined>(n);
     const logEntries = this.o.onFiring ? new Array<FiringLogEntry | undefined>(n) : undefined;
     const stepErrors = new Array<NodeErrorEntry | undefined>(n);
     const stepEvents = new Array<EpisodeEvent[] | undefined>(n);
@@ -324,7 +369,7 @@ export class GraphExecutor {
     for (const [node] of this.sinkPorts) {
       for (const e of plans[node]!.loopInputs) {
         const v = this.prev[e.node]?.[e.fromPort];
-        if (v !== undefined) this.sinks.get(node)!.set(e.toPort, v);
+        if (v !== undefined) this.deliver(node, e, v, plans[e.node]!.id, step - 1, this.prevNotes[e.node]);
       }
     }
 
@@ -382,13 +427,13 @@ export class GraphExecutor {
         const out = reserved.out;
         if (reserved.events) stepEvents[i] = reserved.events.map((e) => ({ step, nodeId: p.id, ...e }));
         if (reserved.ending) stepEndings[i] = reserved.ending;
+        if (reserved.nonFinite) nonFinite[i] = reserved.nonFinite;
         outputs[i] = out;
         if (out.done === true) done = true;
         for (const e of p.outputs) {
-          const sink = this.sinks.get(e.node);
-          if (sink) {
+          if (this.sinks.has(e.node)) {
             const v = out[e.fromPort];
-            if (v !== undefined) sink.set(e.toPort, v);
+            if (v !== undefined) this.deliver(e.node, e, v, p.id, step, reserved.nonFinite);
           }
         }
         if (logEntries) {
@@ -497,7 +542,14 @@ export class GraphExecutor {
     if (logEntries && this.o.onFiring) for (const e of logEntries) if (e) this.o.onFiring(e);
     if (this.o.onEvent) for (const list of stepEvents) if (list) for (const e of list) this.o.onEvent(e);
     const ending = stepEndings.find((e) => e !== undefined);
-    return ending ? { end, outputs, done, ending } : { end, outputs, done };
+    return ending ? { end, outputs, nonFinite, done, ending } : { end, outputs, nonFinite, done };
+  }
+
+  /** Records `v` as graphOut `sink`'s value on `e.toPort`, with where it came from and the notes on the port it left. */
+  private deliver(sink: number, e: EdgePlan, v: unknown, nodeId: string, step: number, notes: NonFiniteNote[] | undefined): void {
+    this.sinks.get(sink)!.set(e.toPort, v);
+    const mine = notes?.filter((note) => note.port === e.fromPort);
+    this.sinkSources.get(sink)!.set(e.toPort, { nodeId, step, notes: mine && mine.length > 0 ? mine : undefined });
   }
 
   /** Replaces each asset-valued port by `{ $assetRef }` and hands the bytes to onAsset. */
@@ -530,13 +582,18 @@ export class GraphExecutor {
 }
 
 /**
- * Splits the reserved outputs `$events` and `$ending` off a node's outputs; a string when one
- * of them is malformed (a node error naming what is wrong).
+ * Splits the reserved outputs `$events`, `$ending` and `$nonFinite` off a node's outputs; a
+ * string when `$events` or `$ending` is malformed (a node error naming what is wrong).
  */
-function takeReserved(out: NodeOutputs): { out: NodeOutputs; events?: Record<string, unknown>[]; ending?: NodeEnding } | string {
-  if (!(EVENTS_OUTPUT in out) && !(ENDING_OUTPUT in out)) return { out };
-  const { [EVENTS_OUTPUT]: events, [ENDING_OUTPUT]: ending, ...rest } = out;
-  const result: { out: NodeOutputs; events?: Record<string, unknown>[]; ending?: NodeEnding } = { out: rest };
+function takeReserved(
+  out: NodeOutputs,
+): { out: NodeOutputs; events?: Record<string, unknown>[]; ending?: NodeEnding; nonFinite?: NonFiniteNote[] } | string {
+  if (!(EVENTS_OUTPUT in out) && !(ENDING_OUTPUT in out) && !(NON_FINITE_OUTPUT in out)) return { out };
+  const { [EVENTS_OUTPUT]: events, [ENDING_OUTPUT]: ending, [NON_FINITE_OUTPUT]: notes, ...rest } = out;
+  const result: { out: NodeOutputs; events?: Record<string, unknown>[]; ending?: NodeEnding; nonFinite?: NonFiniteNote[] } = { out: rest };
+  // Information only: an entry that is not a note is left out, never a failure of the node.
+  const nonFinite = Array.isArray(notes) ? notes.filter(isNonFiniteNote) : [];
+  if (nonFinite.length > 0) result.nonFinite = nonFinite;
   if (events !== undefined) {
     if (!Array.isArray(events) || !events.every(isOutputsObject)) return `output ${EVENTS_OUTPUT} must be an array of objects`;
     result.events = events;
@@ -550,6 +607,23 @@ function takeReserved(out: NodeOutputs): { out: NodeOutputs; events?: Record<str
     result.ending = { kind: kind as NodeEnding['kind'], ...(typeof message === 'string' ? { message: boundMessage(message) } : {}) };
   }
   return result;
+}
+
+function isNonFiniteNote(v: unknown): v is NonFiniteNote {
+  if (!isOutputsObject(v)) return false;
+  const { port, key, value } = v as { port?: unknown; key?: unknown; value?: unknown };
+  return typeof port === 'string' && (key === undefined || typeof key === 'string') && NON_FINITE_TEXTS.includes(value as NonFiniteText);
+}
+
+/**
+ * Why a graphOut value that is not a metric was left out, when the reason is a number JSON
+ * cannot carry: the number itself (a call that did not cross as JSON), or the `null` it became,
+ * as the notes of the port it left name it (`key`: an entry of the object on that port).
+ */
+function nonFiniteOf(v: unknown, notes: readonly NonFiniteNote[] | undefined, key?: string): NonFiniteText | undefined {
+  if (typeof v === 'number') return Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
+  if (v !== null || !notes) return undefined;
+  return notes.find((n) => n.key === key)?.value;
 }
 
 const elapsed = (t0: number): number => Math.round((performance.now() - t0) * 1000) / 1000;

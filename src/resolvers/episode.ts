@@ -3,7 +3,7 @@
  * subscription (each finished episode once, in the order the summary reveals them).
  */
 import { FixedBuffer, Repeater } from 'graphql-yoga';
-import type { AssetRef, NodeErrorEntry } from '../core/types.js';
+import type { AssetRef, DroppedMetric, NodeErrorEntry } from '../core/types.js';
 import { isTerminalRunStatus } from '../statuses.js';
 import { mimeOf } from '../store/run-reader.js';
 import type { RunWatcher } from '../store/run-watcher.js';
@@ -19,6 +19,17 @@ const NodeErrorRef = builder.objectRef<NodeErrorEntry>('NodeError').implement({
     nodeId: t.exposeString('nodeId', { description: "The node's id in the graph." }),
     step: t.exposeInt('step', { description: 'The iteration it failed in (0-based).' }),
     message: t.exposeString('message', { description: 'The error message.' }),
+  }),
+});
+
+const DroppedMetricRef = builder.objectRef<DroppedMetric>('DroppedMetric').implement({
+  description:
+    'A metric a graphOut received as NaN or ±Infinity: JSON cannot carry it, so the episode does not report it and each aggregate counts it as excluded.',
+  fields: (t) => ({
+    name: t.exposeString('name', { description: "The metric's name." }),
+    value: t.exposeString('value', { description: 'The value it had: NaN, Infinity or -Infinity.' }),
+    nodeId: t.exposeString('nodeId', { description: 'The node whose output carried it.' }),
+    step: t.exposeInt('step', { description: 'The iteration it was sent in (0-based).' }),
   }),
 });
 
@@ -118,6 +129,11 @@ EpisodeRef.implement({
       resolve: (e) => e.record.stepBudget,
     }),
     metrics: t.field({ type: 'JSON', description: 'Metric name → value (partial when it ended early).', resolve: (e) => e.record.metrics }),
+    droppedMetrics: t.field({
+      type: [DroppedMetricRef],
+      description: 'Metrics it sent as NaN or ±Infinity, left out of `metrics` (empty when none).',
+      resolve: (e) => e.record.droppedMetrics ?? [],
+    }),
     seed: t.float({
       description: 'Its seed, derived from the run seed and its index (an unsigned 32-bit integer).',
       resolve: (e) => e.record.seed,

@@ -3,6 +3,7 @@
  * summary (fields missing, wrong types, another run's id) is refused with a coded error
  * instead of reaching the API half-filled.
  */
+import { NON_FINITE_TEXTS } from '../core/types.js';
 import { z } from '../core/zod.js';
 import { CodedError } from '../errors.js';
 import { metricRangesSchema } from '../nodeset-registry/manifest.js';
@@ -61,6 +62,7 @@ export const episodeRecordSchema = z.object({
   status: z.enum(EPISODE_STATUSES),
   steps: count,
   metrics: z.record(z.string(), z.union([z.number(), z.string(), z.boolean(), z.null()])),
+  droppedMetrics: z.array(z.object({ name: z.string(), value: z.enum(NON_FINITE_TEXTS), nodeId: z.string(), step: z.number() })).optional(),
   seed: z.number(),
   workerId: z.number().int(),
   durationMs: z.number(),

@@ -3,7 +3,7 @@
  * episode boundary, and one record per episode.
  */
 import type { EpisodeStatus, RunStatus } from '../statuses.js';
-import type { AssetRef, MetricRanges, MetricValue, NodeErrorEntry } from '../core/types.js';
+import type { AssetRef, DroppedMetric, MetricRanges, MetricValue, NodeErrorEntry } from '../core/types.js';
 import type { ScoreEntry } from '../core/score-entry.js';
 
 export type { ScoreEntry, ScoreTarget } from '../core/score-entry.js';
@@ -21,6 +21,12 @@ export interface EpisodeRecord {
   status: EpisodeStatus;
   steps: number;
   metrics: Record<string, MetricValue>;
+  /**
+   * Metrics a graphOut received as NaN or ±Infinity, which the episode does not report (each
+   * aggregate counts it under `excluded`): the name, the value, the node and iteration that sent it.
+   * Absent when none.
+   */
+  droppedMetrics?: DroppedMetric[];
   /** Derived from (run seed, index). */
   seed: number;
   /** Timing/placement fields: the only ones allowed to differ between worker counts. */

@@ -218,6 +218,17 @@ describe('CSV rows of a run with repeats', () => {
 });
 
 describe('CSV text cells', () => {
+  it('of the header, named by the graph’s metrics, never start a formula and read back as metric.<name>', () => {
+    const names = ['=HYPERLINK("http://evil.example","click")', '+1', '-2', '@SUM(A1:A9)', '\tindented', 'plain'];
+    const { header, metrics } = headerOf(names);
+    const record = { index: 0, episodeId: 'e/0', status: 'COMPLETED', steps: 1, metrics: Object.fromEntries(names.map((n, i) => [n, i])) };
+    const text = csvRow(header) + csvRow(rowOf(record as unknown as Parameters<typeof rowOf>[0], metrics));
+    const [cells, values] = parse(text) as string[][];
+    for (const cell of cells!) expect(cell).not.toMatch(/^[=+\-@\t\r]/);
+    expect(cells!.filter((c) => c.startsWith('metric.'))).toEqual([...names].sort().map((n) => `metric.${n}`));
+    expect(values![cells!.indexOf('metric.=HYPERLINK("http://evil.example","click")')]).toBe('0');
+  });
+
   it('that a spreadsheet would run as a formula start with a quote; numbers stay as they are', () => {
     const { header, metrics } = headerOf(['answer', 'delta', 'ok']);
     const record = {

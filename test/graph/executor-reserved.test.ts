@@ -128,3 +128,101 @@ describe('reserved outputs', () => {
     expect(r2.nodeErrors[0]?.message).toBe('output $events must be an array of objects');
   });
 });
+
+describe('$nonFinite: metrics sent as NaN or ±Infinity', () => {
+  const exec = (spec: GraphSpec, env: MemoryFunction, seen: unknown[] = [], stepBudget = 1) =>
+    new GraphExecutor({
+      graph: validateGraph(
+        spec,
+        memoryResolver({ n: { env, look: { inputs: ['metrics?'], outputs: [], run: ({ inputs }) => (seen.push(inputs), {}) } } }),
+      ),
+      stepBudget,
+      context,
+    });
+
+  it('names each one the host noted (its null left out), or that arrived as the number itself, unless another graphOut reports the name', async () => {
+    const spec: GraphSpec = {
+      name: 'odd',
+      nodes: [
+        { id: 'env', type: 'n__env' },
+        { id: 'look', type: 'n__look' },
+        { id: 'out', type: 'graphOut' },
+        { id: 'late', type: 'graphOut' },
+      ],
+      edges: [
+        { from: 'env.metrics', to: 'out.metrics' },
+        { from: 'env.metrics', to: 'look.metrics' },
+        { from: 'env.dist', to: 'out.dist' },
+        { from: 'env.count', to: 'out.count' },
+        { from: 'env.raw', to: 'out.raw' },
+        { from: 'env.extra', to: 'late.metrics' },
+      ],
+    };
+    const seen: unknown[] = [];
+    const r = await exec(
+      spec,
+      {
+        outputs: ['metrics', 'dist', 'count', 'raw', 'extra'],
+        // As a host answers over JSON: each NaN or ±Infinity a null, named in $nonFinite.
+        run: () => ({
+          metrics: { reward: null, spl: null, ok: 1 },
+          dist: null,
+          count: null,
+          raw: Number.NaN,
+          extra: { spl: 0.25 },
+          $nonFinite: [
+            { port: 'metrics', key: 'reward', value: 'NaN' },
+            { port: 'metrics', key: 'spl', value: '-Infinity' },
+            { port: 'dist', value: 'Infinity' },
+            // Not notes: left out.
+            'junk',
+            { port: 'count', value: 'huge' },
+            { port: 7, value: 'NaN' },
+          ],
+        }),
+      },
+      seen,
+    ).run();
+    expect(r.metrics).toEqual({ ok: 1, spl: 0.25 });
+    // A null without a note (count) is left out silently, as before; spl is reported by the other graphOut.
+    expect(r.droppedMetrics).toEqual([
+      { name: 'reward', value: 'NaN', nodeId: 'env', step: 0 },
+      { name: 'dist', value: 'Infinity', nodeId: 'env', step: 0 },
+      { name: 'raw', value: 'NaN', nodeId: 'env', step: 0 },
+    ]);
+    // The notes never flow downstream.
+    expect(seen).toEqual([{ metrics: { reward: null, spl: null, ok: 1 } }]);
+  });
+
+  it('follows the last value each port received, through loop edges too, and is absent when nothing was dropped', async () => {
+    const spec: GraphSpec = {
+      name: 'steps',
+      nodes: [
+        { id: 'env', type: 'n__env' },
+        { id: 'out', type: 'graphOut' },
+      ],
+      edges: [
+        { from: 'env.dist', to: 'out.dist' },
+        { from: 'env.dist', to: 'out.prev', loop: true },
+        { from: 'env.metrics', to: 'out.metrics' },
+      ],
+    };
+    // Step 0 sends NaN, step 1 a number: the last dist is fine, the loop edge's (step 0's) is not.
+    const env: MemoryFunction = {
+      outputs: ['dist', 'metrics'],
+      run: ({ ctx }) =>
+        ctx.step === 0
+          ? { dist: null, metrics: { a: 1 }, $nonFinite: [{ port: 'dist', value: 'NaN' }] }
+          : { dist: 3, metrics: { a: null }, $nonFinite: [{ port: 'metrics', key: 'a', value: 'Infinity' }] },
+    };
+    const r = await exec(spec, env, [], 2).run();
+    expect(r.metrics).toEqual({ dist: 3 });
+    expect(r.droppedMetrics).toEqual([
+      { name: 'prev', value: 'NaN', nodeId: 'env', step: 0 },
+      { name: 'a', value: 'Infinity', nodeId: 'env', step: 1 },
+    ]);
+    const fine = await exec(spec, { outputs: ['dist', 'metrics'], run: () => ({ dist: 1, metrics: { a: 1 } }) }, [], 2).run();
+    expect(fine.metrics).toEqual({ dist: 1, prev: 1, a: 1 });
+    expect(fine).not.toHaveProperty('droppedMetrics');
+  });
+});

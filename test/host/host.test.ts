@@ -269,6 +269,50 @@ describe('createHost (in this process)', () => {
     }
   });
 
+  it('names the output numbers JSON writes as null (NaN, ±Infinity) in $nonFinite, and adds nothing when every number is finite', async () => {
+    const odd: NodesetManifest = {
+      ...manifest,
+      functions: [
+        { name: 'add', inputs: [{ name: 'a' }, { name: 'b' }], outputs: [{ name: 'sum' }, { name: 'metrics' }, { name: 'list' }] },
+      ],
+    };
+    const host = createHost({
+      manifest: odd,
+      dir: '.',
+      module: {
+        functions: {
+          add: ({ inputs }) => {
+            const sum = (inputs.a as number) / (inputs.b as number);
+            return { sum, metrics: { ratio: sum, bad: -sum, zero: 0, nested: { x: Number.NaN } }, list: [Number.NaN] };
+          },
+        },
+      },
+    });
+    const client = new HostClient(`http://127.0.0.1:${await host.listen(0)}`);
+    try {
+      expect(await client.call(req('add', { a: 1, b: 0 }))).toEqual({
+        sum: null,
+        metrics: { ratio: null, bad: null, zero: 0, nested: { x: null } },
+        list: [null],
+        // Ports and the entries of an object on a port (what a graphOut takes as metrics); deeper values and arrays are not metrics.
+        $nonFinite: [
+          { port: 'sum', value: 'Infinity' },
+          { port: 'metrics', key: 'ratio', value: 'Infinity' },
+          { port: 'metrics', key: 'bad', value: '-Infinity' },
+        ],
+      });
+      expect(await client.call(req('add', { a: 0, b: 0 }))).toMatchObject({ $nonFinite: [{ port: 'sum', value: 'NaN' }, {}, {}] });
+      expect(await client.call(req('add', { a: 1, b: 2 }))).toEqual({
+        sum: 0.5,
+        metrics: { ratio: 0.5, bad: -0.5, zero: 0, nested: { x: null } },
+        list: [null],
+      });
+    } finally {
+      client.close();
+      await host.close();
+    }
+  });
+
   it('refuses a module that lacks a declared function or the declared panel', () => {
     const two = { ...manifest, functions: [...manifest.functions, { name: 'mul', inputs: [], outputs: [] }] };
     expect(() => createHost({ manifest: two, dir: '.', module: mod })).toThrow(

@@ -76,6 +76,7 @@ describe('schema/schema.graphql', () => {
         'status',
         'steps',
         'metrics',
+        'droppedMetrics',
         'seed',
         'workerId',
         'durationMs',

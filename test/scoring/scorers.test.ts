@@ -4,6 +4,7 @@ import { findNumbers, lastNumber } from '../../src/scoring/numbers.js';
 import { normalizeAnswer, squadTokens } from '../../src/scoring/normalize.js';
 import { prepareScorer, scoreAnswer, scorerNames, UnknownScorerError } from '../../src/scoring/registry.js';
 import type { ScoreTarget } from '../../src/core/score-entry.js';
+import { matchesWithin, PatternTimeoutError } from '../../src/scoring/pattern.js';
 
 const score = (scorer: string, answer: string | null, target: ScoreTarget | null, config?: Record<string, unknown>, choices?: string[]) =>
   scoreAnswer(prepareScorer(scorer, config), { answer, target, ...(choices ? { choices } : {}) });
@@ -80,6 +81,32 @@ describe('pattern', () => {
     expect(value('pattern', '42', '42', { pattern: String.raw`^\d+$` })).toBe(1);
     expect(value('pattern', 'x=7 y=8', '8', { pattern: String.raw`(?<=y=)\d+` })).toBe(1);
     expect(value('pattern', 'says: B', 'b', { pattern: '(?<ans>[A-D])$' })).toBe(1);
+  });
+  it('stops a search that backtracks past its time limit with an error naming the pattern, and finds ordinary matches as matchAll does', () => {
+    // Not nested quantifiers (the static check lets it through), yet 2^40 ways to fail on 40 a's and a "!".
+    const slow = '^(a|a)*$';
+    expect(() => prepareScorer('pattern', { pattern: slow })).not.toThrow();
+    let err: unknown;
+    try {
+      matchesWithin(`${'a'.repeat(40)}!`, new RegExp(slow, 'g'), slow, 50);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(PatternTimeoutError);
+    expect(err).toMatchObject({ code: 'BAD_USER_INPUT' });
+    expect((err as Error).message).toBe(
+      'scorer "pattern": config "pattern" /^(a|a)*$/ searched the answer (41 characters) for more than 50 ms and was stopped: it backtracks catastrophically on this text; rewrite it so that no two alternatives or quantifiers can match the same text (as in (a|a)*)',
+    );
+    // The same thread searches again afterwards, and its matches are this realm's arrays.
+    const re = String.raw`(\w)=(\d+)`;
+    const found = matchesWithin('x=4, y=15', new RegExp(re, 'g'), re);
+    expect(found).toEqual([...'x=4, y=15'.matchAll(new RegExp(re, 'g'))]);
+    expect(found.map((m) => [m[1], m[2], m.index])).toEqual([
+      ['x', '4', 0],
+      ['y', '15', 5],
+    ]);
+    expect(found[0]).toBeInstanceOf(Array);
+    expect(value('pattern', 'aaaa', null, { pattern: slow })).toBe(1);
   });
 });
 
