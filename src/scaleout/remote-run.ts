@@ -216,6 +216,18 @@ export class RemoteRun {
     }
   }
 
+  /**
+   * The shard's job is back on the queue (its worker handed it back, or it was found stalled):
+   * WAITING again, unless a worker claimed it since `claims` (its `attempts` when the hand-back
+   * was seen) or it is done. True when it changed.
+   */
+  shardReturned(shard: number, claims: number): boolean {
+    const s = this.#shard(shard);
+    if (this.#ended || s.state !== 'RUNNING' || s.attempts !== claims) return false;
+    s.state = 'WAITING';
+    return true;
+  }
+
   /** Takes into the ledger an episode whose episode.json is in the run directory but not here; false when there is none. */
   async #adoptWritten(index: number, s: ShardView): Promise<boolean> {
     if (this.#writing.has(index)) await this.#writing.get(index)!.catch(() => {});
