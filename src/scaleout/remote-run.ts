@@ -113,7 +113,8 @@ export class RemoteRun {
 
   /** The committed indices of a shard, for a worker that takes it (again). */
   committedIn(shard: number): number[] {
-    const s = this.#shard(shard);
+    // BAD_USER_INPUT for a shard the run does not have.
+    this.#shard(shard);
     const out: number[] = [];
     for (const i of this.#plays[shard]!) if (this.#records.has(i)) out.push(i);
     return out;
