@@ -1,6 +1,7 @@
 /**
  * auditRun on a real server: a finished gridnav run re-played at another worker count passes and
- * Run.audit says so; a run whose nodeset code changed since (a workspace copy, edited) is refused
+ * Run.audit says so; at its own worker count it is re-played too, and evalctl audit says that
+ * this checks replay only; a run whose nodeset code changed since (a workspace copy, edited) is refused
  * by the manifest check before anything is queued.
  */
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -114,6 +115,22 @@ describe('auditRun', () => {
     expect(failed).toMatchObject({ status: 'FAILED', passed: false, episodesCompared: 2, workerCount: 2 });
     expect(failed.diffs).toHaveLength(2);
     expect(failed.diffs[0].fields).toEqual([{ path: 'metrics.spl', original: 0.123, audit: expect.any(Number) }]);
+  });
+
+  it("evalctl audit at the run's own worker count re-plays and verifies it, with a note that this checks replay, not worker-count independence", async () => {
+    const id = await finishedRun({ graphName: 'gridnav_planner', episodeCount: 4, workerCount: 2, seed: 9 });
+    const cli = await execa(
+      process.execPath,
+      [join(DIST_DIR, 'main.js'), 'audit', id, '--server', server.url, '--sample', '2', '--workers', '2'],
+      { reject: false },
+    );
+    expect(cli.exitCode, cli.stderr).toBe(0);
+    expect(cli.stderr).toContain('re-played at 2 worker(s) (the run used 2: a replay check only)');
+    expect(cli.stdout.split('\n')).toEqual([
+      `determinism: verified at 2 worker(s) on 2 episode(s) of run ${id}`,
+      "note: re-played at the run's own worker count (2): this checks that its episodes replay to the same records, not that the worker count leaves them unchanged; for that, audit at another --workers with a --sample of at least that many episodes",
+    ]);
+    expect((await server.gql(RUN, { id })).data!.run.audit).toMatchObject({ status: 'PASSED', workerCount: 2, originalWorkerCount: 2 });
   });
 
   it('evalctl audit verifies a run of a workspace nodeset; once its code is edited the audit is refused (AUDIT_MANIFEST_CHANGED), queueing nothing', async () => {

@@ -2,14 +2,48 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { BadInputError } from '../errors.js';
 
-/** parseArgs, with an unknown or malformed flag turned into a one-line error (followed by `usage` when given). */
+/**
+ * parseArgs, with an unknown or malformed flag turned into a one-line error (followed by `usage`
+ * when given), and so is a flag that takes one value given more than once: parseArgs would keep
+ * the last and drop the others unsaid. Flags declared `multiple` (`--set`, `--tag`) repeat.
+ */
 export function parseCliArgs<T extends ParseArgsConfig>(config: T, usage?: string): ReturnType<typeof parseArgs<T>> {
+  // Parsed as an untyped config (its tokens wanted too), typed as `config` says once checked.
+  let parsed: ReturnType<typeof parseArgs<ParseArgsConfig>>;
   try {
-    return parseArgs(config);
+    parsed = parseArgs<ParseArgsConfig>({ ...config, tokens: true });
   } catch (err) {
     const message = flagProblem(err as Error & { code?: string }, config.args ?? []);
     throw new BadInputError(usage ? `${message}; ${usage}` : message);
   }
+  const message = repeatedFlag(parsed.tokens ?? [], config.options ?? {});
+  if (message !== null) throw new BadInputError(usage ? `${message}; ${usage}` : message);
+  const { tokens: _tokens, ...rest } = parsed;
+  return (config.tokens === true ? parsed : rest) as ReturnType<typeof parseArgs<T>>;
+}
+
+/** What of parseArgs's tokens is read here: an option token has the flag's long name and its value. */
+interface FlagToken {
+  kind: string;
+  name?: string;
+  value?: string | undefined;
+}
+
+/** The first string flag not declared `multiple` that is given more than once, said in a line with its values; null when none is. */
+function repeatedFlag(tokens: readonly FlagToken[], options: NonNullable<ParseArgsConfig['options']>): string | null {
+  const seen = new Map<string, string[]>();
+  for (const t of tokens) {
+    if (t.kind !== 'option' || t.name === undefined) continue;
+    const option = options[t.name];
+    if (option?.type !== 'string' || option.multiple === true) continue;
+    const values = seen.get(t.name) ?? [];
+    values.push(t.value ?? '');
+    seen.set(t.name, values);
+  }
+  for (const [name, values] of seen)
+    if (values.length > 1)
+      return `--${name} is given ${values.length} times (${values.map((v) => JSON.stringify(v)).join(', ')}); it takes one value`;
+  return null;
 }
 
 /** parseArgs's error in a line, said the way the other flag errors are (its own wording suggests fixes that do not fit). */

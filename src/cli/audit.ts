@@ -1,8 +1,10 @@
 /**
  * `evalctl audit <run> [--sample N] [--workers W] [--server URL] [--token T] [--json]`: asks a
  * server for the determinism audit of a finished run (auditRun), follows its scratch run to the
- * end and prints the verdict: the diff when it failed. Exit 0 when verified, 1 when the records
- * differ or there is no verdict, 2 for bad input. The token comes from `--token` or EVAL_API_TOKEN.
+ * end and prints the verdict: the diff when it failed, and a note when the re-play used the run's
+ * own worker count (accepted: it still checks that the run replays, only not worker-count
+ * independence). Exit 0 when verified, 1 when the records differ or there is no verdict, 2 for
+ * bad input. The token comes from `--token` or EVAL_API_TOKEN.
  */
 import { BadInputError } from '../errors.js';
 import { intFlag, parseCommandArgs } from './args.js';
@@ -36,6 +38,16 @@ interface AuditAnswer {
 
 const show = (v: unknown): string => (v === null || v === undefined ? '(absent)' : JSON.stringify(v));
 
+/**
+ * Said when the re-play used the run's own worker count (asked for, or the sample had too few
+ * episodes for another): the audit then shows that the run replays, not that its worker count
+ * leaves the records unchanged.
+ */
+export function sameWorkersNote(a: Pick<AuditAnswer, 'workerCount' | 'originalWorkerCount'>): string | null {
+  if (a.workerCount !== a.originalWorkerCount) return null;
+  return `re-played at the run's own worker count (${a.workerCount}): this checks that its episodes replay to the same records, not that the worker count leaves them unchanged; for that, audit at another --workers with a --sample of at least that many episodes`;
+}
+
 /** The verdict in a few lines: the badge's words, then each differing episode with its fields. */
 export function renderAudit(runId: string, a: AuditAnswer): string {
   const lines: string[] = [];
@@ -55,7 +67,8 @@ export function renderAudit(runId: string, a: AuditAnswer): string {
   } else {
     lines.push(`determinism: audit of run ${runId} still running (run ${a.auditRunId})`);
   }
-  for (const n of a.notes) lines.push(`note: ${n}`);
+  const same = a.status === 'ERROR' ? null : sameWorkersNote(a);
+  for (const n of same === null ? a.notes : [same, ...a.notes]) lines.push(`note: ${n}`);
   return lines.join('\n') + '\n';
 }
 
@@ -88,7 +101,7 @@ export async function run(argv: string[]): Promise<number> {
   const a = started.auditRun;
   if (values.json !== true)
     process.stderr.write(
-      `audit of run ${runId}: ${a.sample.length} episode(s) re-played at ${a.workerCount} worker(s) (the run used ${a.originalWorkerCount}) as run ${a.auditRunId} on ${server.base}\n`,
+      `audit of run ${runId}: ${a.sample.length} episode(s) re-played at ${a.workerCount} worker(s) (the run used ${a.originalWorkerCount}${a.workerCount === a.originalWorkerCount ? ': a replay check only' : ''}) as run ${a.auditRunId} on ${server.base}\n`,
     );
   // Follow the scratch run to its end, then read the verdict (the server compares when it sees the end).
   for await (const _state of server.progress(a.auditRunId)) {

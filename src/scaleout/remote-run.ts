@@ -113,7 +113,8 @@ export class RemoteRun {
 
   /** The committed indices of a shard, for a worker that takes it (again). */
   committedIn(shard: number): number[] {
-    const s = this.#shard(shard);
+    // BAD_USER_INPUT for a shard the run does not have.
+    this.#shard(shard);
     const out: number[] = [];
     for (const i of this.#plays[shard]!) if (this.#records.has(i)) out.push(i);
     return out;
@@ -214,6 +215,18 @@ export class RemoteRun {
       // Stopped (a worker that was told to stop, or lost): another worker takes it again.
       s.state = 'WAITING';
     }
+  }
+
+  /**
+   * The shard's job is back on the queue (its worker handed it back, or it was found stalled):
+   * WAITING again, unless a worker claimed it since `claims` (its `attempts` when the hand-back
+   * was seen) or it is done. True when it changed.
+   */
+  shardReturned(shard: number, claims: number): boolean {
+    const s = this.#shard(shard);
+    if (this.#ended || s.state !== 'RUNNING' || s.attempts !== claims) return false;
+    s.state = 'WAITING';
+    return true;
   }
 
   /** Takes into the ledger an episode whose episode.json is in the run directory but not here; false when there is none. */

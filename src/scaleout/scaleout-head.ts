@@ -7,7 +7,9 @@
  * start or submit is REDIS_UNAVAILABLE; Redis gone for longer than `redisLostMs` while runs are
  * on the fleet ends them ABORTED (REDIS_LOST) with their committed episodes kept. A shard job
  * that fails for good on the queue (attempts used up, see shard-flow.ts) ends its run FAILED
- * (SHARD_FAILED), its committed episodes kept for a retry.
+ * (SHARD_FAILED), its committed episodes kept for a retry. A shard job that goes back on the
+ * queue (its worker handed it back, or it stalled) reads WAITING again in `shardsOf`, heard from
+ * the queue's own events: a worker cut off from the head cannot say so itself.
  */
 import { FlowProducer, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -43,7 +45,9 @@ export class ScaleoutHead implements RemoteRuns {
   readonly #bull: Redis;
   readonly #flows: FlowProducer;
   readonly #runQueue: Queue;
-  /** Where a shard job that failed for good is heard of (its own blocking connection). */
+  /** Where the state of a shard job that went back on the queue is checked. */
+  readonly #shardQueue: Queue;
+  /** Where a shard job that failed for good, or went back on the queue, is heard of (its own blocking connection). */
   readonly #shardEvents: QueueEvents;
   readonly #eventsConnection: Redis;
   readonly #runs = new Map<string, RemoteRun>();
@@ -75,9 +79,11 @@ export class ScaleoutHead implements RemoteRuns {
     this.#bull = bull;
     this.#flows = new FlowProducer({ connection: bull });
     this.#runQueue = new Queue(RUN_QUEUE, { connection: bull });
+    this.#shardQueue = new Queue(SHARD_QUEUE, { connection: bull });
     // A lost Redis is watched through the connection's events (#checkRedis), not through each object's errors.
     this.#flows.on('error', () => {});
     this.#runQueue.on('error', () => {});
+    this.#shardQueue.on('error', () => {});
     const events = redisClient(opts.redisUrl, { failFast: false });
     events.on('error', () => {});
     this.#eventsConnection = events;
@@ -85,6 +91,12 @@ export class ScaleoutHead implements RemoteRuns {
     this.#shardEvents.on('error', () => {});
     // 'failed' is a job moved to the failed set: a try that BullMQ will repeat is a 'delayed' or 'waiting' event.
     this.#shardEvents.on('failed', ({ jobId, failedReason }) => void this.#shardJobFailed(jobId, failedReason));
+    // Back on the queue: a try that failed and will be repeated after its backoff ('delayed'), a shard
+    // handed back untouched ('delayed'), one taken back from a stalled worker or retried at once ('waiting' from 'active').
+    this.#shardEvents.on('delayed', ({ jobId }) => void this.#shardJobReturned(jobId));
+    this.#shardEvents.on('waiting', ({ jobId, prev }) => {
+      if (prev === 'active') void this.#shardJobReturned(jobId);
+    });
   }
 
   /** Connects to Redis; REDIS_UNAVAILABLE when it cannot be reached. */
@@ -233,25 +245,57 @@ export class ScaleoutHead implements RemoteRuns {
       this.#redis.disconnect();
       this.#bull.disconnect();
       this.#eventsConnection.disconnect();
-      await Promise.allSettled([this.#flows.close(), this.#runQueue.close(), this.#shardEvents.close()]);
+      await Promise.allSettled([this.#flows.close(), this.#runQueue.close(), this.#shardQueue.close(), this.#shardEvents.close()]);
     })();
     return this.#closing;
   }
 
-  /** A shard job failed for good: its run (this attempt's, if still on the fleet) ends FAILED and its other shards stop. */
-  async #shardJobFailed(jobId: string, reason: string): Promise<void> {
+  /** The run on the fleet (this attempt's) and shard a shard job id names; null for a job of no such run. */
+  #shardOfJob(jobId: string): { runId: string; run: RemoteRun; shard: number } | null {
     for (const [runId, attempt] of this.#attempts) {
       const prefix = `${runJobId(runId, attempt)}-shard-`;
       const run = this.#runs.get(runId);
       if (!run || !jobId.startsWith(prefix)) continue;
-      if (run.ended) return;
       const shard = Number(jobId.slice(prefix.length));
       if (!Number.isInteger(shard) || shard < 0 || shard >= run.shards.length) continue;
-      this.#opts.log.error(`run ${runId}: shard ${shard} failed for good on the queue: ${reason}`);
-      await run.shardFailed(shard, reason).catch((err: unknown) => this.#opts.log.error(`run ${runId}: ${errorMessage(err)}`));
-      if (run.ended) await this.#publishCancel(runId);
+      return { runId, run, shard };
+    }
+    return null;
+  }
+
+  /** A shard job failed for good: its run (this attempt's, if still on the fleet) ends FAILED and its other shards stop. */
+  async #shardJobFailed(jobId: string, reason: string): Promise<void> {
+    const found = this.#shardOfJob(jobId);
+    if (!found || found.run.ended) return;
+    const { runId, run, shard } = found;
+    this.#opts.log.error(`run ${runId}: shard ${shard} failed for good on the queue: ${reason}`);
+    await run.shardFailed(shard, reason).catch((err: unknown) => this.#opts.log.error(`run ${runId}: ${errorMessage(err)}`));
+    if (run.ended) await this.#publishCancel(runId);
+  }
+
+  /**
+   * A shard job went back on the queue: its shard reads WAITING again, unless the job is on a
+   * worker once more when its state is read (the event was read late) or a worker claimed the
+   * shard while it was read. A worker claims only a job it has taken: a claim counted before the
+   * read finds the job active, one made during the read changes `attempts`.
+   */
+  async #shardJobReturned(jobId: string): Promise<void> {
+    const found = this.#shardOfJob(jobId);
+    if (!found || found.run.ended) return;
+    const { runId, run, shard } = found;
+    const view = run.shards[shard]!;
+    if (view.state !== 'RUNNING') return;
+    const claims = view.attempts;
+    let state: string;
+    try {
+      state = await this.#shardQueue.getJobState(jobId);
+    } catch (err) {
+      this.#opts.log.warn(`run ${runId}: shard ${shard} went back on the queue, but its job could not be read: ${errorMessage(err)}`);
       return;
     }
+    if (state !== 'waiting' && state !== 'delayed' && state !== 'prioritized') return;
+    if (run.shardReturned(shard, claims))
+      this.#opts.log.info(`run ${runId}: shard ${shard} is back on the queue (last taken by ${view.worker})`);
   }
 
   async #cancel(run: RemoteRun): Promise<void> {

@@ -7,7 +7,12 @@ const parse = (args: string[]) =>
       args,
       strict: true,
       allowPositionals: true,
-      options: { episodes: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        episodes: { type: 'string', short: 'n' },
+        set: { type: 'string', multiple: true },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
     },
     'usage: x',
   );
@@ -16,6 +21,12 @@ describe('parseCliArgs', () => {
   it('reads the flags', () => {
     expect(parse(['g', '--episodes', '3', '--json']).values).toEqual({ episodes: '3', json: true });
     expect(parse(['--episodes=-3']).values.episodes).toBe('-3');
+  });
+
+  it('takes a flag declared multiple as often as it is given, and a boolean given twice as given', () => {
+    const r = parse(['--set', 'a.b=1', '--set=a.c=2', '--json', '--json']);
+    expect(r.values).toEqual({ set: ['a.b=1', 'a.c=2'], json: true });
+    expect(r).not.toHaveProperty('tokens');
   });
 
   it.each([
@@ -29,6 +40,8 @@ describe('parseCliArgs', () => {
     [['--episodes'], 'BAD_USER_INPUT', /^--episodes needs a value; usage: x$/],
     [['--json=yes'], 'BAD_USER_INPUT', /^--json takes no value; usage: x$/],
     [['--help=1'], 'BAD_USER_INPUT', /^--help takes no value; usage: x$/],
+    [['--episodes', '3', '--episodes', '4'], 'BAD_USER_INPUT', /^--episodes is given 2 times \("3", "4"\); it takes one value; usage: x$/],
+    [['-n', '3', '--episodes=3', '-n3'], 'BAD_USER_INPUT', /^--episodes is given 3 times \("3", "3", "3"\); it takes one value; usage: x$/],
   ])('says plainly what is wrong with %j, then the usage', (args, code, message) => {
     let err: (Error & { code?: string }) | undefined;
     try {

@@ -118,6 +118,12 @@ describe('evalctl run', () => {
     [['run', 'gridnav_planner', '--episodes', '2', '--set', 'epsilon'], /malformed --set "epsilon"/],
     [['run', 'gridnav_planner', '--episodes', '2', '--set', 'nobody.x=1'], /unknown node "nobody"/],
     [['run', 'gridnav_planner', '--episodes', '2', '--frobnicate'], /frobnicate/],
+    // A flag of one value given twice is refused, not read as its last value.
+    [
+      ['run', 'gridnav_planner', '--episodes', '8', '--shard-size', '2', '--shard', '1/4', '--shard', '2/4'],
+      /^evalctl: --shard is given 2 times \("1\/4", "2\/4"\); it takes one value$/,
+    ],
+    [['run', 'gridnav_planner', '-n', '2', '--episodes=3'], /^evalctl: --episodes is given 2 times \("2", "3"\); it takes one value$/],
     // A dataset, split or offset the env does not offer is refused before the run exists.
     [
       ['run', 'gridnav_planner', '--episodes', '2', '--dataset', 'nowhere'],

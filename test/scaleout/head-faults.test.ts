@@ -2,8 +2,8 @@
  * A worker whose calls to the head fail, end to end (a real redis-server, the head, `evalctl
  * worker` processes): a worker the head would refuse does not start (exit 2 for the token, 1
  * for a head it cannot reach); a head cut off from a worker for a while (a TCP proxy between
- * them that drops every connection) costs retries, the shard goes back on the queue and the run
- * still ends COMPLETED with a one-machine run's records; a shard that fails for good on the queue
+ * them that drops every connection) costs retries, the shard goes back on the queue (and reads
+ * WAITING in Run.shards, not RUNNING) and the run still ends COMPLETED with a one-machine run's records; a shard that fails for good on the queue
  * ends its run FAILED (SHARD_FAILED) instead of RUNNING for ever, and a retry completes it.
  */
 import { existsSync } from 'node:fs';
@@ -130,6 +130,49 @@ describe('a worker whose calls to the head fail', () => {
       expect(w.output()).toMatch(/asking again in \d+ ms/);
       expect(w.output()).toContain('takes no new shard until the head');
       expect(w.output()).toContain('taking shards again');
+      await w.stop();
+    } finally {
+      await proxy.stop();
+    }
+  }, 120_000);
+
+  it('cut off from the head after claiming: Run.shards reads the shard it handed back WAITING, not RUNNING', async () => {
+    const proxy = await startProxy(Number(new URL(head.url).port));
+    try {
+      const w = await startWorker({
+        redisUrl: redis.url,
+        serverUrl: proxy.url,
+        name: 'cut-once',
+        slots: 1,
+        args: ['--head-retry-ms', '500'],
+      });
+      workers.push(w);
+      const run = await head.app.scheduler.submit(SPEC);
+      type Shards = { run: { shards: { index: number; state: string; worker: string | null; attempts: number }[] | null } };
+      const shards = async () => {
+        const r = await head.gql<Shards>(
+          'query ($id: ID!) { run(id: $id) { shards { index state worker attempts } } }',
+          { id: run.runId },
+          { authorization: `Bearer ${TOKEN}` },
+        );
+        return r.data?.run.shards ?? [];
+      };
+      const taken = await waitFor('a shard RUNNING on the worker', async () => (await shards()).find((s) => s.state === 'RUNNING'));
+      expect(taken.worker).toBe('cut-once');
+      proxy.cut();
+      await waitFor('the worker to hand its shard back', () => w.output().includes('the shard goes back on the queue'));
+      // The worker cannot tell the head; the queue does. It takes nothing more while cut off, so no shard is on a worker.
+      const back = await waitFor('the shard to read WAITING again', async () => {
+        const now = await shards();
+        const shard = now.find((s) => s.index === taken.index);
+        return shard?.state === 'WAITING' && !now.some((s) => s.state === 'RUNNING') ? shard : null;
+      });
+      expect(back).toMatchObject({ worker: 'cut-once', attempts: 1 });
+      expect((await summaryOf(run.runId)).status).toBe('RUNNING');
+      proxy.restore();
+      const s = await ended(run.runId);
+      expect(s.status, JSON.stringify(s.error)).toBe('COMPLETED');
+      expect(await resultOf(runDirOf(run.runId))).toEqual(baseline);
       await w.stop();
     } finally {
       await proxy.stop();

@@ -1,6 +1,7 @@
 /**
  * RemoteRun, the head's ledger of a run on the fleet: a shard's state follows what was
- * committed (COMPLETED once every episode is, also when its taker had nothing left to play), and
+ * committed (COMPLETED once every episode is, also when its taker had nothing left to play) and
+ * what the queue says (WAITING again once its job is back on the queue), and
  * a shard reported complete with episodes missing, or failed for good on the queue, ends the run
  * FAILED (SHARD_FAILED) with its committed episodes kept instead of leaving it RUNNING.
  */
@@ -81,6 +82,22 @@ describe('RemoteRun', () => {
     await run.shardEnded(0, 'COMPLETED', null);
     expect(run.shards[0]).toMatchObject({ state: 'COMPLETED', committed: 2, attempts: 1, worker: 'w2' });
     expect(run.ended).toBe(false);
+  });
+
+  it('a shard back on the queue reads WAITING again, unless a worker claimed it since the hand-back was seen or it is complete', async () => {
+    const run = await open();
+    run.claim(0, 'w1');
+    expect(run.shardReturned(0, 1)).toBe(true);
+    expect(run.shards[0]).toMatchObject({ state: 'WAITING', worker: 'w1', attempts: 1 });
+    // Seen at one claim, read after the next: the shard is on w2 now.
+    const seen = run.shards[0]!.attempts;
+    run.claim(0, 'w2');
+    expect(run.shardReturned(0, seen)).toBe(false);
+    expect(run.shards[0]).toMatchObject({ state: 'RUNNING', worker: 'w2', attempts: 2 });
+    await run.commit(0, 0, files(0));
+    await run.commit(0, 1, files(1));
+    run.shardReturned(0, 2);
+    expect(run.shards[0]!.state).toBe('COMPLETED');
   });
 
   it('a copy of an episode being committed is answered once the first is written: a worker told "already committed" can end its shard', async () => {
