@@ -7,11 +7,10 @@
  * --ram-mb/--vram-mb give admission a capacity for memory it cannot measure (no nvidia-smi).
  * --resume retries at start the runs the previous server's stop interrupted (docs/retry.md).
  */
-import { parseArgs } from 'node:util';
 import { BadInputError } from '../errors.js';
 import { DEFAULT_OUTPUTS_DIR, defaultLlmCacheDir } from '../paths.js';
 import { listeningLine } from './listen-urls.js';
-import { intFlag } from './args.js';
+import { intFlag, parseCliArgs } from './args.js';
 import { shownRedisUrl } from '../scaleout/redis-connection.js';
 import { signalExitCode } from './signal-exit.js';
 import { shutdownTracing, startTracing } from '../tracing/tracing.js';
@@ -40,32 +39,29 @@ export interface ServeArgs {
 }
 
 export function parseServeArgs(argv: string[]): ServeArgs {
-  const parsed = (() => {
-    try {
-      return parseArgs({
-        args: argv,
-        strict: true,
-        allowPositionals: false,
-        options: {
-          port: { type: 'string', short: 'p' },
-          host: { type: 'string' },
-          outputs: { type: 'string' },
-          'cancel-running-on-exit': { type: 'boolean' },
-          'allow-origin': { type: 'string', multiple: true },
-          'ram-mb': { type: 'string' },
-          'vram-mb': { type: 'string' },
-          cores: { type: 'string' },
-          resume: { type: 'boolean' },
-          'allowed-hosts': { type: 'string', multiple: true },
-          redis: { type: 'string' },
-          'redis-lost-ms': { type: 'string' },
-          help: { type: 'boolean', short: 'h' },
-        },
-      });
-    } catch (err) {
-      throw new BadInputError(((err as Error).message.split('\n')[0] ?? String(err)) + `\n${USAGE}`);
-    }
-  })();
+  const parsed = parseCliArgs(
+    {
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        port: { type: 'string', short: 'p' },
+        host: { type: 'string' },
+        outputs: { type: 'string' },
+        'cancel-running-on-exit': { type: 'boolean' },
+        'allow-origin': { type: 'string', multiple: true },
+        'ram-mb': { type: 'string' },
+        'vram-mb': { type: 'string' },
+        cores: { type: 'string' },
+        resume: { type: 'boolean' },
+        'allowed-hosts': { type: 'string', multiple: true },
+        redis: { type: 'string' },
+        'redis-lost-ms': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    },
+    USAGE,
+  );
   const v = parsed.values;
   const rawPort = v.port ?? '4000';
   const port = Number(rawPort);
