@@ -12,6 +12,7 @@ import type { HostStats } from './host.js';
 import type { HostCallRequest, HostHealth, NodeOutputs, NodesetManifest, PanelLoadResult, PanelState, PanelValues } from '../core/types.js';
 import { ChunkedDecoder, joinParts } from './chunked-body.js';
 import { hostSecretFor } from './host-secret.js';
+import { parseWithNonFinite } from './non-finite.js';
 import { whenAborted } from './abort-fanout.js';
 import { answerText, inProcessCall, inProcessHost, isInProcessUrl } from './in-process-hosts.js';
 import type { JsonHttpAnswer } from './json-http-server.js';
@@ -420,9 +421,12 @@ export class HostClient {
       try {
         body = JSON.parse(answer.text);
       } catch {
-        throw new HostError(
-          `host ${this.baseUrl}: ${method} ${path} answered HTTP ${answer.status} with non-JSON: ${answer.text.slice(0, 200)}`,
-        );
+        // A host in another language may write NaN or ±Infinity as bare tokens (Python's json.dumps does): read as JSON's null, named in $nonFinite.
+        body = parseWithNonFinite(answer.text);
+        if (body === undefined)
+          throw new HostError(
+            `host ${this.baseUrl}: ${method} ${path} answered HTTP ${answer.status} with non-JSON: ${answer.text.slice(0, 200)}`,
+          );
       }
     }
     return { status: answer.status, body };

@@ -24,6 +24,7 @@ import type {
   PanelValues,
 } from '../core/types.js';
 import { NON_FINITE_OUTPUT } from '../core/types.js';
+import { nonFiniteNotes } from './non-finite.js';
 
 export interface CreateHostOptions {
   manifest: NodesetManifest;
@@ -67,30 +68,6 @@ class RouteError extends Error {
   ) {
     super(message);
   }
-}
-
-const nonFiniteText = (v: unknown): NonFiniteText | undefined =>
-  typeof v !== 'number' || Number.isFinite(v) ? undefined : Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
-
-/**
- * The numbers of a node's outputs that JSON will write as `null` (NaN, ±Infinity): a port's
- * own value, or an entry of a plain object on a port (what a graphOut takes as metrics).
- * Undefined when there is none, so the answer stays as it was.
- */
-function nonFiniteNotes(outputs: Record<string, unknown>): NonFiniteNote[] | undefined {
-  const notes: NonFiniteNote[] = [];
-  for (const port of Object.keys(outputs)) {
-    const v = outputs[port];
-    const own = nonFiniteText(v);
-    if (own) notes.push({ port, value: own });
-    else if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
-      for (const key of Object.keys(v)) {
-        const inner = nonFiniteText((v as Record<string, unknown>)[key]);
-        if (inner) notes.push({ port, key, value: inner });
-      }
-    }
-  }
-  return notes.length > 0 ? notes : undefined;
 }
 
 type Callable = { kind: 'single'; fn: NodeFunction } | { kind: 'batched'; fn: BatchedNodeFunction };

@@ -191,3 +191,29 @@ describe('HostClient', () => {
     await expect(c.health()).rejects.toMatchObject({ code: 'HOST_ERROR', message: expect.stringMatching(/is closed/) });
   });
 });
+
+describe('HostClient with a host that writes NaN and Infinity as bare tokens', () => {
+  it('reads them as null and names them in $nonFinite, as the Node host does', async () => {
+    // What Python's json.dumps writes for float('nan') and float('inf') by default.
+    const host = await httpHost((_body, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(
+        '{"outputs": {"metrics": {"success": 0, "distance": Infinity, "note": "NaN stays text"}, "reward": NaN, "trace": [-Infinity, 1]}}',
+      );
+    });
+    expect(await client(host.port).call(req(0))).toEqual({
+      metrics: { success: 0, distance: null, note: 'NaN stays text' },
+      reward: null,
+      trace: [null, 1],
+      $nonFinite: [
+        { port: 'metrics', key: 'distance', value: 'Infinity' },
+        { port: 'reward', value: 'NaN' },
+      ],
+    });
+  });
+
+  it('still refuses an answer that is not JSON otherwise', async () => {
+    const host = await httpHost((_body, res) => res.end('{"outputs": {"x": NaN, oops}}'));
+    await expect(client(host.port).call(req(0))).rejects.toThrow(/answered HTTP 200 with non-JSON/);
+  });
+});
