@@ -113,6 +113,22 @@ describe('dashboard', { timeout: 120_000 }, () => {
     await s.screenshot('run-cancelled');
   });
 
+  it("says how a cancelled run's episodes ended without repeating its status", async () => {
+    const runId = '20260101_120000';
+    const s = await open({
+      prepare: (out) => writeSyntheticRun(out, { runId, episodeCount: 6, workerCount: 1, cancelled: 2 }).then(() => undefined),
+    });
+    // Its six episodes: three completed, one timeout, one error and the last two cut short by the cancel.
+    await s.page.goto(`${s.url}#/runs/${runId}`);
+    const heading = await s.page.waitForSelector('.run-page[data-status=CANCELLED] h1');
+    expect(await heading.$eval('.badge', (el) => el.textContent)).toBe('cancelled');
+    expect(await heading.$eval('[data-testid=run-endings]', (el) => el.textContent)).toBe(' · 1 timeout · 1 error · 2 episodes cancelled');
+
+    await s.page.goto(`${s.url}#/runs`);
+    const row = s.page.locator(`[data-testid=runs-table] tr[data-run-id="${runId}"][data-status=CANCELLED]`);
+    expect(await row.locator('[data-testid=run-endings]').textContent()).toBe(' · 1 timeout · 1 error · 2 episodes cancelled');
+  });
+
   it('opens an episode and shows its trajectory image', async () => {
     const s = await open();
     const started = await graphql<{ startEval: { runId: string } }>(
