@@ -202,6 +202,8 @@ describe('dashboard', { timeout: 120_000 }, () => {
     expect(await options('dataset-choices')).toEqual(['mini', 'standard', 'large']);
     expect(await options('split-choices')).toEqual(['train', 'val', 'test']);
     expect(await s.page.getAttribute('[name=dataset]', 'placeholder')).toBe('standard');
+    // A blank step budget plays each maze's own budget (the env's), else the graph's 300.
+    expect(await s.page.getAttribute('[name=stepBudget]', 'placeholder')).toBe('env or 300');
     await s.page.waitForFunction(() => document.querySelector('[data-field=split] .field-hint')?.textContent?.includes('500'));
     expect(await splitHint()).toBe('500 episodes (indices 0–499)');
 
@@ -221,6 +223,7 @@ describe('dashboard', { timeout: 120_000 }, () => {
     await s.page.waitForFunction(() => document.querySelector('[data-testid=episode-choices]')?.textContent?.includes('200'));
     expect(await s.page.textContent('[data-testid=episode-choices]')).toBe('200 episodes (indices 0–199)');
     expect(await options('play-split-choices')).toEqual(['train', 'val', 'test']);
+    expect(await s.page.getAttribute('[name=stepBudget]', 'placeholder')).toBe('env or 300');
     await expectAccessible(s.page, 'the Play form with its dataset choices');
   });
 

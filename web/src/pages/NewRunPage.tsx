@@ -11,7 +11,7 @@ import { choicesHint, useEpisodeChoices } from '../hooks/useEpisodeChoices.js';
 import { useQuery } from '../hooks/useQuery.js';
 import { splitErrors, type StartField } from '../lib/fieldErrors.js';
 import { checkOverrides } from '../lib/overrides.js';
-import { formFromSpec, initialRunForm, toStartEvalInput, type RunForm } from '../lib/runForm.js';
+import { formFromSpec, initialRunForm, stepBudgetPlaceholder, toStartEvalInput, type RunForm } from '../lib/runForm.js';
 
 export function NewRunPage({ initialGraph, fromRun }: { initialGraph: string | null; fromRun?: string | null }) {
   const q = useQuery(GRAPHS);
@@ -141,7 +141,7 @@ function NewRunForm({
               <input
                 name="stepBudget"
                 inputMode="numeric"
-                placeholder={graph?.stepBudget != null ? String(graph.stepBudget) : 'default'}
+                placeholder={stepBudgetPlaceholder(graph?.stepBudget)}
                 value={form.stepBudget}
                 onChange={(e) => set('stepBudget', e.target.value)}
               />

@@ -18,7 +18,7 @@ import { formMessage } from '../lib/fieldErrors.js';
 import { fmtMetricValue } from '../lib/format.js';
 import { metricsOf } from '../lib/metrics.js';
 import { checkOverrides } from '../lib/overrides.js';
-import { initialRunForm, toPlayVariables, type RunForm } from '../lib/runForm.js';
+import { initialRunForm, stepBudgetPlaceholder, toPlayVariables, type RunForm } from '../lib/runForm.js';
 
 type Phase = 'idle' | 'playing' | 'done' | 'stopped' | 'error';
 
@@ -129,7 +129,8 @@ function Player({ graphs, initial }: { graphs: GraphInfo[]; initial: RunForm }) 
               <input
                 name="stepBudget"
                 inputMode="numeric"
-                placeholder="default"
+                placeholder={stepBudgetPlaceholder(graph?.stepBudget)}
+                title="blank: the env's budget for the episode where it gives one, else this"
                 value={form.stepBudget}
                 disabled={playing}
                 onChange={(e) => set('stepBudget', e.target.value)}
