@@ -4,11 +4,13 @@
  * beside its field, play an episode live, and keep a 1,000-episode run's table as quick as a small one's.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { WEB_DIST_DIR } from '../../src/paths.js';
+import { PACKAGE_ROOT, WEB_DIST_DIR } from '../../src/paths.js';
 import { expectAccessible } from './axe.js';
 import { graphql, type Session, type SessionOptions, sessionPerTest, waitFor } from './harness.js';
 import { writeSyntheticRun } from './synthetic-run.js';
@@ -225,6 +227,40 @@ describe('dashboard', { timeout: 120_000 }, () => {
     expect(await options('play-split-choices')).toEqual(['train', 'val', 'test']);
     expect(await s.page.getAttribute('[name=stepBudget]', 'placeholder')).toBe('env or 300');
     await expectAccessible(s.page, 'the Play form with its dataset choices');
+  });
+
+  it("shows a workspace env's declared defaults in the dataset and split boxes, and what a blank step budget plays", async () => {
+    // The Python corridor example in a workspace: its picker declares defaults in its manifest, and
+    // its graph no step budget.
+    const ws = await mkdtemp(join(tmpdir(), 'e2e-workspace-'));
+    try {
+      const env = join(ws, 'graph_nodes', 'env_corridor');
+      await cp(join(PACKAGE_ROOT, 'examples', 'python-env'), env, { recursive: true });
+      const manifest = JSON.parse(await readFile(join(env, 'manifest.json'), 'utf8'));
+      manifest.panel.fields[0].default = 'long_corridor';
+      manifest.panel.fields[1].default = 'test';
+      await writeFile(join(env, 'manifest.json'), JSON.stringify(manifest));
+      const { step_budget: _, ...graph } = JSON.parse(await readFile(join(env, 'graph.json'), 'utf8'));
+      await mkdir(join(ws, 'graphs'));
+      await writeFile(join(ws, 'graphs', 'python_corridor.json'), JSON.stringify(graph));
+
+      const s = await open({ workspaceDir: ws });
+      const placeholder = (name: string) => s.page.getAttribute(`[name=${name}]`, 'placeholder');
+      for (const [to, prefix] of [
+        ['#/new', ''],
+        ['#/play', 'play-'],
+      ] as const) {
+        await s.page.goto(`${s.url}${to}`);
+        await s.page.selectOption('select[name=graphName]', 'python_corridor');
+        await s.page.waitForFunction(() => document.querySelector('[name=dataset]')?.getAttribute('placeholder') === 'long_corridor');
+        expect(await placeholder('split'), to).toBe('test');
+        // What it offers is known to its host only, which a form does not start.
+        expect(await s.page.$$eval(`#${prefix}dataset-choices option`, (els) => els.length), to).toBe(0);
+        expect(await placeholder('stepBudget'), to).toBe('env or 500');
+      }
+    } finally {
+      await rm(ws, { recursive: true, force: true });
+    }
   });
 
   it('plays an episode live to its end while the queue page shows the interactive lock', async () => {

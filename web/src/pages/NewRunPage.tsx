@@ -7,7 +7,7 @@ import { ChoiceInput } from '../components/ChoiceInput.js';
 import { GraphDetails } from '../components/GraphDetails.js';
 import { Empty, ErrorBox, Loading } from '../components/States.js';
 import { href, navigate } from '../hooks/useHashRoute.js';
-import { choicesHint, useEpisodeChoices } from '../hooks/useEpisodeChoices.js';
+import { choicesHint, declaredChoices, useEpisodeChoices } from '../hooks/useEpisodeChoices.js';
 import { useQuery } from '../hooks/useQuery.js';
 import { splitErrors, type StartField } from '../lib/fieldErrors.js';
 import { checkOverrides } from '../lib/overrides.js';
@@ -56,7 +56,8 @@ function NewRunForm({
   const graph = graphs.find((g) => g.name === form.graphName);
   const nodeIds = useMemo(() => graph?.nodes.map((n) => n.id) ?? [], [graph]);
   const overrides = checkOverrides(form.overrides, nodeIds);
-  const choices = useEpisodeChoices(form.graphName, form.dataset, form.split);
+  const declared = useMemo(() => declaredChoices(graph, nodesets), [graph, nodesets]);
+  const choices = useEpisodeChoices(form.graphName, form.dataset, form.split, declared);
 
   const set = <K extends keyof RunForm>(k: K, v: RunForm[K]) => {
     setForm((f) => ({ ...f, [k]: v }));
