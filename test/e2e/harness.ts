@@ -51,6 +51,8 @@ export interface SessionOptions {
   /** Runs before the backend starts (e.g. to put run dirs on disk). */
   prepare?: (outputsDir: string) => Promise<void>;
   viewport?: { width: number; height: number };
+  /** A workspace overlay (graphs/, graph_nodes/) for the backend. */
+  workspaceDir?: string;
 }
 
 export async function openSession(browser: Browser, opts: SessionOptions = {}): Promise<Session> {
@@ -60,7 +62,12 @@ export async function openSession(browser: Browser, opts: SessionOptions = {}): 
   const app = buildApp({
     outputsDir,
     logger: quietLogger,
-    scheduler: { tickIntervalMs: 200, cancelGraceMs: 3000, sharedHostIdleMs: 0 },
+    scheduler: {
+      tickIntervalMs: 200,
+      cancelGraceMs: 3000,
+      sharedHostIdleMs: 0,
+      ...(opts.workspaceDir ? { workspaceDir: opts.workspaceDir } : {}),
+    },
   });
   let url: string;
   try {

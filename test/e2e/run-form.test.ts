@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { documentText } from '../../web/src/api/client.js';
 import { START_EVAL_INPUT_DEFAULTS } from '../../web/src/api/inputDefaults.js';
-import { formFromSpec, initialRunForm, toPlayVariables, toStartEvalInput } from '../../web/src/lib/runForm.js';
+import { resolveStepBudget } from '../../src/eval-process/step-budget.js';
+import { formFromSpec, initialRunForm, stepBudgetPlaceholder, toPlayVariables, toStartEvalInput } from '../../web/src/lib/runForm.js';
 
 const schema = buildSchema(readFileSync(join(PACKAGE_ROOT, 'schema', 'schema.graphql'), 'utf8'));
 
@@ -48,6 +49,11 @@ describe('run form model', () => {
     expect(input.stepBudget).toBeUndefined();
     const type = schema.getType('StartEvalInput') as GraphQLInputType;
     expect(() => coerceInputValue(JSON.parse(JSON.stringify(input)), type)).not.toThrow();
+  });
+
+  it("shows what a blank step budget plays: the env's, else the graph's, else the server's own", () => {
+    expect(stepBudgetPlaceholder(300)).toBe(`env or ${resolveStepBudget({ graph: 300 }).budget}`);
+    expect(stepBudgetPlaceholder(null)).toBe(`env or ${resolveStepBudget({}).budget}`);
   });
 
   it('sends what is not a number as typed, so the server refuses it by name', async () => {

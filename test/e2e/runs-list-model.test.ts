@@ -43,6 +43,12 @@ describe('endingParts', () => {
     ]);
     expect(problemCount(counts)).toBe(11);
   });
+
+  it("says the episodes were cancelled, not the run's status again", () => {
+    const text = (count: number) => endingParts([{ status: 'CANCELLED', count }]).map((p) => p.text);
+    expect(text(2)).toEqual(['2 episodes cancelled']);
+    expect(text(1)).toEqual(['1 episode cancelled']);
+  });
 });
 
 describe('metricSeries', () => {

@@ -16,12 +16,15 @@ function aggregate(name: string, values: number[]): MetricAggregate {
   return { name, mean, count: n, stderr: Math.sqrt(variance / n), min: Math.min(...values), max: Math.max(...values) };
 }
 
-/** A COMPLETED gridnav-like run of `episodeCount` episodes over `workerCount` workers; returns its id. */
+/**
+ * A COMPLETED gridnav-like run of `episodeCount` episodes over `workerCount` workers; returns its id.
+ * With `cancelled`, the run was CANCELLED and that many of its last episodes ended CANCELLED.
+ */
 export async function writeSyntheticRun(
   outputsDir: string,
-  opts: { runId: string; episodeCount: number; workerCount: number },
+  opts: { runId: string; episodeCount: number; workerCount: number; cancelled?: number },
 ): Promise<string> {
-  const { runId, episodeCount, workerCount } = opts;
+  const { runId, episodeCount, workerCount, cancelled = 0 } = opts;
   const dir = join(runsRoot(outputsDir), runId);
   await mkdir(join(dir, FILES.episodes), { recursive: true });
   const t0 = Date.parse('2026-01-01T12:00:00.000Z');
@@ -40,7 +43,7 @@ export async function writeSyntheticRun(
   const episodes: EpisodeRecord[] = [];
   for (let i = 0; i < episodeCount; i++) {
     const workerId = Math.floor(i / perWorker);
-    const status = endings[(i * 7) % endings.length]!;
+    const status = i >= episodeCount - cancelled ? 'CANCELLED' : endings[(i * 7) % endings.length]!;
     const durationMs = 200 + ((i * 37) % 900);
     const start = clock[workerId]!;
     clock[workerId] = start + durationMs + 5;
@@ -81,7 +84,7 @@ export async function writeSyntheticRun(
   const summary: RunSummary = {
     seq: episodeCount + 1,
     runId,
-    status: 'COMPLETED',
+    status: cancelled > 0 ? 'CANCELLED' : 'COMPLETED',
     graphName: 'gridnav_planner',
     episodeCount,
     workerCount,

@@ -80,7 +80,7 @@ export const QUEUE_CHANGED = graphql(
 export const GRAPHS = graphql(`
   query Graphs {
     graphs { name description stepBudget nodes { id type nodeset config } edges { from to loop } }
-    nodesets { name parallelism description }
+    nodesets { name parallelism description panel { fields { name default } } }
   }
 `);
 

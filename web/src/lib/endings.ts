@@ -11,6 +11,10 @@ export const PROBLEM_COLOR = '#e8731c';
 /** Endings that mean something went wrong with the episode rather than with the agent's score. */
 export const PROBLEM_ENDINGS: readonly EpisodeStatus[] = ['ERROR', 'CRASHED', 'TIMEOUT', 'NO_VERDICT', 'INFRA_ERROR'];
 
+/**
+ * Each ending after its count, for one and for many. An ending that is also a run status says
+ * "episode", so a cancelled run reads "cancelled · 2 episodes cancelled", not its status twice.
+ */
 const WORDS: Record<EpisodeStatus, [one: string, many: string]> = {
   COMPLETED: ['completed', 'completed'],
   BUDGET_EXHAUSTED: ['out of budget', 'out of budget'],
@@ -18,7 +22,7 @@ const WORDS: Record<EpisodeStatus, [one: string, many: string]> = {
   ERROR: ['error', 'errors'],
   NO_VERDICT: ['no verdict', 'no verdict'],
   CRASHED: ['crashed', 'crashed'],
-  CANCELLED: ['cancelled', 'cancelled'],
+  CANCELLED: ['episode cancelled', 'episodes cancelled'],
   INFRA_ERROR: ['infrastructure failure', 'infrastructure failures'],
 };
 

@@ -4,6 +4,7 @@
  * operation's variables. Numbers the user typed go to the server as typed, so a refusal
  * names the field; blanks are omitted, so the server's default applies.
  */
+import { DEFAULT_STEP_BUDGET } from '../../../src/core/types.js';
 import type { VariablesOf } from '../api/graphql.js';
 import type { InputFieldDefault } from '../api/inputDefaults.js';
 import type { PLAY_EPISODE, START_EVAL } from '../api/queries.js';
@@ -84,6 +85,15 @@ export function initialRunForm(defaults: readonly InputFieldDefault[], graphName
       fields[name] = defaultValue.startsWith('"') ? String(JSON.parse(defaultValue)) : defaultValue;
   }
   return form;
+}
+
+/**
+ * The step budget box's placeholder: what the server plays when it is left blank. The env's
+ * budget for each episode wins where the env gives one (gridnav's grows with the maze), then
+ * the graph's `step_budget`, then the server's own default.
+ */
+export function stepBudgetPlaceholder(graphStepBudget: number | null | undefined): string {
+  return `env or ${graphStepBudget ?? DEFAULT_STEP_BUDGET}`;
 }
 
 /** A number field as the API wants it: blank → omitted; anything else goes to the server to judge. */

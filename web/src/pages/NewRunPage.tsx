@@ -7,11 +7,11 @@ import { ChoiceInput } from '../components/ChoiceInput.js';
 import { GraphDetails } from '../components/GraphDetails.js';
 import { Empty, ErrorBox, Loading } from '../components/States.js';
 import { href, navigate } from '../hooks/useHashRoute.js';
-import { choicesHint, useEpisodeChoices } from '../hooks/useEpisodeChoices.js';
+import { choicesHint, declaredChoices, useEpisodeChoices } from '../hooks/useEpisodeChoices.js';
 import { useQuery } from '../hooks/useQuery.js';
 import { splitErrors, type StartField } from '../lib/fieldErrors.js';
 import { checkOverrides } from '../lib/overrides.js';
-import { formFromSpec, initialRunForm, toStartEvalInput, type RunForm } from '../lib/runForm.js';
+import { formFromSpec, initialRunForm, stepBudgetPlaceholder, toStartEvalInput, type RunForm } from '../lib/runForm.js';
 
 export function NewRunPage({ initialGraph, fromRun }: { initialGraph: string | null; fromRun?: string | null }) {
   const q = useQuery(GRAPHS);
@@ -56,7 +56,8 @@ function NewRunForm({
   const graph = graphs.find((g) => g.name === form.graphName);
   const nodeIds = useMemo(() => graph?.nodes.map((n) => n.id) ?? [], [graph]);
   const overrides = checkOverrides(form.overrides, nodeIds);
-  const choices = useEpisodeChoices(form.graphName, form.dataset, form.split);
+  const declared = useMemo(() => declaredChoices(graph, nodesets), [graph, nodesets]);
+  const choices = useEpisodeChoices(form.graphName, form.dataset, form.split, declared);
 
   const set = <K extends keyof RunForm>(k: K, v: RunForm[K]) => {
     setForm((f) => ({ ...f, [k]: v }));
@@ -141,7 +142,7 @@ function NewRunForm({
               <input
                 name="stepBudget"
                 inputMode="numeric"
-                placeholder={graph?.stepBudget != null ? String(graph.stepBudget) : 'default'}
+                placeholder={stepBudgetPlaceholder(graph?.stepBudget)}
                 value={form.stepBudget}
                 onChange={(e) => set('stepBudget', e.target.value)}
               />

@@ -6,19 +6,19 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { subscribe } from '../api/client.js';
 import { START_EVAL_INPUT_DEFAULTS } from '../api/inputDefaults.js';
-import { GRAPHS, PLAY_EPISODE, type GraphInfo, type PlayEvent } from '../api/queries.js';
+import { GRAPHS, PLAY_EPISODE, type GraphInfo, type NodesetInfo, type PlayEvent } from '../api/queries.js';
 import { ChoiceInput, choiceInputId } from '../components/ChoiceInput.js';
 import { Json } from '../components/Json.js';
 import { StatusBadge } from '../components/StatusBadge.js';
 import { Empty, ErrorBox, Loading } from '../components/States.js';
 import { href } from '../hooks/useHashRoute.js';
-import { choicesHint, useEpisodeChoices } from '../hooks/useEpisodeChoices.js';
+import { choicesHint, declaredChoices, useEpisodeChoices } from '../hooks/useEpisodeChoices.js';
 import { useQuery } from '../hooks/useQuery.js';
 import { formMessage } from '../lib/fieldErrors.js';
 import { fmtMetricValue } from '../lib/format.js';
 import { metricsOf } from '../lib/metrics.js';
 import { checkOverrides } from '../lib/overrides.js';
-import { initialRunForm, toPlayVariables, type RunForm } from '../lib/runForm.js';
+import { initialRunForm, stepBudgetPlaceholder, toPlayVariables, type RunForm } from '../lib/runForm.js';
 
 type Phase = 'idle' | 'playing' | 'done' | 'stopped' | 'error';
 
@@ -31,10 +31,10 @@ export function PlayPage({ initialGraph }: { initialGraph: string | null }) {
   const graphs = q.data.graphs;
   if (graphs.length === 0) return <Empty>No graphs are installed.</Empty>;
   const form = initialRunForm(d.data.__type?.inputFields ?? [], initialGraph || (graphs[0]?.name ?? ''));
-  return <Player graphs={graphs} initial={form} />;
+  return <Player graphs={graphs} nodesets={q.data.nodesets} initial={form} />;
 }
 
-function Player({ graphs, initial }: { graphs: GraphInfo[]; initial: RunForm }) {
+function Player({ graphs, nodesets, initial }: { graphs: GraphInfo[]; nodesets: NodesetInfo[]; initial: RunForm }) {
   const [form, setForm] = useState<RunForm>(initial);
   const set = <K extends keyof RunForm>(k: K, v: RunForm[K]) => setForm((f) => ({ ...f, [k]: v }));
   const { graphName, index } = form;
@@ -49,7 +49,8 @@ function Player({ graphs, initial }: { graphs: GraphInfo[]; initial: RunForm }) 
 
   const graph = graphs.find((g) => g.name === graphName);
   const overrides = checkOverrides(form.overrides, graph?.nodes.map((n) => n.id) ?? []);
-  const choices = useEpisodeChoices(graphName, form.dataset, form.split);
+  const declared = useMemo(() => declaredChoices(graph, nodesets), [graph, nodesets]);
+  const choices = useEpisodeChoices(graphName, form.dataset, form.split, declared);
   const hint = choicesHint(choices);
 
   const play = () => {
@@ -129,7 +130,8 @@ function Player({ graphs, initial }: { graphs: GraphInfo[]; initial: RunForm }) 
               <input
                 name="stepBudget"
                 inputMode="numeric"
-                placeholder="default"
+                placeholder={stepBudgetPlaceholder(graph?.stepBudget)}
+                title="blank: the env's budget for the episode where it gives one, else this"
                 value={form.stepBudget}
                 disabled={playing}
                 onChange={(e) => set('stepBudget', e.target.value)}
