@@ -77,7 +77,7 @@ describe('compareRuns over two gridnav runs (epsilon 0.1 vs 0.3)', () => {
     const c = cmp.candidates[0];
     expect(c).toMatchObject({ overlap: EPISODES, partial: false, note: null, warnings: [] });
     const success = c.metrics.find((m: { metric: string }) => m.metric === 'success');
-    expect(success).toMatchObject({ binary: true, n: EPISODES, ciMethod: 'T', df: EPISODES - 1, excludedPairs: 0 });
+    expect(success).toMatchObject({ binary: true, n: EPISODES, ciMethod: 'NEWCOMBE', df: EPISODES - 1, excludedPairs: 0 });
     expect(success.meanDiff).toBeLessThan(0);
     expect(success.correlation).toBeGreaterThan(0);
     expect(success.ci95High - success.ci95Low).toBeLessThan(success.unpairedCi95High - success.unpairedCi95Low);
