@@ -49,3 +49,13 @@ export function redact(text: string, key: string): string {
   if (key.length < 4 || key === NO_KEY) return text;
   return text.split(key).join('[redacted]');
 }
+
+/** `value` with `redact` applied to every string in it, at any depth (a model's answer: content, tool calls). */
+export function redactDeep<T>(value: T, key: string): T {
+  if (typeof value === 'string') return redact(value, key) as T;
+  if (Array.isArray(value)) return value.map((v: unknown) => redactDeep(v, key)) as T;
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactDeep(v, key)])) as T;
+  }
+  return value;
+}

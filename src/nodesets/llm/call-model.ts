@@ -8,7 +8,7 @@ import OpenAI from 'openai';
 import { createPrng, type Prng } from '../../core/prng.js';
 import { errorMessage } from '../../errors.js';
 import { sleep } from '../_lib/sleep.js';
-import { readApiKey, redact } from './api-key.js';
+import { readApiKey, redact, redactDeep } from './api-key.js';
 import { httpFetch } from './http-fetch.js';
 import { cacheEnabled, type LlmConfig } from './llm-config.js';
 import { limiterFor } from './provider-limiter.js';
@@ -134,7 +134,7 @@ export async function callModel(o: CallModelOptions): Promise<ModelCallResult> {
     }
     if (completion) {
       const latencyMs = performance.now() - tCall;
-      const response = responseOf(completion, config.baseURL);
+      const response = responseOf(completion, config.baseURL, apiKey);
       // A cache that cannot be written costs a re-run a call, not this episode its answer.
       if (cache) await cache.put(key, response).catch(() => {});
       return { response, latencyMs, cached: false, retries };
@@ -160,15 +160,19 @@ export async function callModel(o: CallModelOptions): Promise<ModelCallResult> {
   }
 }
 
-/** The parts of a completion kept (and cached): the first choice's message, its finish reason, the token counts. */
-function responseOf(completion: OpenAI.ChatCompletion, baseURL: string): CachedResponse {
+/**
+ * The parts of a completion kept (and cached): the first choice's message, its finish reason, the
+ * token counts. The message is scrubbed of the key too: an endpoint (or a model) that echoes the
+ * request's Authorization header must not carry the key into events, the cache or a tool.
+ */
+function responseOf(completion: OpenAI.ChatCompletion, baseURL: string, apiKey: string): CachedResponse {
   const choice = completion.choices?.[0];
   if (!choice?.message) throw new Error(`${baseURL} answered without a choice: not a chat-completions endpoint?`);
   const m = choice.message;
   const message: CachedResponse['message'] = { role: 'assistant', content: m.content ?? null };
   if (m.tool_calls && m.tool_calls.length > 0) message.tool_calls = m.tool_calls;
   return {
-    message,
+    message: redactDeep(message, apiKey),
     finish_reason: choice.finish_reason ?? null,
     usage: { prompt_tokens: completion.usage?.prompt_tokens ?? 0, completion_tokens: completion.usage?.completion_tokens ?? 0 },
   };

@@ -1,0 +1,76 @@
+/** What callModel keeps of an endpoint's answer when the answer itself is odd. */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callModel } from '../../../src/nodesets/llm/call-model.js';
+import { readLlmConfig } from '../../../src/nodesets/llm/llm-config.js';
+
+const KEY = 'sk-call-model-test-0123456789';
+/** The answer the endpoint gives, built from the request's Authorization header. */
+let answer: (authorization: string) => unknown = () => ({});
+let server: Server;
+let baseURL: string;
+let tmp: string;
+
+beforeAll(async () => {
+  tmp = await mkdtemp(join(tmpdir(), 'llm-call-model-'));
+  process.env.EVAL_LLM_CACHE_DIR = join(tmp, 'cache');
+  process.env.CALL_MODEL_TEST_API_KEY = KEY;
+  server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(answer(req.headers.authorization ?? '')));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+});
+afterAll(async () => {
+  await new Promise<void>((r) => server.close(() => r()));
+  await rm(tmp, { recursive: true, force: true });
+});
+
+const completion = (message: Record<string, unknown>, usage: unknown) => ({
+  id: 'c1',
+  object: 'chat.completion',
+  created: 1,
+  model: 'm',
+  choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: 'stop' }],
+  usage,
+});
+
+const config = (cache: boolean) =>
+  readLlmConfig({ base_url: baseURL, model: 'm', api_key_env: 'CALL_MODEL_TEST_API_KEY', cache, retry_base_ms: 1 });
+
+async function cacheFiles(): Promise<string[]> {
+  const dir = join(tmp, 'cache');
+  const subs = await readdir(dir).catch(() => [] as string[]);
+  const texts: string[] = [];
+  for (const s of subs) for (const f of await readdir(join(dir, s))) texts.push(await readFile(join(dir, s, f), 'utf8'));
+  return texts;
+}
+
+describe('callModel', () => {
+  it('scrubs the key from an answer that echoes it (content and tool call arguments), in the result and the cache', async () => {
+    answer = (auth) =>
+      completion(
+        {
+          content: `you sent ${auth}`,
+          tool_calls: [{ id: 't1', type: 'function', function: { name: 'calc', arguments: JSON.stringify({ expression: auth }) } }],
+        },
+        { prompt_tokens: 3, completion_tokens: 2 },
+      );
+    const r = await callModel({ config: config(true), messages: [{ role: 'user', content: 'hi' }], seed: 1, callNumber: 0 });
+    const text = JSON.stringify(r.response);
+    expect(text).not.toContain(KEY);
+    expect(r.response.message.content).toBe('you sent Bearer [redacted]');
+    expect(text).toContain('[redacted]');
+    const files = await cacheFiles();
+    expect(files).toHaveLength(1);
+    expect(files[0]).not.toContain(KEY);
+  });
+});
