@@ -160,6 +160,9 @@ export async function callModel(o: CallModelOptions): Promise<ModelCallResult> {
   }
 }
 
+/** A token count as the endpoint reported it, when it is one: a missing, negative or non-numeric count reads 0. */
+const tokenCount = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
+
 /**
  * The parts of a completion kept (and cached): the first choice's message, its finish reason, the
  * token counts. The message is scrubbed of the key too: an endpoint (or a model) that echoes the
@@ -174,6 +177,9 @@ function responseOf(completion: OpenAI.ChatCompletion, baseURL: string, apiKey: 
   return {
     message: redactDeep(message, apiKey),
     finish_reason: choice.finish_reason ?? null,
-    usage: { prompt_tokens: completion.usage?.prompt_tokens ?? 0, completion_tokens: completion.usage?.completion_tokens ?? 0 },
+    usage: {
+      prompt_tokens: tokenCount(completion.usage?.prompt_tokens),
+      completion_tokens: tokenCount(completion.usage?.completion_tokens),
+    },
   };
 }

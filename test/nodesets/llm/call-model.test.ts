@@ -1,4 +1,4 @@
-/** What callModel keeps of an endpoint's answer when the answer itself is odd. */
+/** What callModel keeps of an endpoint's answer when the answer itself is odd: it echoes the key, or its usage is not counts. */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -72,5 +72,16 @@ describe('callModel', () => {
     const files = await cacheFiles();
     expect(files).toHaveLength(1);
     expect(files[0]).not.toContain(KEY);
+  });
+
+  it.each([
+    ['negative and non-numeric', { prompt_tokens: -3, completion_tokens: 'x' }],
+    ['null', { prompt_tokens: null, completion_tokens: null }],
+    ['missing', undefined],
+  ])('reads %s token counts as 0, never a string or a negative metric', async (_what, usage) => {
+    answer = () => completion({ content: '5' }, usage);
+    const r = await callModel({ config: config(false), messages: [{ role: 'user', content: 'hi' }], seed: 1, callNumber: 0 });
+    expect(r.response.usage).toEqual({ prompt_tokens: 0, completion_tokens: 0 });
+    expect(r.response.message.content).toBe('5');
   });
 });
