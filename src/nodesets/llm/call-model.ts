@@ -108,10 +108,67 @@ export async function callModel(o: CallModelOptions): Promise<ModelCallResult> {
   const key = useCache ? cacheKey(config.baseURL, body) : '';
   const t0 = performance.now();
   const cache = useCache ? currentCache() : undefined;
-  if (cache) {
-    const hit = await cache.get(key);
-    if (hit) return { response: hit, latencyMs: performance.now() - t0, cached: true, retries: [] };
+  if (!cache) return callEndpoint(o, body, apiKey, undefined, key);
+  const hitOf = (response: CachedResponse): ModelCallResult => ({ response, latencyMs: performance.now() - t0, cached: true, retries: [] });
+  const before = inFlight.get(key);
+  const hit = before ? await abortable(before, o.signal) : await cache.get(key);
+  if (hit) return hitOf(hit);
+  // The same request already on its way (another episode, another repeat): its answer, not a second call.
+  const pending = inFlight.get(key);
+  if (pending && pending !== before) {
+    const shared = await abortable(pending, o.signal);
+    if (shared) return hitOf(shared);
   }
+  const call = callEndpoint(o, body, apiKey, cache, key);
+  const shared = call.then(
+    (r) => r.response,
+    () => undefined,
+  );
+  inFlight.set(key, shared);
+  try {
+    return await call;
+  } finally {
+    if (inFlight.get(key) === shared) inFlight.delete(key);
+  }
+}
+
+/**
+ * The cacheable requests on their way to an endpoint, by cache key, each as the response it will
+ * give (undefined when it fails: a waiting caller then calls on its own). A request made while an
+ * identical one is in flight waits for that one, so how many calls a run pays for and how many of
+ * them are cache hits do not depend on how many workers run it.
+ */
+const inFlight = new Map<string, Promise<CachedResponse | undefined>>();
+
+/** `p`, or the signal's reason once it aborts first. */
+function abortable<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
+/** The call itself, retried; its answer is written to `cache` when there is one. */
+async function callEndpoint(
+  o: CallModelOptions,
+  body: Record<string, unknown>,
+  apiKey: string,
+  cache: ResponseCache | undefined,
+  key: string,
+): Promise<ModelCallResult> {
+  const { config } = o;
   const client = clientFor(config.baseURL, apiKey, config.timeoutMs);
   const limiter = limiterFor(config.baseURL, config.maxConcurrency);
   // Made at the first retry: most calls need none.

@@ -11,6 +11,10 @@ import { readLlmConfig } from '../../../src/nodesets/llm/llm-config.js';
 const KEY = 'sk-call-model-test-0123456789';
 /** The answer the endpoint gives, built from the request's Authorization header. */
 let answer: (authorization: string) => unknown = () => ({});
+/** When set, every request waits for it before it is answered; `arrived` hears of each request as it comes. */
+let hold: Promise<void> | undefined;
+let arrived: () => void = () => {};
+let requests = 0;
 let server: Server;
 let baseURL: string;
 let tmp: string;
@@ -21,7 +25,10 @@ beforeAll(async () => {
   process.env.CALL_MODEL_TEST_API_KEY = KEY;
   server = createServer((req: IncomingMessage, res: ServerResponse) => {
     req.resume();
-    req.on('end', () => {
+    req.on('end', async () => {
+      requests++;
+      arrived();
+      if (hold) await hold;
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(answer(req.headers.authorization ?? '')));
     });
@@ -83,5 +90,57 @@ describe('callModel', () => {
     const r = await callModel({ config: config(false), messages: [{ role: 'user', content: 'hi' }], seed: 1, callNumber: 0 });
     expect(r.response.usage).toEqual({ prompt_tokens: 0, completion_tokens: 0 });
     expect(r.response.message.content).toBe('5');
+  });
+
+  it('an identical request made while one is in flight waits for it: one endpoint call, the second a cache hit', async () => {
+    answer = () => completion({ content: '42' }, { prompt_tokens: 3, completion_tokens: 1 });
+    let release!: () => void;
+    hold = new Promise<void>((r) => {
+      release = r;
+    });
+    const first = new Promise<void>((r) => {
+      arrived = r;
+    });
+    requests = 0;
+    const messages = [{ role: 'user', content: 'What is 6 x 7?' }];
+    try {
+      const a = callModel({ config: config(true), messages, seed: 1, callNumber: 0 });
+      await first; // the first request is at the endpoint, unanswered
+      const b = callModel({ config: config(true), messages, seed: 2, callNumber: 0 });
+      release();
+      const [ra, rb] = await Promise.all([a, b]);
+      expect(requests).toBe(1);
+      expect(ra.cached).toBe(false);
+      expect(rb.cached).toBe(true);
+      expect(rb.response).toEqual(ra.response);
+    } finally {
+      hold = undefined;
+      arrived = () => {};
+    }
+  });
+
+  it('a request waiting for an identical one stops waiting when its own signal aborts', async () => {
+    answer = () => completion({ content: '7' }, { prompt_tokens: 3, completion_tokens: 1 });
+    let release!: () => void;
+    hold = new Promise<void>((r) => {
+      release = r;
+    });
+    const first = new Promise<void>((r) => {
+      arrived = r;
+    });
+    const messages = [{ role: 'user', content: 'What is 3 + 4?' }];
+    try {
+      const a = callModel({ config: config(true), messages, seed: 1, callNumber: 0 });
+      await first;
+      const ac = new AbortController();
+      const b = callModel({ config: config(true), messages, seed: 2, callNumber: 0, signal: ac.signal });
+      ac.abort(new Error('episode cancelled'));
+      await expect(b).rejects.toThrow('episode cancelled');
+      release();
+      expect((await a).response.message.content).toBe('7');
+    } finally {
+      hold = undefined;
+      arrived = () => {};
+    }
   });
 });
