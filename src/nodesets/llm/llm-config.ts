@@ -3,6 +3,7 @@
  * an error naming the key. Defaults come from OPENAI_BASE_URL; the API key is never config, only
  * the NAME of the environment variable that holds it.
  */
+import { BadInputError } from '../../errors.js';
 import { booleanConfig, numberConfig } from '../_lib/config.js';
 import { keyVariableRefusal } from './api-key.js';
 
@@ -48,6 +49,24 @@ function integer(config: Record<string, unknown>, key: string, fallback: number,
   return n;
 }
 
+/** A base URL that is not an http(s) URL: every call would fail, and not because the network did. */
+export class BaseUrlError extends BadInputError {
+  constructor(baseURL: string) {
+    super(`config base_url must be an http:// or https:// URL (up to /v1), got ${JSON.stringify(baseURL)}`);
+  }
+}
+
+function checkedBaseUrl(baseURL: string): string {
+  let url: URL;
+  try {
+    url = new URL(baseURL);
+  } catch {
+    throw new BaseUrlError(baseURL);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new BaseUrlError(baseURL);
+  return baseURL;
+}
+
 function cacheMode(config: Record<string, unknown>): CacheMode {
   const v = config.cache;
   if (v === undefined || v === null || v === 'auto') return 'auto';
@@ -55,7 +74,7 @@ function cacheMode(config: Record<string, unknown>): CacheMode {
 }
 
 export function readLlmConfig(config: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): LlmConfig {
-  const baseURL = (optionalString(config, 'base_url') || env.OPENAI_BASE_URL || DEFAULT_BASE_URL).replace(/\/+$/, '');
+  const baseURL = checkedBaseUrl((optionalString(config, 'base_url') || env.OPENAI_BASE_URL || DEFAULT_BASE_URL).replace(/\/+$/, ''));
   const model = optionalString(config, 'model') || env.OPENAI_MODEL;
   if (!model) throw new Error('config model is required (or set OPENAI_MODEL)');
   const temperature = numberConfig(config, 'temperature', 0);

@@ -35,3 +35,19 @@ describe('the variables an llm node may read its key from', () => {
     expect(redact('401: bad key sk-abc123 (sk-abc123)', 'sk-abc123')).toBe('401: bad key [redacted] ([redacted])');
   });
 });
+
+describe('the base URL an llm node calls', () => {
+  it.each(['notaurl', 'ftp://127.0.0.1/v1', '127.0.0.1:8000/v1'])('%j is refused as config, not tried as a connection', (url) => {
+    expect(() => readLlmConfig({ model: 'm', base_url: url, api_key_env: '' }, {})).toThrow(
+      `config base_url must be an http:// or https:// URL (up to /v1), got ${JSON.stringify(url)}`,
+    );
+  });
+
+  it('an http(s) URL is kept, without its trailing slash; OPENAI_BASE_URL is checked the same way', () => {
+    expect(readLlmConfig({ model: 'm', base_url: 'http://127.0.0.1:8000/v1/', api_key_env: '' }, {}).baseURL).toBe(
+      'http://127.0.0.1:8000/v1',
+    );
+    expect(readLlmConfig({ model: 'm', api_key_env: '' }, {}).baseURL).toBe('https://api.openai.com/v1');
+    expect(() => readLlmConfig({ model: 'm', api_key_env: '' }, { OPENAI_BASE_URL: 'localhost' })).toThrow(/must be an http/);
+  });
+});
