@@ -6,7 +6,7 @@
  */
 import OpenAI from 'openai';
 import { createPrng, type Prng } from '../../core/prng.js';
-import { errorMessage } from '../../errors.js';
+import { CodedError, errorMessage } from '../../errors.js';
 import { sleep } from '../_lib/sleep.js';
 import { readApiKey, redact, redactDeep } from './api-key.js';
 import { httpFetch } from './http-fetch.js';
@@ -44,6 +44,14 @@ export class InfraFailure extends Error {
   ) {
     super(message);
     this.name = 'InfraFailure';
+  }
+}
+
+/** The endpoint answered 2xx with a body that is no chat completion (not JSON, no choice): a wrong base_url or a broken proxy. */
+export class EndpointAnswerError extends CodedError {
+  constructor(baseURL: string, what: string) {
+    super('NODE_ERROR', `${baseURL} answered with something that is not a chat completion: ${what}`);
+    this.name = 'EndpointAnswerError';
   }
 }
 
@@ -200,6 +208,8 @@ async function callEndpoint(
     const { retry, status } = retryable(failure);
     const message = redact(errorMessage(failure), apiKey);
     if (!retry) {
+      // No HTTP error: the answer itself could not be read (invalid JSON in a 2xx body).
+      if (!(failure instanceof OpenAI.APIError)) throw new EndpointAnswerError(config.baseURL, message);
       // A request the endpoint refuses (bad model name, bad key, bad parameters): the graph's fault, not the network's.
       throw new Error(`${config.baseURL} refused the request${status ? ` (HTTP ${status})` : ''}: ${message}`);
     }
@@ -227,7 +237,7 @@ const tokenCount = (v: unknown): number => (typeof v === 'number' && Number.isFi
  */
 function responseOf(completion: OpenAI.ChatCompletion, baseURL: string, apiKey: string): CachedResponse {
   const choice = completion.choices?.[0];
-  if (!choice?.message) throw new Error(`${baseURL} answered without a choice: not a chat-completions endpoint?`);
+  if (!choice?.message) throw new EndpointAnswerError(baseURL, 'no choice in it (not a chat-completions endpoint?)');
   const m = choice.message;
   const message: CachedResponse['message'] = { role: 'assistant', content: m.content ?? null };
   if (m.tool_calls && m.tool_calls.length > 0) message.tool_calls = m.tool_calls;

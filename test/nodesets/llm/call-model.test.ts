@@ -5,7 +5,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callModel } from '../../../src/nodesets/llm/call-model.js';
+import { callModel, EndpointAnswerError } from '../../../src/nodesets/llm/call-model.js';
 import { readLlmConfig } from '../../../src/nodesets/llm/llm-config.js';
 
 const KEY = 'sk-call-model-test-0123456789';
@@ -30,7 +30,8 @@ beforeAll(async () => {
       arrived();
       if (hold) await hold;
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(answer(req.headers.authorization ?? '')));
+      const a = answer(req.headers.authorization ?? '');
+      res.end(typeof a === 'string' ? a : JSON.stringify(a));
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -142,5 +143,18 @@ describe('callModel', () => {
       hold = undefined;
       arrived = () => {};
     }
+  });
+
+  it.each([
+    ['a 200 whose JSON body does not parse', '{"id": not json', /answered with something that is not a chat completion: .*JSON/],
+    ['a completion without a choice', JSON.stringify({ id: 'c', object: 'chat.completion', choices: [] }), /no choice in it/],
+  ])('%s is a node error saying what came back, not a refusal and not retried', async (_what, body, message) => {
+    answer = () => body;
+    requests = 0;
+    const p = callModel({ config: config(false), messages: [{ role: 'user', content: 'hi' }], seed: 1, callNumber: 0 });
+    await expect(p).rejects.toBeInstanceOf(EndpointAnswerError);
+    await expect(p).rejects.toMatchObject({ code: 'NODE_ERROR', message: expect.stringMatching(message) });
+    await expect(p).rejects.not.toThrow(/refused/);
+    expect(requests).toBe(1);
   });
 });
