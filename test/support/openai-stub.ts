@@ -5,7 +5,7 @@
  * request body alone:
  *
  * 1. Tools offered and no `tool` message in the conversation yet → one tool call of the first
- *    tool, arguments `{"expression": "<a> <op> <b>"}` when the last user message holds an
+ *    tool (its id `call_<hash of the request body>`, so it does not depend on arrival order), arguments `{"expression": "<a> <op> <b>"}` when the last user message holds an
  *    arithmetic expression, else `{"input": "<last user content>"}`; finish_reason "tool_calls".
  * 2. The last message is a `tool` message → its content is the answer. For a built-in word
  *    problem (rule 6) the stub first checks the tool's result, as a careful agent would: after the
@@ -294,9 +294,12 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
     const promptChars = body.messages.reduce((s, m) => s + textOf(m.content).length, 0);
     const completionChars = answer.toolCall ? answer.toolCall.arguments.length : (answer.content ?? '').length;
     const id = ++nextId;
+    // The tool call's id comes from the request alone (not the arrival count): it enters the next request's
+    // body, whose fault draw and cache key must not depend on the order in which callers arrived.
+    const callId = `call_${createHash('sha256').update(raw).digest('hex').slice(0, 16)}`;
     const message: Record<string, unknown> = { role: 'assistant', content: answer.content, refusal: null };
     if (answer.toolCall) {
-      message.tool_calls = [{ id: `call_${id}`, type: 'function', function: answer.toolCall }];
+      message.tool_calls = [{ id: callId, type: 'function', function: answer.toolCall }];
     }
     const usage = { prompt_tokens: tokens(promptChars), completion_tokens: tokens(completionChars) };
     stats.completions++;
