@@ -40,13 +40,18 @@ export class ResponseCache {
     return join(this.dir, key.slice(0, 2), `${key}.json`);
   }
 
-  /** The stored response, or undefined when absent or unreadable (a torn file is a miss, then overwritten). */
+  /**
+   * The stored response, or undefined when absent, unreadable or not a response (a torn file, or one
+   * edited or left by something else, is a miss, then overwritten).
+   */
   async get(key: string): Promise<CachedResponse | undefined> {
+    let v: unknown;
     try {
-      return JSON.parse(await readFile(this.#path(key), 'utf8')) as CachedResponse;
+      v = JSON.parse(await readFile(this.#path(key), 'utf8'));
     } catch {
       return undefined;
     }
+    return isCachedResponse(v) ? v : undefined;
   }
 
   async put(key: string, value: CachedResponse): Promise<void> {
@@ -56,4 +61,21 @@ export class ResponseCache {
     await writeFile(tmp, JSON.stringify(value));
     await rename(tmp, path);
   }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+
+/** Whether a cache file holds what `put` writes: the message, its finish reason and the token counts. */
+function isCachedResponse(v: unknown): v is CachedResponse {
+  if (!isObject(v) || !isObject(v.message) || !isObject(v.usage)) return false;
+  const { message, usage } = v;
+  return (
+    message.role === 'assistant' &&
+    (typeof message.content === 'string' || message.content === null) &&
+    (message.tool_calls === undefined || Array.isArray(message.tool_calls)) &&
+    (typeof v.finish_reason === 'string' || v.finish_reason === null) &&
+    isCount(usage.prompt_tokens) &&
+    isCount(usage.completion_tokens)
+  );
 }

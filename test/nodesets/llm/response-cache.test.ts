@@ -1,0 +1,47 @@
+/** The response cache on disk: what it gives back, and what it treats as a miss. */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CachedResponse, cacheKey, ResponseCache } from '../../../src/nodesets/llm/response-cache.js';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'llm-cache-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const response: CachedResponse = {
+  message: { role: 'assistant', content: '42' },
+  finish_reason: 'stop',
+  usage: { prompt_tokens: 12, completion_tokens: 1 },
+};
+
+describe('ResponseCache', () => {
+  it('gives back what was put', async () => {
+    const cache = new ResponseCache(dir);
+    const key = cacheKey('http://x/v1', { model: 'm', messages: [{ role: 'user', content: 'a' }] });
+    await cache.put(key, response);
+    expect(await cache.get(key)).toEqual(response);
+  });
+
+  it.each([
+    ['torn JSON', '{"message": {"role": "assis'],
+    ['an empty object', '{}'],
+    ['a message without usage', JSON.stringify({ message: { role: 'assistant', content: '1' } })],
+    ['usage that is not counts', JSON.stringify({ ...response, usage: { prompt_tokens: 'x', completion_tokens: 1 } })],
+    ['tool_calls that are not an array', JSON.stringify({ ...response, message: { role: 'assistant', content: null, tool_calls: {} } })],
+    ['null', 'null'],
+  ])('reads a file holding %s as a miss, not as an answer', async (_what, text) => {
+    const cache = new ResponseCache(dir);
+    const key = cacheKey('http://x/v1', { model: 'm', messages: [{ role: 'user', content: text }] });
+    await mkdir(join(dir, key.slice(0, 2)), { recursive: true });
+    await writeFile(join(dir, key.slice(0, 2), `${key}.json`), text);
+    expect(await cache.get(key)).toBeUndefined();
+    // The next answer overwrites it.
+    await cache.put(key, response);
+    expect(await cache.get(key)).toEqual(response);
+  });
+});
