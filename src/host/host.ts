@@ -17,8 +17,6 @@ import type {
   NodeFunction,
   NodesetManifest,
   NodesetModule,
-  NonFiniteNote,
-  NonFiniteText,
   PanelFieldSpec,
   PanelState,
   PanelValues,
