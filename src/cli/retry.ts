@@ -106,7 +106,9 @@ export async function run(argv: string[]): Promise<number> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     try {
-      summary = await runBatch({ runDir: dir, signal: controller.signal });
+      // Hosts of its own, as `evalctl run` has: shared_urls.json names a server's shared hosts, which
+      // answer only that server's eval processes (and may be gone with it).
+      summary = await runBatch({ runDir: dir, signal: controller.signal, sharedUrls: {} });
     } finally {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);

@@ -3,7 +3,7 @@
  * which signal it was (docs/retry.md).
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -68,4 +68,37 @@ describe('evalctl retry (local)', () => {
     },
     120_000,
   );
+
+  it("plays a server's run with hosts of its own, not the server's shared hosts its shared_urls.json names", async () => {
+    const outputs = join(tmp, 'out');
+    const first = await execa(
+      process.execPath,
+      [
+        CLI,
+        'run',
+        'gridnav_planner',
+        '--episodes',
+        '2',
+        '--dataset',
+        'mini',
+        '--set',
+        'env.crash_at_step=2',
+        '--outputs',
+        outputs,
+        '--json',
+      ],
+      { reject: false },
+    );
+    const s1 = JSON.parse(first.stdout) as RunSummary;
+    expect(s1.statusCounts).toEqual({ CRASHED: 2 });
+    const runDir = join(outputs, 'eval_runs', s1.runId);
+    // As a server leaves it: its shared planner host, which answers only the server's eval processes (here: gone).
+    await writeFile(join(runDir, 'shared_urls.json'), JSON.stringify({ planner: 'http://127.0.0.1:9' }));
+    const r = await execa(process.execPath, [CLI, 'retry', runDir, '--json'], { reject: false });
+    const s2 = JSON.parse(r.stdout) as RunSummary;
+    expect(s2.error).toBeNull();
+    expect(s2.status).toBe('COMPLETED');
+    expect(s2.statusCounts).toEqual({ CRASHED: 2 });
+    expect(r.exitCode).toBe(0);
+  }, 120_000);
 });
