@@ -98,14 +98,25 @@ export async function run(argv: string[]): Promise<number> {
     const prepared = await prepareRetry(dir, endings);
     process.stderr.write(describe(prepared.spec.runId, prepared.attempt, prepared.retried));
     const controller = new AbortController();
-    const stop = () => controller.abort(new Error('cancelled (SIGINT)'));
+    let interrupted: NodeJS.Signals | null = null;
+    const stop = (signal: NodeJS.Signals) => {
+      interrupted ??= signal;
+      controller.abort(new Error(`cancelled (${signal})`));
+    };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     try {
-      summary = await runBatch({ runDir: dir, signal: controller.signal });
+      // Hosts of its own, as `evalctl run` has: shared_urls.json names a server's shared hosts, which
+      // answer only that server's eval processes (and may be gone with it).
+      summary = await runBatch({ runDir: dir, signal: controller.signal, sharedUrls: {} });
     } finally {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
+    }
+    // As documented and as `evalctl run`: 130 after Ctrl-C, 143 after SIGTERM, whatever the attempt's ending.
+    if (interrupted) {
+      process.stdout.write(json ? JSON.stringify(summary, null, 2) + '\n' : renderSummary(summary, dir));
+      return signalExitCode(interrupted);
     }
     where = dir;
   }
