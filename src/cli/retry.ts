@@ -8,7 +8,7 @@
 import { BadInputError, ConflictError, isInputFault } from '../errors.js';
 import { runBatch } from '../eval-process/run-batch.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
-import { prepareRetry, retryEndingsOf, type RetriedEpisode } from '../store/attempts.js';
+import { prepareRetry, restoreUnplayed, retryEndingsOf, type RetriedEpisode } from '../store/attempts.js';
 import { isDone, readSummary, touchDone, writeSummary } from '../store/run-dir.js';
 import { isTerminalRunStatus } from '../statuses.js';
 import { isPidAlive } from '../scheduler/admission/resource-sampler.js';
@@ -45,7 +45,9 @@ async function endOrphaned(dir: string): Promise<void> {
     throw new ConflictError(
       `run ${dir} is not finished (no _DONE${typeof pid === 'number' ? `; its process ${pid} is still running` : ''}); retry it once it has ended`,
     );
-  const { pid: _gone, ...rest } = summary;
+  // A retry killed part-way: the earlier records of what it did not play come back.
+  const ended = (await restoreUnplayed(dir, summary)) ?? summary;
+  const { pid: _gone, ...rest } = ended;
   const message = `its process (pid ${pid}) is gone without finishing the run (killed)`;
   await writeSummary(dir, {
     ...rest,
@@ -55,7 +57,7 @@ async function endOrphaned(dir: string): Promise<void> {
     finishedAt: new Date().toISOString(),
   });
   await touchDone(dir);
-  process.stderr.write(`run ${summary.runId}: ${message}; marked ABORTED, its ${summary.episodesDone} finished episode(s) kept\n`);
+  process.stderr.write(`run ${summary.runId}: ${message}; marked ABORTED, its ${ended.episodesDone} finished episode(s) kept\n`);
 }
 
 export async function run(argv: string[]): Promise<number> {

@@ -23,7 +23,7 @@ import { episodeIndicesOf } from '../spec/shards.js';
 import { FILES, readSharedUrls, readSpec, readSummary, touchDone, writeSummary } from '../store/run-dir.js';
 import { writeReport } from '../store/report.js';
 import { writeScoreIndexOfSummary } from '../compare/score-index.js';
-import { pendingIndicesOf, readAttempts } from '../store/attempts.js';
+import { pendingIndicesOf, putBackUnplayed, readAttempts } from '../store/attempts.js';
 import type { EpisodeRecord, RunSpec, RunSummary, SharedUrls } from '../store/types.js';
 import { storageCodeOf } from '../store/storage-fault.js';
 import { BatchEvalRunner, type StepListener } from './batch-eval-runner.js';
@@ -303,6 +303,13 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     await hosts?.close();
     registry?.close();
   }
+  // A retry stopped before it played all it was to play: the earlier records of the rest come back.
+  if (status !== 'COMPLETED')
+    summary.keep(
+      await putBackUnplayed(runDir, summary.records).catch(
+        (err: unknown) => (log(`earlier records not put back: ${errorMessage(err)}`), []),
+      ),
+    );
   const final = emit(await summary.finish(status, error));
   span?.end(final.status, final.error);
   // Before _DONE, so whoever waits for the run finds its report; a report that cannot be built does not fail the run.

@@ -6,7 +6,7 @@
  * latest attempt and every reader of a run keeps working unchanged.
  */
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { copyFile, cp, mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BadInputError, CodedError } from '../errors.js';
 import type { EpisodeStatus, RunStatus } from '../statuses.js';
@@ -49,6 +49,11 @@ export interface AttemptEntry {
   indices?: number[];
   /** Per index it plays again: the earlier ending (absent on attempt 1). */
   retried?: RetriedEpisode[];
+  /**
+   * Indices this attempt was to play but ended without playing (cancelled while queued, stopped,
+   * killed): their earlier records were put back into the run (restoreUnplayed).
+   */
+  restored?: number[];
   /** How the run ended after this attempt (written when the next attempt is prepared). */
   status?: RunStatus;
   finishedAt?: string | null;
@@ -80,7 +85,10 @@ export function pendingIndicesOf(file: AttemptsFile | null): number[] | undefine
 /** Which attempt played each index last (1 when no retry played it). */
 export function attemptOfIndex(file: AttemptsFile | null): (index: number) => number {
   const latest = new Map<number, number>();
-  for (const a of file?.attempts ?? []) for (const i of a.indices ?? []) latest.set(i, a.attempt);
+  for (const a of file?.attempts ?? []) {
+    const restored = new Set(a.restored ?? []);
+    for (const i of a.indices ?? []) if (!restored.has(i)) latest.set(i, a.attempt);
+  }
   return (index) => latest.get(index) ?? 1;
 }
 
@@ -212,6 +220,45 @@ export async function prepareRetry(runDir: string, endings: readonly EpisodeStat
   return { attempt, retried, summary: queued, spec };
 }
 
+/**
+ * An attempt's final summary with the earlier records put back for the episodes it was to play
+ * again but ended without playing (a retry cancelled while queued, stopped or killed part-way):
+ * prepareRetry moved them to `attempts/<n>/`, and without this the run would show fewer
+ * episodes than it measured until the next retry. Their episode folders are copied back (the
+ * archive stays as it was) and the attempt lists them as `restored`. Null when there is nothing
+ * to put back; the caller writes the summary it returns.
+ */
+export async function restoreUnplayed(runDir: string, summary: RunSummary): Promise<RunSummary | null> {
+  const back = await putBackUnplayed(runDir, summary.episodes);
+  if (back.length === 0) return null;
+  const episodes = [...summary.episodes, ...back].sort((a, b) => a.index - b.index);
+  return { ...summary, ...computeAggregates(episodes, summary.metricRanges), episodes, episodesDone: episodes.length };
+}
+
+/** restoreUnplayed's part on disk: the folders copied back and the attempt's `restored`; the records to add to `records`. */
+export async function putBackUnplayed(runDir: string, records: readonly EpisodeRecord[]): Promise<EpisodeRecord[]> {
+  const file = await readAttempts(runDir);
+  const current = file?.attempts.at(-1);
+  if (!file || !current || current.attempt < 2) return [];
+  const have = new Set(records.map((r) => r.index));
+  const unplayed = (current.retried ?? []).filter((r) => r.ending !== null && !have.has(r.index) && !current.restored?.includes(r.index));
+  if (unplayed.length === 0) return [];
+  const archive = join(runDir, ATTEMPTS_DIR, String(current.attempt - 1));
+  const earlier = new Map((await readSummary(archive)).episodes.map((r) => [r.index, r]));
+  const back: EpisodeRecord[] = [];
+  for (const r of unplayed) {
+    const record = earlier.get(r.index);
+    if (!record) continue;
+    const from = join(archive, FILES.episodes, episodeDirName(r.index));
+    if (existsSync(from)) await cp(from, episodeDir(runDir, r.index), { recursive: true, force: true });
+    back.push(record);
+  }
+  if (back.length === 0) return [];
+  current.restored = [...(current.restored ?? []), ...back.map((r) => r.index)].sort((a, b) => a - b);
+  await writeJsonAtomic(join(runDir, ATTEMPTS_FILE), file);
+  return back;
+}
+
 /** One retried episode in the report: its latest attempt and ending, and how each earlier attempt ended. */
 export interface RetriedEpisodeReport {
   index: number;
@@ -231,7 +278,8 @@ export function retriedEpisodesOf(file: AttemptsFile | null, records: readonly E
   for (const a of file.attempts) {
     for (const r of a.retried ?? []) {
       const entry = history.get(r.index) ?? { index: r.index, episodeId: null, attempt: a.attempt, status: null, earlier: [] };
-      entry.attempt = a.attempt;
+      // An index the attempt never played shows the earlier record it put back.
+      entry.attempt = a.restored?.includes(r.index) ? r.attempt : a.attempt;
       // A never-played index listed twice (an attempt that stopped before it) is one earlier attempt.
       if (!entry.earlier.some((e) => e.attempt === r.attempt && e.ending === r.ending))
         entry.earlier.push({ attempt: r.attempt, ending: r.ending });

@@ -6,13 +6,17 @@ import { catalogRunFromSummary } from '../../store/catalog.js';
 import { touchDone } from '../../store/run-dir.js';
 import type { RunSummary } from '../../store/types.js';
 import type { Job, JobContext } from './job.js';
-import { rewriteSummary } from './job-summary.js';
+import { currentSummary, rewriteSummary } from './job-summary.js';
+import { restoreUnplayed } from '../../store/attempts.js';
 import { isPidAlive } from '../admission/resource-sampler.js';
 import { groupAlive, signalGroup } from './spawn-eval.js';
 
 /** Finishes a job already taken out of the queue: CANCELLED, _DONE, its shared hosts released. */
 export async function cancelQueuedJob(job: Job, ctx: JobContext): Promise<RunSummary> {
   job.cancelRequested = true;
+  const queued = job.queuedSummary ?? (await currentSummary(job));
+  // A retry cancelled while queued played nothing: its episodes' earlier records come back.
+  const base = (await restoreUnplayed(job.runDir, queued)) ?? queued;
   const summary = await rewriteSummary(
     job,
     (s) => {
@@ -20,7 +24,7 @@ export async function cancelQueuedJob(job: Job, ctx: JobContext): Promise<RunSum
       s.finishedAt = new Date().toISOString();
       s.error = null;
     },
-    job.queuedSummary ?? undefined,
+    base,
   );
   await touchDone(job.runDir);
   ctx.hosts.release(job.runId);

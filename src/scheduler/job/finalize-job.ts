@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import { CodedError, errorMessage } from '../../errors.js';
 import { isTerminalRunStatus } from '../../statuses.js';
+import { restoreUnplayed } from '../../store/attempts.js';
 import { catalogRunFromSummary } from '../../store/catalog.js';
 import { isDone, readSummary, touchDone, writeSummary } from '../../store/run-dir.js';
 import { writeReport } from '../../store/report.js';
@@ -51,6 +52,12 @@ export async function finalizeJob(job: Job, ctx: JobContext): Promise<RunSummary
   } else if (exit.kind === 'process' && (storage === 'RUN_DIR_MISSING' || !isTerminalRunStatus(summary.status))) {
     // A terminal summary without _DONE is kept: the process ended between the two writes.
     change = await earlyExitChange(job, exit.exit, storage);
+  }
+  // A retry that ended before playing all it was to play: the earlier records of the rest come back.
+  const restored = storage === null ? await restoreUnplayed(job.runDir, summary).catch(() => null) : null;
+  if (restored) {
+    summary = restored;
+    change ??= () => {};
   }
   let writeFault: StorageCode | null = null;
   let summaryOnDisk = true;

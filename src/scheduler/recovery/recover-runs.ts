@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { errorMessage } from '../../errors.js';
 import { SpecInvalidError } from '../../spec/spec-errors.js';
+import { restoreUnplayed } from '../../store/attempts.js';
 import { catalogRunFromSummary } from '../../store/catalog.js';
 import { FILES, touchDone, writeSharedUrls, writeSummary } from '../../store/run-dir.js';
 import { describeStorage, exitStorageFault, storageCodeOf, storageCodeOfExit } from '../../store/storage-fault.js';
@@ -154,7 +155,9 @@ async function finishUnstartable(
   error: { code: string; message: string },
   ctx: JobContext,
 ): Promise<void> {
-  const base = run.summary ?? queuedSummary(run.spec!);
+  const unrestored = run.summary ?? queuedSummary(run.spec!);
+  // A retry that cannot go on: its episodes' earlier records come back (not where the disk refuses).
+  const base = (await restoreUnplayed(run.runDir, unrestored).catch(() => null)) ?? unrestored;
   let summary: RunSummary = { ...base, seq: base.seq + 1, status, error, finishedAt: new Date().toISOString() };
   delete summary.pid;
   let summaryOnDisk = false;
