@@ -59,6 +59,29 @@ describe('cancel', () => {
   });
 });
 
+describe('a retry that ends before it plays', () => {
+  it('cancelled while queued, it puts the earlier records back: the run shows every episode it measured', async () => {
+    const h = await makeScheduler({ sampler: new FixedSampler() });
+    const run = await h.scheduler.submit({
+      graphName: 'gridnav_planner',
+      episodeCount: 3,
+      dataset: 'mini',
+      overrides: { env: { crash_at_step: 2 } },
+    });
+    const first = await waitForStatus(h, run.runId, 'COMPLETED');
+    expect(first.statusCounts).toEqual({ CRASHED: 3 });
+    const release = h.scheduler.acquireInteractiveLock('test');
+    await h.scheduler.retry(run.runId, ['CRASHED']);
+    expect((await readSummary(h.scheduler.getRunDir(run.runId))).episodes).toEqual([]);
+    const cancelled = await h.scheduler.cancel(run.runId);
+    release();
+    expect(cancelled).toMatchObject({ status: 'CANCELLED', episodesDone: 3, statusCounts: { CRASHED: 3 } });
+    expect(cancelled.episodes).toEqual(first.episodes);
+    expect(await readSummary(h.scheduler.getRunDir(run.runId))).toEqual(cancelled);
+    expect(h.scheduler.catalog.getRun(run.runId)).toMatchObject({ status: 'CANCELLED', episodesDone: 3 });
+  });
+});
+
 describe('one cancel, one story', () => {
   it('ends a run cancelled while queued, starting, just spawned or running CANCELLED with no error', async () => {
     const h = await makeScheduler({ sampler: new FixedSampler() });
