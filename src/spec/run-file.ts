@@ -17,8 +17,11 @@ export const SWEEP_KEY = 'sweep';
 /** field or `overrides.<node>.<key>` → the values it takes, one run per combination. */
 export type SweepGrid = Record<string, unknown[]>;
 
-/** Keys a run file may hold: every run-spec input field, and `sweep`. */
-export const runFileKeys = (): string[] => [...Object.keys(runInputSchema.shape), SWEEP_KEY];
+/** Run-spec fields that startSweep sets on the runs it queues; a file naming them would pass for a sweep's run. */
+const SWEEP_SET_FIELDS: ReadonlySet<string> = new Set(['sweepId', 'sweepPoint']);
+
+/** Keys a run file may hold: every run-spec input field but those startSweep sets, and `sweep`. */
+export const runFileKeys = (): string[] => [...Object.keys(runInputSchema.shape).filter((k) => !SWEEP_SET_FIELDS.has(k)), SWEEP_KEY];
 
 /** Command-line names users may write by habit, and the key that means the same. */
 const KEY_HINTS: Record<string, string> = {

@@ -107,6 +107,11 @@ describe('evalctl run --config', { timeout: 60_000 }, () => {
     for (const key of ['constructor', 'toString', '__proto__'])
       expect(() => parseRunFile(`{"graphName": "g", "${key}": 1}`, 'x.json')).toThrow(new RegExp(`unknown key "${key}"; the keys are`));
     expect(() => parseRunFile('graphName: g\n  bad: [\n', 'x.yml')).toThrow(/x\.yml line \d+: not valid YAML/);
+    // The fields startSweep sets on its runs are not a file's to set, nor listed as keys.
+    expect(() => parseRunFile('graphName: g\nsweepId: sweep_20260101_000000\n', 'x.yaml')).toThrow(/x\.yaml line 2: unknown key "sweepId"/);
+    expect(() => parseRunFile('graphName: g\nsweepPoint: {}\n', 'x.yaml')).toThrow(
+      /unknown key "sweepPoint"; the keys are (?!.*sweepPoint)/,
+    );
   });
 
   it('flags override the file; --set patches its overrides; a bad value names the file line', async () => {
