@@ -322,16 +322,10 @@ export class JobScheduler {
     return this.retryStarted(runId, endings);
   }
 
-  /**
-   * `resumeInterrupted`: retries the runs the previous backend's stop left ABORTED (recovery has
-   * just finished them): only those it still held as running. A run an earlier backend's stop
-   * interrupted, that was left ABORTED by a restart without resume, stays as it is.
-   */
+  /** `resumeInterrupted`: retries the runs the previous backend's stop left ABORTED (recovery has just finished them). */
   private async resumeInterrupted(): Promise<void> {
-    const held = this.catalog.liveAtOpen;
     for (const row of this.catalog.listRuns({ status: 'ABORTED' })) {
       if (this.closing) return;
-      if (held && !held.has(row.id)) continue;
       const summary = await readSummary(runDirPath(this.outputsDir, row.id)).catch(() => null);
       if (summary && interruptedByBackend(summary)) await this.resume(row.id);
     }

@@ -158,11 +158,6 @@ export class RunCatalog {
   private writeFailed = false;
   /** inode/size/mtime of the summary.json last indexed, for runs another process writes (each atomic write is a new inode). */
   private readonly indexedStamp = new Map<string, string>();
-  /**
-   * The runs the stored catalog held as queued or running when it was opened: what the previous
-   * backend was running when it stopped. null when the catalog was rebuilt (nothing to tell).
-   */
-  liveAtOpen: ReadonlySet<string> | null = null;
 
   private constructor(outputsDir: string, db: Low<CatalogData>, logger?: CatalogLogger) {
     this.outputsDir = outputsDir;
@@ -204,7 +199,6 @@ export class RunCatalog {
       await catalog.flush();
     } else {
       const known = db.data.runs;
-      catalog.liveAtOpen = new Set(Object.entries(known).flatMap(([id, run]) => (isTerminalRunStatus(run.status) ? [] : [id])));
       // Runs whose directory was deleted while no backend ran are gone.
       let gone = 0;
       for (const id of Object.keys(known)) {

@@ -10,8 +10,7 @@ import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { initialSummary } from '../../src/eval-process/summary-writer.js';
 import { isTerminalRunStatus } from '../../src/statuses.js';
-import { RunCatalog } from '../../src/store/catalog.js';
-import { createRunDir, readSummary, touchDone, writeSpec, writeSummary } from '../../src/store/run-dir.js';
+import { createRunDir, readSummary, writeSpec, writeSummary } from '../../src/store/run-dir.js';
 import type { RunSpec, RunSummary } from '../../src/store/types.js';
 import { runSpecSchema } from '../../src/spec/run-spec.js';
 import { FixedSampler } from '../fixtures/fixed-sampler.js';
@@ -78,51 +77,6 @@ describe('restart recovery', () => {
     // Fresh shared hosts: the queued runs point at them.
     const urls = JSON.parse(readFileSync(join(h.scheduler.getRunDir(q5), 'shared_urls.json'), 'utf8')) as Record<string, string>;
     expect(urls.planner).toBe(h.scheduler.sharedHosts().find((x) => x.nodeset === 'planner')?.url);
-  });
-
-  it('resume retries only the runs the previous backend still held, not those an earlier restart left ABORTED', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sched-restart-'));
-    dirs.push(dir);
-    // Three runs the backend's stop aborted (their eval processes saw it go), in id order a, b, c.
-    const ids: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      const { runId, dir: runDir } = createRunDir(dir);
-      const spec: RunSpec = runSpecSchema.parse({
-        runId,
-        graphName: 'gridnav_planner',
-        episodeCount: 2,
-        createdAt: new Date().toISOString(),
-      });
-      await writeSpec(runDir, spec);
-      await writeSummary(runDir, {
-        ...initialSummary(spec),
-        seq: 5,
-        status: 'ABORTED',
-        startedAt: spec.createdAt,
-        finishedAt: spec.createdAt,
-        error: { code: 'ABORTED', message: 'stopped because the IPC channel to the parent closed' },
-      });
-      await touchDone(runDir);
-      ids.push(runId);
-    }
-    const [a, b, c] = ids as [string, string, string];
-    // The previous backend still held a and c as running; b had already been found ABORTED by an
-    // earlier restart made without resume.
-    const catalog = await RunCatalog.open(dir);
-    for (const id of [a, c]) {
-      const row = catalog.getRun(id)!;
-      catalog.upsertRun({ ...row, status: 'RUNNING', finishedAt: null });
-    }
-    await catalog.close();
-
-    const h = await makeScheduler({ sampler: new FixedSampler(), resumeInterrupted: true }, dir, (s) =>
-      s.acquireInteractiveLock('inspect'),
-    );
-    // Whichever order the runs are gone through, b is decided before the later of a and c is queued.
-    await waitFor('a and c to be queued again', () => [a, c].every((id) => h.scheduler.queue().some((e) => e.runId === id)), 20_000);
-    expect(h.scheduler.queue().map((e) => e.runId)).not.toContain(b);
-    expect((await readSummary(h.scheduler.getRunDir(b))).status).toBe('ABORTED');
-    expect(h.scheduler.catalog.getRun(b)?.status).toBe('ABORTED');
   });
 
   it('marks a run recorded RUNNING whose process is gone ABORTED, saying why', async () => {
