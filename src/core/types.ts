@@ -90,6 +90,8 @@ export interface ConfigKeySpec {
   /** Bounds of a number or integer, inclusive. */
   minimum?: number;
   maximum?: number;
+  /** The only values the key takes (strings, numbers, booleans), whatever `type` says. */
+  enum?: ReadonlyArray<string | number | boolean>;
 }
 
 export interface PanelFieldSpec {

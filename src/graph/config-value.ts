@@ -1,6 +1,6 @@
 /**
  * Node config values against what a nodeset's manifest declares for each key: the `type`
- * (else the type of its `default`), and for numbers `minimum`/`maximum`. A wrong value is
+ * (else the type of its `default`), for numbers `minimum`/`maximum`, and `enum`, the only values it takes. A wrong value is
  * refused when the graph is validated, before anything runs, instead of failing every episode.
  */
 import type { ConfigKeySpec, ConfigValueType } from '../core/types.js';
@@ -41,6 +41,10 @@ const ARTICLE: Record<ConfigValueType, string> = {
 /** What is wrong with `value` for a key declared as `decl`, or undefined. null means "unset" and passes. */
 export function configValueProblem(decl: ConfigKeySpec, value: unknown): string | undefined {
   if (value === null || value === undefined) return undefined;
+  if (decl.enum)
+    return decl.enum.includes(value as string)
+      ? undefined
+      : `must be one of ${decl.enum.map((v) => showValue(v)).join(', ')}, got ${showValue(value)}`;
   const type = declaredConfigType(decl);
   if (!type) return undefined;
   const numeric = type === 'number' || type === 'integer';

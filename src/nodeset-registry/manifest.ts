@@ -43,6 +43,10 @@ const functionSchema = z.looseObject({
         type: z.enum(['number', 'integer', 'boolean', 'string', 'array', 'object']).optional(),
         minimum: z.number().optional(),
         maximum: z.number().optional(),
+        enum: z
+          .array(z.union([z.string(), z.number(), z.boolean()]))
+          .min(1)
+          .optional(),
       }),
     )
     .optional(),

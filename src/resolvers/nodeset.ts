@@ -44,7 +44,7 @@ const NodeFunctionRef = builder.objectRef<{ nodeset: string; fn: FunctionSpec }>
     config: t.field({
       type: 'JSON',
       description:
-        'Config keys it understands: key → { default, description, type, minimum, maximum }; a graph or override giving a key a value of another type or out of range is refused.',
+        'Config keys it understands: key → { default, description, type, minimum, maximum, enum }; a graph or override giving a key a value of another type, out of range or not in its enum is refused.',
       resolve: (f) => f.fn.config ?? {},
     }),
   }),
