@@ -16,6 +16,7 @@ import type { AttemptsFile } from '../src/store/attempts.js';
 import { readSummary, runDirPath } from '../src/store/run-dir.js';
 import type { RunSummary } from '../src/store/types.js';
 import { resultBytes } from './eval-process/run-helpers.js';
+import { crashingRun } from './support/crashing-run.js';
 import { alive, gql, sseCollect, START_EVAL, startServer, urlFrom, waitFor, type TestServer } from './app.helpers.js';
 
 const MAIN = join(DIST_DIR, 'main.js');
@@ -311,27 +312,7 @@ describe('retry', () => {
     const dir = await mkdtemp(join(tmpdir(), 'retry-local-'));
     const outputs = join(dir, 'outputs');
     try {
-      const first = await execa(
-        'node',
-        [
-          MAIN,
-          'run',
-          'gridnav_planner',
-          '--episodes',
-          '3',
-          '--seed',
-          '7',
-          '--dataset',
-          'mini',
-          '--set',
-          'env.crash_at_step=2',
-          '--outputs',
-          outputs,
-          '--json',
-        ],
-        { reject: false },
-      );
-      const s1 = JSON.parse(first.stdout) as RunSummary;
+      const s1 = await crashingRun(outputs, 3, ['--seed', '7']);
       expect(s1.statusCounts).toEqual({ CRASHED: 3 });
       const again = await execa('node', [MAIN, 'retry', s1.runId, '--outputs', outputs, '--endings', 'crashed', '--json'], {
         reject: false,

@@ -306,9 +306,10 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
   // A retry stopped before it played all it was to play: the earlier records of the rest come back.
   if (status !== 'COMPLETED')
     summary.keep(
-      await putBackUnplayed(runDir, summary.records).catch(
-        (err: unknown) => (log(`earlier records not put back: ${errorMessage(err)}`), []),
-      ),
+      await putBackUnplayed(runDir, summary.records).catch((err: unknown): EpisodeRecord[] => {
+        log(`earlier records not put back: ${errorMessage(err)}`);
+        return [];
+      }),
     );
   const final = emit(await summary.finish(status, error));
   span?.end(final.status, final.error);

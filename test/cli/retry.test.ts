@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DIST_DIR } from '../../src/paths.js';
 import type { AttemptsFile } from '../../src/store/attempts.js';
 import type { RunSummary } from '../../src/store/types.js';
+import { crashingRun } from '../support/crashing-run.js';
 
 const CLI = join(DIST_DIR, 'main.js');
 const epDir = (index: number) => `ep${String(index).padStart(4, '0')}`;
@@ -71,25 +72,7 @@ describe('evalctl retry (local)', () => {
 
   it("plays a server's run with hosts of its own, not the server's shared hosts its shared_urls.json names", async () => {
     const outputs = join(tmp, 'out');
-    const first = await execa(
-      process.execPath,
-      [
-        CLI,
-        'run',
-        'gridnav_planner',
-        '--episodes',
-        '2',
-        '--dataset',
-        'mini',
-        '--set',
-        'env.crash_at_step=2',
-        '--outputs',
-        outputs,
-        '--json',
-      ],
-      { reject: false },
-    );
-    const s1 = JSON.parse(first.stdout) as RunSummary;
+    const s1 = await crashingRun(outputs, 2);
     expect(s1.statusCounts).toEqual({ CRASHED: 2 });
     const runDir = join(outputs, 'eval_runs', s1.runId);
     // As a server leaves it: its shared planner host, which answers only the server's eval processes (here: gone).

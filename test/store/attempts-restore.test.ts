@@ -12,6 +12,7 @@ import { DIST_DIR } from '../../src/paths.js';
 import { attemptOfIndex, prepareRetry, readAttempts, restoreUnplayed, retriedEpisodesOf } from '../../src/store/attempts.js';
 import { readSummary, runDirPath } from '../../src/store/run-dir.js';
 import type { RunSummary } from '../../src/store/types.js';
+import { crashingRun } from '../support/crashing-run.js';
 
 const MAIN = join(DIST_DIR, 'main.js');
 
@@ -23,25 +24,7 @@ describe('restoreUnplayed', () => {
     tmp = await mkdtemp(join(tmpdir(), 'attempts-restore-'));
     const outputs = join(tmp, 'outputs');
     // Three episodes whose env crashes at step 2: three CRASHED records, each with its folder.
-    const first = await execa(
-      process.execPath,
-      [
-        MAIN,
-        'run',
-        'gridnav_planner',
-        '--episodes',
-        '3',
-        '--dataset',
-        'mini',
-        '--set',
-        'env.crash_at_step=2',
-        '--outputs',
-        outputs,
-        '--json',
-      ],
-      { reject: false },
-    );
-    before = JSON.parse(first.stdout) as RunSummary;
+    before = await crashingRun(outputs, 3);
     expect(before.statusCounts).toEqual({ CRASHED: 3 });
     runDir = runDirPath(outputs, before.runId);
   }, 60_000);
