@@ -21,6 +21,7 @@ export const LEADING_COLUMNS = [
   'scene',
   'instruction',
   'error',
+  'droppedMetrics',
 ] as const;
 
 /** Columns after the metrics: timing and placement. */
@@ -50,10 +51,23 @@ export function headerOf(metricNames: Iterable<string>): { header: string[]; met
   return { header, metrics };
 }
 
+/**
+ * The `droppedMetrics` cell: each metric a node reported as NaN or ±Infinity, `name=value`,
+ * sorted by name and joined by `; `, so a spreadsheet tells such a metric from one never reported
+ * (both leave the metric's own cell empty). Empty when there is none.
+ */
+export function droppedText(record: EpisodeRecord): string {
+  const dropped = record.droppedMetrics ?? [];
+  return dropped
+    .map((d) => `${d.name}=${d.value}`)
+    .sort()
+    .join('; ');
+}
+
 /** One record's cells in header order. */
 export function rowOf(record: EpisodeRecord & Record<string, unknown>, metrics: readonly string[]): string[] {
   return [
-    ...LEADING_COLUMNS.map((c) => cellText(record[c])),
+    ...LEADING_COLUMNS.map((c) => cellText(c === 'droppedMetrics' ? droppedText(record) : record[c])),
     ...metrics.map((m) => cellText(record.metrics[m])),
     ...TRAILING_COLUMNS.map((c) => cellText(record[c])),
   ];

@@ -113,6 +113,7 @@ describe('run exports', { timeout: 30_000 }, () => {
       'scene',
       'instruction',
       'error',
+      'droppedMetrics',
       'metric.note',
       'metric.solved',
       'metric.spl',
@@ -214,6 +215,28 @@ describe('CSV rows of a run with repeats', () => {
     const row = rowOf(play as unknown as Parameters<typeof rowOf>[0], metrics);
     expect(row[header.indexOf('repeat')]).toBe('1');
     expect(rowOf({ ...play, repeat: undefined } as unknown as Parameters<typeof rowOf>[0], metrics)[header.indexOf('repeat')]).toBe('');
+  });
+});
+
+describe('CSV rows of an episode with a NaN or ±Infinity metric', () => {
+  it('name each such metric and its value, while the metric’s own cell stays empty like the record’s', () => {
+    const { header, metrics } = headerOf(['distance', 'success']);
+    const record = {
+      index: 2,
+      episodeId: 'e/2',
+      status: 'COMPLETED',
+      steps: 4,
+      metrics: { success: 1 },
+      droppedMetrics: [
+        { name: 'distance', value: '-Infinity', nodeId: 'env', step: 3 },
+        { name: 'a', value: 'NaN', nodeId: 'env', step: 3 },
+      ],
+    };
+    const text = csvRow(header) + csvRow(rowOf(record as unknown as Parameters<typeof rowOf>[0], metrics));
+    const [row] = parse(text, { columns: true }) as Array<Record<string, string>>;
+    expect(row).toMatchObject({ droppedMetrics: 'a=NaN; distance=-Infinity', 'metric.distance': '', 'metric.success': '1' });
+    const clean = rowOf({ ...record, droppedMetrics: undefined } as unknown as Parameters<typeof rowOf>[0], metrics);
+    expect(clean[header.indexOf('droppedMetrics')]).toBe('');
   });
 });
 
