@@ -64,6 +64,8 @@ export interface OpenAIStubOptions {
   expectedKey?: string;
   /** The letter answered to multiple-choice questions. @default 'A' */
   choiceLetter?: string;
+  /** Answer tool calls without their `id`, as some OpenAI-compatible servers do. @default false */
+  omitToolCallIds?: boolean;
 }
 
 export interface StubStats {
@@ -299,7 +301,7 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
     const callId = `call_${createHash('sha256').update(raw).digest('hex').slice(0, 16)}`;
     const message: Record<string, unknown> = { role: 'assistant', content: answer.content, refusal: null };
     if (answer.toolCall) {
-      message.tool_calls = [{ id: callId, type: 'function', function: answer.toolCall }];
+      message.tool_calls = [{ ...(options.omitToolCallIds ? {} : { id: callId }), type: 'function', function: answer.toolCall }];
     }
     const usage = { prompt_tokens: tokens(promptChars), completion_tokens: tokens(completionChars) };
     stats.completions++;

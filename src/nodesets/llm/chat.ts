@@ -8,6 +8,7 @@
 import type { NodeCallArgs, NodeOutputs } from '../../core/types.js';
 import { callModel, InfraFailure, type ChatMessage, type ModelCallResult } from './call-model.js';
 import { readLlmConfig } from './llm-config.js';
+import type { CachedResponse } from './response-cache.js';
 import { emptyUsage, type LlmUsage } from './usage.js';
 import { createHash } from 'node:crypto';
 
@@ -90,7 +91,7 @@ export async function chat({ inputs, config, ctx, signal }: NodeCallArgs): Promi
       $events: [...err.retries, { type: 'infra', kind: 'failed', error: err.message }],
     };
   }
-  const { response } = result;
+  const response = withToolCallIds(result.response, usage.llm_calls + 1);
   const latencyMs = Math.round(result.latencyMs * 1000) / 1000;
   usage.llm_calls++;
   usage.prompt_tokens += response.usage.prompt_tokens;
@@ -126,3 +127,19 @@ export async function chat({ inputs, config, ctx, signal }: NodeCallArgs): Promi
   }
   return out;
 }
+
+/**
+ * `response` with an id on each tool call that came without one (some OpenAI-compatible servers
+ * leave it out): `call_<n>_<k>`, the episode's model call number and the call's place in the
+ * list, so the tools node can answer it and the id is the same on every replay. A copy: a cached
+ * or shared answer is not changed.
+ */
+function withToolCallIds(response: CachedResponse, callNumber: number): CachedResponse {
+  const calls = response.message.tool_calls;
+  if (!calls?.some((t) => !hasId(t))) return response;
+  const tool_calls = calls.map((t, k) => (hasId(t) || typeof t !== 'object' || t === null ? t : { ...t, id: `call_${callNumber}_${k}` }));
+  return { ...response, message: { ...response.message, tool_calls } };
+}
+
+const hasId = (t: unknown): boolean =>
+  typeof t === 'object' && t !== null && typeof (t as { id?: unknown }).id === 'string' && (t as { id: string }).id !== '';

@@ -59,6 +59,19 @@ describe('llm__chat', () => {
     expect(stub.stats()).toMatchObject({ completions: 1, unauthorized: 0 });
   });
 
+  it('gives a tool call that came without an id one of its own, the same on every replay, so the tools node can answer it', async () => {
+    stub.setOptions({ expectedKey: KEY, omitToolCallIds: true });
+    const tools = [{ type: 'function', function: { name: 'calc', parameters: { type: 'object' } } }];
+    const config = { ...base(), tools };
+    const play = () => chat({ inputs: { messages: ask('What is 6 x 7?') }, config, ctx: ctx(key()) });
+    const first = await play();
+    expect(first.tool_calls).toEqual([
+      { id: 'call_1_0', type: 'function', function: { name: 'calc', arguments: '{"expression":"6 x 7"}' } },
+    ]);
+    expect(first.message).toMatchObject({ tool_calls: first.tool_calls });
+    expect((await play()).tool_calls).toEqual(first.tool_calls);
+  });
+
   it('keeps the conversation per episode: tool calls, then tool results appended, then the final answer; evict drops it', async () => {
     const k = key();
     const tools = [{ type: 'function', function: { name: 'calc', parameters: { type: 'object' } } }];
