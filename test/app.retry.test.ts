@@ -262,36 +262,50 @@ describe('retry', () => {
     expect(again.errors?.[0]?.extensions?.code).toBe('NOTHING_TO_RETRY');
   }, 240_000);
 
-  it('a server SIGKILLed mid-run and started again with --resume: only the episodes not yet recorded run again', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'retry-serve-'));
-    const outputs = join(dir, 'outputs');
-    const serve = (...extra: string[]): ResultPromise =>
-      execa('node', [MAIN, 'serve', '--port', '0', '--outputs', outputs, '--cores', '64', ...extra], {
+  /** `evalctl serve` on `outputs`, its output kept in `log`. */
+  const serveOn =
+    (outputs: string, log: { text: string } = { text: '' }) =>
+    (...extra: string[]): ResultPromise => {
+      const child = execa('node', [MAIN, 'serve', '--port', '0', '--outputs', outputs, '--cores', '64', ...extra], {
         reject: false,
         forceKillAfterDelay: false,
         env: { EVAL_API_TOKEN: '' },
       });
+      for (const stream of [child.stdout!, child.stderr!]) stream.on('data', (b: Buffer) => (log.text += b.toString()));
+      return child;
+    };
+
+  /** Starts INPUT on `child`, SIGKILLs the server once `episodes` are recorded, and waits for the run to end ABORTED. */
+  async function killedMidRun(child: ResultPromise, outputs: string, episodes: number): Promise<{ runId: string; before: RunSummary }> {
+    const url = await urlFrom(child);
+    const res = await gql<{ startEval: { runId: string } }>(url, START_EVAL, { input: INPUT });
+    const runId = res.data!.startEval.runId;
+    const mid = await waitFor(
+      `${episodes} episodes`,
+      async () => {
+        const s = await summaryOf(outputs, runId);
+        return s?.pid && s.episodesDone >= episodes ? s : undefined;
+      },
+      90_000,
+      100,
+    );
+    child.kill('SIGKILL');
+    await child;
+    // Its eval process sees its parent go and stops (or dies with it): the run is ABORTED.
+    await waitFor('the eval process to end', () => !alive(mid.pid!), 30_000);
+    const before = (await summaryOf(outputs, runId))!;
+    expect(before.status).toBe('ABORTED');
+    expect(before.episodesDone).toBeLessThan(100);
+    return { runId, before };
+  }
+
+  it('a server SIGKILLed mid-run and started again with --resume: only the episodes not yet recorded run again', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'retry-serve-'));
+    const outputs = join(dir, 'outputs');
+    const serve = serveOn(outputs);
     let child = serve();
     try {
-      const url = await urlFrom(child);
-      const res = await gql<{ startEval: { runId: string } }>(url, START_EVAL, { input: INPUT });
-      const runId = res.data!.startEval.runId;
-      const mid = await waitFor(
-        '60 episodes',
-        async () => {
-          const s = await summaryOf(outputs, runId);
-          return s?.pid && s.episodesDone >= 60 ? s : undefined;
-        },
-        90_000,
-        100,
-      );
-      child.kill('SIGKILL');
-      await child;
-      // Its eval process sees its parent go and stops (or dies with it): the run is ABORTED.
-      await waitFor('the eval process to end', () => !alive(mid.pid!), 30_000);
-      const before = (await summaryOf(outputs, runId))!;
-      expect(before.status).toBe('ABORTED');
-      expect(before.episodesDone).toBeLessThan(100);
+      const { runId, before } = await killedMidRun(child, outputs, 60);
       const byIndex = new Map(before.episodes.map((r) => [r.index, r]));
       const expected = Array.from({ length: 100 }, (_, i) => i).filter((i) => byIndex.get(i)?.status !== 'COMPLETED');
       child = serve('--resume');
@@ -301,6 +315,36 @@ describe('retry', () => {
       const cli = await execa('node', [MAIN, 'retry', runId, '--server', url2], { reject: false, env: { EVAL_API_TOKEN: '' } });
       expect(cli.exitCode).not.toBe(0);
       expect(cli.stderr).toContain('nothing to retry');
+    } finally {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await child;
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 240_000);
+
+  it('a run a server started without --resume left ABORTED is not resumed by a later --resume', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'retry-declined-'));
+    const outputs = join(dir, 'outputs');
+    const log = { text: '' };
+    const serve = serveOn(outputs, log);
+    let child = serve();
+    try {
+      const { runId, before } = await killedMidRun(child, outputs, 10);
+      // Restarted without --resume: the run stays as it ended, and the server notes that it left it so.
+      child = serve();
+      await urlFrom(child);
+      await waitFor('the run noted as left standing', async () => {
+        const text = await readFile(join(outputs, '.resume-declined.json'), 'utf8').catch(() => '{}');
+        return (JSON.parse(text) as Record<string, string>)[runId] === before.finishedAt;
+      });
+      child.kill('SIGTERM');
+      await child;
+      // The next server's --resume is about its predecessor's stop, which interrupted nothing.
+      child = serve('--resume');
+      await urlFrom(child);
+      await waitFor('the resume pass to pass the run by', () => log.text.includes(`run ${runId}: not resumed`));
+      const after = (await summaryOf(outputs, runId))!;
+      expect(after).toMatchObject({ status: 'ABORTED', episodesDone: before.episodesDone, finishedAt: before.finishedAt });
     } finally {
       if (child.exitCode === null) child.kill('SIGTERM');
       await child;

@@ -41,6 +41,7 @@ import { SharedHostStarter } from './shared-hosts/shared-host-starter.js';
 import { TickLoop } from './tick-loop.js';
 import { queueRetry } from './retry-run.js';
 import { interruptedByBackend } from './recovery/interrupted.js';
+import { declinedRuns, declineResume } from './recovery/resume-declined.js';
 import { retryEndingsOf } from '../store/attempts.js';
 import { hostSecretFor } from '../host/host-secret.js';
 import type {
@@ -171,6 +172,7 @@ export class JobScheduler {
       this.ticks.request();
       // In the background: starting shared hosts for each resumed run must not hold the server's start up.
       if (s.resumeInterrupted) void this.resumeInterrupted().catch((err: unknown) => this.log.warn(`resuming runs: ${errorMessage(err)}`));
+      else void this.declineInterrupted().catch((err: unknown) => this.log.warn(`noting the runs left unresumed: ${errorMessage(err)}`));
     })();
     return this.started;
   }
@@ -324,11 +326,26 @@ export class JobScheduler {
 
   /** `resumeInterrupted`: retries the runs the previous backend's stop left ABORTED (recovery has just finished them). */
   private async resumeInterrupted(): Promise<void> {
+    const declined = await declinedRuns(this.outputsDir);
     for (const row of this.catalog.listRuns({ status: 'ABORTED' })) {
       if (this.closing) return;
       const summary = await readSummary(runDirPath(this.outputsDir, row.id)).catch(() => null);
-      if (summary && interruptedByBackend(summary)) await this.resume(row.id);
+      if (!summary || !interruptedByBackend(summary)) continue;
+      if (declined(row.id, summary.finishedAt))
+        this.log.info(`run ${row.id}: not resumed (a server started since without --resume left it ABORTED; evalctl retry takes it up)`);
+      else await this.resume(row.id);
     }
+  }
+
+  /** Without `resumeInterrupted`: notes the runs a backend's stop interrupted as left standing, so a later `--resume` does not take them up (resume-declined.ts). */
+  private async declineInterrupted(): Promise<void> {
+    const ends: Record<string, string> = {};
+    for (const row of this.catalog.listRuns({ status: 'ABORTED' })) {
+      if (this.closing) return;
+      const summary = await readSummary(runDirPath(this.outputsDir, row.id)).catch(() => null);
+      if (summary?.finishedAt && interruptedByBackend(summary)) ends[row.id] = summary.finishedAt;
+    }
+    await declineResume(this.outputsDir, ends);
   }
 
   private async resume(runId: string): Promise<void> {
@@ -570,8 +587,14 @@ export class JobScheduler {
       });
     job.finalized.catch((err: unknown) => this.log.error(`finalising run ${job.runId}: ${errorMessage(err)}`));
     // An eval process adopted at start that then stopped because the old backend was gone: resumed too.
-    if (job.adopted && this.settings.resumeInterrupted) {
-      job.finalized.then((s) => (interruptedByBackend(s) && !this.closing ? this.resume(job.runId) : undefined)).catch(() => {});
+    if (job.adopted) {
+      job.finalized
+        .then((s) => {
+          if (!interruptedByBackend(s) || this.closing) return;
+          if (this.settings.resumeInterrupted) return this.resume(job.runId);
+          if (s.finishedAt) return declineResume(this.outputsDir, { [job.runId]: s.finishedAt });
+        })
+        .catch(() => {});
     }
   }
 
