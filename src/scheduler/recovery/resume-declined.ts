@@ -24,11 +24,18 @@ async function readDeclined(outputsDir: string): Promise<Declined> {
   }
 }
 
+/** The last write of this process, so two notes (the start's, an adopted run's end) never read and write over each other. */
+let writing: Promise<void> = Promise.resolve();
+
 /** Notes that each run in `ends` (runId → its summary's finishedAt) was left as it ended. */
-export async function declineResume(outputsDir: string, ends: Readonly<Record<string, string>>): Promise<void> {
-  if (Object.keys(ends).length === 0) return;
-  const declined = { ...(await readDeclined(outputsDir)), ...ends };
-  await writeFileAtomic(join(outputsDir, RESUME_DECLINED_FILE), JSON.stringify(declined, null, 2) + '\n');
+export function declineResume(outputsDir: string, ends: Readonly<Record<string, string>>): Promise<void> {
+  if (Object.keys(ends).length === 0) return Promise.resolve();
+  const write = writing.then(async () => {
+    const declined = { ...(await readDeclined(outputsDir)), ...ends };
+    await writeFileAtomic(join(outputsDir, RESUME_DECLINED_FILE), JSON.stringify(declined, null, 2) + '\n');
+  });
+  writing = write.catch(() => {});
+  return write;
 }
 
 /** Whether the run ending at `finishedAt` is one a server without `--resume` left as it was. */
