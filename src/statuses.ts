@@ -21,7 +21,8 @@ export const runStatusMeaning = (s: RunStatus): string => RUN_STATUS_MEANINGS[s]
 /** How one episode ended. Every ending yields a full record with the metrics measured so far. */
 const EPISODE_STATUS_MEANINGS = {
   COMPLETED: 'A node said `done` and the metrics were harvested.',
-  BUDGET_EXHAUSTED: "The step budget (or a node's own budget, such as `max_llm_calls`) ran out before any node said `done`.",
+  BUDGET_EXHAUSTED:
+    "The step budget (or a node's own budget, such as `max_llm_calls` or `max_episode_tokens`) ran out before any node said `done`.",
   TIMEOUT:
     'The wall-clock limit (budget × per-step seconds) passed, or one host call went unanswered past the per-call limit; the one ending that can depend on machine speed.',
   ERROR: 'One or more nodes returned or threw an error; `nodeErrors` names them.',

@@ -69,6 +69,16 @@ export async function chat({ inputs, config, ctx, signal }: NodeCallArgs): Promi
       $events: [{ type: 'budget_exhausted', llm_calls: usage.llm_calls, max_llm_calls: c.maxLlmCalls }],
     };
   }
+  // Checked before the call, on the counts so far: a call's own size is known only once it is paid for.
+  const tokens = usage.prompt_tokens + usage.completion_tokens;
+  if (c.maxEpisodeTokens > 0 && tokens >= c.maxEpisodeTokens) {
+    const message = `the token budget of ${c.maxEpisodeTokens} is spent (${tokens} tokens in ${usage.llm_calls} call(s))`;
+    return {
+      usage: { ...usage },
+      $ending: { kind: 'budget_exhausted', message },
+      $events: [{ type: 'budget_exhausted', llm_calls: usage.llm_calls, tokens, max_episode_tokens: c.maxEpisodeTokens }],
+    };
+  }
 
   const sentBefore = state.sent;
   const newMessages = state.conversation.slice(sentBefore);

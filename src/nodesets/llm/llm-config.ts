@@ -28,6 +28,8 @@ export interface LlmConfig {
   cache: CacheMode;
   /** 0: no limit. */
   maxLlmCalls: number;
+  /** Prompt + completion tokens of one episode before its next call is refused; 0: no limit. */
+  maxEpisodeTokens: number;
   maxRetries: number;
   retryBaseMs: number;
   maxConcurrency: number;
@@ -96,6 +98,7 @@ export function readLlmConfig(config: Record<string, unknown>, env: NodeJS.Proce
     systemPrompt: optionalString(config, 'system_prompt') || undefined,
     cache: cacheMode(config),
     maxLlmCalls: integer(config, 'max_llm_calls', DEFAULT_MAX_LLM_CALLS, 0),
+    maxEpisodeTokens: integer(config, 'max_episode_tokens', 0, 0),
     maxRetries: integer(config, 'max_retries', DEFAULT_MAX_RETRIES, 0),
     retryBaseMs: integer(config, 'retry_base_ms', DEFAULT_RETRY_BASE_MS, 0),
     maxConcurrency: integer(config, 'max_concurrency', DEFAULT_MAX_CONCURRENCY, 1),

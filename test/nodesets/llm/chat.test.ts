@@ -118,6 +118,32 @@ describe('llm__chat', () => {
     expect(stub.stats().completions).toBe(1);
   });
 
+  it('max_episode_tokens reached: the next call is not made and the episode ends budget_exhausted, naming the tokens spent', async () => {
+    const k = key();
+    const tools = [{ type: 'function', function: { name: 'calc' } }];
+    const first = await chat({ inputs: { messages: ask('What is 1 + 1?') }, config: { ...base(), tools }, ctx: ctx(k) });
+    const { prompt_tokens, completion_tokens } = first.usage as { prompt_tokens: number; completion_tokens: number };
+    const spent = prompt_tokens + completion_tokens;
+    const id = (first.tool_calls as Array<{ id: string }>)[0]!.id;
+    const again = (limit: number, step: number) =>
+      chat({
+        inputs: { messages: ask('What is 1 + 1?'), tool_results: [{ role: 'tool', tool_call_id: id, content: '2' }] },
+        config: { ...base(), tools, max_episode_tokens: limit },
+        ctx: ctx(k, step),
+      });
+    const second = await again(spent, 1);
+    expect(second.$ending).toEqual({
+      kind: 'budget_exhausted',
+      message: `the token budget of ${spent} is spent (${spent} tokens in 1 call(s))`,
+    });
+    expect(second.$events).toEqual([{ type: 'budget_exhausted', llm_calls: 1, tokens: spent, max_episode_tokens: spent }]);
+    expect(stub.stats().completions).toBe(1);
+    // Below the limit the call goes ahead, though it may carry the episode past it.
+    const third = await again(spent + 1, 2);
+    expect(third.answer).toBe('2');
+    expect(stub.stats().completions).toBe(2);
+  });
+
   it.each([
     [429, 'every 2nd'],
     [500, 'every 2nd'],
