@@ -34,6 +34,28 @@ describe('determinism audit on the run page', { timeout: 120_000 }, () => {
     await expectAccessible(s.page, 'a run page with its determinism badge');
     await s.screenshot('determinism-verified');
 
+    // Audited again at the run's own 2 workers: a pass there shows replay only, and the badge says so.
+    await graphql(s.url, 'mutation($id: ID!) { auditRun(id: $id, workerCount: 2) { status } }', { id: runId });
+    await waitFor(
+      'the second audit to pass',
+      async () => {
+        const { audit } = (
+          await graphql<{ run: { audit: { status: string; workerCount: number } } }>(
+            s.url,
+            'query($id: ID!) { run(id: $id) { audit { status workerCount } } }',
+            { id: runId },
+          )
+        ).run;
+        return audit.workerCount === 2 && audit.status === 'PASSED';
+      },
+      60_000,
+    );
+    await s.page.reload();
+    await s.page.waitForSelector('[data-testid=determinism-badge][data-audit-status=PASSED]', { timeout: 60_000 });
+    expect(await s.page.textContent('[data-testid=determinism-badge]')).toBe(
+      "determinism: replays at the run's own 2 workers on 4 episodes (the worker count not checked)",
+    );
+
     // The scratch run's page points back at the audited run.
     await s.page.click('[data-testid=determinism-audit] a.mono');
     await s.page.waitForSelector(`[data-testid=determinism-audit] a[href$="${runId}"]`);

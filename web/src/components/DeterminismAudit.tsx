@@ -73,13 +73,16 @@ export function DeterminismAudit({ runId, runStatus }: { runId: string; runStatu
   const canStart = FINISHED.has(runStatus) && !isRunning;
   let badge: { text: string; color: string; status: string };
   if (!audit) badge = { text: 'determinism: not audited', color: GREY, status: 'NONE' };
-  else if (audit.status === 'PASSED')
-    badge = {
-      text: `determinism: verified at ${audit.workerCount} worker${audit.workerCount === 1 ? '' : 's'} on ${audit.episodesCompared} episode${audit.episodesCompared === 1 ? '' : 's'}`,
-      color: GREEN,
-      status: audit.status,
-    };
-  else if (audit.status === 'FAILED') badge = { text: 'determinism: failed', color: RED, status: audit.status };
+  else if (audit.status === 'PASSED') {
+    const workers = `${audit.workerCount} worker${audit.workerCount === 1 ? '' : 's'}`;
+    const episodes = `${audit.episodesCompared} episode${audit.episodesCompared === 1 ? '' : 's'}`;
+    // At the run's own worker count a pass shows the episodes replay, not that the worker count leaves them unchanged.
+    const text =
+      audit.workerCount === audit.originalWorkerCount
+        ? `determinism: replays at the run's own ${workers} on ${episodes} (the worker count not checked)`
+        : `determinism: verified at ${workers} on ${episodes}`;
+    badge = { text, color: GREEN, status: audit.status };
+  } else if (audit.status === 'FAILED') badge = { text: 'determinism: failed', color: RED, status: audit.status };
   else if (audit.status === 'ERROR') badge = { text: 'determinism: no verdict', color: GREY, status: audit.status };
   else badge = { text: 'determinism: audit running…', color: GREY, status: audit.status };
 
