@@ -44,6 +44,7 @@ import { interruptedByBackend } from './recovery/interrupted.js';
 import { declinedRuns, declineResume } from './recovery/resume-declined.js';
 import { retryEndingsOf } from '../store/attempts.js';
 import { hostSecretFor } from '../host/host-secret.js';
+import { HostClient } from '../host/host-client.js';
 import type {
   ActiveJob,
   FrozenSubmit,
@@ -98,6 +99,8 @@ export class JobScheduler {
       idleMs: this.settings.sharedHostIdleMs,
       logger: this.log,
       startHost: (nodeset) => this.hostStarter.start(nodeset),
+      health: (url, signal) => new HostClient(url).health(signal),
+      hungAfterMs: this.settings.sharedHostHungMs,
       onRestart: (nodeset, url) => void this.sharedHostMoved(nodeset, url),
       onLost: () => this.emit({ type: 'queue' }),
     });
@@ -518,6 +521,7 @@ export class JobScheduler {
     let changed = this.reap();
     changed = (await this.admit()) || changed;
     this.hosts.drainIdle();
+    this.hosts.checkHealth();
     if (changed) this.emit({ type: 'queue' });
     this.rss.poke([...this.running.values()]);
     await retryUnrecorded(this.ctx);

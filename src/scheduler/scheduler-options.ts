@@ -30,6 +30,8 @@ export interface JobSchedulerOptions {
   cancelGraceMs?: number;
   /** How long a shared host with no run using it stays loaded. @default 60000 */
   sharedHostIdleMs?: number;
+  /** A shared host that runs are using and that has answered no /health for this long is killed and restarted (0: never). @default 60000 */
+  sharedHostHungMs?: number;
   /** Capacity of the static ledger, used for a resource that cannot be measured (e.g. VRAM without an NVIDIA GPU). @default none: not a constraint */
   staticCapacity?: { ramMb?: number; vramMb?: number };
   /**
@@ -64,6 +66,7 @@ export interface SchedulerSettings {
   starvationMs: number;
   cancelGraceMs: number;
   sharedHostIdleMs: number;
+  sharedHostHungMs: number;
   rssSampleIntervalMs: number;
   evalProcessMain: string;
   staticCapacity: { ramMb?: number; vramMb?: number };
@@ -104,6 +107,7 @@ export function resolveSchedulerOptions(options: JobSchedulerOptions): Scheduler
     starvationMs: positive('starvationMs', options.starvationMs, 60_000),
     cancelGraceMs: positive('cancelGraceMs', options.cancelGraceMs, 5000),
     sharedHostIdleMs: positive('sharedHostIdleMs', options.sharedHostIdleMs, 60_000),
+    sharedHostHungMs: positive('sharedHostHungMs', options.sharedHostHungMs, 60_000),
     rssSampleIntervalMs: positive('rssSampleIntervalMs', options.rssSampleIntervalMs, 1000, false),
   };
   for (const k of ['ramMb', 'vramMb'] as const) {

@@ -69,6 +69,39 @@ describe('shared hosts', () => {
     expect(done.statusCounts).toEqual({ COMPLETED: 2 });
   });
 
+  it('kills and restarts a shared host that stops answering while runs hold it, and queued runs get its new URL', async () => {
+    const h = await makeScheduler({ sampler: new FixedSampler(), sharedHostHungMs: 1500 });
+    const release = h.scheduler.acquireInteractiveLock('test');
+    const a = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 2 });
+    const first = planner(h)!;
+    // Stopped, the process is alive but answers nothing: a hung model server.
+    process.kill(first.pid!, 'SIGSTOP');
+    try {
+      const second = await waitFor('the hung host to be replaced', () => {
+        const p = planner(h);
+        return p && p.pid !== null && p.pid !== first.pid ? p : undefined;
+      });
+      expect(second).toMatchObject({ restarts: 1, holders: [a.runId] });
+      await waitFor('the hung process to be gone', () => !isPidAlive(first.pid!), 10_000);
+      expect(h.logger.lines.join('\n')).toMatch(
+        /shared host planner \(pid \d+\) answered no \/health for \d+ s with 1 run\(s\) using it; killing it to restart it/,
+      );
+      await waitFor(
+        'shared_urls.json to name the new host',
+        () => {
+          const urls = JSON.parse(readFileSync(join(h.scheduler.getRunDir(a.runId), 'shared_urls.json'), 'utf8')) as Record<string, string>;
+          return urls.planner === second.url;
+        },
+        5000,
+      );
+    } finally {
+      if (isPidAlive(first.pid!)) process.kill(first.pid!, 'SIGKILL');
+    }
+    release();
+    const done = await waitForStatus(h, a.runId, 'COMPLETED');
+    expect(done.statusCounts).toEqual({ COMPLETED: 2 });
+  });
+
   it('a running run whose shared host dies crashes only the episode in flight, not a hang, and carries on with the restarted host', async () => {
     const h = await makeScheduler({ sampler: new FixedSampler() });
     const run = await h.scheduler.submit({ graphName: 'gridnav_planner', episodeCount: 4, overrides: slow(20) });

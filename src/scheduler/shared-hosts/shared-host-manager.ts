@@ -1,7 +1,9 @@
 /**
  * The backend's shared nodeset hosts (model servers): one process per shared nodeset in use,
  * started on first need, refcounted by the queued and running runs that borrow it, unloaded
- * only after an idle grace with no references, restarted when it dies while referenced.
+ * only after an idle grace with no references, restarted when it dies while referenced, and
+ * killed (then restarted the same way) when it stops answering /health while referenced: a hung
+ * model server otherwise times out every later call of every run that borrows it.
  */
 import { errorMessage } from '../../errors.js';
 import type { SharedHostStatus } from '../types.js';
@@ -22,6 +24,12 @@ export interface SharedHostManagerOptions {
   idleMs?: number;
   /** Grace between SIGTERM and SIGKILL when stopping a host. @default 2000 */
   stopGraceMs?: number;
+  /** Asks the host at `url` for /health; rejects when it does not answer. */
+  health?(url: string, signal: AbortSignal): Promise<unknown>;
+  /** A referenced host that has answered no /health for this long is killed and restarted. 0: never. @default 60000 */
+  hungAfterMs?: number;
+  /** Longest wait for one /health answer. @default 5000 */
+  healthTimeoutMs?: number;
   /** A host died and came back on a new URL. */
   onRestart?(nodeset: string, url: string): void;
   /** A host died and could not be started again. */
@@ -39,6 +47,10 @@ interface Slot {
   restarts: number;
   /** Set when we stop it on purpose, so its exit is not taken for a crash. */
   stopping: boolean;
+  /** When the host first failed to answer /health since its last answer; null while it answers. */
+  unansweredSinceMs: number | null;
+  /** A /health request in flight. */
+  checking: boolean;
 }
 
 /** Restarts within this window count as a crash loop. */
@@ -142,6 +154,40 @@ export class SharedHostManager {
     return stopped;
   }
 
+  /**
+   * Asks each referenced host for /health (one request at a time per host; the scheduler's tick
+   * calls this). A host silent for `hungAfterMs` is killed: its exit restarts it like a crash, and
+   * the runs holding it are told the new URL. A slow answer counts as an answer.
+   */
+  checkHealth(now = Date.now()): void {
+    const { health } = this.opts;
+    const hungAfterMs = this.opts.hungAfterMs ?? 60_000;
+    if (!health || hungAfterMs <= 0 || this.closed) return;
+    for (const slot of this.slots.values()) {
+      const host = slot.host;
+      if (!host?.alive || slot.holders.size === 0 || slot.stopping || slot.checking) continue;
+      if (slot.unansweredSinceMs !== null && now - slot.unansweredSinceMs >= hungAfterMs) {
+        this.opts.logger?.warn(
+          `shared host ${slot.nodeset} (pid ${host.pid}) answered no /health for ${Math.round((now - slot.unansweredSinceMs) / 1000)} s with ${slot.holders.size} run(s) using it; killing it to restart it`,
+        );
+        slot.unansweredSinceMs = null;
+        void host.stop(this.opts.stopGraceMs ?? 2000).catch(() => {});
+        continue;
+      }
+      slot.checking = true;
+      health(host.url, AbortSignal.timeout(this.opts.healthTimeoutMs ?? 5000)).then(
+        () => {
+          slot.checking = false;
+          if (slot.host === host) slot.unansweredSinceMs = null;
+        },
+        () => {
+          slot.checking = false;
+          if (slot.host === host && host.alive) slot.unansweredSinceMs ??= now;
+        },
+      );
+    }
+  }
+
   /** Stops every host. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -161,7 +207,17 @@ export class SharedHostManager {
   private slot(nodeset: string): Slot {
     let slot = this.slots.get(nodeset);
     if (!slot) {
-      slot = { nodeset, host: null, starting: null, holders: new Set(), idleSinceMs: null, restarts: 0, stopping: false };
+      slot = {
+        nodeset,
+        host: null,
+        starting: null,
+        holders: new Set(),
+        idleSinceMs: null,
+        restarts: 0,
+        stopping: false,
+        unansweredSinceMs: null,
+        checking: false,
+      };
       this.slots.set(nodeset, slot);
     }
     return slot;
