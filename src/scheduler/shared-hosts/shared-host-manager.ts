@@ -165,6 +165,8 @@ export class SharedHostManager {
     if (!health || hungAfterMs <= 0 || this.closed) return;
     for (const slot of this.slots.values()) {
       const host = slot.host;
+      // A host no run uses is not judged: its silence so far counts for nothing once a run takes it again.
+      if (slot.holders.size === 0) slot.unansweredSinceMs = null;
       if (!host?.alive || slot.holders.size === 0 || slot.stopping || slot.checking) continue;
       if (slot.unansweredSinceMs !== null && now - slot.unansweredSinceMs >= hungAfterMs) {
         this.opts.logger?.warn(
@@ -233,6 +235,7 @@ export class SharedHostManager {
           throw new Error(`shared host ${slot.nodeset} was stopped while it started`);
         }
         slot.host = host;
+        slot.unansweredSinceMs = null;
         this.opts.logger?.info(`shared host ${slot.nodeset} up at ${host.url} (pid ${host.pid})`);
         void host.exited.then(() => this.onExit(slot, host));
         return host;
