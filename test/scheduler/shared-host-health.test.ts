@@ -31,22 +31,27 @@ function fakeHost(n: number): FakeHost {
 
 const settle = () => new Promise((r) => setImmediate(r));
 
+/** A manager over stand-in hosts (pushed to `hosts` as they start) whose /health fails while a host's `answers` is false. */
+function managerOver(hosts: FakeHost[], onRestart?: (nodeset: string, url: string) => void): SharedHostManager {
+  return new SharedHostManager({
+    startHost: async () => {
+      const h = fakeHost(hosts.length);
+      hosts.push(h);
+      return h;
+    },
+    health: async (url) => {
+      if (!hosts.find((h) => h.url === url)!.answers) throw new Error('no answer');
+    },
+    hungAfterMs: 1000,
+    ...(onRestart ? { onRestart } : {}),
+  });
+}
+
 describe('shared host /health watch', () => {
   it('stops a host in use that answers nothing for hungAfterMs; the restarted host starts with a clean slate', async () => {
     const hosts: FakeHost[] = [];
     const restarted: string[] = [];
-    const manager = new SharedHostManager({
-      startHost: async () => {
-        const h = fakeHost(hosts.length);
-        hosts.push(h);
-        return h;
-      },
-      health: async (url) => {
-        if (!hosts.find((h) => h.url === url)!.answers) throw new Error('no answer');
-      },
-      hungAfterMs: 1000,
-      onRestart: (_nodeset, url) => restarted.push(url),
-    });
+    const manager = managerOver(hosts, (_nodeset, url) => restarted.push(url));
     await manager.acquire(['planner'], 'run-a');
     const first = hosts[0]!;
     first.answers = false;
@@ -71,17 +76,7 @@ describe('shared host /health watch', () => {
 
   it('a host that went silent and then died is restarted, and its replacement does not inherit the silence', async () => {
     const hosts: FakeHost[] = [];
-    const manager = new SharedHostManager({
-      startHost: async () => {
-        const h = fakeHost(hosts.length);
-        hosts.push(h);
-        return h;
-      },
-      health: async (url) => {
-        if (!hosts.find((h) => h.url === url)!.answers) throw new Error('no answer');
-      },
-      hungAfterMs: 1000,
-    });
+    const manager = managerOver(hosts);
     await manager.acquire(['planner'], 'run-a');
     hosts[0]!.answers = false;
     manager.checkHealth(0);

@@ -15,6 +15,17 @@ afterEach(closeAll);
 
 const planner = (h: Awaited<ReturnType<typeof makeScheduler>>) => h.scheduler.sharedHosts().find((x) => x.nodeset === 'planner');
 
+/** Waits until the run's shared_urls.json points the planner at `url` (a restarted host). */
+const namesHost = (h: Awaited<ReturnType<typeof makeScheduler>>, runId: string, url: string) =>
+  waitFor(
+    'shared_urls.json to name the new host',
+    () => {
+      const urls = JSON.parse(readFileSync(join(h.scheduler.getRunDir(runId), 'shared_urls.json'), 'utf8')) as Record<string, string>;
+      return urls.planner === url;
+    },
+    5000,
+  );
+
 describe('shared hosts', () => {
   it('refcounts a shared host by queued runs, keeps it through the idle grace, then unloads it', async () => {
     const h = await makeScheduler({ sampler: new FixedSampler(), sharedHostIdleMs: 1500 });
@@ -55,14 +66,7 @@ describe('shared hosts', () => {
     });
     expect(second).toMatchObject({ restarts: 1, holders: [a.runId] });
     expect(second.url).not.toBe(first.url);
-    await waitFor(
-      'shared_urls.json to name the new host',
-      () => {
-        const urls = JSON.parse(readFileSync(join(h.scheduler.getRunDir(a.runId), 'shared_urls.json'), 'utf8')) as Record<string, string>;
-        return urls.planner === second.url;
-      },
-      5000,
-    );
+    await namesHost(h, a.runId, second.url!);
 
     release();
     const done = await waitForStatus(h, a.runId, 'COMPLETED');
@@ -86,14 +90,7 @@ describe('shared hosts', () => {
       expect(h.logger.lines.join('\n')).toMatch(
         /shared host planner \(pid \d+\) answered no \/health for \d+ s with 1 run\(s\) using it; killing it to restart it/,
       );
-      await waitFor(
-        'shared_urls.json to name the new host',
-        () => {
-          const urls = JSON.parse(readFileSync(join(h.scheduler.getRunDir(a.runId), 'shared_urls.json'), 'utf8')) as Record<string, string>;
-          return urls.planner === second.url;
-        },
-        5000,
-      );
+      await namesHost(h, a.runId, second.url!);
     } finally {
       if (isPidAlive(first.pid!)) process.kill(first.pid!, 'SIGKILL');
     }
