@@ -330,25 +330,27 @@ export class JobScheduler {
   /** `resumeInterrupted`: retries the runs the previous backend's stop left ABORTED (recovery has just finished them). */
   private async resumeInterrupted(): Promise<void> {
     const declined = await declinedRuns(this.outputsDir);
-    for (const row of this.catalog.listRuns({ status: 'ABORTED' })) {
-      if (this.closing) return;
-      const summary = await readSummary(runDirPath(this.outputsDir, row.id)).catch(() => null);
-      if (!summary || !interruptedByBackend(summary)) continue;
-      if (declined(row.id, summary.finishedAt))
-        this.log.info(`run ${row.id}: not resumed (a server started since without --resume left it ABORTED; evalctl retry takes it up)`);
-      else await this.resume(row.id);
+    for await (const { runId, summary } of this.interruptedRuns()) {
+      if (declined(runId, summary.finishedAt))
+        this.log.info(`run ${runId}: not resumed (a server started since without --resume left it ABORTED; evalctl retry takes it up)`);
+      else await this.resume(runId);
     }
   }
 
   /** Without `resumeInterrupted`: notes the runs a backend's stop interrupted as left standing, so a later `--resume` does not take them up (resume-declined.ts). */
   private async declineInterrupted(): Promise<void> {
     const ends: Record<string, string> = {};
+    for await (const { runId, summary } of this.interruptedRuns()) if (summary.finishedAt) ends[runId] = summary.finishedAt;
+    if (!this.closing) await declineResume(this.outputsDir, ends);
+  }
+
+  /** The catalog's ABORTED runs that a backend's stop interrupted, with their summaries; ends early once the scheduler closes. */
+  private async *interruptedRuns(): AsyncGenerator<{ runId: string; summary: RunSummary }> {
     for (const row of this.catalog.listRuns({ status: 'ABORTED' })) {
       if (this.closing) return;
       const summary = await readSummary(runDirPath(this.outputsDir, row.id)).catch(() => null);
-      if (summary?.finishedAt && interruptedByBackend(summary)) ends[row.id] = summary.finishedAt;
+      if (summary && interruptedByBackend(summary)) yield { runId: row.id, summary };
     }
-    await declineResume(this.outputsDir, ends);
   }
 
   private async resume(runId: string): Promise<void> {
