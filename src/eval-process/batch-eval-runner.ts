@@ -105,8 +105,6 @@ export class BatchEvalRunner {
   readonly #sharedClients: Map<string, HostClient>;
   /** Stops the other workers when one hits an error the run cannot survive (a disk write failing). */
   readonly #fatal = new AbortController();
-  /** Workers still playing: the last one may not retire. */
-  #working = 0;
   /** The run's cancel and a worker's fatal error in one signal, made once: AbortSignal.any costs a few tens of µs per episode. */
   readonly #cancelSignal: AbortSignal;
   /** Shared hosts whose /stats said they have no batcher: releasing a caller there does nothing, so it is not sent. */
@@ -175,9 +173,12 @@ export class BatchEvalRunner {
    * Runs every episode; resolves when the cursor is drained and every worker is idle (or stopped
    * on cancel). `cursor`: one shared with other lanes' workers (default: a cursor of its own over `order`).
    */
-  async execute(cursor = new EpisodeCursor(this.order)): Promise<void> {
+  async execute(cursor?: EpisodeCursor): Promise<void> {
     const { spec, pool } = this.#o;
-    const workers = Math.max(1, Math.min(pool.workerCount, effectiveWorkerCount(spec), cursor.count));
+    const order = this.order;
+    const count = cursor?.count ?? (typeof order === 'number' ? order : order.length);
+    const workers = Math.max(1, Math.min(pool.workerCount, effectiveWorkerCount(spec), count));
+    cursor ??= new EpisodeCursor(order, undefined, workers);
     await this.#findHostsWithoutBatcher();
     try {
       // Settled, not raced: a worker that fails stops the others, but each one's in-flight episode still gets its record before the run ends.
@@ -239,24 +240,26 @@ export class BatchEvalRunner {
   }
 
   async #work(workerId: number, cursor: EpisodeCursor): Promise<void> {
-    if (cursor.remaining === 0) return;
+    if (cursor.remaining === 0) {
+      cursor.leave();
+      return;
+    }
     const { pool, spec } = this.#o;
     const callerId = `${spec.runId}/w${workerId}`;
     const slot = pool.lease(workerId);
     /** The chain of this worker's episode writes, and the first that failed. */
     const written: { tail: Promise<void>; failed: boolean; error: unknown } = { tail: Promise.resolve(), failed: false, error: undefined };
-    this.#working++;
-    let counted = true;
+    let standing = true;
     try {
-      if (!(await this.#orRetire(workerId, 'could not start', () => pool.ready(workerId)))) {
-        counted = false;
+      if (!(await this.#orRetire(workerId, cursor, 'could not start', () => pool.ready(workerId)))) {
+        standing = false;
         return;
       }
       for (;;) {
         if (written.failed) throw written.error;
         if (this.#stopped() || cursor.remaining === 0) break;
-        if (!(await this.#orRetire(workerId, 'could not be started again', () => pool.ensureHealthy(workerId, this.#o.signal)))) {
-          counted = false;
+        if (!(await this.#orRetire(workerId, cursor, 'could not be started again', () => pool.ensureHealthy(workerId, this.#o.signal)))) {
+          standing = false;
           break;
         }
         if (this.#stopped()) break;
@@ -283,7 +286,7 @@ export class BatchEvalRunner {
     } finally {
       // Every record this worker played is on disk (or has failed) before the worker counts as done.
       await written.tail;
-      if (counted) this.#working--;
+      if (standing) cursor.leave();
       pool.release(workerId);
       await this.#releaseCaller(callerId);
     }
@@ -292,16 +295,16 @@ export class BatchEvalRunner {
   /**
    * Runs `hostsUp` (the worker's first start, or the replacement of its dead or suspect hosts).
    * When it fails, the worker retires and the others play its share (an episode's result does
-   * not depend on its worker); only the last worker standing fails the run with the error.
+   * not depend on its worker); only the last worker standing in any lane fails the run with the
+   * error, and only while episodes are left to hand out.
    */
-  async #orRetire(workerId: number, what: string, hostsUp: () => Promise<void>): Promise<boolean> {
+  async #orRetire(workerId: number, cursor: EpisodeCursor, what: string, hostsUp: () => Promise<void>): Promise<boolean> {
     try {
       await hostsUp();
       return true;
     } catch (err) {
-      if (this.#stopped() || this.#working <= 1) throw err;
-      // Counted out before anything awaits, so two workers failing at once cannot both retire the last.
-      this.#working--;
+      // Counted out atomically, so two workers failing at once cannot both retire the last.
+      if (this.#stopped() || !cursor.retire()) throw err;
       const reason = `its env host ${what} (${errorMessage(err).replace(/\s+/g, ' ')})`;
       this.#o.summary.retireWorker(workerId, reason);
       this.#o.log?.(`worker ${workerId} retired: ${reason}; the other workers play its episodes`);

@@ -4,23 +4,36 @@
  * unluckiest contiguous chunk does. Which worker ran an episode never changes its result: the
  * episode's seed comes from its index and the records fold in index order.
  *
- * Its position lives in a SharedArrayBuffer, so the play lanes of a run (play-lanes.ts: workers
+ * Its state lives in a SharedArrayBuffer, so the play lanes of a run (play-lanes.ts: workers
  * in other threads) take from the same cursor: each makes one over the same order and buffer.
+ * Beside the position it counts the run's workers still standing, in every lane, so a worker
+ * whose host cannot start knows whether another worker is left to play its share.
  */
+const NEXT = 0;
+const STANDING = 1;
+
 export class EpisodeCursor {
   readonly count: number;
-  /** The position, shared with every cursor made over the same buffer. */
+  /** The shared state (position, workers standing), shared with every cursor made over the same buffer. */
   readonly buffer: SharedArrayBuffer;
   readonly #indices: readonly number[] | undefined;
-  readonly #next: Int32Array;
+  readonly #state: Int32Array;
+
+  /** A buffer for a run of `workers` workers: every one counts as standing until it leaves or retires. */
+  static bufferFor(workers: number): SharedArrayBuffer {
+    const buffer = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * 2);
+    new Int32Array(buffer)[STANDING] = workers;
+    return buffer;
+  }
 
   /**
    * `count` episodes, indices 0 … count-1; or these indices, in this order (a shard of a run).
-   * With `buffer` (another cursor's), takes from that cursor's position.
+   * With `buffer` (another cursor's, or bufferFor's), takes from that cursor's position;
+   * without, `workers` workers stand.
    */
-  constructor(countOrIndices: number | readonly number[], buffer?: SharedArrayBuffer) {
-    this.buffer = buffer ?? new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT);
-    this.#next = new Int32Array(this.buffer, 0, 1);
+  constructor(countOrIndices: number | readonly number[], buffer?: SharedArrayBuffer, workers = 1) {
+    this.buffer = buffer ?? EpisodeCursor.bufferFor(workers);
+    this.#state = new Int32Array(this.buffer, 0, 2);
     if (typeof countOrIndices !== 'number') {
       this.#indices = [...countOrIndices];
       this.count = this.#indices.length;
@@ -33,14 +46,32 @@ export class EpisodeCursor {
 
   /** The next index not yet handed out, or null when every episode has been. */
   take(): number | null {
-    if (Atomics.load(this.#next, 0) >= this.count) return null;
-    const i = Atomics.add(this.#next, 0, 1);
+    if (Atomics.load(this.#state, NEXT) >= this.count) return null;
+    const i = Atomics.add(this.#state, NEXT, 1);
     if (i >= this.count) return null;
     return this.#indices ? this.#indices[i]! : i;
   }
 
   /** How many indices are still to hand out. */
   get remaining(): number {
-    return Math.max(0, this.count - Atomics.load(this.#next, 0));
+    return Math.max(0, this.count - Atomics.load(this.#state, NEXT));
+  }
+
+  /** A worker is done: nothing left for it to take, or the run stopped. */
+  leave(): void {
+    Atomics.sub(this.#state, STANDING, 1);
+  }
+
+  /**
+   * A worker whose hosts cannot be brought up asks to retire: it may when another worker still
+   * stands to play what is left, or when nothing is left to hand out (the others already hold
+   * the last episodes). False: it is the last one and the work is not done.
+   */
+  retire(): boolean {
+    for (;;) {
+      const standing = Atomics.load(this.#state, STANDING);
+      if (standing <= 1 && this.remaining > 0) return false;
+      if (Atomics.compareExchange(this.#state, STANDING, standing, standing - 1) === standing) return true;
+    }
   }
 }

@@ -160,7 +160,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     });
     const counts = splitWorkers(workers, lanes);
     // The other lanes boot (their registry, graph and hosts) while this thread boots its own and plans the order; they play once told it.
-    const cursorBuffer = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT);
+    const cursorBuffer = EpisodeCursor.bufferFor(workers);
     /** Aborted when another lane fails: this thread's workers stop as they would on a fatal error of their own. */
     const laneFailure = new AbortController();
     others =

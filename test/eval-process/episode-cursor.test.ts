@@ -19,4 +19,24 @@ describe('EpisodeCursor', () => {
     expect([a.take(), b.take(), b.take(), a.remaining, a.take(), b.take(), a.take()]).toEqual([5, 3, 9, 1, 1, null, null]);
     expect(b.remaining).toBe(0);
   });
+
+  it('lets a worker retire while another stands in any lane, and the last one only once nothing is left to hand out', () => {
+    const lane0 = new EpisodeCursor(3, EpisodeCursor.bufferFor(3));
+    const lane1 = new EpisodeCursor(3, lane0.buffer);
+    expect(lane1.retire()).toBe(true);
+    expect(lane0.retire()).toBe(true);
+    // The third worker is the last one standing and three episodes are left: it may not retire.
+    expect(lane1.retire()).toBe(false);
+    lane0.take();
+    lane0.take();
+    lane0.take();
+    // Every episode is handed out (its holder plays it): a worker whose host fails now is not needed.
+    expect(lane1.retire()).toBe(true);
+  });
+
+  it('counts a worker that left as gone: the one still standing is the last', () => {
+    const cursor = new EpisodeCursor(2, undefined, 2);
+    cursor.leave();
+    expect(cursor.retire()).toBe(false);
+  });
 });

@@ -33,10 +33,14 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 const marker = process.env.FRAGILE_ENV_MARKER;
 const onlyTag = process.env.FRAGILE_ENV_ONLY_TAG;
+const lastEpisode = process.env.FRAGILE_ENV_LAST_EPISODE;
+const playedAll = process.env.FRAGILE_ENV_MARKER + '.played-all';
 // A child-process host gets its worker's tag on its command line.
 const tag = process.argv.includes('--tag') ? process.argv[process.argv.indexOf('--tag') + 1] : undefined;
 export default {
-  init() {
+  async init() {
+    // Held until worker 0 has played the run's last episode, so the refusal comes when no work is left.
+    if (lastEpisode !== undefined && tag !== onlyTag) while (!existsSync(playedAll)) await sleep(20);
     // Only the worker whose host crashed is refused: another worker's host may boot after the crash.
     if (marker && existsSync(marker) && readFileSync(marker, 'utf8') === String(tag)) throw new Error('fragile_env cannot start again');
     if (onlyTag !== undefined && tag !== onlyTag) throw new Error('fragile_env starts only for worker ' + onlyTag);
@@ -48,6 +52,7 @@ export default {
         process.exit(1);
       }
       await sleep(20);
+      if (String(ctx.episodeIndex) === lastEpisode && ctx.step >= 3) writeFileSync(playedAll, '');
       return { observation: ctx.step, metrics: { index: ctx.episodeIndex, step: ctx.step }, done: ctx.step >= 3 };
     },
     act: ({ inputs }) => ({ action: inputs.observation }),
@@ -84,6 +89,7 @@ beforeEach(async () => {
 afterEach(async () => {
   delete process.env.FRAGILE_ENV_MARKER;
   delete process.env.FRAGILE_ENV_ONLY_TAG;
+  delete process.env.FRAGILE_ENV_LAST_EPISODE;
   for (const pid of pids.splice(0)) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
   await rm(tmp, { recursive: true, force: true });
 });
@@ -143,6 +149,16 @@ describe('a worker whose env host cannot be started again', () => {
     expect(
       lines.filter((l) => /worker [12] retired: its env host could not start \(.*fragile_env starts only for worker 0/.test(l)),
     ).toHaveLength(2);
+    expect(summary.retiredWorkers?.map((w) => w.workerId).sort()).toEqual([1, 2]);
+  });
+
+  it('a worker whose host fails only after the others played every episode retires, and the run still completes', async () => {
+    process.env.FRAGILE_ENV_ONLY_TAG = '0';
+    process.env.FRAGILE_ENV_LAST_EPISODE = '5';
+    const { summary } = await run(3, 6, { env: { crash_episode: -1 } });
+    expect(summary.status, JSON.stringify(summary.error)).toBe('COMPLETED');
+    expect(summary.statusCounts).toEqual({ COMPLETED: 6 });
+    expect(new Set(summary.episodes.map((e) => e.workerId))).toEqual(new Set([0]));
     expect(summary.retiredWorkers?.map((w) => w.workerId).sort()).toEqual([1, 2]);
   });
 });
