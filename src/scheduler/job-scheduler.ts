@@ -82,6 +82,8 @@ export class JobScheduler {
   private readonly unrecorded = new Map<string, UnrecordedRun>();
   /** Runs whose retry is being prepared, so two calls cannot both move its records. */
   private readonly retrying = new Set<string>();
+  /** Queued runs being cancelled: out of the queue, their CANCELLED end not written yet. */
+  private readonly cancelling = new Set<string>();
   private readonly listeners = new Set<(e: SchedulerEvent) => void>();
   private nextOrder = 0;
   private submitting = 0;
@@ -279,12 +281,15 @@ export class JobScheduler {
     await this.start();
     const queued = this.queued.remove(runId);
     if (queued) {
+      this.cancelling.add(runId);
       try {
         return await cancelQueuedJob(queued, this.ctx);
       } catch (err) {
         const code = storageCodeOf(err, queued.runDir);
         if (code === null) throw err;
         return this.cancelUnrecorded(queued, code);
+      } finally {
+        this.cancelling.delete(runId);
       }
     }
     const job = this.running.get(runId);
@@ -366,7 +371,7 @@ export class JobScheduler {
     const wanted = retryEndingsOf(endings);
     const dir = this.getRunDir(runId);
     await this.settled(runId, dir);
-    if (this.queued.has(runId) || this.running.has(runId) || this.finishing.has(runId) || this.retrying.has(runId)) {
+    if (this.isBusy(runId)) {
       throw new ConflictError(`run ${runId} is not finished; retry it once it has ended`);
     }
     if (this.unrecorded.has(runId) || !isDone(dir))
@@ -529,15 +534,24 @@ export class JobScheduler {
     await retryUnrecorded(this.ctx);
     // Runs written by others (`evalctl run` into the same outputs) and dirs deleted by hand.
     const synced = await this.catalog
-      .syncRunDirs(
-        (id) => this.running.has(id) || this.finishing.has(id) || this.queued.has(id) || this.unrecorded.has(id) || this.retrying.has(id),
-      )
+      .syncRunDirs((id) => this.isBusy(id) || this.unrecorded.has(id))
       .catch((err: unknown) => {
         this.log.warn(`catalog: scanning the run directories: ${errorMessage(err)}`);
         return false;
       });
     // A run that appeared, moved on or went away outside this scheduler reaches the runs lists listening for queue changes.
     if (synced) this.emit({ type: 'queue' });
+  }
+
+  /** Queued, running, finishing, or having its retry prepared or its queued attempt cancelled: the scheduler writes its row. */
+  private isBusy(runId: string): boolean {
+    return (
+      this.queued.has(runId) ||
+      this.running.has(runId) ||
+      this.finishing.has(runId) ||
+      this.retrying.has(runId) ||
+      this.cancelling.has(runId)
+    );
   }
 
   /** A queued run cancelled while the disk refuses writes: CANCELLED in memory, written by a later tick. */

@@ -234,8 +234,11 @@ export class RunCatalog {
     return n;
   }
 
-  /** Reads one run dir into the catalog; false when its summary is unreadable. */
-  private async indexRunDir(root: string, id: string): Promise<boolean> {
+  /**
+   * Reads one run dir into the catalog; false when its summary is unreadable, or when `expected`
+   * is given and the run's row changed while the files were read (its owner wrote a newer one).
+   */
+  private async indexRunDir(root: string, id: string, expected?: { row: CatalogRun | undefined }): Promise<boolean> {
     const runDir = join(root, id);
     let summary: RunSummary;
     try {
@@ -257,9 +260,11 @@ export class RunCatalog {
     } catch {
       proc = null;
     }
+    const labels = await readRunLabels(runDir);
+    if (expected && this.db.data.runs[id] !== expected.row) return false;
     this.db.data.runs[id] = {
       ...catalogRunFromSummary(summary, { viaSubprocess, pid: proc?.pid ?? null }),
-      labels: await readRunLabels(runDir),
+      labels,
     };
     if (proc?.peakRssMb !== undefined && summary.status === 'COMPLETED' && isDone(runDir)) {
       this.pushCalibration({
@@ -311,7 +316,8 @@ export class RunCatalog {
       }
       if (row && this.indexedStamp.get(id) === stamp) continue;
       if (owned(id)) continue; // the scheduler took it meanwhile
-      if (await this.indexRunDir(root, id)) {
+      // The scheduler may take the run and write its row while the files are read (a queued run being cancelled): its row wins.
+      if (await this.indexRunDir(root, id, { row })) {
         this.indexedStamp.set(id, stamp);
         changed = true;
       }

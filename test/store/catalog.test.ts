@@ -237,4 +237,23 @@ describe('RunCatalog', () => {
     expect(log.lines.join('\n')).toContain('1 run(s) whose directory is gone were removed');
     await again.close();
   });
+
+  it("keeps a row its owner wrote while the sync was reading that run's files (a queued run cancelled meanwhile)", async () => {
+    const out = outputs();
+    const queued = await writeRun(out, new Date(2026, 10, 30, 11, 0, 0), 'QUEUED');
+    const cat = await RunCatalog.open(out);
+    const row = cat.upsertRun({ ...catalogRunFromSummary(queued), status: 'QUEUED' });
+    // The run's summary changes on disk, then the scheduler lets go of the run and, once the sync
+    // has looked, writes its CANCELLED row before the sync's reads come back.
+    await writeSummary(join(out, 'eval_runs', queued.runId), { ...queued, seq: 2 });
+    let checks = 0;
+    const owned = (id: string): boolean => {
+      if (id === queued.runId && ++checks === 2) cat.upsertRun({ ...row, status: 'CANCELLED' });
+      return false;
+    };
+    await cat.syncRunDirs(owned);
+    expect(checks).toBe(2);
+    expect(cat.getRun(queued.runId)?.status).toBe('CANCELLED');
+    await cat.close();
+  });
 });
