@@ -12,7 +12,7 @@
  * `spares`), so a shard starts without waiting for Node to load.
  *
  * The head's HTTP is checked at start (an authenticated heartbeat). A claim or commit the head
- * does not answer, or answers with a 5xx, is asked again with backoff for `headRetryMs`; then the
+ * does not answer, or answers with a 5xx, is asked again with backoff for `headRetryMs` (at least once); then the
  * shard goes back on the queue through BullMQ's attempts (shard-flow.ts) and this worker takes no
  * new shard until a heartbeat gets through again. A token the head refuses puts the shard back
  * untouched and ends the worker (`refused`).
@@ -69,7 +69,7 @@ export interface ShardWorkerOptions {
   refitDelayMs?: number;
   /**
    * How long a claim or commit the head does not answer (or answers with a 5xx) is asked again,
-   * with backoff, before the shard goes back on the queue for any worker. @default 10000
+   * with backoff (at least once), before the shard goes back on the queue for any worker. @default 10000
    */
   headRetryMs?: number;
   /** One request to the head is given up after this long without an answer. @default 60000 */
@@ -250,15 +250,17 @@ export class ShardWorker {
 
   /**
    * A request to the head, asked again with backoff (0.25 s doubling to 2 s) while it fails for a
-   * reason that may pass (see HeadRequestError.transient), for up to `headRetryMs`; each failure is logged.
+   * reason that may pass (see HeadRequestError.transient), for up to `headRetryMs`, and at least
+   * once however long the failed request took (one dropped connection should not cost a shard
+   * an attempt); each failure is logged.
    */
   async #ask<T>(what: string, request: () => Promise<T>): Promise<T> {
     const until = Date.now() + this.#o.headRetryMs;
-    for (let delay = 250; ; delay = Math.min(delay * 2, 2000)) {
+    for (let delay = 250, again = false; ; delay = Math.min(delay * 2, 2000), again = true) {
       try {
         return await request();
       } catch (err) {
-        if (!isTransientHeadError(err) || Date.now() + delay > until || this.#closing) throw err;
+        if (!isTransientHeadError(err) || (again && Date.now() + delay > until) || this.#closing) throw err;
         this.#o.log.warn(`${what}: ${errorMessage(err)}; asking again in ${delay} ms`);
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
