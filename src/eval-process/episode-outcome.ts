@@ -37,7 +37,7 @@ export function outcomeOfResult(result: ExecutorResult, cause: AbortCause | unde
         ? { status: 'COMPLETED' }
         : { status: 'NO_VERDICT', error: 'the episode finished but no graphOut received a metric' };
     case 'budget_exhausted':
-      // A node's own budget (`$ending`) says which; the step budget needs no words.
+      // Which budget: the step budget's words come from the executor, a node's own budget's from its `$ending`.
       return result.error !== undefined ? { status: 'BUDGET_EXHAUSTED', error: result.error } : { status: 'BUDGET_EXHAUSTED' };
     case 'infra_error':
       return { status: 'INFRA_ERROR', error: result.error ?? 'infrastructure failure' };

@@ -320,7 +320,7 @@ export class GraphExecutor {
           lastYield = performance.now();
         }
       }
-      return this.result('budget_exhausted');
+      return this.result('budget_exhausted', `the step budget of ${this.o.stepBudget} step(s) ran out before any node said done`);
     } finally {
       external?.removeEventListener('abort', onAbort);
       this.watch?.close();

@@ -109,7 +109,12 @@ describe('episode endings', () => {
   it('BUDGET_EXHAUSTED: the API budget ran out, partial metrics kept', async () => {
     const { summary } = await runGraph(gridnavGraph('g_budget'), { episodeCount: 1, stepBudget: 3 });
     const ep = summary.episodes[0]!;
-    expect(ep).toMatchObject({ status: 'BUDGET_EXHAUSTED', steps: 3, stepBudget: 3 });
+    expect(ep).toMatchObject({
+      status: 'BUDGET_EXHAUSTED',
+      steps: 3,
+      stepBudget: 3,
+      error: 'the step budget of 3 step(s) ran out before any node said done',
+    });
     expect(ep.metrics.steps).toBeGreaterThan(0);
     expect(ep.metrics.distance_to_goal).toBeGreaterThan(0);
     expect(summary.status).toBe('COMPLETED');

@@ -112,6 +112,8 @@ describe('GraphExecutor', () => {
     expect(r.ending).toBe('budget_exhausted');
     expect(r.steps).toBe(4);
     expect(r.metrics).toEqual({ position: 8, step: 3, reached: false });
+    // The record says which budget ran out, as a node's own budget does.
+    expect(r.error).toBe('the step budget of 4 step(s) ran out before any node said done');
   });
 
   it('refuses a step budget that is not a positive integer, and a second run', async () => {
