@@ -1,5 +1,5 @@
 /** GraphQL `datasets` / `dataset(name)` against a real server with a workspace overlay, and dataset episodes read back over the API. */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +24,8 @@ beforeAll(async () => {
   await mkdir(join(ws, 'datasets', 'broken'), { recursive: true });
   await writeFile(join(ws, 'datasets', 'broken', 'test.csv'), 'id,input\nb1,\n');
   await writeDatasetProbeGraph(ws, 'dataset_probe');
+  const { step_budget: _, ...unbudgeted } = JSON.parse(await readFile(join(ws, 'graphs', 'dataset_probe.json'), 'utf8'));
+  await writeFile(join(ws, 'graphs', 'probe_no_budget.json'), JSON.stringify({ ...unbudgeted, name: 'probe_no_budget' }));
   server = await startServer({ scheduler: { workspaceDir: ws } });
 });
 afterAll(async () => {
@@ -162,6 +164,14 @@ describe('GraphQL datasets', () => {
     const runsAfter = await server.gql<{ runs: { total: number } }>('{ runs { total } }');
     expect(runsAfter.data!.runs.total).toBe(runsBefore.data!.runs.total);
   });
+  it("graph.stepBudget is the graph's own, else the default that applies", async () => {
+    const r = await server.gql<Record<string, { stepBudget: number | null }>>(
+      '{ own: graph(name: "dataset_probe") { stepBudget } unset: graph(name: "probe_no_budget") { stepBudget } }',
+    );
+    expect(r.errors).toBeUndefined();
+    expect(r.data).toEqual({ own: { stepBudget: 1 }, unset: { stepBudget: 500 } });
+  });
+
   it('graph.episodeChoices lists what the env offers field by field, and how many episodes, before anything is submitted', async () => {
     const ask = async (graph: string, dataset?: string, split?: string) => {
       const r = await server.gql<{ graph: { episodeChoices: Record<string, any> | null } }>(

@@ -3,7 +3,7 @@
  */
 import type { GraphListing } from '../graph/graph-catalog.js';
 import { entriesUsedBy, nodesetNamesOf, splitNodeType } from '../nodeset-registry/registry.js';
-import type { GraphEdge, GraphNode, GraphSpec } from '../core/types.js';
+import { DEFAULT_STEP_BUDGET, type GraphEdge, type GraphNode, type GraphSpec } from '../core/types.js';
 import { episodeChoices, type EpisodeChoices } from '../scheduler/dataset-selection.js';
 import type { PanelFieldChoices } from '../nodeset-registry/panel-selection.js';
 import { BadInputError } from '../errors.js';
@@ -96,8 +96,9 @@ const GraphRef = builder.objectRef<GraphSource>('Graph').implement({
     }),
     stepBudget: t.int({
       nullable: true,
-      description: 'Iterations per episode when neither the API nor the env says otherwise.',
-      resolve: (g, _a, ctx) => specOf(g, ctx).step_budget ?? null,
+      description:
+        "Iterations per episode when neither the API nor the env says otherwise: the graph's own `step_budget`, else the default (500).",
+      resolve: (g, _a, ctx) => specOf(g, ctx).step_budget ?? DEFAULT_STEP_BUDGET,
     }),
     nodes: t.field({ type: [GraphNodeRef], description: 'Its nodes.', resolve: (g, _a, ctx) => specOf(g, ctx).nodes }),
     edges: t.field({ type: [GraphEdgeRef], description: 'Its edges.', resolve: (g, _a, ctx) => specOf(g, ctx).edges }),
