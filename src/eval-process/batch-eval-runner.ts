@@ -18,7 +18,7 @@ import type { EpisodeRecord, RunSpec, RunSummary } from '../store/types.js';
 import { outcomeOfException, outcomeOfResult, type AbortCause, type EpisodeOutcome } from './episode-outcome.js';
 import { assetWritesBehind, EpisodeWriter } from './episode-writer.js';
 import type { EnvWorkerPool, WorkerSlot } from './env-worker-pool.js';
-import { EpisodeCursor } from './episode-cursor.js';
+import type { EpisodeCursor } from './episode-cursor.js';
 import { dispatchOrder } from './dispatch-order.js';
 import { resolveStepBudget } from './step-budget.js';
 import { perCallTimeoutSecOf, perStepTimeoutSecOf } from '../spec/run-spec.js';
@@ -171,14 +171,11 @@ export class BatchEvalRunner {
 
   /**
    * Runs every episode; resolves when the cursor is drained and every worker is idle (or stopped
-   * on cancel). `cursor`: one shared with other lanes' workers (default: a cursor of its own over `order`).
+   * on cancel). `cursor`: the run's, over `order`, shared with other lanes' workers.
    */
-  async execute(cursor?: EpisodeCursor): Promise<void> {
+  async execute(cursor: EpisodeCursor): Promise<void> {
     const { spec, pool } = this.#o;
-    const order = this.order;
-    const count = cursor?.count ?? (typeof order === 'number' ? order : order.length);
-    const workers = Math.max(1, Math.min(pool.workerCount, effectiveWorkerCount(spec), count));
-    cursor ??= new EpisodeCursor(order, undefined, workers);
+    const workers = Math.max(1, Math.min(pool.workerCount, effectiveWorkerCount(spec), cursor.count));
     await this.#findHostsWithoutBatcher();
     try {
       // Settled, not raced: a worker that fails stops the others, but each one's in-flight episode still gets its record before the run ends.

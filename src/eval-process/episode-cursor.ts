@@ -29,10 +29,10 @@ export class EpisodeCursor {
   /**
    * `count` episodes, indices 0 … count-1; or these indices, in this order (a shard of a run).
    * With `buffer` (another cursor's, or bufferFor's), takes from that cursor's position;
-   * without, `workers` workers stand.
+   * without, one worker stands.
    */
-  constructor(countOrIndices: number | readonly number[], buffer?: SharedArrayBuffer, workers = 1) {
-    this.buffer = buffer ?? EpisodeCursor.bufferFor(workers);
+  constructor(countOrIndices: number | readonly number[], buffer: SharedArrayBuffer = EpisodeCursor.bufferFor(1)) {
+    this.buffer = buffer;
     this.#state = new Int32Array(this.buffer, 0, 2);
     if (typeof countOrIndices !== 'number') {
       this.#indices = [...countOrIndices];

@@ -35,7 +35,7 @@ describe('EpisodeCursor', () => {
   });
 
   it('counts a worker that left as gone: the one still standing is the last', () => {
-    const cursor = new EpisodeCursor(2, undefined, 2);
+    const cursor = new EpisodeCursor(2, EpisodeCursor.bufferFor(2));
     cursor.leave();
     expect(cursor.retire()).toBe(false);
   });
