@@ -82,8 +82,6 @@ export class JobScheduler {
   private readonly unrecorded = new Map<string, UnrecordedRun>();
   /** Runs whose retry is being prepared, so two calls cannot both move its records. */
   private readonly retrying = new Set<string>();
-  /** Queued runs being cancelled: out of the queue, their CANCELLED end not written yet. */
-  private readonly cancelling = new Set<string>();
   private readonly listeners = new Set<(e: SchedulerEvent) => void>();
   private nextOrder = 0;
   private submitting = 0;
@@ -281,15 +279,12 @@ export class JobScheduler {
     await this.start();
     const queued = this.queued.remove(runId);
     if (queued) {
-      this.cancelling.add(runId);
       try {
         return await cancelQueuedJob(queued, this.ctx);
       } catch (err) {
         const code = storageCodeOf(err, queued.runDir);
         if (code === null) throw err;
         return this.cancelUnrecorded(queued, code);
-      } finally {
-        this.cancelling.delete(runId);
       }
     }
     const job = this.running.get(runId);
@@ -543,15 +538,9 @@ export class JobScheduler {
     if (synced) this.emit({ type: 'queue' });
   }
 
-  /** Queued, running, finishing, or having its retry prepared or its queued attempt cancelled: the scheduler writes its row. */
+  /** Queued, running, finishing, or having its retry prepared: the scheduler writes its row. */
   private isBusy(runId: string): boolean {
-    return (
-      this.queued.has(runId) ||
-      this.running.has(runId) ||
-      this.finishing.has(runId) ||
-      this.retrying.has(runId) ||
-      this.cancelling.has(runId)
-    );
+    return this.queued.has(runId) || this.running.has(runId) || this.finishing.has(runId) || this.retrying.has(runId);
   }
 
   /** A queued run cancelled while the disk refuses writes: CANCELLED in memory, written by a later tick. */

@@ -316,7 +316,7 @@ export class RunCatalog {
       }
       if (row && this.indexedStamp.get(id) === stamp) continue;
       if (owned(id)) continue; // the scheduler took it meanwhile
-      // The scheduler may take the run and write its row while the files are read (a queued run being cancelled): its row wins.
+      // The scheduler may write the run's row while its files are read (a queued run it is cancelling is in none of its sets): its row wins.
       if (await this.indexRunDir(root, id, { row })) {
         this.indexedStamp.set(id, stamp);
         changed = true;
