@@ -83,6 +83,8 @@ export class JobScheduler {
   /** Runs whose retry is being prepared, so two calls cannot both move its records. */
   private readonly retrying = new Set<string>();
   private readonly listeners = new Set<(e: SchedulerEvent) => void>();
+  /** Work started in the background (resuming or noting interrupted runs) that close() waits for, so nothing writes after it. */
+  private readonly background = new Set<Promise<unknown>>();
   private nextOrder = 0;
   private submitting = 0;
   private lastSample: ResourceSample = UNMEASURED;
@@ -174,8 +176,12 @@ export class JobScheduler {
       this.ticks.start();
       this.ticks.request();
       // In the background: starting shared hosts for each resumed run must not hold the server's start up.
-      if (s.resumeInterrupted) void this.resumeInterrupted().catch((err: unknown) => this.log.warn(`resuming runs: ${errorMessage(err)}`));
-      else void this.declineInterrupted().catch((err: unknown) => this.log.warn(`noting the runs left unresumed: ${errorMessage(err)}`));
+      if (s.resumeInterrupted)
+        this.inBackground(this.resumeInterrupted().catch((err: unknown) => this.log.warn(`resuming runs: ${errorMessage(err)}`)));
+      else
+        this.inBackground(
+          this.declineInterrupted().catch((err: unknown) => this.log.warn(`noting the runs left unresumed: ${errorMessage(err)}`)),
+        );
     })();
     return this.started;
   }
@@ -503,6 +509,7 @@ export class JobScheduler {
         if (job.exit && this.running.has(job.runId)) this.reapJob(job);
       }
       await Promise.allSettled([...this.finishing.values()].map((j) => j.finalized));
+      await Promise.allSettled(this.background);
       for (const job of this.running.values()) if (job.killTimer) clearTimeout(job.killTimer);
       await this.hosts.close().catch((err: unknown) => this.log.warn(`stopping shared hosts: ${errorMessage(err)}`));
       this.hostStarter.close();
@@ -536,6 +543,12 @@ export class JobScheduler {
       });
     // A run that appeared, moved on or went away outside this scheduler reaches the runs lists listening for queue changes.
     if (synced) this.emit({ type: 'queue' });
+  }
+
+  /** Keeps `work` (which handles its own errors) until it settles, for close() to wait on. */
+  private inBackground(work: Promise<unknown>): void {
+    this.background.add(work);
+    void work.finally(() => this.background.delete(work));
   }
 
   /** Queued, running, finishing, or having its retry prepared: the scheduler writes its row. */
@@ -597,13 +610,15 @@ export class JobScheduler {
     job.finalized.catch((err: unknown) => this.log.error(`finalising run ${job.runId}: ${errorMessage(err)}`));
     // An eval process adopted at start that then stopped because the old backend was gone: resumed too.
     if (job.adopted) {
-      job.finalized
-        .then((s) => {
-          if (!interruptedByBackend(s) || this.closing) return;
-          if (this.settings.resumeInterrupted) return this.resume(job.runId);
-          if (s.finishedAt) return declineResume(this.outputsDir, { [job.runId]: s.finishedAt });
-        })
-        .catch(() => {});
+      this.inBackground(
+        job.finalized
+          .then((s) => {
+            if (!interruptedByBackend(s) || this.closing) return;
+            if (this.settings.resumeInterrupted) return this.resume(job.runId);
+            if (s.finishedAt) return declineResume(this.outputsDir, { [job.runId]: s.finishedAt });
+          })
+          .catch(() => {}),
+      );
     }
   }
 
