@@ -176,7 +176,9 @@ describe('callModel', () => {
       expect(stub.stats().requests).toBe(1);
       const grewKb = (await peakKb()) - before;
       const sent = stub.stats().bytesWritten;
-      console.log(`20 MB answer: the stub's sockets took ${(sent / 1e6).toFixed(1)} MB before the client closed; peak RSS grew ${grewKb} KB`);
+      console.log(
+        `20 MB answer: the stub's sockets took ${(sent / 1e6).toFixed(1)} MB before the client closed; peak RSS grew ${grewKb} KB`,
+      );
       // Buffering the 20 MB (and parsing them) would raise the peak by 40 MB or more.
       expect(grewKb).toBeLessThan(16 * 1024);
       // Nothing of it was cached.

@@ -100,7 +100,9 @@ describe('callModel behind the circuit', () => {
     expect(opened).toMatchObject({ code: 'LLM_CIRCUIT_OPEN' });
     expect((opened as InfraFailure).retries).toHaveLength(2);
     expect((opened as Error).message).toMatch(
-      new RegExp(`^${stub.baseURL.replaceAll('.', '\\.')} is unreachable: 3 connection failure\\(s\\) in a row, the last: Connection error\\.`),
+      new RegExp(
+        `^${stub.baseURL.replaceAll('.', '\\.')} is unreachable: 3 connection failure\\(s\\) in a row, the last: Connection error\\.`,
+      ),
     );
     expect(stub.stats().requests).toBe(3);
     for (let i = 0; i < 5; i++) {

@@ -166,7 +166,9 @@ describe('httpFetch', () => {
     const err = await fetchAtMost(`${url}/v1/chat/completions?x=1`, { method: 'POST', body: '{}' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ResponseTooLargeError);
     expect(err).toMatchObject({ code: 'LLM_RESPONSE_TOO_LARGE', limit: MiB, url: `${url}/v1/chat/completions` });
-    expect((err as Error).message).toBe(`${url}/v1/chat/completions answered with more than 1048576 bytes (max_response_bytes); the answer was abandoned`);
+    expect((err as Error).message).toBe(
+      `${url}/v1/chat/completions answered with more than 1048576 bytes (max_response_bytes); the answer was abandoned`,
+    );
     await gone;
     // The server could hand the socket a few buffers more before it closed, not the 20 MB.
     expect(streamed).toBeLessThan(10 * MiB);
