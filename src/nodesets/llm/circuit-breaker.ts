@@ -12,7 +12,7 @@ import { CodedError } from '../../errors.js';
 export interface CircuitOptions {
   /** Connection failures in a row that open the circuit; 0 never opens it. @default 5 */
   failures: number;
-  /** How long an open circuit refuses calls before it lets one probe through, in ms. @default 30000 */
+  /** How long an open circuit refuses calls before it lets one probe through, in ms. @default 10000 */
   cooldownMs: number;
 }
 

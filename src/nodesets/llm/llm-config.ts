@@ -19,7 +19,7 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 export const MAX_RESPONSE_BYTES_LIMIT = 16 * 1024 * 1024;
 export const DEFAULT_RECORD_MAX_CHARS = 64 * 1024;
 export const DEFAULT_CIRCUIT_FAILURES = 5;
-export const DEFAULT_CIRCUIT_COOLDOWN_MS = 30_000;
+export const DEFAULT_CIRCUIT_COOLDOWN_MS = 10_000;
 
 export type CacheMode = 'auto' | boolean;
 
