@@ -1,6 +1,9 @@
 /** httpFetch, the transport the llm node gives the openai client: what fetch promises, on node:http. */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { execFile } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -176,5 +179,32 @@ describe('httpFetch', () => {
     await expect(fetchAtMost(`${url}/bomb`)).rejects.toBeInstanceOf(ResponseTooLargeError);
     const small = await fetchAtMost(`${url}/small`);
     expect(((await small.json()) as { s: string }).s).toHaveLength(MiB - 100);
+  });
+
+  it('with a proxy named in the environment (the built-in fetch) the limit holds too', async () => {
+    const url = await serve(async (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const chunk = Buffer.alloc(64 * 1024, 0x78);
+      for (let sent = 0; sent < 20_000_000 && !res.destroyed; sent += chunk.length) {
+        if (!res.write(chunk)) await drainedOrClosed(res);
+      }
+      res.end();
+    });
+    const module = fileURLToPath(new URL('../../../src/nodesets/llm/http-fetch.ts', import.meta.url));
+    const script = [
+      `const { limitedFetch, PROXIED } = await import(${JSON.stringify(module)});`,
+      `const err = await limitedFetch(1024 * 1024)(${JSON.stringify(`${url}/v1/chat/completions`)}).then(() => undefined, (e) => e);`,
+      'console.log(JSON.stringify({ proxied: PROXIED, code: err?.code, message: err?.message }));',
+    ].join('\n');
+    // NODE_USE_ENV_PROXY with no proxy set: the built-in fetch, straight to the server.
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: fileURLToPath(new URL('../../..', import.meta.url)),
+      env: { ...process.env, NODE_USE_ENV_PROXY: '1', HTTP_PROXY: '', HTTPS_PROXY: '', http_proxy: '', https_proxy: '' },
+    });
+    expect(JSON.parse(stdout)).toEqual({
+      proxied: true,
+      code: 'LLM_RESPONSE_TOO_LARGE',
+      message: `${url}/v1/chat/completions answered with more than 1048576 bytes (max_response_bytes); the answer was abandoned`,
+    });
   });
 });
