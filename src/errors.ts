@@ -56,6 +56,10 @@ export const ERROR_CODES = {
   HEAD_UNREACHABLE: { kind: 'request', public: false },
   /** A run on the Redis path had a shard fail for good (attempts used up, or refused): FAILED, its committed episodes kept. */
   SHARD_FAILED: { kind: 'episode', public: false },
+  /** A model endpoint's answer passed the call's `max_response_bytes`: the call was abandoned, the episode ends ERROR. */
+  LLM_RESPONSE_TOO_LARGE: { kind: 'episode', public: false },
+  /** A model endpoint failed to connect too many times in a row: its calls fail at once (INFRA_ERROR) until a probe gets through. */
+  LLM_CIRCUIT_OPEN: { kind: 'episode', public: false },
 } as const satisfies Record<string, { kind: 'input' | 'request' | 'storage' | 'episode' | 'internal'; public: boolean }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

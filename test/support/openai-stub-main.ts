@@ -1,7 +1,7 @@
 /**
  * The stand-in OpenAI server as a process, for benches and manual runs:
  * `node --import tsx test/support/openai-stub-main.ts --port 0 [--latency-ms 200] [--fault-rate 0.3]
- * [--fault-kind 429|500|reset] [--fault-every k] [--fault-seed n] [--key K]`.
+ * [--fault-kind 429|500|reset] [--fault-every k] [--fault-seed n] [--key K] [--answer-bytes n]`.
  * Prints `OPENAI_STUB_URL http://127.0.0.1:<port>/v1` once it listens; stops on SIGTERM/SIGINT.
  * The key may also come from the environment variable OPENAI_STUB_KEY (so it stays off argv).
  */
@@ -17,6 +17,7 @@ const { values } = parseArgs({
     'fault-seed': { type: 'string' },
     'fault-kind': { type: 'string' },
     key: { type: 'string' },
+    'answer-bytes': { type: 'string' },
   },
 });
 const num = (v: string | undefined): number | undefined => (v === undefined ? undefined : Number(v));
@@ -30,6 +31,7 @@ const stub = await startOpenAIStub(
     ...(values['fault-seed'] ? { faultSeed: num(values['fault-seed'])! } : {}),
     ...(kind ? { faultKind: (kind === 'reset' ? 'reset' : Number(kind)) as StubFaultKind } : {}),
     ...(key ? { expectedKey: key } : {}),
+    ...(values['answer-bytes'] ? { answerBytes: num(values['answer-bytes'])! } : {}),
   },
   Number(values.port),
 );

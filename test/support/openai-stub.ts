@@ -40,7 +40,10 @@
  * depend on the order requests from different callers arrive in). The fault is `faultKind`:
  * 429, 500 or 'reset' (the socket is destroyed). `latencyMs` delays every answer.
  * `expectedKey`: requests without `Authorization: Bearer <key>` get a 401.
- * GET /stats → { requests, completions, faults, unauthorized, maxInFlight }; POST /reset zeroes them;
+ * `answerBytes: n`: every answer's content is padded with `x` to an HTTP body of about n bytes,
+ * written in 64 KiB chunks as the client reads them (a model that will not stop); `bytesWritten`
+ * counts what the sockets took of those bodies, so a test can see a client stop reading early.
+ * GET /stats → { requests, completions, faults, unauthorized, maxInFlight, bytesWritten }; POST /reset zeroes them;
  * POST /options replaces the options given in its JSON body.
  */
 import { createHash } from 'node:crypto';
@@ -66,6 +69,8 @@ export interface OpenAIStubOptions {
   choiceLetter?: string;
   /** Answer tool calls without their `id`, as some OpenAI-compatible servers do. @default false */
   omitToolCallIds?: boolean;
+  /** Pad every answer's content to an HTTP body of about this many bytes, written as the client reads. @default no padding */
+  answerBytes?: number;
 }
 
 export interface StubStats {
@@ -75,6 +80,8 @@ export interface StubStats {
   unauthorized: number;
   /** Most completion requests in flight at once. */
   maxInFlight: number;
+  /** Bytes of padded (`answerBytes`) bodies the sockets accepted. */
+  bytesWritten: number;
 }
 
 export interface OpenAIStub {
@@ -242,6 +249,43 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
+const PAD_CHUNK = 64 * 1024;
+
+/**
+ * `body` as JSON with its first choice's content padded with `x` to about `bytes` bytes, written
+ * chunk by chunk, each after the socket drained the previous one; stops when the client goes away.
+ */
+async function sendPadded(res: ServerResponse, body: Record<string, unknown>, bytes: number, written: (n: number) => void): Promise<void> {
+  const MARK = '\u0000pad\u0000';
+  const choices = body.choices as Array<{ message: { content: string | null } }>;
+  choices[0]!.message.content = `${choices[0]!.message.content ?? ''}${MARK}`;
+  const [head, tail] = JSON.stringify(body).split(JSON.stringify(MARK).slice(1, -1)) as [string, string];
+  let left = Math.max(0, bytes - head.length - tail.length);
+  res.writeHead(200, { 'content-type': 'application/json' });
+  const write = (chunk: string): Promise<boolean> =>
+    new Promise((resolve) => {
+      if (res.destroyed) return resolve(false);
+      written(Buffer.byteLength(chunk));
+      if (res.write(chunk)) return resolve(true);
+      const done = (ok: boolean) => () => {
+        res.off('drain', onDrain);
+        res.off('close', onClose);
+        resolve(ok);
+      };
+      const onDrain = done(true);
+      const onClose = done(false);
+      res.once('drain', onDrain);
+      res.once('close', onClose);
+    });
+  if (!(await write(head))) return;
+  while (left > 0) {
+    const n = Math.min(PAD_CHUNK, left);
+    left -= n;
+    if (!(await write('x'.repeat(n)))) return;
+  }
+  res.end(tail);
+}
+
 const errorBody = (message: string, type: string, code: string | null) => ({ error: { message, type, param: null, code } });
 
 async function readBody(req: IncomingMessage): Promise<string> {
@@ -252,7 +296,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0): Promise<OpenAIStub> {
   let options: OpenAIStubOptions = { ...initial };
-  const stats: StubStats = { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0 };
+  const stats: StubStats = { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0, bytesWritten: 0 };
   let inFlight = 0;
   const seen = new Map<string, number>();
   let nextId = 0;
@@ -305,7 +349,7 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
     }
     const usage = { prompt_tokens: tokens(promptChars), completion_tokens: tokens(completionChars) };
     stats.completions++;
-    sendJson(res, 200, {
+    const completion = {
       id: `chatcmpl-stub-${id}`,
       object: 'chat.completion',
       created: 1_700_000_000,
@@ -313,7 +357,14 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
       choices: [{ index: 0, message, logprobs: null, finish_reason: answer.toolCall ? 'tool_calls' : 'stop' }],
       usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
       system_fingerprint: 'fp_stub',
-    });
+    };
+    if (options.answerBytes !== undefined) {
+      await sendPadded(res, completion, options.answerBytes, (n) => {
+        stats.bytesWritten += n;
+      });
+      return;
+    }
+    sendJson(res, 200, completion);
   };
 
   const server: Server = createServer((req, res) => {
@@ -329,7 +380,7 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
         case 'GET /stats':
           return sendJson(res, 200, stats);
         case 'POST /reset':
-          Object.assign(stats, { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0 });
+          Object.assign(stats, { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0, bytesWritten: 0 });
           seen.clear();
           return sendJson(res, 200, stats);
         case 'POST /options':
@@ -355,7 +406,7 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
     port: actual,
     stats: () => ({ ...stats }),
     reset: () => {
-      Object.assign(stats, { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0 });
+      Object.assign(stats, { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0, bytesWritten: 0 });
       seen.clear();
     },
     setOptions: (o) => {

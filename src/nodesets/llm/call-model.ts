@@ -2,14 +2,17 @@
  * One chat-completions call: the response cache first, then the endpoint through the official
  * `openai` client under the provider's concurrency limit, retried with exponential backoff on
  * 429, 5xx and connection failures. The client's own retries are off (maxRetries 0) so each retry
- * is counted and reported here. Every string that leaves is scrubbed of the API key.
+ * is counted and reported here. Every string that leaves is scrubbed of the API key. An answer
+ * longer than `max_response_bytes` fails the call unread and unretried; an endpoint that keeps
+ * failing to connect opens its circuit, and calls to it then fail at once (circuit-breaker.ts).
  */
 import OpenAI from 'openai';
 import { createPrng, type Prng } from '../../core/prng.js';
-import { CodedError, errorMessage } from '../../errors.js';
+import { CodedError, errorMessage, type ErrorCode } from '../../errors.js';
 import { sleep } from '../_lib/sleep.js';
 import { readApiKey, redact, redactDeep } from './api-key.js';
-import { httpFetch } from './http-fetch.js';
+import { breakerFor, CircuitOpenError } from './circuit-breaker.js';
+import { limitedFetch, ResponseTooLargeError } from './http-fetch.js';
 import { cacheEnabled, type LlmConfig } from './llm-config.js';
 import { limiterFor } from './provider-limiter.js';
 import { cacheDir, cacheKey, ResponseCache, type CachedResponse } from './response-cache.js';
@@ -41,6 +44,8 @@ export class InfraFailure extends Error {
   constructor(
     message: string,
     readonly retries: RetryEvent[],
+    /** LLM_CIRCUIT_OPEN when the endpoint's circuit is open; absent for a call that used up its retries. */
+    readonly code?: ErrorCode,
   ) {
     super(message);
     this.name = 'InfraFailure';
@@ -69,12 +74,12 @@ function currentCache(): ResponseCache {
   return c;
 }
 
-function clientFor(baseURL: string, apiKey: string, timeoutMs: number): OpenAI {
+function clientFor(baseURL: string, apiKey: string, timeoutMs: number, maxResponseBytes: number): OpenAI {
   // Keyed by the key's variable value too: a changed key gets a new client. The map stays in memory only.
-  const id = `${baseURL}\u0000${apiKey}\u0000${timeoutMs}`;
+  const id = `${baseURL}\u0000${apiKey}\u0000${timeoutMs}\u0000${maxResponseBytes}`;
   let c = clients.get(id);
   if (!c) {
-    c = new OpenAI({ baseURL, apiKey, maxRetries: 0, timeout: timeoutMs, fetch: httpFetch });
+    c = new OpenAI({ baseURL, apiKey, maxRetries: 0, timeout: timeoutMs, fetch: limitedFetch(maxResponseBytes) });
     clients.set(id, c);
   }
   return c;
@@ -97,6 +102,23 @@ function retryable(err: unknown): { retry: boolean; status: number | null } {
     return { retry: s === null || s === 408 || s === 409 || s === 429 || s >= 500, status: s };
   }
   return { retry: false, status: null };
+}
+
+/** The first error of `err`'s cause chain that is a `T`. */
+function causeOf<T>(err: unknown, type: abstract new (...args: never[]) => T): T | undefined {
+  for (let e = err, depth = 0; e !== undefined && e !== null && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof type) return e;
+  }
+  return undefined;
+}
+
+/** A failure's message and, for a connection error, what lies under the client's "Connection error.": `connect ECONNREFUSED …`. */
+function failureMessage(err: unknown): string {
+  const message = errorMessage(err);
+  let deepest: unknown = err;
+  for (let depth = 0; depth < 8 && deepest instanceof Error && deepest.cause instanceof Error; depth++) deepest = deepest.cause;
+  const under = deepest !== err && deepest instanceof Error ? deepest.message : '';
+  return under && !message.includes(under) ? `${message} (${under})` : message;
 }
 
 export interface CallModelOptions {
@@ -177,13 +199,21 @@ async function callEndpoint(
   key: string,
 ): Promise<ModelCallResult> {
   const { config } = o;
-  const client = clientFor(config.baseURL, apiKey, config.timeoutMs);
+  const client = clientFor(config.baseURL, apiKey, config.timeoutMs, config.maxResponseBytes);
   const limiter = limiterFor(config.baseURL, config.maxConcurrency);
+  const breaker = breakerFor(config.baseURL, { failures: config.circuitFailures, cooldownMs: config.circuitCooldownMs });
   // Made at the first retry: most calls need none.
   let prng: Prng | undefined;
   const retries: RetryEvent[] = [];
   for (let attempt = 0; ; attempt++) {
     const release = await limiter.acquire(o.signal);
+    let probe: boolean;
+    try {
+      probe = breaker.admit();
+    } catch (err) {
+      release();
+      throw circuitFailure(err, retries);
+    }
     const tCall = performance.now();
     let completion: OpenAI.ChatCompletion | undefined;
     let failure: unknown;
@@ -198,15 +228,31 @@ async function callEndpoint(
       release();
     }
     if (completion) {
+      breaker.succeeded();
       const latencyMs = performance.now() - tCall;
       const response = responseOf(completion, config.baseURL, apiKey);
       // A cache that cannot be written costs a re-run a call, not this episode its answer.
       if (cache) await cache.put(key, response).catch(() => {});
       return { response, latencyMs, cached: false, retries };
     }
-    o.signal?.throwIfAborted();
+    if (o.signal?.aborted) {
+      if (probe) breaker.probeAbandoned();
+      o.signal.throwIfAborted();
+    }
+    // The endpoint did answer, too much: asking again would only fetch the same flood.
+    const tooLarge = causeOf(failure, ResponseTooLargeError);
+    if (tooLarge) {
+      breaker.succeeded();
+      throw tooLarge;
+    }
     const { retry, status } = retryable(failure);
-    const message = redact(errorMessage(failure), apiKey);
+    const message = redact(failureMessage(failure), apiKey);
+    if (failure instanceof OpenAI.APIConnectionError) {
+      breaker.failed(message);
+      if (breaker.state === 'open') throw circuitFailure(breaker.openError(), retries);
+    } else {
+      breaker.succeeded();
+    }
     if (!retry) {
       // No HTTP error: the answer itself could not be read (invalid JSON in a 2xx body).
       if (!(failure instanceof OpenAI.APIError)) throw new EndpointAnswerError(config.baseURL, message);
@@ -225,6 +271,11 @@ async function callEndpoint(
     retries.push({ type: 'infra', kind: 'retry', attempt: attempt + 1, status, error: message, delay_ms: delay });
     await sleep(delay, o.signal);
   }
+}
+
+/** An open circuit as the InfraFailure that ends the episode INFRA_ERROR; any other error as it is. */
+function circuitFailure(err: unknown, retries: RetryEvent[]): unknown {
+  return err instanceof CircuitOpenError ? new InfraFailure(err.message, retries, err.code) : err;
 }
 
 /** A token count as the endpoint reported it, when it is one: a missing, negative or non-numeric count reads 0. */

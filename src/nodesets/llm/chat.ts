@@ -8,6 +8,7 @@
 import type { NodeCallArgs, NodeOutputs } from '../../core/types.js';
 import { callModel, InfraFailure, type ChatMessage, type ModelCallResult } from './call-model.js';
 import { readLlmConfig } from './llm-config.js';
+import { recordedMessage } from './recorded-message.js';
 import type { CachedResponse } from './response-cache.js';
 import { emptyUsage, type LlmUsage } from './usage.js';
 import { createHash } from 'node:crypto';
@@ -98,7 +99,7 @@ export async function chat({ inputs, config, ctx, signal }: NodeCallArgs): Promi
     return {
       usage: { ...usage },
       $ending: { kind: 'infra_error', message: err.message },
-      $events: [...err.retries, { type: 'infra', kind: 'failed', error: err.message }],
+      $events: [...err.retries, { type: 'infra', kind: 'failed', ...(err.code ? { code: err.code } : {}), error: err.message }],
     };
   }
   const response = withToolCallIds(result.response, usage.llm_calls + 1);
@@ -113,14 +114,15 @@ export async function chat({ inputs, config, ctx, signal }: NodeCallArgs): Promi
   state.sent = state.conversation.length;
 
   const toolCalls = response.message.tool_calls;
+  const recorded = recordedMessage(response.message, c.recordMaxChars);
   const event = {
     type: 'llm_call',
     model: c.model,
     call: usage.llm_calls,
     ...(prefixHash ? { prior_messages: sentBefore, prior_sha256: prefixHash } : {}),
-    messages: newMessages,
-    response: response.message,
-    ...(toolCalls ? { tool_calls: toolCalls } : {}),
+    messages: newMessages.map((m) => recordedMessage(m, c.recordMaxChars)),
+    response: recorded,
+    ...(recorded.tool_calls ? { tool_calls: recorded.tool_calls } : {}),
     finish_reason: response.finish_reason,
     usage: response.usage,
     latency_ms: latencyMs,

@@ -6,10 +6,15 @@
  * does not cover goes to the built-in fetch unchanged: a Request object, a streamed or form body,
  * a scheme other than http(s), or a proxy named in the environment (the built-in fetch may honour
  * it where node:http would not).
+ *
+ * `limitedFetch(n)` reads at most n bytes of an answer (before and after decoding): past them it
+ * stops reading, destroys the request and rejects with a ResponseTooLargeError, so an endpoint that
+ * sends 20 MB costs the host n bytes, not 20 MB.
  */
 import http from 'node:http';
 import https from 'node:https';
-import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync, inflateSync, type ZlibOptions } from 'node:zlib';
+import { CodedError } from '../../errors.js';
 
 const agents = {
   'http:': new http.Agent({ keepAlive: true }),
@@ -25,18 +30,61 @@ const NO_BODY = new Set([101, 204, 205, 304]);
 const abortError = (signal: AbortSignal): unknown =>
   signal.reason instanceof Error ? signal.reason : new DOMException('This operation was aborted', 'AbortError');
 
-function decoded(body: Buffer, encoding: string | undefined): Buffer {
+/** An answer longer than the call's `max_response_bytes`: the request was abandoned once the limit was passed. */
+export class ResponseTooLargeError extends CodedError {
+  readonly url: string;
+  readonly limit: number;
+  constructor(url: string, limit: number) {
+    super('LLM_RESPONSE_TOO_LARGE', `${url} answered with more than ${limit} bytes (max_response_bytes); the answer was abandoned`);
+    this.url = url;
+    this.limit = limit;
+  }
+}
+
+function decoded(body: Buffer, encoding: string | undefined, maxBytes: number): Buffer {
+  // A compressed answer is bounded once decoded too: a small gzip body may inflate to gigabytes.
+  const options: ZlibOptions = Number.isFinite(maxBytes) ? { maxOutputLength: maxBytes } : {};
   switch (encoding?.trim().toLowerCase()) {
     case 'gzip':
     case 'x-gzip':
-      return gunzipSync(body);
+      return gunzipSync(body, options);
     case 'deflate':
-      return inflateSync(body);
+      return inflateSync(body, options);
     case 'br':
-      return brotliDecompressSync(body);
+      return brotliDecompressSync(body, options);
     default:
       return body;
   }
+}
+
+const isBufferTooLarge = (err: unknown): boolean => (err as NodeJS.ErrnoException | undefined)?.code === 'ERR_BUFFER_TOO_LARGE';
+
+/** The URL without its query and credentials, as an error may name it. */
+const shownUrl = (url: URL): string => `${url.origin}${url.pathname}`;
+
+/** `res` with its body read into memory, or a ResponseTooLargeError once more than `maxBytes` came. */
+async function boundedResponse(res: Response, url: string, maxBytes: number): Promise<Response> {
+  const declared = Number(res.headers.get('content-length'));
+  const tooLarge = new ResponseTooLargeError(url, maxBytes);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await res.body?.cancel().catch(() => {});
+    throw tooLarge;
+  }
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = res.body?.getReader();
+  for (;;) {
+    const next = reader ? await reader.read() : { done: true as const, value: undefined };
+    if (next.done) break;
+    total += next.value.byteLength;
+    if (total > maxBytes) {
+      await reader?.cancel().catch(() => {});
+      throw tooLarge;
+    }
+    chunks.push(next.value);
+  }
+  const init = { status: res.status, statusText: res.statusText, headers: res.headers };
+  return NO_BODY.has(res.status) ? new Response(null, init) : new BufferedResponse(Buffer.concat(chunks), init);
 }
 
 function headerRecord(init: HeadersInit | undefined): Record<string, string> {
@@ -128,13 +176,26 @@ class BufferedResponse extends Response {
   }
 }
 
-/** A fetch-compatible function for the `openai` client's `fetch` option. */
+export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** A fetch-compatible function for the `openai` client's `fetch` option, with no bound on an answer's size. */
 export function httpFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  return fetchBounded(input, init, Number.POSITIVE_INFINITY);
+}
+
+/** A fetch-compatible function that reads at most `maxBytes` of an answer (a ResponseTooLargeError past them). */
+export function limitedFetch(maxBytes: number): FetchFunction {
+  return (input, init) => fetchBounded(input, init, maxBytes);
+}
+
+function fetchBounded(input: string | URL | Request, init: RequestInit | undefined, maxBytes: number): Promise<Response> {
   const body = init?.body;
   const plainBody = body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array;
   const url = typeof input === 'string' ? new URL(input) : input instanceof URL ? input : undefined;
   if (!url || !plainBody || !(url.protocol in agents) || PROXIED) {
-    return fetch(input, init);
+    if (!Number.isFinite(maxBytes)) return fetch(input, init);
+    const shown = url ? shownUrl(url) : input instanceof Request ? shownUrl(new URL(input.url)) : String(input);
+    return fetch(input, init).then((res) => boundedResponse(res, shown, maxBytes));
   }
   const signal = init?.signal ?? undefined;
   if (signal?.aborted) return Promise.reject(abortError(signal));
@@ -144,10 +205,19 @@ export function httpFetch(input: string | URL | Request, init?: RequestInit): Pr
       url,
       { method: init?.method ?? 'GET', headers: headerRecord(init?.headers), agent: agents[url.protocol as keyof typeof agents] },
       (res) => {
+        const declared = Number(res.headers['content-length']);
+        if (Number.isFinite(declared) && declared > maxBytes) return tooLarge();
         const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        let total = 0;
+        res.on('data', (chunk: Buffer) => {
+          total += chunk.length;
+          if (total > maxBytes) tooLarge();
+          else chunks.push(chunk);
+        });
         res.on('error', fail);
         res.on('end', () => {
+          if (settled) return;
+          settled = true;
           signal?.removeEventListener('abort', onAbort);
           try {
             const status = res.statusCode ?? 0;
@@ -158,21 +228,35 @@ export function httpFetch(input: string | URL | Request, init?: RequestInit): Pr
               // The body handed on is already decoded, as the built-in fetch does.
               if (name !== 'content-encoding' && name !== 'content-length') headers.append(raw[i]!, raw[i + 1]!);
             }
-            const data = decoded(Buffer.concat(chunks), res.headers['content-encoding']);
+            const data = decoded(Buffer.concat(chunks), res.headers['content-encoding'], maxBytes);
             const init = { status, statusText: res.statusMessage ?? '', headers };
             resolve(NO_BODY.has(status) ? new Response(null, init) : new BufferedResponse(data, init));
           } catch (err) {
-            reject(new TypeError('fetch failed', { cause: err }));
+            reject(
+              isBufferTooLarge(err) ? new ResponseTooLargeError(shownUrl(url), maxBytes) : new TypeError('fetch failed', { cause: err }),
+            );
           }
         });
       },
     );
+    let settled = false;
     function fail(err: Error): void {
+      if (settled) return;
+      settled = true;
       signal?.removeEventListener('abort', onAbort);
       req.destroy();
       reject(new TypeError('fetch failed', { cause: err }));
     }
+    function tooLarge(): void {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      req.destroy();
+      reject(new ResponseTooLargeError(shownUrl(url!), maxBytes));
+    }
     function onAbort(): void {
+      if (settled) return;
+      settled = true;
       req.destroy();
       reject(abortError(signal!));
     }

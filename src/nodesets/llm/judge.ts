@@ -6,6 +6,7 @@
 import type { NodeCallArgs, NodeOutputs } from '../../core/types.js';
 import { callModel, InfraFailure, type ChatMessage, type ModelCallResult } from './call-model.js';
 import { readLlmConfig } from './llm-config.js';
+import { recordedMessage, recordedText } from './recorded-message.js';
 
 export const DEFAULT_RUBRIC =
   'The submission is correct when it states the same final answer as the expected answer; wording, units and formatting do not matter.';
@@ -69,7 +70,10 @@ export async function judge({ inputs, config, ctx, signal }: NodeCallArgs): Prom
     if (!(err instanceof InfraFailure)) throw err;
     return {
       $ending: { kind: 'infra_error', message: err.message },
-      $events: [...err.retries, { type: 'infra', kind: 'failed', role: 'judge', error: err.message }],
+      $events: [
+        ...err.retries,
+        { type: 'infra', kind: 'failed', role: 'judge', ...(err.code ? { code: err.code } : {}), error: err.message },
+      ],
     };
   }
   calls.set(ctx.episodeKey, used + 1);
@@ -84,7 +88,7 @@ export async function judge({ inputs, config, ctx, signal }: NodeCallArgs): Prom
       answer,
       extracted: grade ?? null,
       target: inputs.target ?? null,
-      explanation: grade === undefined ? `the judge gave no GRADE line: ${reply.slice(0, 200)}` : reply,
+      explanation: grade === undefined ? `the judge gave no GRADE line: ${reply.slice(0, 200)}` : recordedText(reply, c.recordMaxChars),
     },
     metrics: { score: value, correct: value === 1 },
     usage: {
@@ -101,8 +105,8 @@ export async function judge({ inputs, config, ctx, signal }: NodeCallArgs): Prom
         role: 'judge',
         model: c.model,
         call: used + 1,
-        messages,
-        response: result.response.message,
+        messages: messages.map((m) => recordedMessage(m, c.recordMaxChars)),
+        response: recordedMessage(result.response.message, c.recordMaxChars),
         finish_reason: result.response.finish_reason,
         usage: result.response.usage,
         latency_ms: latencyMs,

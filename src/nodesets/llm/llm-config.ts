@@ -14,6 +14,12 @@ export const DEFAULT_MAX_RETRIES = 4;
 export const DEFAULT_RETRY_BASE_MS = 500;
 export const DEFAULT_MAX_CONCURRENCY = 16;
 export const DEFAULT_TIMEOUT_MS = 60_000;
+export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
+/** The most `max_response_bytes` may be: a run cannot lift the bound that keeps the shared host small. */
+export const MAX_RESPONSE_BYTES_LIMIT = 16 * 1024 * 1024;
+export const DEFAULT_RECORD_MAX_CHARS = 64 * 1024;
+export const DEFAULT_CIRCUIT_FAILURES = 5;
+export const DEFAULT_CIRCUIT_COOLDOWN_MS = 10_000;
 
 export type CacheMode = 'auto' | boolean;
 
@@ -36,6 +42,13 @@ export interface LlmConfig {
   timeoutMs: number;
   /** '' means the endpoint needs no key. */
   apiKeyEnv: string;
+  /** The longest answer read, in bytes; a longer one fails the call. */
+  maxResponseBytes: number;
+  /** Characters of one message's content (or a tool call's arguments) kept in an event. */
+  recordMaxChars: number;
+  /** Connection failures in a row to this base URL that open its circuit; 0: never. */
+  circuitFailures: number;
+  circuitCooldownMs: number;
 }
 
 function optionalString(config: Record<string, unknown>, key: string): string | undefined {
@@ -45,9 +58,12 @@ function optionalString(config: Record<string, unknown>, key: string): string | 
   return v;
 }
 
-function integer(config: Record<string, unknown>, key: string, fallback: number, min: number): number {
+function integer(config: Record<string, unknown>, key: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const n = numberConfig(config, key, fallback);
-  if (!Number.isInteger(n) || n < min) throw new Error(`config ${key} must be an integer ≥ ${min}, got ${JSON.stringify(config[key])}`);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `in [${min}, ${max}]`;
+    throw new Error(`config ${key} must be an integer ${range}, got ${JSON.stringify(config[key])}`);
+  }
   return n;
 }
 
@@ -104,6 +120,10 @@ export function readLlmConfig(config: Record<string, unknown>, env: NodeJS.Proce
     maxConcurrency: integer(config, 'max_concurrency', DEFAULT_MAX_CONCURRENCY, 1),
     timeoutMs: integer(config, 'timeout_ms', DEFAULT_TIMEOUT_MS, 1),
     apiKeyEnv,
+    maxResponseBytes: integer(config, 'max_response_bytes', DEFAULT_MAX_RESPONSE_BYTES, 1024, MAX_RESPONSE_BYTES_LIMIT),
+    recordMaxChars: integer(config, 'record_max_chars', DEFAULT_RECORD_MAX_CHARS, 256, MAX_RESPONSE_BYTES_LIMIT),
+    circuitFailures: integer(config, 'circuit_failures', DEFAULT_CIRCUIT_FAILURES, 0),
+    circuitCooldownMs: integer(config, 'circuit_cooldown_ms', DEFAULT_CIRCUIT_COOLDOWN_MS, 0),
   };
 }
 

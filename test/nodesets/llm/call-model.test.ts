@@ -6,7 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callModel, EndpointAnswerError } from '../../../src/nodesets/llm/call-model.js';
+import { ResponseTooLargeError } from '../../../src/nodesets/llm/http-fetch.js';
 import { readLlmConfig } from '../../../src/nodesets/llm/llm-config.js';
+import { startOpenAIStub } from '../../support/openai-stub.js';
 
 const KEY = 'sk-call-model-test-0123456789';
 /** The answer the endpoint gives, built from the request's Authorization header. */
@@ -156,5 +158,33 @@ describe('callModel', () => {
     await expect(p).rejects.toMatchObject({ code: 'NODE_ERROR', message: expect.stringMatching(message) });
     await expect(p).rejects.not.toThrow(/refused/);
     expect(requests).toBe(1);
+  });
+
+  it('a 20 MB answer fails the call with LLM_RESPONSE_TOO_LARGE naming the URL and the limit: read no further, not retried, memory stays small', async () => {
+    const stub = await startOpenAIStub({ answerBytes: 20_000_000 });
+    try {
+      const peakKb = async () => Number(/VmHWM:\s+(\d+)/.exec(await readFile('/proc/self/status', 'utf8'))?.[1]);
+      const before = await peakKb();
+      const c = readLlmConfig({ base_url: stub.baseURL, model: 'm', api_key_env: '', cache: true, retry_base_ms: 1 });
+      const err = await callModel({ config: c, messages: [{ role: 'user', content: 'say a lot' }], seed: 1, callNumber: 0 }).catch(
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(ResponseTooLargeError);
+      expect((err as Error).message).toBe(
+        `${stub.baseURL}/chat/completions answered with more than 1048576 bytes (max_response_bytes); the answer was abandoned`,
+      );
+      expect(stub.stats().requests).toBe(1);
+      const grewKb = (await peakKb()) - before;
+      const sent = stub.stats().bytesWritten;
+      console.log(
+        `20 MB answer: the stub's sockets took ${(sent / 1e6).toFixed(1)} MB before the client closed; peak RSS grew ${grewKb} KB`,
+      );
+      // Buffering the 20 MB (and parsing them) would raise the peak by 40 MB or more.
+      expect(grewKb).toBeLessThan(16 * 1024);
+      // Nothing of it was cached.
+      expect(await cacheFiles()).not.toContainEqual(expect.stringContaining('say a lot'));
+    } finally {
+      await stub.close();
+    }
   });
 });

@@ -225,6 +225,19 @@ describe('llm__chat', () => {
   it('redact scrubs every occurrence of the key', () => {
     expect(redact(`a ${KEY} b ${KEY}`, KEY)).toBe('a [redacted] b [redacted]');
   });
+
+  it('an event keeps record_max_chars of each message, with a marker saying how much was cut; the outputs keep it all', async () => {
+    stub.setOptions({ expectedKey: KEY, answerBytes: 300_000 });
+    const question = `What is 2 + 2? ${'please '.repeat(1000)}`;
+    const out = await chat({ inputs: { messages: ask(question) }, config: { ...base(), record_max_chars: 1000 }, ctx: ctx(key()) });
+    const answer = out.answer as string;
+    expect(answer.length).toBeGreaterThan(290_000);
+    expect(answer.startsWith('4')).toBe(true);
+    const event = (out.$events as Array<{ messages: Array<{ content: string }>; response: { content: string } }>)[0]!;
+    expect(event.response.content).toBe(`${answer.slice(0, 1000)}[… ${answer.length - 1000} more characters not recorded]`);
+    expect(event.messages[0]!.content).toBe(`${question.slice(0, 1000)}[… ${question.length - 1000} more characters not recorded]`);
+    expect(JSON.stringify(event).length).toBeLessThan(4000);
+  });
 });
 
 describe('llm__judge', () => {

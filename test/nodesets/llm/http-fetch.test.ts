@@ -1,10 +1,13 @@
 /** httpFetch, the transport the llm node gives the openai client: what fetch promises, on node:http. */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { execFile } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { httpFetch } from '../../../src/nodesets/llm/http-fetch.js';
+import { httpFetch, limitedFetch, ResponseTooLargeError } from '../../../src/nodesets/llm/http-fetch.js';
 import { startOpenAIStub } from '../../support/openai-stub.js';
 
 let server: Server | undefined;
@@ -18,6 +21,16 @@ async function serve(handler: (req: IncomingMessage, body: string, res: ServerRe
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
+
+/** Resolves once `res` drained or closed, leaving no listener behind. */
+const drainedOrClosed = (res: ServerResponse): Promise<void> =>
+  new Promise((resolve) => {
+    const done = (): void => {
+      res.off('drain', done).off('close', done);
+      resolve();
+    };
+    res.once('drain', done).once('close', done);
+  });
 
 afterEach(async () => {
   server?.closeAllConnections();
@@ -122,5 +135,76 @@ describe('httpFetch', () => {
     } finally {
       await stub.close();
     }
+  });
+
+  it('limitedFetch stops reading past its limit: a 20 MB stream, a declared length, a gzip bomb; an answer within it reads whole', async () => {
+    const MiB = 1024 * 1024;
+    let streamed = 0;
+    let closed!: () => void;
+    const gone = new Promise<void>((r) => (closed = r));
+    const url = await serve(async (req, _body, res) => {
+      if (req.url === '/declared') {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(20 * MiB) });
+        return void res.write('{');
+      }
+      if (req.url === '/bomb') {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+        return void res.end(gzipSync(Buffer.alloc(20 * MiB, 0x20)));
+      }
+      if (req.url === '/small') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return void res.end(JSON.stringify({ s: 'x'.repeat(MiB - 100) }));
+      }
+      // 20 MB, a chunk each time the socket drains, until the client goes away.
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.on('close', closed);
+      const chunk = Buffer.alloc(64 * 1024, 0x78);
+      while (streamed < 20 * MiB && !res.destroyed) {
+        streamed += chunk.length;
+        if (!res.write(chunk)) await drainedOrClosed(res);
+      }
+      res.end();
+    });
+    const fetchAtMost = limitedFetch(MiB);
+    const err = await fetchAtMost(`${url}/v1/chat/completions?x=1`, { method: 'POST', body: '{}' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ResponseTooLargeError);
+    expect(err).toMatchObject({ code: 'LLM_RESPONSE_TOO_LARGE', limit: MiB, url: `${url}/v1/chat/completions` });
+    expect((err as Error).message).toBe(
+      `${url}/v1/chat/completions answered with more than 1048576 bytes (max_response_bytes); the answer was abandoned`,
+    );
+    await gone;
+    // The server could hand the socket a few buffers more before it closed, not the 20 MB.
+    expect(streamed).toBeLessThan(10 * MiB);
+    await expect(fetchAtMost(`${url}/declared`)).rejects.toBeInstanceOf(ResponseTooLargeError);
+    await expect(fetchAtMost(`${url}/bomb`)).rejects.toBeInstanceOf(ResponseTooLargeError);
+    const small = await fetchAtMost(`${url}/small`);
+    expect(((await small.json()) as { s: string }).s).toHaveLength(MiB - 100);
+  });
+
+  it('with a proxy named in the environment (the built-in fetch) the limit holds too', async () => {
+    const url = await serve(async (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const chunk = Buffer.alloc(64 * 1024, 0x78);
+      for (let sent = 0; sent < 20_000_000 && !res.destroyed; sent += chunk.length) {
+        if (!res.write(chunk)) await drainedOrClosed(res);
+      }
+      res.end();
+    });
+    const module = fileURLToPath(new URL('../../../src/nodesets/llm/http-fetch.ts', import.meta.url));
+    const script = [
+      `const { limitedFetch, PROXIED } = await import(${JSON.stringify(module)});`,
+      `const err = await limitedFetch(1024 * 1024)(${JSON.stringify(`${url}/v1/chat/completions`)}).then(() => undefined, (e) => e);`,
+      'console.log(JSON.stringify({ proxied: PROXIED, code: err?.code, message: err?.message }));',
+    ].join('\n');
+    // NODE_USE_ENV_PROXY with no proxy set: the built-in fetch, straight to the server.
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: fileURLToPath(new URL('../../..', import.meta.url)),
+      env: { ...process.env, NODE_USE_ENV_PROXY: '1', HTTP_PROXY: '', HTTPS_PROXY: '', http_proxy: '', https_proxy: '' },
+    });
+    expect(JSON.parse(stdout)).toEqual({
+      proxied: true,
+      code: 'LLM_RESPONSE_TOO_LARGE',
+      message: `${url}/v1/chat/completions answered with more than 1048576 bytes (max_response_bytes); the answer was abandoned`,
+    });
   });
 });

@@ -5,7 +5,9 @@
  * the key nowhere in the outputs, and the events over GraphQL.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -59,6 +61,12 @@ const metric = (s: RunSummary, name: string) => s.aggregateMetrics.find((m) => m
 const sum = (s: RunSummary, name: string) => s.episodes.reduce((t, e) => t + Number(e.metrics[name] ?? 0), 0);
 
 const readEvents = (runId: string, index: number) => readRunEvents(outputs, runId, index);
+
+async function dirBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const name of await readdir(dir, { recursive: true })) total += (await stat(join(dir, name))).size;
+  return total;
+}
 
 describe('llm graphs through evalctl run', () => {
   let firstRun: RunSummary;
@@ -142,11 +150,17 @@ describe('llm graphs through evalctl run', () => {
 
   it('failures that outlast the retries are INFRA_ERROR: counted apart, left out of the accuracy', async () => {
     // Connection resets on about half the requests, no retries: some episodes answer, the others are infrastructure failures.
+    // The circuit breaker is off: five resets in a row would open it, and which plays came after would depend on arrival order.
     stub.setOptions({ expectedKey: KEY, faultRate: 0.5, faultSeed: 1, faultKind: 'reset' });
     stub.reset();
     let s: RunSummary;
     try {
-      s = await evalctl('llm_fixture_qa', 6, [`llm.base_url="${stub.baseURL}"`, 'llm.cache=false', 'llm.max_retries=0']);
+      s = await evalctl('llm_fixture_qa', 6, [
+        `llm.base_url="${stub.baseURL}"`,
+        'llm.cache=false',
+        'llm.max_retries=0',
+        'llm.circuit_failures=0',
+      ]);
       const infra = s.statusCounts.INFRA_ERROR ?? 0;
       const done = s.statusCounts.COMPLETED ?? 0;
       expect(infra).toBeGreaterThan(0);
@@ -161,6 +175,47 @@ describe('llm graphs through evalctl run', () => {
     }
     const events = await readEvents(s.runId, s.episodes.find((e) => e.status === 'INFRA_ERROR')!.index);
     expect(events.map((e) => `${e.type}:${e.kind}`)).toEqual(['infra:failed']);
+  });
+
+  it('a 20 MB answer: every episode ends ERROR with the size error naming the URL and the limit, and the run dir stays small', async () => {
+    stub.setOptions({ expectedKey: KEY, answerBytes: 20_000_000 });
+    stub.reset();
+    let s: RunSummary;
+    try {
+      s = await evalctl('llm_fixture_qa', 4, [`llm.base_url="${stub.baseURL}"`, 'llm.cache=false']);
+    } finally {
+      stub.setOptions({ expectedKey: KEY });
+    }
+    expect(s.statusCounts).toEqual({ ERROR: 4 });
+    expect(s.episodes[0]!.error).toContain(
+      `${stub.baseURL}/chat/completions answered with more than 1048576 bytes (max_response_bytes); the answer was abandoned`,
+    );
+    // Not retried: one request per episode.
+    expect(stub.stats().requests).toBe(4);
+    const runDir = join(outputs, 'eval_runs', s.runId);
+    const bytes = await dirBytes(runDir);
+    console.log(`20 MB answers × 4 episodes: run dir ${bytes} bytes; the stub's sockets took ${stub.stats().bytesWritten} bytes`);
+    expect(bytes).toBeLessThan(200_000);
+  });
+
+  it('a closed port: every play ends INFRA_ERROR at once once the circuit opens, the first error naming the URL', async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const url = `http://127.0.0.1:${port}/v1`;
+    const t0 = performance.now();
+    const s = await evalctl('llm_fixture_qa', 8, [`llm.base_url="${url}"`, 'llm.cache=false', 'llm.retry_base_ms=200']);
+    console.log(`closed port, 8 episodes on 2 workers: ${Math.round(performance.now() - t0)} ms`);
+    expect(s.statusCounts).toEqual({ INFRA_ERROR: 8 });
+    expect(s.episodes[0]!.error).toMatch(
+      new RegExp(`^${url.replaceAll('.', '\\.')} is unreachable: \\d connection failure\\(s\\) in a row, the last: .*ECONNREFUSED`),
+    );
+    // At most the two plays in flight when it opened made requests; every later one failed without any.
+    for (const e of s.episodes.slice(2)) {
+      const events = await readEvents(s.runId, e.index);
+      expect(events).toEqual([expect.objectContaining({ type: 'infra', kind: 'failed', code: 'LLM_CIRCUIT_OPEN' })]);
+    }
   });
 
   it('a missing key variable is one clear error before anything runs (exit 2, no run directory)', async () => {
