@@ -354,7 +354,9 @@ export class ScaleoutHead implements RemoteRuns {
         this.#checkAgain = false;
         for (const runId of [...this.#queued]) {
           if (this.#closing || this.#redis.status !== 'ready') return;
-          await this.#checkRun(runId);
+          await this.#checkRun(runId).catch((err: unknown) =>
+            this.#opts.log.error(`run ${runId}: checking that Redis still holds its jobs: ${errorMessage(err)}`),
+          );
         }
       } while (this.#checkAgain);
     })().finally(() => {

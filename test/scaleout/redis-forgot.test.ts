@@ -7,7 +7,8 @@
  * it. A worker's work-dir keeps no folder of a shard it has committed or handed back.
  */
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,8 +16,6 @@ import type { RunSummary } from '../../src/store/types.js';
 import { startServer, type TestServer } from '../app.helpers.js';
 import { TOKEN, oneMachineResult, playingPids, resultOf, startWorker, waitFor, type TestWorker } from './fleet.js';
 import { startTestRedis, type TestRedis } from './redis-server.js';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 
 const SPEC = {
   graphName: 'gridnav_planner',
