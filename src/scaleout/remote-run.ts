@@ -111,6 +111,22 @@ export class RemoteRun {
     return this.#records.size;
   }
 
+  /**
+   * The shards with an episode not in the run directory yet, in order: what a Redis that forgot
+   * the run's jobs must be given again. The run directory is the truth: an episode.json there
+   * this ledger has not seen counts.
+   */
+  async unfinishedShards(): Promise<number[]> {
+    const out: number[] = [];
+    for (const s of this.shards) {
+      const plays = this.#plays[s.index]!;
+      if (s.committed < plays.length) for (const i of plays) if (!this.#records.has(i)) await this.#adoptWritten(i, s);
+      if (s.committed < plays.length) out.push(s.index);
+      else s.state = 'COMPLETED';
+    }
+    return out;
+  }
+
   /** The committed indices of a shard, for a worker that takes it (again). */
   committedIn(shard: number): number[] {
     // BAD_USER_INPUT for a shard the run does not have.

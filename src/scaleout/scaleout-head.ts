@@ -9,7 +9,11 @@
  * that fails for good on the queue (attempts used up, see shard-flow.ts) ends its run FAILED
  * (SHARD_FAILED), its committed episodes kept for a retry. A shard job that goes back on the
  * queue (its worker handed it back, or it stalled) reads WAITING again in `shardsOf`, heard from
- * the queue's own events: a worker cut off from the head cannot say so itself.
+ * the queue's own events: a worker cut off from the head cannot say so itself. A Redis that
+ * forgot a run's jobs (restarted without its data, however briefly) is noticed on reconnect and
+ * every few seconds (the run's parent job gone): the shards with episodes not in the run
+ * directory go on the queue again; where Redis refuses them, the run ends ABORTED (REDIS_LOST)
+ * with its committed episodes kept, for a retry.
  */
 import { FlowProducer, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -23,6 +27,9 @@ import { RemoteRun, type ShardView } from './remote-run.js';
 import { addRunFlow, RUN_QUEUE, runJobId, SHARD_QUEUE } from './shard-flow.js';
 import { redisClient, RedisUnavailableError, shownRedisUrl } from './redis-connection.js';
 import { currentAttemptOf, readAttempts } from '../store/attempts.js';
+
+/** How often the head checks that Redis still holds the jobs of its runs on the fleet (besides at each reconnect). */
+export const FORGOT_CHECK_MS = 2000;
 
 export interface ScaleoutHeadOptions {
   /** redis://host:port[/db] */
@@ -57,8 +64,14 @@ export class ScaleoutHead implements RemoteRuns {
   readonly #executing = new Set<Promise<RunSummary>>();
   /** Every claim in the order it came (the last 1000), for `claims()`. */
   readonly #claims: { runId: string; shard: number; worker: string }[] = [];
+  /** Runs whose flow is on the queue: the ones a Redis that forgot its data can lose. */
+  readonly #queued = new Set<string>();
+  /** The check for runs Redis forgot, while one is under way; `#checkAgain` asks for one more after it. */
+  #forgotCheck: Promise<void> | null = null;
+  #checkAgain = false;
   #lostSince: number | null = null;
   #watch: NodeJS.Timeout | null = null;
+  #forgotWatch: NodeJS.Timeout | null = null;
   #closing: Promise<void> | null = null;
 
   constructor(opts: ScaleoutHeadOptions) {
@@ -71,6 +84,8 @@ export class ScaleoutHead implements RemoteRuns {
     });
     this.#redis.on('ready', () => {
       this.#lostSince = null;
+      // A Redis back after a restart may have come back empty.
+      void this.#checkForgotten();
     });
     // BullMQ's own connection: it queues commands while reconnecting, but gives up on each after one retry.
     const bull = redisClient(opts.redisUrl, { failFast: false });
@@ -116,6 +131,8 @@ export class ScaleoutHead implements RemoteRuns {
     void this.#shardEvents.run().catch((err: unknown) => this.#opts.log.warn(`shard events: ${errorMessage(err)}`));
     this.#watch = setInterval(() => void this.#checkRedis(), Math.min(500, this.#opts.redisLostMs));
     this.#watch.unref();
+    this.#forgotWatch = setInterval(() => void this.#checkForgotten(), FORGOT_CHECK_MS);
+    this.#forgotWatch.unref();
   }
 
   async assertReachable(): Promise<void> {
@@ -167,7 +184,8 @@ export class ScaleoutHead implements RemoteRuns {
       if (remote.complete) await remote.end('COMPLETED');
       else {
         await this.#reachableWithin(this.#opts.redisLostMs, run.signal);
-        await addRunFlow(this.#flows, spec, attempt);
+        await this.#addFlow(spec, attempt);
+        this.#queued.add(spec.runId);
         this.#opts.log.info(`run ${spec.runId}: ${remote.shards.length} shard(s) on the queue`);
       }
     } catch (err) {
@@ -177,9 +195,24 @@ export class ScaleoutHead implements RemoteRuns {
     run.signal.removeEventListener('abort', onAbort);
     this.#runs.delete(spec.runId);
     this.#attempts.delete(spec.runId);
+    this.#queued.delete(spec.runId);
     // The flow's jobs are of no more use: the run dir is the record.
     await this.#runQueue.remove(runJobId(spec.runId, attempt), { removeChildren: true }).catch(() => {});
     return summary;
+  }
+
+  /**
+   * Puts the run's flow (or the shards `only`) on the queue. A flow Redis refused leaves its
+   * scripts marked loaded on the connection although Redis never took them (a refused EVAL),
+   * and the next flow would fail with NOSCRIPT: the connection starts afresh.
+   */
+  async #addFlow(spec: RunSpec, attempt: number, only?: readonly number[]): Promise<void> {
+    try {
+      await addRunFlow(this.#flows, spec, attempt, only);
+    } catch (err) {
+      if (redisRefused(err)) this.#bull.disconnect(true);
+      throw err;
+    }
   }
 
   /** `probe`: only the spec and what is committed, for a worker that first checks the shard fits. */
@@ -236,6 +269,7 @@ export class ScaleoutHead implements RemoteRuns {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       if (this.#watch) clearInterval(this.#watch);
+      if (this.#forgotWatch) clearInterval(this.#forgotWatch);
       for (const run of this.#runs.values()) {
         await run.end('ABORTED', { code: 'ABORTED', message: 'the backend stopped while the run was on the scale-out workers' });
         await this.#publishCancel(run.spec.runId);
@@ -309,6 +343,75 @@ export class ScaleoutHead implements RemoteRuns {
     });
   }
 
+  /** Checks (one check at a time, one more if asked meanwhile) that Redis still holds the jobs of every run on the queue. */
+  #checkForgotten(): Promise<void> {
+    if (this.#forgotCheck) {
+      this.#checkAgain = true;
+      return this.#forgotCheck;
+    }
+    this.#forgotCheck = (async () => {
+      do {
+        this.#checkAgain = false;
+        for (const runId of [...this.#queued]) {
+          if (this.#closing || this.#redis.status !== 'ready') return;
+          await this.#checkRun(runId).catch((err: unknown) =>
+            this.#opts.log.error(`run ${runId}: checking that Redis still holds its jobs: ${errorMessage(err)}`),
+          );
+        }
+      } while (this.#checkAgain);
+    })().finally(() => {
+      this.#forgotCheck = null;
+    });
+    return this.#forgotCheck;
+  }
+
+  /**
+   * A run whose parent job Redis no longer holds (it restarted without its data, or lost it
+   * some other way) has lost its waiting shards with it: the shards whose episodes are not all
+   * in the run directory go on the queue again, under the same job ids. A shard a worker is
+   * still playing may then be played twice; the first commit of each episode wins, so the
+   * records are those of one machine either way. When Redis answers but refuses them, the run
+   * ends ABORTED (REDIS_LOST), its committed episodes kept, for a retry to finish.
+   */
+  async #checkRun(runId: string): Promise<void> {
+    const run = this.#runs.get(runId);
+    const attempt = this.#attempts.get(runId);
+    if (!run || run.ended || attempt === undefined) return;
+    let held: number;
+    try {
+      held = await this.#redis.exists(this.#runQueue.toKey(runJobId(runId, attempt)));
+    } catch {
+      // Unreachable again: the next reconnect checks, and a long outage is #checkRedis's.
+      return;
+    }
+    if (held > 0 || run.ended) return;
+    const shards = await run.unfinishedShards();
+    if (shards.length === 0) {
+      if (run.complete) await run.end('COMPLETED');
+      return;
+    }
+    this.#opts.log.warn(
+      `run ${runId}: Redis at ${shownRedisUrl(this.#opts.redisUrl)} no longer holds its jobs (restarted without its data?); shard(s) ${shards.join(', ')} go on the queue again`,
+    );
+    try {
+      await this.#addFlow(run.spec, attempt, shards);
+    } catch (err) {
+      if (run.ended) return;
+      if (!redisRefused(err)) {
+        // Not answered (gone again, or reconnecting): the next check tries again.
+        this.#opts.log.warn(`run ${runId}: its shards could not be put on the queue again yet: ${errorMessage(err)}`);
+        return;
+      }
+      const why = refusalOf(err);
+      this.#opts.log.error(`run ${runId}: Redis refused its shards again: ${why}; ending it ABORTED`);
+      await run.end('ABORTED', {
+        code: 'REDIS_LOST',
+        message: `Redis at ${shownRedisUrl(this.#opts.redisUrl)} lost the run's jobs and refused them again (${why}); its ${run.episodesDone} committed episode(s) are kept, and a retry (evalctl retry ${runId}) plays the rest`,
+      });
+      await this.#publishCancel(runId);
+    }
+  }
+
   async #checkRedis(): Promise<void> {
     if (this.#lostSince === null || Date.now() - this.#lostSince < this.#opts.redisLostMs) return;
     for (const run of [...this.#runs.values()]) {
@@ -320,4 +423,13 @@ export class ScaleoutHead implements RemoteRuns {
       });
     }
   }
+}
+
+/** Redis answered with an error (out of memory, read-only, …), as opposed to not answering at all. */
+const redisRefused = (err: unknown): boolean => err instanceof Error && err.name === 'ReplyError';
+
+/** What Redis said: a refused transaction (EXECABORT) names the refusal that aborted it. */
+function refusalOf(err: unknown): string {
+  const first = (err as { previousErrors?: unknown[] }).previousErrors?.[0];
+  return first === undefined ? errorMessage(err) : errorMessage(first);
 }

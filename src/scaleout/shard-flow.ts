@@ -46,15 +46,22 @@ export const shardJobId = (runId: string, shard: number, attempt = 1): string =>
  */
 export const bullPriorityOf = (priority: number): number => RUN_LIMITS.maxPriority - priority + 1;
 
-/** Adds the flow of one attempt of the run: one parent, one child per shard; adding it again changes nothing. */
+/**
+ * Adds the flow of one attempt of the run: one parent, one child per shard (or per shard of
+ * `only`: those a Redis that forgot the flow lost and the head has not seen committed); adding
+ * it again changes nothing while Redis still holds it.
+ */
 export async function addRunFlow(
   flows: FlowProducer,
   spec: Pick<RunSpec, 'runId' | 'episodeCount' | 'shardSize' | 'priority' | 'repeats' | 'audit'>,
   attempt = 1,
+  only?: readonly number[],
 ): Promise<void> {
   const priority = bullPriorityOf(spec.priority);
   // An audit's scratch run queues only the shards its sample touches.
-  const shards = Array.from({ length: shardCountOf(spec) }, (_, shard) => shard).filter((shard) => shardPlays(spec, shard).length > 0);
+  const shards = Array.from({ length: shardCountOf(spec) }, (_, shard) => shard).filter(
+    (shard) => shardPlays(spec, shard).length > 0 && (only === undefined || only.includes(shard)),
+  );
   const children = shards.map((shard) => {
     const data: ShardJobData = { runId: spec.runId, shard, ...shardRange(spec, shard) };
     return {

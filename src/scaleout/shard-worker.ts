@@ -36,7 +36,7 @@ import { inspectRunGraph } from '../scheduler/run-graph.js';
 import type { ResourceEstimate, SchedulerLogger } from '../scheduler/types.js';
 import { effectiveWorkerCount } from '../spec/effective-workers.js';
 import { shardPlays } from '../spec/shards.js';
-import { episodeDir, readSummary, writeSpec } from '../store/run-dir.js';
+import { episodeDir, FILES, readSummary, writeSpec } from '../store/run-dir.js';
 import type { RunSpec } from '../store/types.js';
 import { HeadClient, HeadRequestError, isTransientHeadError } from './head-client.js';
 import { CANCEL_CHANNEL, SCALEOUT_ROUTES, type ClaimAnswer, type CommitAnswer, type WorkerHeartbeat } from './protocol.js';
@@ -117,6 +117,8 @@ export class ShardWorker {
   readonly #sampler: ResourceSource;
   readonly #ownsSampler: boolean;
   readonly #active = new Set<ActiveShard>();
+  /** Shard jobs being played, until their folder is removed: close() waits for them (bounded). */
+  readonly #playing = new Set<Promise<unknown>>();
   readonly #estimates = new Map<string, Promise<ResourceEstimate>>();
   /** Spares starting or waiting, oldest first. */
   #spares: Promise<Spare | null>[] = [];
@@ -211,8 +213,19 @@ export class ShardWorker {
     this.#closing ??= (async () => {
       if (this.#heartbeat) clearInterval(this.#heartbeat);
       for (const a of this.#active) this.#stop(a, 'the worker is stopping');
-      const spares = this.#spares.splice(0);
-      await Promise.all([this.#worker?.close(true).catch(() => {}), ...spares.map((p) => p.then((s) => s && this.#discardSpare(s)))]);
+      // Closed at once (force): the shards in hand are not completed on the queue but left to go back to it.
+      const closed = this.#worker?.close(true).catch(() => {});
+      const spares = Promise.all(this.#spares.splice(0).map((p) => p.then((s) => s && this.#discardSpare(s))));
+      // The stopped shards' eval processes exit within the grace, then their folders go; a head that hangs on a commit is not waited for.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled([...this.#playing]),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, this.#o.cancelGraceMs + 5000);
+        }),
+      ]);
+      clearTimeout(timer);
+      await Promise.all([closed, spares]);
       this.#subscriber?.disconnect();
       this.#bullConnection?.disconnect();
       if (this.#ownsSampler) this.#sampler.close?.();
@@ -226,7 +239,15 @@ export class ShardWorker {
   }
 
   /** Plays a shard job; what the head failed to take sends the shard back on the queue (see the file's doc). */
-  async #play(job: BullJob<ShardJobData>, token: string | undefined): Promise<string> {
+  #play(job: BullJob<ShardJobData>, token: string | undefined): Promise<string> {
+    const p = this.#playOrHandBack(job, token);
+    this.#playing.add(p);
+    const forget = () => this.#playing.delete(p);
+    p.then(forget, forget);
+    return p;
+  }
+
+  async #playOrHandBack(job: BullJob<ShardJobData>, token: string | undefined): Promise<string> {
     const { runId, shard } = job.data;
     try {
       return await this.#playJob(job, token);
@@ -358,50 +379,70 @@ export class ShardWorker {
     else if (!child.send({ type: 'go' } satisfies SpareGoMessage))
       this.#o.log.warn(`run ${runId} shard ${shard}: the eval process (pid ${child.pid}) is gone`);
     this.#o.log.info(`run ${runId} shard ${shard}: playing ${indices.length} episode(s) in ${runDir} (pid ${child.pid})`);
-    const exit = await child.exited;
-    // Anything of its group left behind goes too.
-    if (groupAlive(child.pid)) signalGroup(child.pid, 'SIGKILL');
-    await commits;
-    if (commitError !== null) {
-      // A run that has ended takes nothing more: the shard is done with. Anything else goes back on the queue (#play).
-      if (commitError instanceof HeadRequestError && commitError.status === 409) return `stopped: ${active.stopping}`;
-      throw commitError;
-    }
-    if (active.stopping) return `stopped: ${active.stopping}`;
-    const summary = await readSummary(runDir).catch(() => null);
-    const status = summary?.status ?? 'ABORTED';
-    if (status === 'COMPLETED') {
-      // An episode whose notice was lost is still on disk here: commit it now rather than play it again elsewhere.
-      for (const index of indices) if (!held.has(index) && existsSync(join(episodeDir(runDir, index), EPISODE_FILES.record))) commit(index);
+    try {
+      const exit = await child.exited;
+      // Anything of its group left behind goes too.
+      if (groupAlive(child.pid)) signalGroup(child.pid, 'SIGKILL');
       await commits;
       if (commitError !== null) {
+        // A run that has ended takes nothing more: the shard is done with. Anything else goes back on the queue (#play).
+        if (commitError instanceof HeadRequestError && commitError.status === 409) return `stopped: ${active.stopping}`;
         throw commitError;
       }
-      // What the head holds now, not what an earlier answer said: across a head restart the new head may lack an episode the old one had listed.
-      const now = await this.#probe(runId, shard, 'check');
-      if (now.action === 'skip') return `stopped: ${now.reason}`;
-      held.clear();
-      for (const i of now.committed) held.add(i);
-      for (const index of indices) if (!held.has(index) && existsSync(join(episodeDir(runDir, index), EPISODE_FILES.record))) commit(index);
-      await commits;
-      if (commitError !== null) throw commitError;
-      const lacking = shardPlays(spec, shard).filter((i) => !held.has(i));
-      if (lacking.length === 0) {
-        await this.#shardEnd(runId, shard, 'COMPLETED', null);
-        await rm(runDir, { recursive: true, force: true });
-        return 'completed';
+      if (active.stopping) return `stopped: ${active.stopping}`;
+      const summary = await readSummary(runDir).catch(() => null);
+      const status = summary?.status ?? 'ABORTED';
+      if (status === 'COMPLETED') {
+        // An episode whose notice was lost is still on disk here: commit it now rather than play it again elsewhere.
+        for (const index of indices)
+          if (!held.has(index) && existsSync(join(episodeDir(runDir, index), EPISODE_FILES.record))) commit(index);
+        await commits;
+        if (commitError !== null) {
+          throw commitError;
+        }
+        // What the head holds now, not what an earlier answer said: across a head restart the new head may lack an episode the old one had listed.
+        const now = await this.#probe(runId, shard, 'check');
+        if (now.action === 'skip') return `stopped: ${now.reason}`;
+        held.clear();
+        for (const i of now.committed) held.add(i);
+        for (const index of indices)
+          if (!held.has(index) && existsSync(join(episodeDir(runDir, index), EPISODE_FILES.record))) commit(index);
+        await commits;
+        if (commitError !== null) throw commitError;
+        const lacking = shardPlays(spec, shard).filter((i) => !held.has(i));
+        if (lacking.length === 0) {
+          await this.#shardEnd(runId, shard, 'COMPLETED', null);
+          return 'completed';
+        }
+        // Never COMPLETED with episodes missing (the head would wait for them for ever): episodes neither the head nor this worker holds go back on the queue with the shard, and whoever takes it plays them.
+        const error = { code: 'ABORTED', message: `the head lacks episode(s) ${lacking.join(', ')} of the shard; it is played again` };
+        await this.#shardEnd(runId, shard, 'ABORTED', error);
+        throw new CodedError('ABORTED', `shard ${shard} of run ${runId} ended ABORTED: ${error.message}`);
       }
-      // Never COMPLETED with episodes missing (the head would wait for them for ever): episodes neither the head nor this worker holds go back on the queue with the shard, and whoever takes it plays them.
-      const error = { code: 'ABORTED', message: `the head lacks episode(s) ${lacking.join(', ')} of the shard; it is played again` };
-      await this.#shardEnd(runId, shard, 'ABORTED', error);
-      throw new CodedError('ABORTED', `shard ${shard} of run ${runId} ended ABORTED: ${error.message}`);
+      const error = summary?.error ?? {
+        code: 'ABORTED',
+        message: `the eval process ${exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`} before finishing`,
+      };
+      await this.#shardEnd(runId, shard, status, error);
+      throw new CodedError('ABORTED', `shard ${shard} of run ${runId} ended ${status}: ${error.message}`);
+    } finally {
+      // Committed or handed back, the shard's folder is of no more use here; a failed one's stderr goes to the log first.
+      await commits;
+      await this.#removeShardDir(runId, shard, runDir, active.stopping === null);
     }
-    const error = summary?.error ?? {
-      code: 'ABORTED',
-      message: `the eval process ${exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`} before finishing`,
-    };
-    await this.#shardEnd(runId, shard, status, error);
-    throw new CodedError('ABORTED', `shard ${shard} of run ${runId} ended ${status}: ${error.message}`);
+  }
+
+  /** Removes a played shard's folder; with `failed`, the tail of its eval process's stderr.log goes to the log first unless it completed. */
+  async #removeShardDir(runId: string, shard: number, runDir: string, failed: boolean): Promise<void> {
+    const summary = failed ? await readSummary(runDir).catch(() => null) : null;
+    if (failed && summary?.status !== 'COMPLETED') {
+      const stderr = await readFile(join(runDir, FILES.stderr), 'utf8').catch(() => '');
+      if (stderr.trim() !== '')
+        this.#o.log.warn(`run ${runId} shard ${shard}: its eval process's stderr ended with:\n${stderr.slice(-2000).trimEnd()}`);
+    }
+    await rm(runDir, { recursive: true, force: true }).catch((err: unknown) =>
+      this.#o.log.warn(`run ${runId} shard ${shard}: could not remove ${runDir}: ${errorMessage(err)}`),
+    );
   }
 
   /** Starts spares until `spares` are starting or waiting (none while closing). */

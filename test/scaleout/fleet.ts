@@ -19,6 +19,8 @@ export interface TestWorker {
   name: string;
   mark: string;
   proc: ResultPromise;
+  /** Its --work-dir. */
+  workDir: string;
   /** Everything it wrote so far (stdout and stderr). */
   output(): string;
   /** SIGTERM; once the worker has exited, SIGKILLs its marked processes still alive and returns their pids. Idempotent. */
@@ -85,6 +87,7 @@ export async function startWorker(opts: {
     name: opts.name,
     mark,
     proc,
+    workDir: dir,
     output: () => all,
     stop: () => {
       stopped ??= (async () => {

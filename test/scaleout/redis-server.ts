@@ -17,6 +17,8 @@ export interface TestRedis {
   url: string;
   port: number;
   stop(): Promise<void>;
+  /** SIGKILL, as a crash: with no persistence, a Redis started again on the port holds nothing. Idempotent, as stop(). */
+  kill(): Promise<void>;
 }
 
 /** A port the OS just handed out; the short window before redis binds it is covered by one retry. */
@@ -28,11 +30,11 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function tryStart(dir: string, fixedPort?: number): Promise<TestRedis> {
+async function tryStart(dir: string, fixedPort?: number, args: readonly string[] = []): Promise<TestRedis> {
   const port = fixedPort ?? (await freePort());
   const child: ResultPromise = execa(
     REDIS_SERVER,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'notice'],
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'notice', ...args],
     { reject: false, stdin: 'ignore', forceKillAfterDelay: STOP_GRACE_MS, cleanup: true },
   );
   await new Promise<void>((resolve, reject) => {
@@ -51,25 +53,30 @@ async function tryStart(dir: string, fixedPort?: number): Promise<TestRedis> {
     });
   });
   let stopped: Promise<void> | undefined;
+  const end = (signal: NodeJS.Signals) => {
+    stopped ??= (async () => {
+      child.kill(signal);
+      await child;
+    })();
+    return stopped;
+  };
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
-    stop: () => {
-      stopped ??= (async () => {
-        child.kill('SIGTERM');
-        await child;
-      })();
-      return stopped;
-    },
+    stop: () => end('SIGTERM'),
+    kill: () => end('SIGKILL'),
   };
 }
 
-/** Starts redis-server (on `port` when given: a Redis that comes back where it was); call `stop()` in afterAll. */
-export async function startTestRedis(port?: number): Promise<TestRedis> {
+/**
+ * Starts redis-server (on `port` when given: a Redis that comes back where it was; `args`: more
+ * redis-server flags); call `stop()` in afterAll.
+ */
+export async function startTestRedis(port?: number, args: readonly string[] = []): Promise<TestRedis> {
   const dir = await mkdtemp(join(tmpdir(), 'redis-'));
   let server: TestRedis;
   try {
-    server = await tryStart(dir, port).catch(() => tryStart(dir, port));
+    server = await tryStart(dir, port, args).catch(() => tryStart(dir, port, args));
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;
@@ -78,6 +85,10 @@ export async function startTestRedis(port?: number): Promise<TestRedis> {
     ...server,
     stop: async () => {
       await server.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+    kill: async () => {
+      await server.kill();
       await rm(dir, { recursive: true, force: true });
     },
   };
