@@ -27,8 +27,9 @@ function scorerLines(s: ScorerReport): string[] {
   const name = `${s.scorer}${s.rescored ? ' (rescored)' : ''}${s.config ? ` ${JSON.stringify(s.config)}` : ''}`;
   const lines = [
     `Scorer ${name}: mean ${f3(s.mean)} ± ${f3(s.stderr)}, correct ${s.correct}/${s.count}` +
-      `${s.accuracy === null ? '' : ` (${pct(s.accuracy)})`}${s.unscored ? `, ${s.unscored} without a score` : ''}`,
+      `${s.accuracy === null ? '' : ` (${pct(s.accuracy)})`}`,
   ];
+  if (s.unanswered > 0) lines.push(`  unanswered ${s.unanswered} of ${s.count}: counted as wrong (score 0)`);
   const c = s.classification;
   if (c) {
     lines.push(`  accuracy ${pct(c.accuracy)} over ${c.count}, macro F1 ${f3(c.macroF1)}`);

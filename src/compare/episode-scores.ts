@@ -6,7 +6,7 @@
 import type { MetricRanges } from '../core/types.js';
 import { metricRangesSchema } from '../nodeset-registry/manifest.js';
 import type { EpisodeRecord } from '../store/types.js';
-import { isCountedEnding } from '../store/counted-endings.js';
+import { isCountedEnding, missingValue, numericValue } from '../store/counted-endings.js';
 import { meanOf } from '../stats/intervals.js';
 
 export interface EpisodeScore {
@@ -108,11 +108,14 @@ function episodesOfColumns(metrics: readonly string[], c: ScoreColumns): Map<str
   return episodes;
 }
 
-export function numericValue(v: unknown): number | undefined {
-  if (typeof v === 'boolean') return v ? 1 : 0;
-  if (typeof v === 'number' && Number.isFinite(v)) return v;
-  return undefined;
-}
+export { numericValue };
+
+/** The declared metrics a counted play that never produced them still scores, with that value. */
+const imputableOf = (ranges: MetricRanges | undefined): [string, number][] =>
+  Object.entries(ranges ?? {}).flatMap(([name, d]) => {
+    const v = missingValue(d);
+    return v === undefined ? [] : [[name, v] as [string, number]];
+  });
 
 /** Scores of one or more runs' records (several runs of one sweep config are pooled); `metricRanges` as the run declares them. */
 export function scoreTable(records: readonly EpisodeRecord[], metricRanges?: MetricRanges): ScoreTable {
@@ -121,6 +124,7 @@ export function scoreTable(records: readonly EpisodeRecord[], metricRanges?: Met
   // Values are sums until the end; counts are kept only for episodes seen more than once (repeats, seeds).
   const counts = new Map<EpisodeScore, Map<string, number>>();
   const metrics = new Set<string>();
+  const imputable = imputableOf(metricRanges);
   for (const r of sorted) {
     let score = episodes.get(r.episodeId);
     const seen = score !== undefined;
@@ -141,13 +145,17 @@ export function scoreTable(records: readonly EpisodeRecord[], metricRanges?: Met
       n = new Map([...score.values.keys()].map((k) => [k, 1]));
       counts.set(score, n);
     }
-    for (const name in r.metrics) {
-      const v = numericValue(r.metrics[name]);
-      if (v === undefined) continue;
+    const add = (name: string, v: number) => {
       metrics.add(name);
       score.values.set(name, (score.values.get(name) ?? 0) + v);
       if (n) n.set(name, (n.get(name) ?? 0) + 1);
+    };
+    for (const name in r.metrics) {
+      const v = numericValue(r.metrics[name]);
+      if (v !== undefined) add(name, v);
     }
+    // The one rule of counted-endings.ts: a counted play without a declared metric scores its missing value.
+    for (const [name, v] of imputable) if (numericValue(r.metrics[name]) === undefined) add(name, v);
   }
   const overflowed = new Set<EpisodeScore>();
   for (const [score, n] of counts)
@@ -156,7 +164,7 @@ export function scoreTable(records: readonly EpisodeRecord[], metricRanges?: Met
       score.values.set(name, mean);
       if (!Number.isFinite(mean)) overflowed.add(score);
     }
-  if (overflowed.size > 0) meansOfOverflowed(sorted, overflowed);
+  if (overflowed.size > 0) meansOfOverflowed(sorted, overflowed, metricRanges);
   return { episodes, metrics: [...metrics].sort(), ...(metricRanges ? { metricRanges } : {}) };
 }
 
@@ -165,18 +173,25 @@ export function scoreTable(records: readonly EpisodeRecord[], metricRanges?: Met
  * is too): those means again, by meanOf over the episode's values in the same order (its scaled
  * fallback). Only these episodes are read twice; every other mean keeps the plain sum's bits.
  */
-function meansOfOverflowed(sorted: readonly EpisodeRecord[], overflowed: ReadonlySet<EpisodeScore>): void {
+function meansOfOverflowed(
+  sorted: readonly EpisodeRecord[],
+  overflowed: ReadonlySet<EpisodeScore>,
+  ranges: MetricRanges | undefined,
+): void {
   const byId = new Map([...overflowed].map((s) => [s.episodeId, { score: s, values: new Map<string, number[]>() }]));
   for (const r of sorted) {
     const e = byId.get(r.episodeId);
     if (!e || !isCountedEnding(r.status)) continue;
-    for (const name in r.metrics) {
-      const v = numericValue(r.metrics[name]);
-      if (v === undefined) continue;
+    const add = (name: string, v: number) => {
       const list = e.values.get(name);
       if (list) list.push(v);
       else e.values.set(name, [v]);
+    };
+    for (const name in r.metrics) {
+      const v = numericValue(r.metrics[name]);
+      if (v !== undefined) add(name, v);
     }
+    for (const [name, v] of imputableOf(ranges)) if (numericValue(r.metrics[name]) === undefined) add(name, v);
   }
   for (const { score, values } of byId.values())
     for (const [name, list] of values) if (!Number.isFinite(score.values.get(name)!)) score.values.set(name, meanOf(list));

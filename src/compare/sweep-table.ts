@@ -4,8 +4,8 @@
  * difference against the baseline config (the grid's first point), BH-flagged over the table.
  */
 import type { MetricRanges } from '../core/types.js';
-import { summarizeValues } from '../store/aggregate.js';
-import { isCountedEnding } from '../store/counted-endings.js';
+import { summarizeValues, withImputed } from '../store/aggregate.js';
+import { isImputed, playValue } from '../store/counted-endings.js';
 import type { EpisodeRecord, MetricAggregate } from '../store/types.js';
 import { compareRuns, type MetricComparison } from './compare-runs.js';
 import { scoreTable, type ScoreTable } from './episode-scores.js';
@@ -39,11 +39,17 @@ function aggregatesOf(scores: ScoreTable, records: readonly EpisodeRecord[], met
       clusters.push(e.cluster);
     }
     const excluded: Record<string, number> = {};
+    const imputed: Record<string, number> = {};
+    const declared = ranges?.[name];
     for (const r of records) {
-      if (isCountedEnding(r.status) && r.metrics[name] !== undefined) continue;
-      excluded[r.status] = (excluded[r.status] ?? 0) + 1;
+      const into = playValue(r, name, declared) === undefined ? excluded : isImputed(r, name, declared) ? imputed : undefined;
+      if (into) into[r.status] = (into[r.status] ?? 0) + 1;
     }
-    return summarizeValues(name, values, clusters.some((c) => c !== undefined) ? clusters : undefined, excluded, ranges?.[name]);
+    return withImputed(
+      summarizeValues(name, values, clusters.some((c) => c !== undefined) ? clusters : undefined, excluded, declared),
+      imputed,
+      declared,
+    );
   });
 }
 

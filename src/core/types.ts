@@ -62,6 +62,13 @@ export interface PortSpec {
 export interface MetricRange {
   min?: number;
   max?: number;
+  /**
+   * What a counted play that never produced the metric scores (docs/statistics.md, Which plays
+   * count): a number (a scorer's `0`: an unanswered sample is a wrong one), or `exclude` (a
+   * measurement such as latency: the play is left out of that metric and counted apart).
+   * @default "exclude"
+   */
+  missing?: number | 'exclude';
 }
 
 /** Metric name → its declared range (a port's declaration, a run's `metricRanges`). */

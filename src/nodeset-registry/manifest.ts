@@ -15,8 +15,23 @@ const FUNCTION_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
 
 /** A metric's declared range (PortSpec.metrics); also how a run spec freezes them. */
 export const metricRangeSchema = z
-  .strictObject({ min: z.number().optional(), max: z.number().optional() })
-  .refine((r) => r.min === undefined || r.max === undefined || r.min <= r.max, { error: 'min must be at most max' });
+  .strictObject({
+    min: z.number().optional(),
+    max: z.number().optional(),
+    missing: z
+      .union([z.number().refine(Number.isFinite, { error: 'must be a finite number' }), z.literal('exclude')], {
+        error: 'must be a number (what a play that never produced the metric scores) or "exclude"',
+      })
+      .optional(),
+  })
+  .refine((r) => r.min === undefined || r.max === undefined || r.min <= r.max, { error: 'min must be at most max' })
+  .refine(
+    (r) => typeof r.missing !== 'number' || ((r.min === undefined || r.missing >= r.min) && (r.max === undefined || r.missing <= r.max)),
+    {
+      error: 'missing must lie within min and max',
+      path: ['missing'],
+    },
+  );
 
 /** Metric name → range: a port's `metrics`, a run spec's and a summary's `metricRanges`. */
 export const metricRangesSchema = z.record(z.string().min(1), metricRangeSchema);

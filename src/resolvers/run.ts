@@ -99,16 +99,29 @@ export const MetricAggregateRef = builder.objectRef<MetricAggregate>('MetricAggr
     excluded: t.field({
       type: [StatusCountRef],
       description:
-        'Finished episodes left out of this metric, by ending: CANCELLED and INFRA_ERROR episodes are left out of the means (partial results of every other ending count; every rate is in the run’s statusCounts), and so is an episode that did not report the metric. Only endings with a count are listed.',
-      resolve: (m) =>
-        Object.keys(m.excluded ?? {})
-          .sort()
-          .map((status) => ({ status: status as EpisodeStatus, count: m.excluded![status]! })),
+        'Finished episodes left out of this metric, by ending: CANCELLED and INFRA_ERROR episodes are left out of the means (partial results of every other ending count; every rate is in the run’s statusCounts), and so is an episode that did not report a metric that declares no missing value (a measurement such as latency). Only endings with a count are listed.',
+      resolve: (m) => statusCounts(m.excluded),
+    }),
+    imputed: t.field({
+      type: [StatusCountRef],
+      description:
+        'Counted episodes that never produced this metric and scored its declared missing value instead (imputedValue: a scorer’s 0, so an unanswered sample counts as wrong), by ending. They are in count and mean. Only endings with a count are listed.',
+      resolve: (m) => statusCounts(m.imputed),
+    }),
+    imputedValue: t.float({
+      nullable: true,
+      description: 'The declared missing value the imputed episodes scored; null when none did.',
+      resolve: (m) => (m.imputedValue === undefined ? null : finite(m.imputedValue)),
     }),
   }),
 });
 
 const finite = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+
+const statusCounts = (counts: Readonly<Record<string, number>> | undefined): StatusCount[] =>
+  Object.keys(counts ?? {})
+    .sort()
+    .map((status) => ({ status: status as EpisodeStatus, count: counts![status]! }));
 
 interface TaskAggregate {
   task: string;

@@ -151,7 +151,21 @@ export function coveringRange(a: MetricRange, b: MetricRange): MetricRange {
   const out: MetricRange = {};
   if (a.min !== undefined && b.min !== undefined) out.min = Math.min(a.min, b.min);
   if (a.max !== undefined && b.max !== undefined) out.max = Math.max(a.max, b.max);
+  const missing = coveringMissing(a.missing, b.missing);
+  if (missing !== undefined) out.missing = missing;
   return out;
+}
+
+/**
+ * The `missing` rule of a metric two sources declare: a number wins over `exclude` or nothing
+ * (the metric is a score), and of two numbers the lower (a play that produced neither scores
+ * the worse value).
+ */
+function coveringMissing(a: MetricRange['missing'], b: MetricRange['missing']): MetricRange['missing'] {
+  if (typeof a === 'number' && typeof b === 'number') return Math.min(a, b);
+  if (typeof a === 'number') return a;
+  if (typeof b === 'number') return b;
+  return a ?? b;
 }
 
 /** `ci` cut to a declared range (an open bound cuts nothing). */

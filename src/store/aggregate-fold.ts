@@ -8,8 +8,8 @@ import type { EpisodeStatus } from '../statuses.js';
 import { varianceComponents } from '../stats/variance-components.js';
 import { meanOf } from '../stats/intervals.js';
 import type { MetricRanges } from '../core/types.js';
-import { type Aggregates, DEFAULT_TASK, numericValue, summarizeValues } from './aggregate.js';
-import { isCountedEnding } from './counted-endings.js';
+import { type Aggregates, DEFAULT_TASK, summarizeValues, withImputed } from './aggregate.js';
+import { isCountedEnding, missingValue, numericValue } from './counted-endings.js';
 import type { EpisodeRecord, MetricAggregate } from './types.js';
 
 /** One metric's values so far, in fold order; `groups` (by episodeId, first-seen order) on a run with repeats. */
@@ -18,6 +18,7 @@ interface MetricState {
   clusters: (string | undefined)[];
   anyCluster: boolean;
   excluded: Record<string, number>;
+  imputed: Record<string, number>;
   groups: Map<string, { values: number[]; cluster: string | undefined }>;
 }
 
@@ -26,6 +27,7 @@ const cloneMetric = (m: MetricState): MetricState => ({
   clusters: m.clusters.slice(),
   anyCluster: m.anyCluster,
   excluded: { ...m.excluded },
+  imputed: { ...m.imputed },
   groups: new Map([...m.groups].map(([k, g]) => [k, { values: g.values.slice(), cluster: g.cluster }])),
 });
 
@@ -37,6 +39,7 @@ class MetricsFold {
   #mixed = false;
   /** Records folded so far by ending, in first-seen order: a metric first seen now left all of them out. */
   #statusSoFar: Record<string, number> = {};
+  #anyCounted = false;
   #metrics = new Map<string, MetricState>();
 
   constructor(ranges: MetricRanges | undefined) {
@@ -47,19 +50,39 @@ class MetricsFold {
     return this.#mixed;
   }
 
+  #startMetric(name: string): void {
+    this.#metrics.set(name, {
+      values: [],
+      clusters: [],
+      anyCluster: false,
+      excluded: { ...this.#statusSoFar },
+      imputed: {},
+      groups: new Map(),
+    });
+  }
+
   fold(r: EpisodeRecord): void {
     const repeated = r.repeat !== undefined;
     if (this.#repeated === undefined) this.#repeated = repeated;
     else if (this.#repeated !== repeated) this.#mixed = true;
     const counted = isCountedEnding(r.status);
     if (counted) {
+      // As scoredMetricNames: a declared missing value gives its metric a line from the first counted play.
+      if (!this.#anyCounted) {
+        this.#anyCounted = true;
+        for (const [name, d] of Object.entries(this.#ranges ?? {})) if (missingValue(d) !== undefined) this.#startMetric(name);
+      }
       for (const [name, raw] of Object.entries(r.metrics)) {
         if (numericValue(raw) === undefined || this.#metrics.has(name)) continue;
-        this.#metrics.set(name, { values: [], clusters: [], anyCluster: false, excluded: { ...this.#statusSoFar }, groups: new Map() });
+        this.#startMetric(name);
       }
     }
     for (const [name, m] of this.#metrics) {
-      const v = counted ? numericValue(r.metrics[name]) : undefined;
+      let v = counted ? numericValue(r.metrics[name]) : undefined;
+      if (v === undefined && counted) {
+        v = missingValue(this.#ranges?.[name]);
+        if (v !== undefined) m.imputed[r.status] = (m.imputed[r.status] ?? 0) + 1;
+      }
       if (v === undefined) {
         m.excluded[r.status] = (m.excluded[r.status] ?? 0) + 1;
         continue;
@@ -84,7 +107,8 @@ class MetricsFold {
     return [...this.#metrics.keys()].sort().map((name) => {
       const m = this.#metrics.get(name)!;
       const range = this.#ranges?.[name];
-      if (!this.#repeated) return summarizeValues(name, m.values, m.anyCluster ? m.clusters : undefined, m.excluded, range);
+      if (!this.#repeated)
+        return withImputed(summarizeValues(name, m.values, m.anyCluster ? m.clusters : undefined, m.excluded, range), m.imputed, range);
       // As aggregateRepeated: each episode scores the mean of its counted plays.
       const list = [...m.groups.values()];
       const means = list.map((g) => meanOf(g.values));
@@ -94,7 +118,7 @@ class MetricsFold {
       out.repeats = vc.repeats;
       if (vc.between !== null) out.betweenVar = vc.between;
       if (vc.within !== null) out.withinVar = vc.within;
-      return out;
+      return withImputed(out, m.imputed, range);
     });
   }
 
@@ -103,6 +127,7 @@ class MetricsFold {
     c.#repeated = this.#repeated;
     c.#mixed = this.#mixed;
     c.#statusSoFar = { ...this.#statusSoFar };
+    c.#anyCounted = this.#anyCounted;
     c.#metrics = new Map([...this.#metrics].map(([k, m]) => [k, cloneMetric(m)]));
     return c;
   }

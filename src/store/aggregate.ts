@@ -7,19 +7,14 @@ import type { EpisodeStatus } from '../statuses.js';
 import type { MetricRange, MetricRanges } from '../core/types.js';
 import { meanOf, metricSpread, tInterval } from '../stats/intervals.js';
 import { varianceComponents } from '../stats/variance-components.js';
-import { isCountedEnding } from './counted-endings.js';
+import { isImputed, missingValue, numericValue, playValue, scoredMetricNames } from './counted-endings.js';
 import type { EpisodeRecord, MetricAggregate, RunSummary } from './types.js';
 
 export type Aggregates = Pick<RunSummary, 'aggregateMetrics' | 'aggregateByTask' | 'statusCounts' | 'timedOut'>;
 
 const byIndex = (a: EpisodeRecord, b: EpisodeRecord) => a.index - b.index;
 
-/** A metric value as a number (booleans as 0/1), or undefined when it is not one. */
-export function numericValue(v: unknown): number | undefined {
-  if (typeof v === 'boolean') return v ? 1 : 0;
-  if (typeof v === 'number' && Number.isFinite(v)) return v;
-  return undefined;
-}
+export { numericValue };
 
 /**
  * mean, count, stderr (sample std / sqrt(n); 0 for one value), min, max and the 95 % interval
@@ -71,41 +66,52 @@ export function ci95Of(m: MetricAggregate): [number, number] | null {
   return tInterval(mean, se, m.count - 1);
 }
 
-/**
- * The numeric metrics the counted episodes report, in code-unit order. A metric only left-out
- * episodes reported (e.g. retries of INFRA_ERROR ones) has no mean to show.
- */
-function countedMetricNames(records: readonly EpisodeRecord[]): string[] {
-  const names = new Set<string>();
-  for (const r of records) {
-    if (!isCountedEnding(r.status)) continue;
-    for (const [name, raw] of Object.entries(r.metrics)) if (numericValue(raw) !== undefined) names.add(name);
+/** `counts` with one more play of ending `status`. */
+const tally = (counts: Record<string, number>, status: string): void => {
+  counts[status] = (counts[status] ?? 0) + 1;
+};
+
+/** `aggregate` with its `imputed` tally and value, when any play scored the metric's declared missing value. */
+export function withImputed(
+  aggregate: MetricAggregate,
+  imputed: Readonly<Record<string, number>>,
+  declared: MetricRange | undefined,
+): MetricAggregate {
+  const value = missingValue(declared);
+  if (Object.keys(imputed).length > 0 && value !== undefined) {
+    aggregate.imputed = { ...imputed };
+    aggregate.imputedValue = value;
   }
-  return [...names].sort();
+  return aggregate;
 }
 
 /**
  * Aggregates over the numeric and boolean metrics of `records`, metric names sorted. Only
- * counted endings (store/counted-endings.ts) enter a metric; every other episode, and a counted
- * one that did not report the metric, is tallied in the metric's `excluded` by ending.
+ * counted endings (store/counted-endings.ts) enter a metric; a counted play that did not report
+ * it scores the metric's declared `missing` value (tallied in `imputed` by ending), or, with
+ * none declared, is left out like every uncounted play (tallied in `excluded` by ending).
  */
 export function aggregateMetrics(records: readonly EpisodeRecord[], ranges?: MetricRanges): MetricAggregate[] {
   const sorted = [...records].sort(byIndex);
   if (sorted.some((r) => r.repeat !== undefined)) return aggregateRepeated(sorted, ranges);
-  return countedMetricNames(sorted).map((name) => {
+  return scoredMetricNames(sorted, ranges).map((name) => {
+    const declared = ranges?.[name];
     const values: number[] = [];
     const clusters: (string | undefined)[] = [];
     const excluded: Record<string, number> = {};
+    const imputed: Record<string, number> = {};
     for (const r of sorted) {
-      const v = isCountedEnding(r.status) ? numericValue(r.metrics[name]) : undefined;
+      const v = playValue(r, name, declared);
       if (v === undefined) {
-        excluded[r.status] = (excluded[r.status] ?? 0) + 1;
+        tally(excluded, r.status);
         continue;
       }
+      if (isImputed(r, name, declared)) tally(imputed, r.status);
       values.push(v);
       clusters.push(r.cluster);
     }
-    return summarizeValues(name, values, clusters.some((c) => c !== undefined) ? clusters : undefined, excluded, ranges?.[name]);
+    const out = summarizeValues(name, values, clusters.some((c) => c !== undefined) ? clusters : undefined, excluded, declared);
+    return withImputed(out, imputed, declared);
   });
 }
 
@@ -116,15 +122,18 @@ export function aggregateMetrics(records: readonly EpisodeRecord[], ranges?: Met
  * counts plays. `sorted` is in run-index order, hence in episode order.
  */
 function aggregateRepeated(sorted: readonly EpisodeRecord[], ranges: MetricRanges | undefined): MetricAggregate[] {
-  return countedMetricNames(sorted).map((name) => {
+  return scoredMetricNames(sorted, ranges).map((name) => {
+    const declared = ranges?.[name];
     const groups = new Map<string, { values: number[]; cluster: string | undefined }>();
     const excluded: Record<string, number> = {};
+    const imputed: Record<string, number> = {};
     for (const r of sorted) {
-      const v = isCountedEnding(r.status) ? numericValue(r.metrics[name]) : undefined;
+      const v = playValue(r, name, declared);
       if (v === undefined) {
-        excluded[r.status] = (excluded[r.status] ?? 0) + 1;
+        tally(excluded, r.status);
         continue;
       }
+      if (isImputed(r, name, declared)) tally(imputed, r.status);
       let g = groups.get(r.episodeId);
       if (!g) {
         g = { values: [], cluster: r.cluster };
@@ -135,12 +144,12 @@ function aggregateRepeated(sorted: readonly EpisodeRecord[], ranges: MetricRange
     const list = [...groups.values()];
     const means = list.map((g) => meanOf(g.values));
     const clusters = list.map((g) => g.cluster);
-    const out = summarizeValues(name, means, clusters.some((c) => c !== undefined) ? clusters : undefined, excluded, ranges?.[name]);
+    const out = summarizeValues(name, means, clusters.some((c) => c !== undefined) ? clusters : undefined, excluded, declared);
     const vc = varianceComponents(list.map((g) => g.values));
     out.repeats = vc.repeats;
     if (vc.between !== null) out.betweenVar = vc.between;
     if (vc.within !== null) out.withinVar = vc.within;
-    return out;
+    return withImputed(out, imputed, declared);
   });
 }
 

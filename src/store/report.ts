@@ -42,16 +42,17 @@ export interface ScorerReport {
   /** True for a rescoring made after the run. */
   rescored: boolean;
   config?: Record<string, unknown>;
-  /** Episodes scored (INFRA_ERROR and CANCELLED episodes left out). */
+  /** Counted plays (INFRA_ERROR and CANCELLED ones left out), the unanswered among them. */
   count: number;
+  /** Over every counted play, an unanswered one scoring 0 (docs/statistics.md, Which plays count). */
   mean: number | null;
   stderr: number | null;
-  /** Episodes scoring 1. */
+  /** Plays scoring 1. */
   correct: number;
-  /** correct ÷ count. */
+  /** correct ÷ count: an unanswered play is a wrong one. */
   accuracy: number | null;
-  /** Episodes that ended without a score (no answer), among those counted for scoring. */
-  unscored: number;
+  /** Counted plays that ended without a score (ran out of budget or time, errored, gave no answer): in `count` at 0. */
+  unanswered: number;
   /** Present when the targets are labels. */
   classification?: ClassificationReport;
 }
@@ -113,10 +114,21 @@ interface Stream {
   entries: Array<{ record: EpisodeRecord; entry: ScoreEntry | undefined }>;
 }
 
-/** The score streams: the records' own entries by position (named after the first scorer seen there), then each rescoring. */
-function streamsOf(records: readonly EpisodeRecord[], rescores: readonly RescoreFile[]): Stream[] {
+/** The metric a scorer reports its value under (nodesets/score), which names its line when no play was scored. */
+const SCORE_METRIC = 'score';
+
+/**
+ * The score streams: the records' own entries by position (named after the first scorer seen
+ * there), then each rescoring. When no counted play has an entry but the run declares a `score`
+ * metric (its scorer never ran: every play out of budget), one stream of unanswered plays under
+ * that name, so the report still has its line, at 0.
+ */
+function streamsOf(records: readonly EpisodeRecord[], rescores: readonly RescoreFile[], summary: RunSummary): Stream[] {
   const width = Math.max(0, ...records.map((r) => r.scores?.length ?? 0));
   const streams: Stream[] = [];
+  if (width === 0 && records.length > 0 && typeof summary.metricRanges?.[SCORE_METRIC]?.missing === 'number') {
+    streams.push({ scorer: SCORE_METRIC, rescored: false, entries: records.map((record) => ({ record, entry: undefined })) });
+  }
   for (let k = 0; k < width; k++) {
     const first = records.find((r) => r.scores?.[k])!.scores![k]!;
     streams.push({
@@ -140,9 +152,12 @@ function streamsOf(records: readonly EpisodeRecord[], rescores: readonly Rescore
 
 const SCORE_RANGE = { min: 0, max: 1 };
 
+/** What a counted play without a score entry scores: a scorer's declared missing value (nodesets/score). */
+const UNANSWERED_SCORE = 0;
+
 function scorerReport(s: Stream): ScorerReport {
   const scored = s.entries.filter((e): e is { record: EpisodeRecord; entry: ScoreEntry } => e.entry !== undefined);
-  const values = scored.map((e) => e.entry.value);
+  const values = s.entries.map((e) => e.entry?.value ?? UNANSWERED_SCORE);
   // A score entry's value is in [0, 1] (its schema), so its interval is too.
   const agg = values.length ? summarizeValues(s.scorer, values, undefined, undefined, SCORE_RANGE) : undefined;
   const correct = values.filter((v) => v === 1).length;
@@ -155,7 +170,7 @@ function scorerReport(s: Stream): ScorerReport {
     stderr: agg ? finiteOrNull(agg.stderr) : null,
     correct,
     accuracy: values.length ? correct / values.length : null,
-    unscored: s.entries.length - scored.length,
+    unanswered: values.length - scored.length,
   };
   const entries = scored.map((e) => e.entry);
   if (CATEGORICAL_SCORERS.has(s.scorer) && looksLikeLabels(entries)) out.classification = classify(entries);
@@ -207,7 +222,7 @@ export function buildReport(summary: RunSummary, rescores: readonly RescoreFile[
   const records = [...summary.episodes].sort((a, b) => a.index - b.index);
   const done = records.length;
   const counted = records.filter((r) => !NOT_SCORED.has(r.status));
-  const streams = streamsOf(counted, rescores);
+  const streams = streamsOf(counted, rescores, summary);
   const primary = streams[0];
   const ranked = primary ? primary.entries.flatMap((e) => (e.entry ? [brief(e.record, e.entry)] : [])) : [];
   const worst = ranked

@@ -38,6 +38,8 @@ const metricAggregateSchema = z.object({
   clusters: count.optional(),
   clusteredStderr: number.optional(),
   excluded: z.record(z.string(), count).optional(),
+  imputed: z.record(z.string(), count).optional(),
+  imputedValue: z.number().optional(),
   repeats: number.optional(),
   betweenVar: number.optional(),
   withinVar: number.optional(),

@@ -80,6 +80,13 @@ export interface MetricAggregate {
   /** Episodes left out of this metric, by ending (an excluded ending, or the metric not reported). */
   excluded?: Record<string, number>;
   /**
+   * Counted plays that never produced this metric and scored its declared `missing` value (a
+   * scorer's 0 for an unanswered sample), by ending; absent when none did. They are in `count`.
+   */
+  imputed?: Record<string, number>;
+  /** The declared `missing` value those plays scored; present with `imputed`. */
+  imputedValue?: number;
+  /**
    * On a run with repeats: the mean plays per episode behind this metric, and the variance
    * components (one-way random effects): between episodes (σ²_b) and within an episode
    * across its plays (σ²_w). Var(mean) ≈ σ²_b/n + σ²_w/(n·K). `count` is then episodes, not plays.

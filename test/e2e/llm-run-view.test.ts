@@ -181,7 +181,7 @@ describe('a model-backed run on the dashboard', { timeout: 60_000 }, () => {
     const { page, url } = s;
     await page.goto(`${url}#/runs/${RUN_ID}`);
     await page.waitForSelector('[data-testid=run-report]');
-    expect(await page.textContent('[data-testid=report-accuracy]')).toMatch(/exact accuracy 60 % over 5 scored episodes/);
+    expect(await page.textContent('[data-testid=report-accuracy]')).toMatch(/exact accuracy 60 % over 5 counted episodes/);
     expect(await page.textContent('[data-testid=report-infra]')).toMatch(/infrastructure failures 1 \(16\.7 %\)/);
 
     const matrix = await page.$$eval('[data-testid=confusion-matrix] tbody tr', (rows) =>
@@ -296,7 +296,7 @@ describe('the report of a real label run on the dashboard', { timeout: 90_000 },
     await page.goto(`${url}#/runs/${runId}`);
     await page.waitForSelector('[data-testid=run-report]');
     // The stand-in's word list misreads two positive reviews (episodes 0 and 18): 22 of 24.
-    expect(await page.textContent('[data-testid=report-accuracy]')).toMatch(/exact accuracy 91\.7 % over 24 scored episodes/);
+    expect(await page.textContent('[data-testid=report-accuracy]')).toMatch(/exact accuracy 91\.7 % over 24 counted episodes/);
     const matrix = await page.$$eval('[data-testid=confusion-matrix] tbody tr', (rows) =>
       rows.map((r) => Array.from(r.children).map((c) => c.textContent?.trim())),
     );

@@ -77,8 +77,8 @@ describe('metricRangesOf', () => {
       });
       const qa = metricRangesOf(validateGraph(catalog.load('qa_llm'), registry));
       expect(qa).toMatchObject({
-        score: { min: 0, max: 1 },
-        correct: { min: 0, max: 1 },
+        score: { min: 0, max: 1, missing: 0 },
+        correct: { min: 0, max: 1, missing: 0 },
         llm_calls: { min: 0 },
         prompt_tokens: { min: 0 },
       });

@@ -90,6 +90,13 @@ describe('a pattern that backtracks catastrophically on one answer', () => {
     expect(stopped.error).toContain(why);
     expect(stopped.metrics).toEqual({});
     expect(summary.episodes[2]!.metrics).toEqual({ score: 1, correct: true });
-    expect(summary.aggregateMetrics.find((m) => m.name === 'correct')).toMatchObject({ mean: 1, count: 3, excluded: { ERROR: 1 } });
+    // The errored play counts, unscored, at the scorer's declared 0: the run says so in `imputed`.
+    expect(summary.aggregateMetrics.find((m) => m.name === 'correct')).toMatchObject({
+      mean: 0.75,
+      count: 4,
+      excluded: {},
+      imputed: { ERROR: 1 },
+      imputedValue: 0,
+    });
   }, 60_000);
 });

@@ -71,7 +71,7 @@ describe('score nodes in a run', () => {
     expect(report.infrastructureFailures).toEqual({ count: 0, rate: 0 });
     expect(report.scorers).toHaveLength(1);
     const s = report.scorers[0]!;
-    expect(s).toMatchObject({ scorer: 'exact', rescored: false, count: 8, correct: 5, accuracy: 5 / 8, unscored: 0 });
+    expect(s).toMatchObject({ scorer: 'exact', rescored: false, count: 8, correct: 5, accuracy: 5 / 8, unanswered: 0 });
     const c = s.classification!;
     expect(c.confusion).toEqual({
       labels: ['neg', 'neutral', 'pos'],

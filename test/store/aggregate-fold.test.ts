@@ -58,8 +58,13 @@ describe('AggregateFold', () => {
       const rng = createPrng(seed);
       const repeats = seed % 3 === 0 ? 3 : 1;
       const records = randomRun(rng, 24, repeats, { tasks: seed % 2 === 0, clusters: seed % 4 < 2 });
-      // Declared ranges on half the runs: `correct` a rate, `score` cut to where it can be, `late` a count.
-      const ranges = seed % 2 === 1 ? { correct: { min: 0, max: 1 }, score: { min: -3, max: 7 }, late: { min: 0 } } : undefined;
+      // Declared ranges on half the runs: `correct` a rate, `score` cut to where it can be, `late` a count;
+      // on half of those a missing value too, for `correct` and for `never`, which no play reports.
+      const missing = seed % 4 === 1 ? { missing: 0 } : {};
+      const ranges =
+        seed % 2 === 1
+          ? { correct: { min: 0, max: 1, ...missing }, score: { min: -3, max: 7 }, late: { min: 0 }, never: { min: 0, max: 1, ...missing } }
+          : undefined;
       const fold = new AggregateFold(ranges);
       for (let i = 0; i < records.length; i++) {
         fold.fold(records[i]!);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TASK, aggregateByTask, aggregateMetrics, computeAggregates, summarizeValues } from '../../src/store/aggregate.js';
 import type { EpisodeRecord } from '../../src/store/types.js';
+import { scoreTable } from '../../src/compare/episode-scores.js';
 import type { EpisodeStatus } from '../../src/statuses.js';
 
 function rec(index: number, metrics: EpisodeRecord['metrics'], status: EpisodeStatus = 'COMPLETED', task?: string): EpisodeRecord {
@@ -105,5 +106,60 @@ describe('aggregates', () => {
     const repeated = [0, 1, 2, 3].map((i) => ({ ...rec(i, { big: 1e308 }), episodeId: `e/${i >> 1}`, repeat: i & 1 }));
     const [rep] = JSON.parse(JSON.stringify(computeAggregates(repeated).aggregateMetrics));
     expect(rep).toMatchObject({ name: 'big', count: 2, mean: 1e308, stderr: 0, withinVar: 0, betweenVar: 0 });
+  });
+});
+
+describe("every counted play scores, by the metric's declared rule", () => {
+  const play = (index: number, status: EpisodeRecord['status'], metrics: EpisodeRecord['metrics'] = {}): EpisodeRecord => ({
+    index,
+    episodeId: `d/s/${index}`,
+    status,
+    steps: 1,
+    metrics,
+    seed: 0,
+    workerId: 0,
+    durationMs: 1,
+    startedAt: '',
+    finishedAt: '',
+    stepBudget: 1,
+    assets: [],
+  });
+  // A scorer's metrics score 0 when missing; latency is a measurement, left out when missing.
+  const declared = { correct: { min: 0, max: 1, missing: 0 }, llm_latency_ms: { min: 0, missing: 'exclude' as const } };
+  const byName = (records: EpisodeRecord[]) =>
+    Object.fromEntries(computeAggregates(records, declared).aggregateMetrics.map((m) => [m.name, m]));
+
+  it('scores an unanswered play (out of budget, errored, timed out) at the missing value and says how many', () => {
+    const agg = byName([
+      play(0, 'COMPLETED', { correct: 1, llm_latency_ms: 10 }),
+      play(1, 'BUDGET_EXHAUSTED', { llm_latency_ms: 30 }),
+      play(2, 'COMPLETED', { correct: 1, llm_latency_ms: 20 }),
+      play(3, 'ERROR'),
+      play(4, 'TIMEOUT', { llm_latency_ms: 40 }),
+      play(5, 'INFRA_ERROR'),
+      play(6, 'CANCELLED'),
+      play(7, 'COMPLETED', { correct: 0, llm_latency_ms: 50 }),
+    ]);
+    // Six counted plays, two answered right: 2/6, not the 2/3 of the answered ones.
+    expect(agg.correct).toMatchObject({ count: 6, mean: 2 / 6, imputed: { BUDGET_EXHAUSTED: 1, ERROR: 1, TIMEOUT: 1 } });
+    expect(agg.correct!.excluded).toEqual({ CANCELLED: 1, INFRA_ERROR: 1 });
+    // A measurement is never made up: the errored play is left out of latency.
+    expect(agg.llm_latency_ms).toMatchObject({ count: 5, mean: 30, excluded: { ERROR: 1, INFRA_ERROR: 1, CANCELLED: 1 } });
+    expect(agg.llm_latency_ms!.imputed).toBeUndefined();
+  });
+
+  it('keeps the scorer’s line when every play ran out before it scored', () => {
+    const agg = byName([play(0, 'BUDGET_EXHAUSTED', { llm_latency_ms: 5 }), play(1, 'BUDGET_EXHAUSTED', { llm_latency_ms: 7 })]);
+    expect(agg.correct).toMatchObject({ count: 2, mean: 0, imputed: { BUDGET_EXHAUSTED: 2 } });
+  });
+
+  it('has no line for a declared metric when no play counts at all', () => {
+    expect(byName([play(0, 'INFRA_ERROR'), play(1, 'CANCELLED')]).correct).toBeUndefined();
+  });
+
+  it('scores the same in a comparison: the unanswered play is a 0 in the pairs', () => {
+    const table = scoreTable([play(0, 'COMPLETED', { correct: 1 }), play(1, 'BUDGET_EXHAUSTED')], declared);
+    expect([...table.episodes.values()].map((e) => e.values.get('correct'))).toEqual([1, 0]);
+    expect(table.metrics).toEqual(['correct']);
   });
 });

@@ -77,9 +77,10 @@ describe('buildReport', () => {
     expect(report.retried).toEqual({ episodes: 2, retries: 4 });
   });
 
-  it('scores over the answered episodes only (infrastructure failures and cancelled ones left out), with the unscored counted', () => {
+  it('scores over every counted play, an unanswered one at 0 (infrastructure failures and cancelled ones left out)', () => {
+    // Counted: 0 (1), 2 (out of budget: unanswered), 3 (0), 4 (error: unanswered) → [1, 0, 0, 0].
     expect(report.scorers).toEqual([
-      { scorer: 'exact', rescored: false, count: 2, mean: 0.5, stderr: 0.5, correct: 1, accuracy: 0.5, unscored: 2 },
+      { scorer: 'exact', rescored: false, count: 4, mean: 0.25, stderr: 0.25, correct: 1, accuracy: 0.25, unanswered: 2 },
     ]);
     expect(report.worst.map((e) => e.index)).toEqual([3]);
     expect(report.best.map((e) => e.index)).toEqual([0]);

@@ -2,7 +2,7 @@
 import { graphql, type ResultOf } from './graphql.js';
 
 export const MetricAggregateFields = graphql(`
-  fragment MetricAggregateFields on MetricAggregate { name mean count stderr min max }
+  fragment MetricAggregateFields on MetricAggregate { name mean count stderr min max imputedValue }
 `);
 
 export const RunRowFields = graphql(

@@ -8,8 +8,19 @@ import { UPlotChart } from './UPlotChart.js';
 const bars = uPlot.paths.bars!({ size: [0.9, 120] });
 
 /** The distribution of one metric over the run's episodes. */
-export function HistogramChart({ episodes, metric, height = 240 }: { episodes: EpisodeRow[]; metric: string; height?: number }) {
-  const hist = useMemo(() => histogram(metricSeries(episodes, metric).y), [episodes, metric]);
+export function HistogramChart({
+  episodes,
+  metric,
+  missing = null,
+  height = 240,
+}: {
+  episodes: EpisodeRow[];
+  metric: string;
+  /** As MetricSeriesChart's. */
+  missing?: number | null;
+  height?: number;
+}) {
+  const hist = useMemo(() => histogram(metricSeries(episodes, metric, missing).y), [episodes, metric, missing]);
   const data = useMemo(() => [hist.centers, hist.counts] as uPlot.AlignedData, [hist]);
   const lo = hist.centers.length ? hist.centers[0]! - hist.binWidth / 2 : 0;
   const hi = hist.centers.length ? hist.centers[hist.centers.length - 1]! + hist.binWidth / 2 : 1;

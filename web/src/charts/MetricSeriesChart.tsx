@@ -14,11 +14,22 @@ function rangeWithZero(min: number | null, max: number | null): [number, number]
 }
 
 /** One metric per episode index (points) with its running mean over the index order (line). */
-export function MetricSeriesChart({ episodes, metric, height = 240 }: { episodes: EpisodeRow[]; metric: string; height?: number }) {
+export function MetricSeriesChart({
+  episodes,
+  metric,
+  missing = null,
+  height = 240,
+}: {
+  episodes: EpisodeRow[];
+  metric: string;
+  /** What an episode that never produced the metric scores (MetricAggregate.imputedValue); null: left out. */
+  missing?: number | null;
+  height?: number;
+}) {
   const data = useMemo(() => {
-    const s = metricSeries(episodes, metric);
+    const s = metricSeries(episodes, metric, missing);
     return [s.x, s.y, s.mean] as uPlot.AlignedData;
-  }, [episodes, metric]);
+  }, [episodes, metric, missing]);
 
   const options = useMemo<Omit<uPlot.Options, 'width'>>(
     () => ({

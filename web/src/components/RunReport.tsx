@@ -33,9 +33,9 @@ export function RunReport({ runId, report }: { runId: string; report: RunReportV
       <div className="progress-facts">
         {primary && (
           <span data-testid="report-accuracy">
-            {primary.scorer} accuracy <b>{pct(primary.accuracy)}</b> over <b>{primary.count}</b> scored episode
+            {primary.scorer} accuracy <b>{pct(primary.accuracy)}</b> over <b>{primary.count}</b> counted episode
             {primary.count === 1 ? '' : 's'}
-            {primary.unscored ? ` (${primary.unscored} without an answer count as wrong)` : ''}
+            {primary.unanswered ? ` (${primary.unanswered} unanswered, counted as wrong)` : ''}
           </span>
         )}
         {report.infra && (
@@ -91,7 +91,7 @@ export function RunReport({ runId, report }: { runId: string; report: RunReportV
                   <td className="num">{pct(s.accuracy)}</td>
                   <td className="num">{s.correct ?? '–'}</td>
                   <td className="num">{s.count}</td>
-                  <td className="num">{s.unscored ?? '–'}</td>
+                  <td className="num">{s.unanswered ?? '–'}</td>
                 </tr>
               ))}
             </tbody>

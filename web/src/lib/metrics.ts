@@ -29,26 +29,32 @@ export function numericValue(v: unknown): number | null {
   return null;
 }
 
-/** Names of metrics that are numeric in at least one episode, headline metrics first. */
-export function numericMetricNames(episodes: ReadonlyArray<{ metrics: unknown }>): string[] {
-  const names = new Set<string>();
+/** Names of metrics that are numeric in at least one episode or that the run scores (`aggregates`), headline metrics first. */
+export function numericMetricNames(
+  episodes: ReadonlyArray<{ metrics: unknown }>,
+  aggregates: ReadonlyArray<{ name: string }> = [],
+): string[] {
+  const names = new Set<string>(aggregates.map((a) => a.name));
   for (const e of episodes) for (const [k, v] of Object.entries(metricsOf(e.metrics))) if (numericValue(v) != null) names.add(k);
   return [...names].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 }
 
 /**
- * Per-episode values of one metric in index order, with the running mean over them; episodes
- * whose ending the run's means leave out (cancelled, infrastructure failures) are left out here
- * too, so the running mean ends at the mean the run reports.
+ * Per-episode values of one metric in index order, with the running mean over them, by the
+ * server's rule (src/store/counted-endings.ts): episodes whose ending the run's means leave out
+ * (cancelled, infrastructure failures) are left out here too, and a counted episode that never
+ * produced the metric scores `missing` (the metric's declared value, MetricAggregate.imputedValue)
+ * or, without one, is left out; so the running mean ends at the mean the run reports.
  */
 export function metricSeries(
   episodes: ReadonlyArray<{ index: number; metrics: unknown; status?: string }>,
   name: string,
+  missing: number | null = null,
 ): { x: number[]; y: number[]; mean: number[] } {
   const pts: Array<[number, number]> = [];
   for (const e of episodes) {
     if (e.status !== undefined && (UNSCORED_ENDINGS as readonly string[]).includes(e.status)) continue;
-    const v = numericValue(metricsOf(e.metrics)[name]);
+    const v = numericValue(metricsOf(e.metrics)[name]) ?? missing;
     if (v != null) pts.push([e.index, v]);
   }
   pts.sort((a, b) => a[0] - b[0]);

@@ -41,7 +41,8 @@ export interface ReportScorer {
   stderr: number | null;
   correct: number | null;
   accuracy: number | null;
-  unscored: number | null;
+  /** Counted plays without a score: in `count`, at 0. */
+  unanswered: number | null;
   classification: ReportClassification | null;
 }
 
@@ -172,7 +173,8 @@ export function readReport(v: unknown): RunReportView | null {
       stderr: num(s.stderr),
       correct: num(s.correct),
       accuracy: num(s.accuracy),
-      unscored: num(s.unscored),
+      // Reports written before the rule had `unscored` (then left out of count and accuracy).
+      unanswered: num(s.unanswered ?? s.unscored),
       classification: classification(s.classification),
     })),
     worst: objs(v.worst).map(episode).filter(notNull),

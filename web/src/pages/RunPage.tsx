@@ -44,7 +44,9 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
   const now = useNow(live ? 1000 : 0);
   const open = useCallback((i: number) => navigate(href.episode(runId, i)), [runId]);
   const close = useCallback(() => navigate(href.run(runId)), [runId]);
-  const metricNames = useMemo(() => numericMetricNames(eps.episodes), [eps.episodes]);
+  // A metric no episode produced still has its chart when the run scores it (every play unanswered).
+  const aggregates = run?.aggregateMetrics;
+  const metricNames = useMemo(() => numericMetricNames(eps.episodes, aggregates), [eps.episodes, aggregates]);
 
   const title = run ? `${run.name ?? run.id} · ${titleCase(run.status)} · batch-eval` : 'batch-eval';
   useEffect(() => {
@@ -225,6 +227,7 @@ function RunCharts({
 }) {
   const [chosen, setChosen] = useState<string | null>(null);
   const metric = chosen && metricNames.includes(chosen) ? chosen : metricNames[0];
+  const missing = run.aggregateMetrics.find((m) => m.name === metric)?.imputedValue ?? null;
   return (
     <section className="panel charts">
       <div className="panel-head">
@@ -258,11 +261,11 @@ function RunCharts({
         <div className="chart-grid">
           <figure>
             <figcaption>{metric} per episode, with its running mean in index order</figcaption>
-            <MetricSeriesChart episodes={episodes} metric={metric} />
+            <MetricSeriesChart episodes={episodes} metric={metric} missing={missing} />
           </figure>
           <figure>
             <figcaption>distribution of {metric}</figcaption>
-            <HistogramChart episodes={episodes} metric={metric} />
+            <HistogramChart episodes={episodes} metric={metric} missing={missing} />
           </figure>
         </div>
       )}
