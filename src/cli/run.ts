@@ -185,7 +185,9 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
       '--shard plays part of a run here, for evalctl merge; it does not go with --server (a server with --redis spreads a run over its workers itself)',
     );
   if (values['allow-code-tools'] === true && values.server !== undefined)
-    throw new BadInputError('--allow-code-tools is the operator\'s switch of a local run; with --server, the server\'s own switch (evalctl serve --allow-code-tools) decides');
+    throw new BadInputError(
+      "--allow-code-tools is the operator's switch of a local run; with --server, the server's own switch (evalctl serve --allow-code-tools) decides",
+    );
   const shard = values.shard === undefined ? undefined : parseShardFlag(values.shard);
   if (shard) assertTaskHasShards(input, shard);
   let remote: RemoteOptions | undefined;

@@ -59,7 +59,9 @@ export function runPolicyFromEnv(env: NodeJS.ProcessEnv = process.env, o: { allo
 
 /** The code-running tools a graph offers, as "node.tool". */
 export function codeToolsOfGraph(graph: GraphSpec): string[] {
-  return graph.nodes.flatMap((n) => (Object.hasOwn(CODE_TOOL_NODES, n.type) ? CODE_TOOL_NODES[n.type]!(n.config ?? {}) : []).map((t) => `${n.id}.${t}`));
+  return graph.nodes.flatMap((n) =>
+    (Object.hasOwn(CODE_TOOL_NODES, n.type) ? CODE_TOOL_NODES[n.type]!(n.config ?? {}) : []).map((t) => `${n.id}.${t}`),
+  );
 }
 
 /** How a message names an override key: `overrides.node.key`, `--set node.key`, `overrides.node.key (run.toml line 4)`. */
@@ -105,7 +107,12 @@ export function assertRunPolicy(input: RunPolicyInput): string[] {
           field,
         );
       }
-      if (decl?.knownEndpoint === true && typeof value === 'string' && value !== '' && !input.policy.endpoints.includes(normaliseEndpoint(value))) {
+      if (
+        decl?.knownEndpoint === true &&
+        typeof value === 'string' &&
+        value !== '' &&
+        !input.policy.endpoints.includes(normaliseEndpoint(value))
+      ) {
         throw new RunPolicyError(
           'ENDPOINT_NOT_ALLOWED',
           `${named}: ${showValue(value)} is not an endpoint this server knows; a run may name the server's configured endpoint (OPENAI_BASE_URL) or one its operator lists in ${LLM_ENDPOINTS_ENV}`,
