@@ -157,6 +157,7 @@ export class JobScheduler {
         outputsDir: this.outputsDir,
         graphDirs: s.graphDirs,
         ctx: this.ctx,
+        policy: s.policy,
         newJob: (spec, runDir, estimate, shared) => this.newJob(spec, runDir, estimate, shared),
         enqueue: (job, summary) => this.enqueue(job, summary),
         adopt: (job) => this.running.set(job.runId, job),
