@@ -35,6 +35,12 @@ export const ERROR_CODES = {
   UNKNOWN_SCORER: { kind: 'input', public: true },
   /** rescoreRun: the scorer's work on the stored answers passed its time limit (a backtracking pattern); nothing was written. */
   RESCORE_TIMEOUT: { kind: 'input', public: true },
+  /** A run's overrides set a config key the nodeset declares `operatorOnly` (e.g. a tool's command): the operator's graph files set it, never a run. */
+  OVERRIDE_NOT_ALLOWED: { kind: 'input', public: true },
+  /** A run's overrides name a model endpoint (`base_url`) the server does not know (OPENAI_BASE_URL, EVAL_LLM_ENDPOINTS). */
+  ENDPOINT_NOT_ALLOWED: { kind: 'input', public: true },
+  /** The run's graph offers a code-running tool (python, a command tool) and the server was not started with `--allow-code-tools`. */
+  CODE_TOOLS_DISABLED: { kind: 'input', public: true },
   /** `retryRun`: no episode of the run ended as asked and none is missing. */
   NOTHING_TO_RETRY: { kind: 'request', public: true },
   STORAGE_FULL: { kind: 'storage', public: true },
@@ -101,6 +107,15 @@ export class RunInputError extends BadInputError {
     super(message);
     this.field = field;
     this.limit = limit;
+  }
+}
+
+/** A run refused by the operator's rules (operator-only keys, known endpoints, code-running tools); `field` names what was refused. */
+export class RunPolicyError extends CodedError {
+  readonly field: string;
+  constructor(code: 'OVERRIDE_NOT_ALLOWED' | 'ENDPOINT_NOT_ALLOWED' | 'CODE_TOOLS_DISABLED', message: string, field: string) {
+    super(code, message);
+    this.field = field;
   }
 }
 

@@ -75,7 +75,7 @@ export function buildServices(options: AppOptions, log: SchedulerLogger, backend
     runs: new RunReader(outputsDir),
     watcher,
     pubsub,
-    play: new PlayRunner({ graphs, nodesets, lock: scheduler }),
+    play: new PlayRunner({ graphs, nodesets, lock: scheduler, policy: scheduler.policy }),
     assetUrl: assetUrlPath,
     ...(scaleout ? { scaleout } : {}),
   };

@@ -1,6 +1,6 @@
 /**
  * `evalctl episode <graph> --index I [--seed S] [--json] [--step-budget B]
- * [--set node.key=value …] [--dataset D] [--split S] [--outputs DIR]`: runs one episode with
+ * [--set node.key=value …] [--dataset D] [--split S] [--outputs DIR] [--allow-code-tools]`: runs one episode with
  * real hosts, in this process, and prints its record. Episode I here is episode I of a run
  * with the same seed: the same env episode, the same seed, the same metrics.
  */
@@ -19,7 +19,7 @@ import { FLAG_LABELS, numeric, specFromInput } from './run.js';
 import { signalExitCode } from './signal-exit.js';
 
 const USAGE =
-  'usage: evalctl episode <graph> --index I [--seed S] [--json] [--step-budget B] [--set node.key=value …] [--dataset D] [--split S] [--outputs DIR]';
+  'usage: evalctl episode <graph> --index I [--seed S] [--json] [--step-budget B] [--set node.key=value …] [--dataset D] [--split S] [--outputs DIR] [--allow-code-tools]';
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCliArgs({
@@ -36,6 +36,7 @@ export async function run(argv: string[]): Promise<number> {
       dataset: { type: 'string' },
       split: { type: 'string' },
       outputs: { type: 'string' },
+      'allow-code-tools': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -67,7 +68,7 @@ export async function run(argv: string[]): Promise<number> {
     { ...FLAG_LABELS, episodeOffset: '--index' },
   );
   const index = input.episodeOffset;
-  const probe = await specFromInput(input, '00000000_000000');
+  const probe = await specFromInput(input, '00000000_000000', '--set', values['allow-code-tools'] === true);
 
   const keep = values.outputs !== undefined;
   const outputs = values.outputs ?? (await mkdtemp(join(tmpdir(), 'evalctl-episode-')));

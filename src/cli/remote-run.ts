@@ -4,7 +4,7 @@
  * and final table as a local run. Ctrl-C cancels it on the server (cancelRun) and waits for
  * the end. The token comes from `--token` or EVAL_API_TOKEN.
  */
-import { CodedError, type ErrorCode, errorMessage } from '../errors.js';
+import { CodedError, type ErrorCode, errorMessage, isPublicCode } from '../errors.js';
 import type { RunInput } from '../spec/run-spec.js';
 import type { RunSummary } from '../store/types.js';
 
@@ -29,19 +29,8 @@ function remoteError(errors: GqlError[] | undefined, fallback: string): RemoteEr
   return new RemoteError(known, `the server refused: ${errors?.map((e) => e.message).join('; ') ?? fallback}`);
 }
 
-const KNOWN = new Set([
-  'BAD_USER_INPUT',
-  'NOT_FOUND',
-  'SPEC_INVALID',
-  'QUEUE_FULL',
-  'UNAUTHENTICATED',
-  'CONFLICT',
-  'STORAGE_FULL',
-  'STORAGE_READ_ONLY',
-  'AUDIT_MANIFEST_CHANGED',
-  'NOTHING_TO_RETRY',
-]);
-const isKnown = (code: string): code is ErrorCode => KNOWN.has(code);
+/** A code the server shows as it is (errors.ts's one table); any other is said as an internal error. */
+const isKnown = (code: string): code is ErrorCode => isPublicCode(code);
 
 export interface RemoteOptions {
   /** The server's base URL (a trailing /graphql is accepted). */

@@ -2,7 +2,7 @@
  * `evalctl run <graph> --episodes N [--workers K] [--seed S] [--step-budget B]
  * [--set node.key=value …] [--outputs DIR] [--json] [--dataset D] [--split S]
  * [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] [--config eval.toml]
- * [--name N] [--tag T …] [--note TEXT] [--shard-size N] [--shard k/K]`: one batch through a
+ * [--name N] [--tag T …] [--note TEXT] [--shard-size N] [--shard k/K] [--allow-code-tools]`: one batch through a
  * real eval process, no server needed. `--shard k/K` plays only task k's shards and writes a
  * partial run directory for `evalctl merge`. A live progress line on a terminal, a table of
  * aggregates at the end; `--json` prints the final summary on stdout. Exit 0 when the run
@@ -30,6 +30,7 @@ import { parseRunInput, type FieldLabels } from '../spec/parse-run-spec.js';
 import { checkWaitForRoom } from '../scheduler/submit-when-room.js';
 import { readRunFile, RunFileError, runFileLabels, type SweepGrid } from '../spec/run-file.js';
 import { runSpecOf, type RunInput } from '../spec/run-spec.js';
+import { runPolicyFromEnv } from '../spec/run-policy.js';
 import { assertTaskHasShards, describeIndices, episodeIndicesOf, parseShardFlag, type ShardTask } from '../spec/shards.js';
 import { FILES, createRunDir, isDone, readSummary, touchDone, writeSpec, writeSummary } from '../store/run-dir.js';
 import { describeStorage, storageCodeOfExit } from '../store/storage-fault.js';
@@ -41,7 +42,7 @@ import { repeatsAdvice } from '../stats/variance-components.js';
 const USAGE =
   'usage: evalctl run [<graph>] [--config eval.toml] --episodes N [--workers K] [--seed S] [--step-budget B] [--set node.key=value …] ' +
   '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] [--repeats K] ' +
-  '[--name N] [--tag T …] [--note TEXT] [--shard-size N] [--shard k/K] [--server URL [--token T] [--wait-for-room SEC]]';
+  '[--name N] [--tag T …] [--note TEXT] [--shard-size N] [--shard k/K] [--allow-code-tools] [--server URL [--token T] [--wait-for-room SEC]]';
 
 const POLL_MS = 200;
 /** How often summary.json is read when no progress line is drawn (--json, or stderr not a terminal). */
@@ -93,6 +94,8 @@ export interface RunArgs {
   remote?: RemoteOptions;
   /** How an error about the overrides names where they came from: `--set`, the run file's line, or both. */
   overridesLabel: string;
+  /** `--allow-code-tools`: the run may offer code-running tools (python, command tools); EVAL_ALLOW_CODE_TOOLS=1 does the same. */
+  allowCodeTools: boolean;
 }
 
 /** `--set` patches over the file's overrides, key by key within each node. */
@@ -136,6 +139,7 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
       'shard-size': { type: 'string' },
       shard: { type: 'string' },
       repeats: { type: 'string' },
+      'allow-code-tools': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -180,6 +184,10 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
     throw new BadInputError(
       '--shard plays part of a run here, for evalctl merge; it does not go with --server (a server with --redis spreads a run over its workers itself)',
     );
+  if (values['allow-code-tools'] === true && values.server !== undefined)
+    throw new BadInputError(
+      "--allow-code-tools is the operator's switch of a local run; with --server, the server's own switch (evalctl serve --allow-code-tools) decides",
+    );
   const shard = values.shard === undefined ? undefined : parseShardFlag(values.shard);
   if (shard) assertTaskHasShards(input, shard);
   let remote: RemoteOptions | undefined;
@@ -202,26 +210,34 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
     ...(file ? { configFile: file.path } : {}),
     ...(shard ? { shard } : {}),
     overridesLabel: labels.overrides ?? 'overrides',
+    allowCodeTools: values['allow-code-tools'] === true,
   };
 }
 
 /** The spec of a checked CLI run: its graph found, the overrides applied, validated and frozen into it. */
-export async function specFromInput(input: RunInput, runId: string, overridesLabel = '--set'): Promise<RunSpec> {
-  return (await checkedInput(input, runId, overridesLabel)).spec;
+export async function specFromInput(input: RunInput, runId: string, overridesLabel = '--set', allowCodeTools = false): Promise<RunSpec> {
+  return (await checkedInput(input, runId, overridesLabel, allowCodeTools)).spec;
 }
 
 /** The spec of a checked CLI run and the nodesets its graph uses (for its manifest). */
-async function checkedInput(input: RunInput, runId: string, overridesLabel: string): Promise<{ spec: RunSpec; nodesets: NodesetEntry[] }> {
+async function checkedInput(
+  input: RunInput,
+  runId: string,
+  overridesLabel: string,
+  allowCodeTools: boolean,
+): Promise<{ spec: RunSpec; nodesets: NodesetEntry[] }> {
   const workspaceDir = process.env.ACTIVE_WORKSPACE_DIR || undefined;
-  const { graph, nodesets, metricRanges } = await inspectRunGraph({
+  const { graph, nodesets, metricRanges, codeTools } = await inspectRunGraph({
     graphName: input.graphName,
     overrides: input.overrides,
     workspaceDir,
     overridesLabel,
+    // The same rules as a server's: a run file may come from anyone.
+    policy: runPolicyFromEnv(process.env, { allowCodeTools }),
   });
   await assertDatasetSelection(nodesets, input, workspaceDir, { defaults: false });
   assertModelSetup(input.graphName, graph);
-  return { spec: runSpecOf(input, { runId, graph, metricRanges, activeWorkspaceDir: workspaceDir }), nodesets };
+  return { spec: runSpecOf(input, { runId, graph, metricRanges, activeWorkspaceDir: workspaceDir, codeTools }), nodesets };
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -244,7 +260,7 @@ export async function run(argv: string[]): Promise<number> {
     return runSweepRemote(args.input, request, args.remote, args.json);
   }
   if (args.remote) return runRemote(args, args.remote);
-  const { spec: probe, nodesets } = await checkedInput(args.input, '00000000_000000', args.overridesLabel);
+  const { spec: probe, nodesets } = await checkedInput(args.input, '00000000_000000', args.overridesLabel, args.allowCodeTools);
   // Ctrl-C from here on cancels the run, also before its eval process exists or has set up its own handlers.
   let interrupted: NodeJS.Signals | undefined;
   let child: EvalRunProcess | undefined;

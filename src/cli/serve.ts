@@ -16,7 +16,7 @@ import { signalExitCode } from './signal-exit.js';
 import { shutdownTracing, startTracing } from '../tracing/tracing.js';
 
 const USAGE =
-  'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …] [--allowed-hosts NAME,…] [--ram-mb MB] [--vram-mb MB] [--cores N] [--resume] [--redis URL [--redis-lost-ms MS]]\n' +
+  'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …] [--allowed-hosts NAME,…] [--ram-mb MB] [--vram-mb MB] [--cores N] [--resume] [--redis URL [--redis-lost-ms MS]] [--allow-code-tools]\n' +
   '  listening on a non-loopback host requires EVAL_API_TOKEN; clients send "Authorization: Bearer <token>"';
 
 export interface ServeArgs {
@@ -35,6 +35,8 @@ export interface ServeArgs {
   resume: boolean;
   /** Scale-out: admitted runs go on BullMQ in this Redis for `evalctl worker`s. */
   redis?: { url: string; redisLostMs?: number };
+  /** Runs may offer code-running tools (python, command tools); EVAL_ALLOW_CODE_TOOLS=1 does the same. */
+  allowCodeTools: boolean;
   help: boolean;
 }
 
@@ -57,6 +59,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
         'allowed-hosts': { type: 'string', multiple: true },
         redis: { type: 'string' },
         'redis-lost-ms': { type: 'string' },
+        'allow-code-tools': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     },
@@ -97,6 +100,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
       .map((h) => h.trim())
       .filter((h) => h !== ''),
     resume: v.resume === true,
+    allowCodeTools: v['allow-code-tools'] === true,
     help: v.help === true,
   };
 }
@@ -119,6 +123,7 @@ export async function run(argv: string[]): Promise<number> {
       staticCapacity: args.staticCapacity,
       ...(args.cores !== undefined ? { cores: args.cores } : {}),
       ...(args.resume ? { resumeInterrupted: true } : {}),
+      ...(args.allowCodeTools ? { allowCodeTools: true } : {}),
     },
     ...(args.redis
       ? { redis: { redisUrl: args.redis.url, ...(args.redis.redisLostMs !== undefined ? { redisLostMs: args.redis.redisLostMs } : {}) } }

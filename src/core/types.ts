@@ -99,6 +99,16 @@ export interface ConfigKeySpec {
   maximum?: number;
   /** The only values the key takes (strings, numbers, booleans), whatever `type` says. */
   enum?: ReadonlyArray<string | number | boolean>;
+  /**
+   * Set only by the operator, in a graph file (graphs/ or the workspace overlay): a run's
+   * overrides that set it are refused with OVERRIDE_NOT_ALLOWED (e.g. a tool's command). @default false
+   */
+  operatorOnly?: boolean;
+  /**
+   * A model endpoint's base URL: a run's overrides may only name one the server knows
+   * (OPENAI_BASE_URL, else the OpenAI default, and EVAL_LLM_ENDPOINTS), else ENDPOINT_NOT_ALLOWED. @default false
+   */
+  knownEndpoint?: boolean;
 }
 
 export interface PanelFieldSpec {

@@ -62,6 +62,8 @@ const functionSchema = z.looseObject({
           .array(z.union([z.string(), z.number(), z.boolean()]))
           .min(1)
           .optional(),
+        operatorOnly: z.boolean().optional(),
+        knownEndpoint: z.boolean().optional(),
       }),
     )
     .optional(),

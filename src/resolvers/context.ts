@@ -26,6 +26,8 @@ import type { PlayRunner } from './play-runner.js';
 /** The scheduler as the API uses it. */
 export interface SchedulerApi {
   submit(input: SubmitInput, frozen?: FrozenSubmit): Promise<RunSummary>;
+  /** Checks a run as submit would (its input, graph and the operator's rules) without queueing it. */
+  vet?(input: SubmitInput): Promise<void>;
   cancel(runId: string): Promise<RunSummary>;
   queue(): QueueEntry[];
   activeJobs(): ActiveJob[];

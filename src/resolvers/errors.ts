@@ -3,7 +3,7 @@
  * `extensions.code`; anything unexpected is masked as INTERNAL_SERVER_ERROR.
  */
 import { GraphQLError } from 'graphql';
-import { CodedError, GraphValidationError, isPublicCode, type PublicErrorCode, QueueFullError } from '../errors.js';
+import { CodedError, GraphValidationError, isPublicCode, type PublicErrorCode, QueueFullError, RunPolicyError } from '../errors.js';
 import { RunInputError, SpecInvalidError } from '../spec/spec-errors.js';
 import { AuditManifestChangedError } from '../audit/audit-errors.js';
 
@@ -30,6 +30,8 @@ function extensionsOf(err: unknown): Record<string, unknown> | undefined {
     return { code: 'BAD_USER_INPUT', reason: 'GRAPH_INVALID', problems: invalid.problems };
   }
   if (err instanceof QueueFullError) return { code: 'QUEUE_FULL', capacity: err.capacity };
+  // What the operator does not allow, naming the field refused (overrides.tools.tools, overrides.llm.base_url, graphName).
+  if (err instanceof RunPolicyError) return { code: err.code, field: err.field };
   if (err instanceof RunInputError) return { code: err.code, field: err.field, ...(err.limit !== undefined ? { limit: err.limit } : {}) };
   // A run dir's spec.json that is not a valid spec: said as it is, naming the field, for that run only.
   if (err instanceof SpecInvalidError) return { code: err.code, field: err.field };

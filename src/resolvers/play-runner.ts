@@ -13,6 +13,7 @@ import type { GraphCatalog } from '../graph/graph-catalog.js';
 import { entriesUsedBy, NodesetRegistry, type NodesetEntry } from '../nodeset-registry/registry.js';
 import type { GraphSpec, NodeOutputs } from '../core/types.js';
 import { playRunInput, runSpecOf, type Overrides, type PlayInput, type RunInput } from '../spec/run-spec.js';
+import { assertRunPolicy, runPolicyFromEnv, type RunPolicy } from '../spec/run-policy.js';
 import type { EpisodeStatus } from '../statuses.js';
 import { createRunDir, episodeDir, writeSpec } from '../store/run-dir.js';
 import { assertBuiltinEnvSelection } from '../scheduler/dataset-selection.js';
@@ -42,6 +43,8 @@ export interface PreparedPlay {
   run: RunInput;
   /** Its graph, overrides applied. */
   graph: GraphSpec;
+  /** The code-running tools it offers ("node.tool"). */
+  codeTools: string[];
 }
 
 export interface PlayRunnerOptions {
@@ -50,6 +53,8 @@ export interface PlayRunnerOptions {
   lock: { acquireInteractiveLock(holder: string): () => void };
   /** Where throwaway run dirs go. @default os.tmpdir() */
   tmpDir?: string;
+  /** What a play may ask, as a submitted run (spec/run-policy.ts). @default runPolicyFromEnv() */
+  policy?: RunPolicy;
 }
 
 /** Config key that makes an env emit its picture every step. */
@@ -73,15 +78,23 @@ export class PlayRunner {
     // A dataset or split a built-in env lacks is refused here, before the lock is taken.
     await assertBuiltinEnvSelection(entriesUsedBy(source.nodes, entries), run);
     const graph = applyOverrides(source, overrides);
+    const registry = new NodesetRegistry(entries);
+    // The user's overrides only: the rendering switch is the server's own.
+    const codeTools = assertRunPolicy({
+      graph,
+      overrides: input.overrides,
+      functionOf: (type) => registry.resolve(type)?.fn,
+      policy: this.#o.policy ?? runPolicyFromEnv(),
+    });
     // As startEval checks it (each config value against its declared type): a bad override is refused
     // before STARTED and the lock, with every problem listed.
     try {
-      validateGraph(graph, new NodesetRegistry(entries));
+      validateGraph(graph, registry);
     } catch (err) {
       if (err instanceof GraphValidationError) throw new BadInputError(`overrides: ${err.message}`, { cause: err });
       throw err;
     }
-    return { input, run, graph };
+    return { input, run, graph, codeTools };
   }
 
   /**
@@ -96,7 +109,7 @@ export class PlayRunner {
     const root = await mkdtemp(join(this.#o.tmpDir ?? tmpdir(), 'eval-play-'));
     try {
       const { runId, dir } = createRunDir(root);
-      const spec = runSpecOf(prepared.run, { runId, graph: prepared.graph });
+      const spec = runSpecOf(prepared.run, { runId, graph: prepared.graph, codeTools: prepared.codeTools });
       await writeSpec(dir, spec);
       emit({ kind: 'STARTED', holder, graphName: input.graphName, index: input.index });
 

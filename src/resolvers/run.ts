@@ -285,6 +285,11 @@ RunRef.implement({
       description: 'Config patches given at start: node id → patch.',
       resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.overrides ?? {},
     }),
+    codeTools: t.stringList({
+      description:
+        'The code-running tools (the python built-in, command tools) its graph offers, as "node.tool": they run code with the server\'s rights, allowed by its operator (`evalctl serve --allow-code-tools`). Empty for none.',
+      resolve: async (r, _a, ctx) => (await loadSpec(r, ctx))?.codeTools ?? [],
+    }),
     dataset: t.string({
       nullable: true,
       description: 'Env panel dataset, if given.',

@@ -211,6 +211,8 @@ async function startSweep(
     throw new BadInputError(
       `the sweep would queue ${total} runs (${points.length} configs × ${seeds.length} seeds); at most ${MAX_SWEEP_RUNS}`,
     );
+  // Every config is checked before any run is queued: a refused one (an endpoint or a tool the operator does not allow) queues nothing.
+  if (ctx.scheduler.vet) for (const p of points) await ctx.scheduler.vet({ ...base, overrides: p.overrides });
   const id = await allocateSweepId(ctx.outputsDir);
   const sweep: SweepRecord = {
     id,

@@ -33,6 +33,7 @@ import { isPidAlive, type ResourceSample } from './admission/resource-sampler.js
 import { resourceSnapshot } from './admission/resource-snapshot.js';
 import { RssMonitor } from './admission/rss-monitor.js';
 import { assertModelSetup, inspectRunGraph } from './run-graph.js';
+import type { RunPolicy } from '../spec/run-policy.js';
 import { recordRunManifest } from './record-run-manifest.js';
 import { assertDatasetSelection } from './dataset-selection.js';
 import { resolveSchedulerOptions, type JobSchedulerOptions, type SchedulerSettings } from './scheduler-options.js';
@@ -156,6 +157,7 @@ export class JobScheduler {
         outputsDir: this.outputsDir,
         graphDirs: s.graphDirs,
         ctx: this.ctx,
+        policy: s.policy,
         newJob: (spec, runDir, estimate, shared) => this.newJob(spec, runDir, estimate, shared),
         enqueue: (job, summary) => this.enqueue(job, summary),
         adopt: (job) => this.running.set(job.runId, job),
@@ -186,6 +188,23 @@ export class JobScheduler {
     return this.started;
   }
 
+  /** What a submitted run may ask (operator-only keys, known endpoints, code-running tools); Live Play keeps the same rules. */
+  get policy(): RunPolicy {
+    return this.settings.policy;
+  }
+
+  /** Checks a run as `submit` would (the input, the graph with its overrides, the operator's rules) and queues nothing. */
+  async vet(fields: RunInputFields): Promise<void> {
+    const input = parseRunInput(fields);
+    const graph = await inspectRunGraph({
+      graphName: input.graphName,
+      overrides: input.overrides,
+      ...this.settings.graphDirs,
+      policy: this.settings.policy,
+    });
+    graph.registry.close();
+  }
+
   /**
    * Checks the input with the run-spec schema, freezes the graph (overrides applied, validated)
    * into the spec, writes the run dir, takes references on the shared hosts, queues. Never spawns.
@@ -205,6 +224,7 @@ export class JobScheduler {
         overrides: input.overrides,
         ...(frozen ? { frozen: frozen.graph } : {}),
         ...graphDirs,
+        policy: this.settings.policy,
       });
       await assertDatasetSelection(graph.nodesets, input, graphDirs.workspaceDir);
       if (!frozen) assertModelSetup(input.graphName, graph.graph);
@@ -234,7 +254,13 @@ export class JobScheduler {
         const viaSubprocess = input.viaSubprocess && process.env.EVAL_SUBPROCESS !== '0';
         spec = runSpecOf(
           { ...input, viaSubprocess },
-          { runId: made.runId, graph: graph.graph, metricRanges: graph.metricRanges, activeWorkspaceDir: graphDirs.workspaceDir },
+          {
+            runId: made.runId,
+            graph: graph.graph,
+            metricRanges: graph.metricRanges,
+            activeWorkspaceDir: graphDirs.workspaceDir,
+            codeTools: graph.codeTools,
+          },
         );
         if (frozen?.audit) spec.audit = frozen.audit;
         await writeSpec(made.dir, spec);
@@ -383,7 +409,13 @@ export class JobScheduler {
     this.retrying.add(runId);
     this.submitting++;
     try {
-      const r = await queueRetry({ runDir: dir, endings: wanted, graphDirs: this.settings.graphDirs, ctx: this.ctx });
+      const r = await queueRetry({
+        runDir: dir,
+        endings: wanted,
+        graphDirs: this.settings.graphDirs,
+        ctx: this.ctx,
+        policy: this.settings.policy,
+      });
       this.enqueue(this.newJob(r.spec, dir, r.estimate, r.shared), r.summary);
       this.log.info(`run ${runId}: attempt ${r.attempt} queued, re-running ${r.retried.length} episode(s)`);
       this.emit({ type: 'run', runId, summary: r.summary });

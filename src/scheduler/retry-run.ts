@@ -19,6 +19,7 @@ import { estimateRun, nodesetCosts } from './admission/estimate.js';
 import type { JobContext } from './job/job.js';
 import { acquireSharedHosts } from './job/remote-job.js';
 import { inspectRunGraph, type GraphDirs } from './run-graph.js';
+import type { RunPolicy } from '../spec/run-policy.js';
 import type { ResourceEstimate } from './types.js';
 
 export interface QueueRetryOptions {
@@ -26,6 +27,8 @@ export interface QueueRetryOptions {
   endings: readonly EpisodeStatus[];
   graphDirs: GraphDirs;
   ctx: JobContext;
+  /** The operator's rules, checked again: a retry runs the run's tools again, under this server's switch. */
+  policy?: RunPolicy | undefined;
 }
 
 export interface QueuedRetry extends PreparedRetry {
@@ -50,6 +53,7 @@ export async function queueRetry(opts: QueueRetryOptions): Promise<QueuedRetry> 
     frozen: await frozenGraphOf(runDir, spec),
     ...opts.graphDirs,
     workspaceDir: spec.activeWorkspaceDir ?? opts.graphDirs.workspaceDir,
+    policy: opts.policy,
   });
   const workers = effectiveWorkerCount(spec);
   const estimate = estimateRun({

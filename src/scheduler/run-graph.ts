@@ -12,6 +12,7 @@ import { placedNodesets } from '../nodeset-registry/placement.js';
 import { metricRangesOf } from '../graph/metric-ranges.js';
 import type { GraphSpec, MetricRanges } from '../core/types.js';
 import { missingApiKeys, missingModels } from '../nodesets/llm/preflight.js';
+import { assertRunPolicy, codeToolsOfGraph, type RunPolicy } from '../spec/run-policy.js';
 
 /** Where graphs and nodesets are looked up. */
 export interface GraphDirs {
@@ -27,6 +28,8 @@ export interface RunGraphOptions extends GraphDirs {
   frozen?: GraphSpec | undefined;
   /** How an error blames the overrides (the CLI: `--set`, or a run file's line). @default "overrides" */
   overridesLabel?: string | undefined;
+  /** The operator's rules the run must keep (spec/run-policy.ts); unchecked when absent (a run its first start accepted). */
+  policy?: RunPolicy | undefined;
 }
 
 export interface RunGraphInfo {
@@ -38,6 +41,8 @@ export interface RunGraphInfo {
   graph: GraphSpec;
   /** The declared range of each metric it reports (graph/metric-ranges.ts). */
   metricRanges: MetricRanges;
+  /** The code-running tools the graph offers ("node.tool"), empty for none. */
+  codeTools: string[];
 }
 
 /** Loads and validates the graph; any problem is a BAD_USER_INPUT error naming graphName or overrides. */
@@ -54,6 +59,16 @@ export async function inspectRunGraph(opts: RunGraphOptions): Promise<RunGraphIn
   } catch (err) {
     throw new CodedError('INTERNAL_SERVER_ERROR', `could not scan the nodesets: ${errorMessage(err)}`, { cause: err });
   }
+  // Before validation: a refused key is refused as such, whatever else is wrong with the run.
+  const codeTools = opts.policy
+    ? assertRunPolicy({
+        graph,
+        overrides: opts.overrides,
+        functionOf: (type) => registry.resolve(type)?.fn,
+        policy: opts.policy,
+        label: overridesLabel,
+      })
+    : codeToolsOfGraph(graph);
   let validated: ReturnType<typeof validateGraph>;
   try {
     validated = validateGraph(graph, registry);
@@ -70,6 +85,7 @@ export async function inspectRunGraph(opts: RunGraphOptions): Promise<RunGraphIn
     shared: nodesets.filter(lendable).map((e) => e.name),
     graph,
     metricRanges: metricRangesOf(validated),
+    codeTools,
   };
 }
 

@@ -9,6 +9,7 @@ import { ResourceSampler, type ResourceSource } from './admission/resource-sampl
 import type { GraphDirs } from './run-graph.js';
 import type { SchedulerLogger } from './types.js';
 import type { RemoteRuns } from './job/remote-runs.js';
+import { runPolicyFromEnv, type RunPolicy } from '../spec/run-policy.js';
 
 export interface JobSchedulerOptions {
   /** Holds `eval_runs/` and the catalog `db.json`. */
@@ -55,6 +56,12 @@ export interface JobSchedulerOptions {
   logger?: SchedulerLogger;
   /** Scale-out (`serve --redis`): admitted runs go to these workers, not to a local eval process. @default none */
   remote?: RemoteRuns;
+  /**
+   * Runs may offer code-running tools (the python built-in, command tools): the operator's switch,
+   * `serve --allow-code-tools`; without it such a run is refused at submit (CODE_TOOLS_DISABLED).
+   * @default false, unless EVAL_ALLOW_CODE_TOOLS=1 in the environment
+   */
+  allowCodeTools?: boolean;
 }
 
 /** The options checked, with every default filled in. */
@@ -78,6 +85,8 @@ export interface SchedulerSettings {
   log: SchedulerLogger;
   resumeInterrupted: boolean;
   remote: RemoteRuns | undefined;
+  /** What a submitted run may ask (operator-only keys, known endpoints, code-running tools). */
+  policy: RunPolicy;
 }
 
 const defaultLogger: SchedulerLogger = {
@@ -131,5 +140,6 @@ export function resolveSchedulerOptions(options: JobSchedulerOptions): Scheduler
     log: options.logger ?? defaultLogger,
     resumeInterrupted: options.resumeInterrupted === true,
     remote: options.remote,
+    policy: runPolicyFromEnv(process.env, { allowCodeTools: options.allowCodeTools }),
   };
 }

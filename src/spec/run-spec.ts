@@ -266,6 +266,12 @@ export const runSpecSchema = z.strictObject({
    */
   metricRanges: metricRangesSchema.optional(),
   /**
+   * The code-running tools (the python built-in, command tools) the graph offers, as
+   * "node.tool": the operator allowed them (`--allow-code-tools`) and the run page says so.
+   * Absent: none.
+   */
+  codeTools: z.array(z.string().max(RUN_LIMITS.maxNameChars)).optional(),
+  /**
    * Set on a partial run: this directory holds only the shards of task `task` of `of`
    * (shards s with s mod of = task - 1), to be joined by `evalctl merge`.
    */
@@ -328,6 +334,8 @@ export function runSpecOf(
     metricRanges?: MetricRanges | undefined;
     activeWorkspaceDir?: string | undefined;
     createdAt?: string;
+    /** The code-running tools the graph offers ("node.tool"). */
+    codeTools?: readonly string[] | undefined;
   },
 ): RunSpec {
   return {
@@ -337,6 +345,7 @@ export function runSpecOf(
     ...(added.activeWorkspaceDir ? { activeWorkspaceDir: added.activeWorkspaceDir } : {}),
     graph: added.graph,
     ...(added.metricRanges && Object.keys(added.metricRanges).length > 0 ? { metricRanges: added.metricRanges } : {}),
+    ...(added.codeTools && added.codeTools.length > 0 ? { codeTools: [...added.codeTools] } : {}),
   };
 }
 

@@ -126,7 +126,15 @@ async function writeLabelRun(outputsDir: string): Promise<string> {
   };
   const createdAt = new Date(t0 - 1000).toISOString();
   const finishedAt = new Date(t0 + 6000).toISOString();
-  const spec = runSpecSchema.parse({ runId: RUN_ID, graphName: 'qa_llm', episodeCount: 6, workerCount: 2, createdAt });
+  // A run its server let offer python (`--allow-code-tools`): its page says so.
+  const spec = runSpecSchema.parse({
+    runId: RUN_ID,
+    graphName: 'qa_llm',
+    episodeCount: 6,
+    workerCount: 2,
+    createdAt,
+    codeTools: ['tools.python'],
+  });
   const summary = {
     seq: 7,
     runId: RUN_ID,
@@ -181,6 +189,7 @@ describe('a model-backed run on the dashboard', { timeout: 60_000 }, () => {
     const { page, url } = s;
     await page.goto(`${url}#/runs/${RUN_ID}`);
     await page.waitForSelector('[data-testid=run-report]');
+    expect(await page.textContent('[data-testid=code-tools]')).toMatch(/code-running tools \(tools\.python\)/);
     expect(await page.textContent('[data-testid=report-accuracy]')).toMatch(/exact accuracy 60 % over 5 counted episodes/);
     expect(await page.textContent('[data-testid=report-infra]')).toMatch(/infrastructure failures 1 \(16\.7 %\)/);
 

@@ -72,6 +72,8 @@ async function run(
         OPENAI_API_KEY: KEY,
         OPENAI_MODEL: 'stand-in-model',
         EVAL_LLM_CACHE_DIR: opts.cache ?? '',
+        // The stand-in is an endpoint the operator knows: runs may name it with --set llm.base_url.
+        EVAL_LLM_ENDPOINTS: stub.baseURL,
         ...opts.env,
       },
     },
@@ -83,7 +85,12 @@ async function run(
   };
 }
 
-async function runOk(graph: string, args: string[], sets: string[], opts: { cache?: string } = {}): Promise<RunSummary> {
+async function runOk(
+  graph: string,
+  args: string[],
+  sets: string[],
+  opts: { cache?: string; env?: Record<string, string> } = {},
+): Promise<RunSummary> {
   const r = await run(graph, args, sets, opts);
   if (!r.summary) throw new Error(`evalctl run failed (${r.exitCode}): ${r.stderr}`);
   return r.summary;
@@ -232,10 +239,12 @@ describe('qa_llm and react_llm over the built-in datasets through evalctl', () =
     await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r));
     const port = (dead.address() as { port: number }).port;
     await new Promise<void>((r) => dead.close(() => r()));
+    const deadUrl = `http://127.0.0.1:${port}/v1`;
     const s = await runOk(
       'react_llm',
       ['--episodes', '4', '--workers', '2'],
-      [`llm.base_url="http://127.0.0.1:${port}/v1"`, 'llm.max_retries=1', 'llm.retry_base_ms=5'],
+      [`llm.base_url="${deadUrl}"`, 'llm.max_retries=1', 'llm.retry_base_ms=5'],
+      { env: { EVAL_LLM_ENDPOINTS: deadUrl } },
     );
     expect(s.status).toBe('COMPLETED');
     expect(s.statusCounts).toEqual({ INFRA_ERROR: 4 });

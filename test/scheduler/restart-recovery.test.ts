@@ -13,6 +13,8 @@ import { isTerminalRunStatus } from '../../src/statuses.js';
 import { createRunDir, readSummary, writeSpec, writeSummary } from '../../src/store/run-dir.js';
 import type { RunSpec, RunSummary } from '../../src/store/types.js';
 import { runSpecSchema } from '../../src/spec/run-spec.js';
+import type { GraphSpec } from '../../src/core/types.js';
+import { PACKAGE_ROOT } from '../../src/paths.js';
 import { FixedSampler } from '../fixtures/fixed-sampler.js';
 import { closeAll, makeScheduler, waitFor, waitForStatus, groupGone } from './harness.js';
 
@@ -123,6 +125,27 @@ describe('restart recovery', () => {
     const h = await makeScheduler({ sampler: new FixedSampler() }, dir, (s) => s.acquireInteractiveLock('inspect'));
     expect(h.scheduler.queue().map((e) => e.runId)).toEqual([runId]);
     expect(await readSummary(runDir)).toMatchObject({ status: 'QUEUED', seq: 3, startedAt: null });
+  });
+
+  it('a queued run offering python, recovered by a server without --allow-code-tools, ends FAILED with CODE_TOOLS_DISABLED', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sched-restart-'));
+    dirs.push(dir);
+    const { runId, dir: runDir } = createRunDir(dir);
+    const graph = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'graphs', 'react_llm.json'), 'utf8')) as GraphSpec;
+    for (const n of graph.nodes) if (n.id === 'tools') n.config = { builtins: ['calculator', 'python'] };
+    const spec: RunSpec = runSpecSchema.parse({
+      runId,
+      graphName: 'react_llm',
+      episodeCount: 1,
+      createdAt: new Date().toISOString(),
+      graph,
+      codeTools: ['tools.python'],
+    });
+    await writeSpec(runDir, spec);
+    await writeSummary(runDir, initialSummary(spec));
+    const h = await makeScheduler({ sampler: new FixedSampler() }, dir, (s) => s.acquireInteractiveLock('inspect'));
+    expect(h.scheduler.queue()).toEqual([]);
+    expect(await readSummary(runDir)).toMatchObject({ status: 'FAILED', error: { code: 'CODE_TOOLS_DISABLED' } });
   });
 
   it('adopts an eval process that is still running and finalises it when it exits', async () => {

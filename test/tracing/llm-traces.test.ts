@@ -49,6 +49,7 @@ async function run(): Promise<RunSummary> {
       reject: false,
       env: {
         ACTIVE_WORKSPACE_DIR: WORKSPACE,
+        EVAL_LLM_ENDPOINTS: stub.baseURL,
         OPENAI_API_KEY: KEY,
         EVAL_LLM_CACHE_DIR: '',
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,

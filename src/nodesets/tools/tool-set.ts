@@ -71,6 +71,16 @@ export const BUILTIN_TOOLS: Readonly<Record<string, ToolDef>> = {
 /** Enabled when a node's config does not say `builtins`. */
 export const DEFAULT_BUILTINS: readonly string[] = ['calculator', 'read_file', 'list_dir'];
 
+/** Built-ins that run code a model writes: offered only where the operator switched code-running tools on. */
+export const CODE_BUILTINS: readonly string[] = ['python'];
+
+/** The code-running tools a `tools__run` config offers, by name: its code built-ins and every command tool. */
+export function codeToolsOf(config: Record<string, unknown>): string[] {
+  const builtins: unknown[] = Array.isArray(config.builtins) ? config.builtins : [...DEFAULT_BUILTINS];
+  const custom = isRecord(config.tools) ? Object.keys(config.tools) : [];
+  return [...builtins.filter((b): b is string => typeof b === 'string' && CODE_BUILTINS.includes(b)), ...custom];
+}
+
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -4,7 +4,7 @@
  * and a run that cannot go on is finished ABORTED or FAILED, keeping its finished episodes.
  */
 import { join } from 'node:path';
-import { errorMessage } from '../../errors.js';
+import { RunPolicyError, errorMessage } from '../../errors.js';
 import { SpecInvalidError } from '../../spec/spec-errors.js';
 import { restoreUnplayed } from '../../store/attempts.js';
 import { catalogRunFromSummary } from '../../store/catalog.js';
@@ -18,12 +18,15 @@ import { queuedSummary } from '../job/job-summary.js';
 import { acquireSharedHosts } from '../job/remote-job.js';
 import { isEvalProcessOf, scanUnfinishedRuns, type UnfinishedRun } from './recovery.js';
 import { inspectRunGraph, type GraphDirs } from '../run-graph.js';
+import type { RunPolicy } from '../../spec/run-policy.js';
 import type { ResourceEstimate } from '../types.js';
 
 export interface RecoverRunsOptions {
   outputsDir: string;
   graphDirs: GraphDirs;
   ctx: JobContext;
+  /** The operator's rules as this server has them: a queued run re-queued after a restart has not run its tools yet. */
+  policy?: RunPolicy | undefined;
   /** A new job record, numbered in submission order. */
   newJob(spec: RunSpec, runDir: string, estimate: ResourceEstimate, shared: string[]): Job;
   /** Puts a recovered run back in the queue. */
@@ -62,7 +65,7 @@ async function recoverQueued(run: UnfinishedRun, opts: RecoverRunsOptions): Prom
   let estimate: ResourceEstimate;
   let shared: string[];
   try {
-    const graph = await inspectSpecGraph(spec, opts);
+    const graph = await inspectSpecGraph(spec, opts, opts.policy);
     shared = graph.shared;
     estimate = estimateRun({
       workerCount: effectiveWorkerCount(spec),
@@ -88,20 +91,24 @@ async function recoverQueued(run: UnfinishedRun, opts: RecoverRunsOptions): Prom
       'FAILED',
       storage
         ? { code: storage, message: `could not be re-queued after a restart: ${describeStorage(storage, run.runDir)}` }
-        : { code: 'GRAPH_INVALID', message: `could not be re-queued after a restart: ${errorMessage(err)}` },
+        : {
+            code: err instanceof RunPolicyError ? err.code : 'GRAPH_INVALID',
+            message: `could not be re-queued after a restart: ${errorMessage(err)}`,
+          },
       ctx,
     );
   }
 }
 
 /** The run's graph as its spec froze it (or, for older specs, as the catalog has it now). */
-function inspectSpecGraph(spec: RunSpec, opts: RecoverRunsOptions) {
+function inspectSpecGraph(spec: RunSpec, opts: RecoverRunsOptions, policy?: RunPolicy) {
   return inspectRunGraph({
     graphName: spec.graphName,
     overrides: spec.overrides,
     frozen: spec.graph,
     ...opts.graphDirs,
     workspaceDir: spec.activeWorkspaceDir ?? opts.graphDirs.workspaceDir,
+    policy,
   });
 }
 

@@ -25,12 +25,18 @@ let stub: OpenAIStub;
 let tmp: string;
 let outputs: string;
 
+const savedEndpoints = process.env.EVAL_LLM_ENDPOINTS;
+
 beforeAll(async () => {
   stub = await startOpenAIStub({ expectedKey: KEY });
   tmp = await mkdtemp(join(tmpdir(), 'llm-run-'));
   outputs = join(tmp, 'outputs');
+  // The stand-in is an endpoint the operator knows: runs may name it in their overrides.
+  process.env.EVAL_LLM_ENDPOINTS = stub.baseURL;
 });
 afterAll(async () => {
+  if (savedEndpoints === undefined) delete process.env.EVAL_LLM_ENDPOINTS;
+  else process.env.EVAL_LLM_ENDPOINTS = savedEndpoints;
   await stub.close();
   await rm(tmp, { recursive: true, force: true });
 });
@@ -51,7 +57,10 @@ async function evalctl(graph: string, episodes: number, sets: string[]): Promise
       '--json',
       ...sets.flatMap((s) => ['--set', s]),
     ],
-    { reject: false, env: { ACTIVE_WORKSPACE_DIR: WORKSPACE, OPENAI_API_KEY: KEY, EVAL_LLM_CACHE_DIR: '' } },
+    {
+      reject: false,
+      env: { ACTIVE_WORKSPACE_DIR: WORKSPACE, OPENAI_API_KEY: KEY, EVAL_LLM_CACHE_DIR: '', EVAL_LLM_ENDPOINTS: stub.baseURL },
+    },
   );
   if (!r.stdout.startsWith('{')) throw new Error(`evalctl run failed (${r.exitCode}): ${r.stderr}`);
   return JSON.parse(r.stdout) as RunSummary;

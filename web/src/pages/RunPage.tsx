@@ -124,6 +124,13 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
         </div>
       </header>
 
+      {run.codeTools.length > 0 && (
+        <div className="banner banner-lock" role="note" data-testid="code-tools">
+          <strong>Runs code-running tools</strong> ({run.codeTools.join(', ')}): the model's code and commands ran with the server's rights,
+          as its operator allowed (<span className="mono">--allow-code-tools</span>).
+        </div>
+      )}
+
       {run.error && (
         <div className="state state-error" role="alert">
           <strong>{run.error.code}</strong>
