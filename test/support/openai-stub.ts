@@ -6,7 +6,9 @@
  *
  * 1. Tools offered and no `tool` message in the conversation yet → one tool call of the first
  *    tool (its id `call_<hash of the request body>`, so it does not depend on arrival order), arguments `{"expression": "<a> <op> <b>"}` when the last user message holds an
- *    arithmetic expression, else `{"input": "<last user content>"}`; finish_reason "tool_calls".
+ *    arithmetic expression, `{"code": "<last user content>"}` when the tool takes `code` (the
+ *    python tool: the user message is the program), else `{"input": "<last user content>"}`;
+ *    finish_reason "tool_calls".
  * 2. The last message is a `tool` message → its content is the answer. For a built-in word
  *    problem (rule 6) the stub first checks the tool's result, as a careful agent would: after the
  *    first tool result it asks the calculator for the inverse operation (`<result> - <b>` for
@@ -40,6 +42,7 @@
  * depend on the order requests from different callers arrive in). The fault is `faultKind`:
  * 429, 500 or 'reset' (the socket is destroyed). `latencyMs` delays every answer.
  * `expectedKey`: requests without `Authorization: Bearer <key>` get a 401.
+ * `received()` lists every request's headers (but Authorization) and body, in arrival order.
  * GET /stats → { requests, completions, faults, unauthorized, maxInFlight }; POST /reset zeroes them;
  * POST /options replaces the options given in its JSON body.
  */
@@ -84,6 +87,8 @@ export interface OpenAIStub {
   stats(): StubStats;
   reset(): void;
   setOptions(options: OpenAIStubOptions): void;
+  /** Every completion request so far: its headers but Authorization (JSON) and its body, as received. */
+  received(): string[];
   close(): Promise<void>;
 }
 
@@ -96,7 +101,7 @@ interface WireMessage {
 
 interface WireTool {
   type?: string;
-  function?: { name?: string };
+  function?: { name?: string; parameters?: { properties?: Record<string, unknown> } };
 }
 
 const ARITHMETIC = /(-?\d+(?:\.\d+)?)\s*([+\-*x×/])\s*(-?\d+(?:\.\d+)?)/;
@@ -213,6 +218,9 @@ export function stubAnswer(
   if (tools.length > 0 && toolMessages.length === 0) {
     const solved = solveArithmetic(userText) ?? word;
     const name = tools[0]?.function?.name ?? 'tool';
+    if (tools[0]?.function?.parameters?.properties?.code !== undefined) {
+      return { content: null, toolCall: { name, arguments: JSON.stringify({ code: userText }) } };
+    }
     return {
       content: null,
       toolCall: { name, arguments: JSON.stringify(solved ? { expression: solved.expression } : { input: userText }) },
@@ -256,9 +264,12 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
   let inFlight = 0;
   const seen = new Map<string, number>();
   let nextId = 0;
+  const received: string[] = [];
 
   const complete = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const raw = await readBody(req);
+    const { authorization: _, ...headers } = req.headers;
+    received.push(`${JSON.stringify(headers)}\n${raw}`);
     const n = ++stats.requests;
     if (options.expectedKey !== undefined && req.headers.authorization !== `Bearer ${options.expectedKey}`) {
       stats.unauthorized++;
@@ -361,6 +372,7 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
     setOptions: (o) => {
       options = { ...o };
     },
+    received: () => [...received],
     close: () => {
       closed ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
