@@ -51,7 +51,15 @@ const bwrapArgs = (cwd: string): string[] => [
   cwd,
   '--',
 ];
-const unshareArgs = ['--pid', '--fork', '--mount-proc', '--kill-child', '--'];
+// Not root: a user namespace first, where the kernel lets a user make one (as bwrap does by itself).
+const unshareArgs = [
+  ...(process.getuid?.() === 0 ? [] : ['--user', '--map-root-user']),
+  '--pid',
+  '--fork',
+  '--mount-proc',
+  '--kill-child',
+  '--',
+];
 
 /** `argv` wrapped to run under `kind` in `cwd`. */
 export function isolatedArgv(kind: IsolationKind, argv: readonly string[], cwd: string): string[] {
@@ -64,7 +72,10 @@ async function works(kind: 'bwrap' | 'unshare', path: string): Promise<string | 
   const cwd = process.cwd();
   const [file, ...args] = isolatedArgv(kind, ['true'], cwd) as [string, ...string[]];
   const r = await execa(file, args, { reject: false, timeout: 10_000, env: { PATH: path }, extendEnv: false, cwd });
-  return r.exitCode === 0 ? undefined : `${kind}: ${(r.stderr || r.shortMessage || `exit ${r.exitCode}`).toString().trim()}`;
+  if (r.exitCode === 0) return undefined;
+  if (r.code === 'ENOENT') return `${kind} is not installed`;
+  const why = (typeof r.stderr === 'string' ? r.stderr.trim().split('\n')[0] : '') || `exit ${r.exitCode ?? r.signal}`;
+  return `${kind}: ${why}`;
 }
 
 async function probe(setting: Setting, path: string): Promise<ToolIsolation> {
