@@ -96,9 +96,9 @@ export function hostEnvironment(extra: Record<string, string | undefined>): Reco
   const env: Record<string, string> = {};
   const fingerprints = keyFingerprints();
   if (fingerprints !== undefined) env[SECRET_FINGERPRINTS_ENV] = fingerprints;
-  const keep = (k: string): boolean => !WITHHELD_FROM_HOSTS.includes(k) && !isModelKeyVariable(k);
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && keep(k)) env[k] = v;
-  for (const [k, v] of Object.entries(extra)) if (v !== undefined && keep(k) && !isModelKeyVariable(k, extra)) env[k] = v;
+  const isKey = (k: string): boolean => isModelKeyVariable(k) || isModelKeyVariable(k, extra);
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !WITHHELD_FROM_HOSTS.includes(k) && !isKey(k)) env[k] = v;
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined && !isKey(k)) env[k] = v;
   return env;
 }
 
