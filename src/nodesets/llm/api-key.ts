@@ -11,7 +11,7 @@ export const NO_KEY = 'no-key';
 export class ApiKeyMissingError extends BadInputError {
   constructor(envName: string) {
     super(
-      `the API key variable ${envName} was not set when the server (or evalctl) started, so the llm host holds no such key; set it (any value for a server that needs no key) and restart, or set config api_key_env to ""`,
+      `the API key variable ${envName} is not set: the llm host was handed no such key (keys are read from the environment of the server, or of evalctl, as it starts); set it (any value for a server that needs no key) and restart, or set config api_key_env to ""`,
     );
   }
 }
