@@ -6,7 +6,10 @@
 import module from 'node:module';
 import { errorMessage, isInputFault } from './errors.js';
 import { discardEvalSpare, startEvalSpareFor } from './cli/eval-spare.js';
+import { takeModelKeys } from './core/model-keys.js';
 
+// Model keys leave the environment before anything is started (docs/llm.md, "Keys").
+takeModelKeys();
 useCompileCache();
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run(argv: string[]): Promise<number> }> }> = {

@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { isSpareWaiting, type SpareGoMessage } from '../eval-process/messages.js';
 import { EVAL_PROCESS_MAIN } from '../paths.js';
+import { heldModelKeys, withoutModelKeys } from '../core/model-keys.js';
 
 /** How the eval process ended. */
 export interface EvalExit {
@@ -34,7 +35,11 @@ export class EvalSpare {
 
   constructor() {
     this.#env = { ...process.env };
-    this.#child = spawn(process.execPath, [EVAL_PROCESS_MAIN, '--await-go'], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    // The model keys go with go, over the IPC channel, never in the environment.
+    this.#child = spawn(process.execPath, [EVAL_PROCESS_MAIN, '--await-go'], {
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      env: withoutModelKeys(process.env),
+    });
     const child = this.#child;
     child.stdout!.on('data', (b: Buffer) => this.#early.stdout.push(b));
     child.stderr!.on('data', (b: Buffer) => this.#early.stderr.push(b));
@@ -77,8 +82,8 @@ export class EvalSpare {
       stderr: this.#logTo(child.stderr!, this.#early.stderr, logs.stderr),
     };
     const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && this.#env[k] !== v) env[k] = v;
-    child.send({ type: 'go', runDir, env } satisfies SpareGoMessage);
+    for (const [k, v] of Object.entries(withoutModelKeys(process.env))) if (this.#env[k] !== v) env[k] = v;
+    child.send({ type: 'go', runDir, env, modelKeys: heldModelKeys() } satisfies SpareGoMessage);
     let killTimer: NodeJS.Timeout | undefined;
     const exited = this.#closed.then(async (exit) => {
       clearTimeout(killTimer);

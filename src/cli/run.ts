@@ -21,6 +21,7 @@ import { CANCEL_GRACE_MS, takeEvalSpare, type EvalRunProcess } from './eval-spar
 import { BadInputError, isInputFault } from '../errors.js';
 import { initialSummary } from '../eval-process/summary-writer.js';
 import { DEFAULT_OUTPUTS_DIR, EVAL_PROCESS_MAIN, defaultLlmCacheDir } from '../paths.js';
+import { heldModelKeys, MODEL_KEYS_FD_ENV, withoutModelKeys } from '../core/model-keys.js';
 import { parseSetFlags } from '../graph/graph.js';
 import { assertModelSetup, inspectRunGraph } from '../scheduler/run-graph.js';
 import { recordRunManifest } from '../scheduler/record-run-manifest.js';
@@ -410,11 +411,17 @@ async function startEval(dir: string): Promise<EvalRunProcess> {
   if (fromSpare) return fromSpare;
   // Loaded only here: with the spare, most runs never need it.
   const { execa } = await import('execa');
+  // The model keys on a pipe of their own (descriptor 3), never in the environment (core/model-keys.ts).
   const child = execa(process.execPath, [EVAL_PROCESS_MAIN, '--run-dir', dir], {
     ipc: true,
-    stdin: 'ignore',
-    stdout: { file: logs.stdout, append: true },
-    stderr: { file: logs.stderr, append: true },
+    stdio: [
+      'ignore',
+      { file: logs.stdout, append: true },
+      { file: logs.stderr, append: true },
+      Buffer.from(JSON.stringify(heldModelKeys())),
+    ],
+    extendEnv: false,
+    env: { ...withoutModelKeys(process.env), [MODEL_KEYS_FD_ENV]: '3' },
     reject: false,
     cleanup: true,
     forceKillAfterDelay: CANCEL_GRACE_MS,

@@ -168,6 +168,12 @@ export interface NodesetManifest {
    */
   inProcess?: boolean | 'thread';
   /**
+   * Its handlers call a model: its hosts are handed the model keys the server (or evalctl) read
+   * at start (docs/llm.md, "Keys"). No other host, and no process a host starts, gets them.
+   * @default false
+   */
+  modelKeys?: boolean;
+  /**
    * Config keys that make this JS-module nodeset's handlers unsafe on the eval process's own
    * thread (`process.exit`, a call that may block for good). A run whose graph sets none of them
    * on any node calling the nodeset (absent, null, or the default of the function the node

@@ -19,6 +19,7 @@ import { loadDistributions } from '../stats/distributions.js';
 import { isStorageCode, STORAGE_EXIT_CODES, storageCodeOf } from '../store/storage-fault.js';
 import { watchParent } from './parent-watch.js';
 import { adoptHostSecretsFromEnv, rememberHostSecret } from '../host/host-secret.js';
+import { adoptModelKeys, readModelKeysFromFd, takeModelKeys } from '../core/model-keys.js';
 import { shutdownTracing, startTracing } from '../tracing/tracing.js';
 import { TRACEPARENT_ENV } from '../tracing/traceparent.js';
 
@@ -35,6 +36,9 @@ process.stderr.on('error', () => {});
 
 async function main(): Promise<number> {
   adoptHostSecretsFromEnv();
+  // Out of the environment before any host or thread is started: they must not inherit a key.
+  takeModelKeys();
+  readModelKeysFromFd();
   const { values } = parseArgs({
     options: { 'run-dir': { type: 'string' }, 'backend-url': { type: 'string' }, 'await-go': { type: 'boolean' } },
     strict: true,
@@ -92,6 +96,8 @@ async function main(): Promise<number> {
     // Variables the parent set after it started this spare (hosts started from here on inherit them).
     const set = Object.entries(go.env ?? {}).filter(([, v]) => typeof v === 'string');
     for (const [k, v] of set) process.env[k] = v;
+    takeModelKeys();
+    adoptModelKeys(go.modelKeys);
     // Names only: a value may be a secret.
     if (set.length > 0) out(`variables set by go: ${set.map(([k]) => k).join(', ')}`);
     if (typeof go.runDir === 'string') {

@@ -12,7 +12,8 @@ export type BackendToEvalMessage = { type: 'sharedHostMoved'; nodeset: string; u
  * after it started the spare.
  */
 export type SpareWaitingMessage = { type: 'waiting' };
-export type SpareGoMessage = { type: 'go'; runDir?: string; env?: Record<string, string> };
+/** `modelKeys`: the keys of the parent's environment (core/model-keys.ts), for a run that starts its own model hosts. */
+export type SpareGoMessage = { type: 'go'; runDir?: string; env?: Record<string, string>; modelKeys?: Record<string, string> };
 
 export const isSpareWaiting = (m: unknown): m is SpareWaitingMessage => (m as { type?: unknown } | null)?.type === 'waiting';
 export const isSpareGo = (m: unknown): m is SpareGoMessage => (m as { type?: unknown } | null)?.type === 'go';

@@ -18,10 +18,12 @@ import { envPanelOf } from './env-panel-target.js';
 import { EpisodeCursor } from './episode-cursor.js';
 import { LANE_IDLE, LANE_PLAYING, type LaneMessage, type LaneRequest, type PlayLaneData } from './play-lane-protocol.js';
 import { startRunHosts, type RunHosts } from './run-hosts.js';
+import { adoptModelKeys } from '../core/model-keys.js';
 
 async function main(): Promise<void> {
   const port = parentPort!;
   const data = workerData as PlayLaneData;
+  adoptModelKeys(data.modelKeys);
   const post = (m: LaneMessage): void => port.postMessage(m);
   const stop = new AbortController();
   let go!: (order: number | readonly number[]) => void;

@@ -28,6 +28,8 @@ export interface PlayLaneData {
   /** Shared nodesets the server lends the run (name → URL), and the secrets their hosts ask for (URL → secret; memory only). */
   lent: SharedUrls;
   secrets: Record<string, string>;
+  /** The model keys, for a model host served inline in the lane (EVAL_IN_PROCESS_HOSTS); memory only. */
+  modelKeys: Record<string, string>;
   env?: Record<string, string>;
   /** The nodesets the main thread scanned for the run (built-in and workspace): a lane's registry is made of them, not scanned again. */
   nodesets: NodesetEntry[];

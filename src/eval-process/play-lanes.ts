@@ -9,6 +9,7 @@
  * state per episode, and batched hosts are batch-invariant (docs/throughput.md).
  */
 import { Worker } from 'node:worker_threads';
+import { heldModelKeys } from '../core/model-keys.js';
 import { CodedError, type ErrorCode } from '../errors.js';
 import type { GraphSpec } from '../core/types.js';
 import type { NodesetEntry } from '../nodeset-registry/registry.js';
@@ -124,6 +125,7 @@ export function startPlayLanes(o: PlayLanesOptions): PlayLanes {
       cores: o.cores,
       lent: o.lent,
       secrets: hostSecretsOf(Object.values(o.lent)),
+      modelKeys: heldModelKeys(),
       ...(o.traceparent ? { traceparent: o.traceparent } : {}),
       ...(o.env ? { env: o.env } : {}),
       nodesets: o.nodesets,

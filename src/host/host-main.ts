@@ -11,12 +11,15 @@ import { readManifest } from '../nodeset-registry/read-manifest.js';
 import { loadNodesetModule } from '../nodeset-registry/nodeset-module.js';
 import { HOST_READY_PREFIX } from '../core/types.js';
 import { takeOwnHostSecret } from './host-secret.js';
+import { readModelKeysFromFd, takeModelKeys } from '../core/model-keys.js';
 
 const PPID_POLL_MS = 500;
 
 async function main(): Promise<void> {
   // Out of the environment before any nodeset code runs (and before any child it might start inherits it).
   const secret = takeOwnHostSecret();
+  takeModelKeys();
+  readModelKeysFromFd();
   const { values } = parseArgs({
     options: { 'nodeset-dir': { type: 'string' }, tag: { type: 'string' } },
     strict: true,

@@ -16,6 +16,7 @@ import { HostError } from '../errors.js';
 import { HOST_MAIN } from '../paths.js';
 import { HOST_READY_PREFIX, type NodesetManifest } from '../core/types.js';
 import { HOST_SECRET_ENV, forgetHostSecret, hostEnvironment, rememberHostSecret } from './host-secret.js';
+import { heldModelKeys, MODEL_KEYS_FD_ENV } from '../core/model-keys.js';
 
 export interface HostEntry {
   name: string;
@@ -27,7 +28,7 @@ export interface SpawnHostOptions {
   entry: HostEntry;
   /** Distinguishes replicated hosts of one nodeset (e.g. the worker index). */
   tag?: string;
-  /** Extra environment for the host (added to this process's environment, less EVAL_API_TOKEN). */
+  /** Extra environment for the host (added to this process's environment, less EVAL_API_TOKEN and model keys). */
   env?: Record<string, string>;
   /** Aborting while the host starts kills it and rejects. */
   signal?: AbortSignal;
@@ -120,6 +121,8 @@ export async function spawnHost(options: SpawnHostOptions): Promise<HostProcess>
   const { file, args, cwd } = hostCommand(entry, tag);
   // The host's own secret: its callers in this process find it by URL (host-secret.ts).
   const secret = randomBytes(32).toString('base64url');
+  // A host that calls a model reads its keys from a pipe of its own (descriptor 3), never from its environment.
+  const keys = entry.manifest.modelKeys === true ? Buffer.from(JSON.stringify(heldModelKeys())) : undefined;
 
   const child: ResultPromise = execa(file, args, {
     cwd: cwd ?? entry.dir,
@@ -130,10 +133,9 @@ export async function spawnHost(options: SpawnHostOptions): Promise<HostProcess>
       EVAL_PARENT_PID: String(process.pid),
       ...(tag !== undefined ? { EVAL_HOST_TAG: tag } : {}),
       [HOST_SECRET_ENV]: secret,
+      ...(keys ? { [MODEL_KEYS_FD_ENV]: '3' } : {}),
     }),
-    stdin: 'pipe',
-    stdout: 'pipe',
-    stderr: 'pipe',
+    stdio: keys ? ['pipe', 'pipe', 'pipe', keys] : ['pipe', 'pipe', 'pipe'],
     detached: true,
     buffer: false,
     reject: false,

@@ -8,6 +8,8 @@
  * The comparison is the API token's (core/bearer.ts): one parser, one constant-time compare.
  */
 import { bearerOf, sameToken } from '../core/bearer.js';
+import { isModelKeyVariable, keyFingerprints } from '../core/model-keys.js';
+import { SECRET_FINGERPRINTS_ENV } from '../core/secret-fingerprints.js';
 
 /** The variable a spawned host reads its own secret from (and deletes). */
 export const HOST_SECRET_ENV = 'EVAL_HOST_SECRET';
@@ -85,11 +87,18 @@ export function takeOwnHostSecret(env: NodeJS.ProcessEnv = process.env): string 
   return secret ? secret : undefined;
 }
 
-/** The environment a host starts with: this process's, less what hosts must not see, plus `extra`. */
+/**
+ * The environment a host starts with: this process's, less what hosts must not see (the
+ * withheld variables and every model key: a host that calls a model is handed its keys
+ * another way, core/model-keys.ts), plus `extra` (model keys in it are dropped too).
+ */
 export function hostEnvironment(extra: Record<string, string | undefined>): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !WITHHELD_FROM_HOSTS.includes(k)) env[k] = v;
-  for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
+  const fingerprints = keyFingerprints();
+  if (fingerprints !== undefined) env[SECRET_FINGERPRINTS_ENV] = fingerprints;
+  const isKey = (k: string): boolean => isModelKeyVariable(k) || isModelKeyVariable(k, extra);
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !WITHHELD_FROM_HOSTS.includes(k) && !isKey(k)) env[k] = v;
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined && !isKey(k)) env[k] = v;
   return env;
 }
 

@@ -12,6 +12,7 @@ import { loadNodesetModule } from '../nodeset-registry/nodeset-module.js';
 import { answerText, inProcessCall, type InProcessCall } from './in-process-hosts.js';
 import type { JsonHttpAnswer } from './json-http-server.js';
 import type { NodesetManifest } from '../core/types.js';
+import { adoptModelKeys } from '../core/model-keys.js';
 
 /** What the parent passes in `workerData`. */
 export interface ThreadHostData {
@@ -19,6 +20,8 @@ export interface ThreadHostData {
   manifest: NodesetManifest;
   tag?: string;
   injectDelayMs: number;
+  /** The model keys, for a nodeset whose manifest says `modelKeys` (name → value). */
+  modelKeys?: Record<string, string>;
 }
 
 /** Parent → thread. */
@@ -30,6 +33,7 @@ export type ThreadHostMessage = { ready: true } | { failed: string } | { id: num
 async function main(): Promise<void> {
   const port = parentPort!;
   const data = workerData as ThreadHostData;
+  if (data.modelKeys) adoptModelKeys(data.modelKeys);
   let host: Host;
   try {
     const mod = await loadNodesetModule(data.dir, data.manifest);

@@ -13,6 +13,7 @@ import { HostError } from '../errors.js';
 import { THREAD_HOST_MAIN } from '../paths.js';
 import { bodyText, registerInProcessHost, unregisterInProcessHost } from './in-process-hosts.js';
 import { hostEnvironment } from './host-secret.js';
+import { heldModelKeys } from '../core/model-keys.js';
 import { stderrTail, untilReady, type HostExit, type HostProcess, type SpawnHostOptions } from './host-process.js';
 import type { JsonHttpAnswer, JsonHttpRequest } from './json-http-server.js';
 import type { ThreadHostData, ThreadHostMessage, ThreadHostRequest } from './thread-host-main.js';
@@ -33,6 +34,8 @@ export async function startThreadHost(options: SpawnHostOptions): Promise<HostPr
     manifest: entry.manifest,
     injectDelayMs: Number(options.env?.EVAL_HOST_INJECT_DELAY_MS ?? process.env.EVAL_HOST_INJECT_DELAY_MS) || 0,
     ...(tag !== undefined ? { tag } : {}),
+    // A thread of this process: the keys it holds already, handed over in memory.
+    ...(entry.manifest.modelKeys === true ? { modelKeys: heldModelKeys() } : {}),
   };
   const worker = new Worker(THREAD_HOST_MAIN, {
     workerData: data,

@@ -109,6 +109,7 @@ export const manifestSchema = z
     module: z.string().min(1).optional(),
     command: z.array(z.string().min(1)).min(1).optional(),
     inProcess: z.union([z.boolean(), z.literal('thread')]).optional(),
+    modelKeys: z.boolean().optional(),
     inlineUnless: z.array(z.string().min(1)).optional(),
     heavyWith: z.array(z.string().min(1)).optional(),
   })

@@ -28,6 +28,7 @@ import { CodedError, errorMessage } from '../errors.js';
 import { EPISODE_FILES } from '../eval-process/episode-writer.js';
 import { isSpareWaiting, type SpareGoMessage } from '../eval-process/messages.js';
 import { EVAL_PROCESS_MAIN } from '../paths.js';
+import { heldModelKeys } from '../core/model-keys.js';
 import { planAdmission } from '../scheduler/admission/admission.js';
 import { estimateRun, nodesetCosts } from '../scheduler/admission/estimate.js';
 import { ResourceSampler, type ResourceSource } from '../scheduler/admission/resource-sampler.js';
@@ -376,7 +377,7 @@ export class ShardWorker {
     void child.exited.then(() => this.#refillSpares());
     active.child = child;
     if (active.stopping) this.#stop(active, active.stopping);
-    else if (!child.send({ type: 'go' } satisfies SpareGoMessage))
+    else if (!child.send({ type: 'go', modelKeys: heldModelKeys() } satisfies SpareGoMessage))
       this.#o.log.warn(`run ${runId} shard ${shard}: the eval process (pid ${child.pid}) is gone`);
     this.#o.log.info(`run ${runId} shard ${shard}: playing ${indices.length} episode(s) in ${runDir} (pid ${child.pid})`);
     try {

@@ -6,7 +6,9 @@
  *
  * 1. Tools offered and no `tool` message in the conversation yet → one tool call of the first
  *    tool (its id `call_<hash of the request body>`, so it does not depend on arrival order), arguments `{"expression": "<a> <op> <b>"}` when the last user message holds an
- *    arithmetic expression, else `{"input": "<last user content>"}`; finish_reason "tool_calls".
+ *    arithmetic expression, `{"code": "<last user content>"}` when the tool takes `code` (the
+ *    python tool: the user message is the program), else `{"input": "<last user content>"}`;
+ *    finish_reason "tool_calls".
  * 2. The last message is a `tool` message → its content is the answer. For a built-in word
  *    problem (rule 6) the stub first checks the tool's result, as a careful agent would: after the
  *    first tool result it asks the calculator for the inverse operation (`<result> - <b>` for
@@ -43,6 +45,7 @@
  * `answerBytes: n`: every answer's content is padded with `x` to an HTTP body of about n bytes,
  * written in 64 KiB chunks as the client reads them (a model that will not stop); `bytesWritten`
  * counts what the sockets took of those bodies, so a test can see a client stop reading early.
+ * `received()` lists every request's headers (but Authorization) and body, in arrival order.
  * GET /stats → { requests, completions, faults, unauthorized, maxInFlight, bytesWritten }; POST /reset zeroes them;
  * POST /options replaces the options given in its JSON body.
  */
@@ -91,6 +94,8 @@ export interface OpenAIStub {
   stats(): StubStats;
   reset(): void;
   setOptions(options: OpenAIStubOptions): void;
+  /** Every completion request so far: its headers but Authorization (JSON) and its body, as received. */
+  received(): string[];
   close(): Promise<void>;
 }
 
@@ -103,7 +108,7 @@ interface WireMessage {
 
 interface WireTool {
   type?: string;
-  function?: { name?: string };
+  function?: { name?: string; parameters?: { properties?: Record<string, unknown> } };
 }
 
 const ARITHMETIC = /(-?\d+(?:\.\d+)?)\s*([+\-*x×/])\s*(-?\d+(?:\.\d+)?)/;
@@ -220,6 +225,9 @@ export function stubAnswer(
   if (tools.length > 0 && toolMessages.length === 0) {
     const solved = solveArithmetic(userText) ?? word;
     const name = tools[0]?.function?.name ?? 'tool';
+    if (tools[0]?.function?.parameters?.properties?.code !== undefined) {
+      return { content: null, toolCall: { name, arguments: JSON.stringify({ code: userText }) } };
+    }
     return {
       content: null,
       toolCall: { name, arguments: JSON.stringify(solved ? { expression: solved.expression } : { input: userText }) },
@@ -300,9 +308,12 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
   let inFlight = 0;
   const seen = new Map<string, number>();
   let nextId = 0;
+  const received: string[] = [];
 
   const complete = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const raw = await readBody(req);
+    const { authorization: _, ...headers } = req.headers;
+    received.push(`${JSON.stringify(headers)}\n${raw}`);
     const n = ++stats.requests;
     if (options.expectedKey !== undefined && req.headers.authorization !== `Bearer ${options.expectedKey}`) {
       stats.unauthorized++;
@@ -412,6 +423,7 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
     setOptions: (o) => {
       options = { ...o };
     },
+    received: () => [...received],
     close: () => {
       closed ??= new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -9,6 +9,7 @@ import type { NodeCallArgs, NodeOutputs } from '../../core/types.js';
 import { callModel, InfraFailure, type ChatMessage, type ModelCallResult } from './call-model.js';
 import { readLlmConfig } from './llm-config.js';
 import { recordedMessage } from './recorded-message.js';
+import { redactDeepModelKeys } from './api-key.js';
 import type { CachedResponse } from './response-cache.js';
 import { emptyUsage, type LlmUsage } from './usage.js';
 import { createHash } from 'node:crypto';
@@ -55,7 +56,8 @@ export async function chat({ inputs, config, ctx, signal }: NodeCallArgs): Promi
     state = { conversation, sent: 0, usage: emptyUsage() };
     states.set(ctx.episodeKey, state);
   } else if (inputs.tool_results !== undefined) {
-    state.conversation.push(...readMessages(inputs.tool_results, 'tool_results'));
+    // A key a tool got hold of goes no further: not to the endpoint, not into an event.
+    state.conversation.push(...redactDeepModelKeys(readMessages(inputs.tool_results, 'tool_results')));
   } else if (state.last) {
     // Nothing new since the final answer: no call, the same answer again.
     return { ...state.last, usage: { ...state.usage } };

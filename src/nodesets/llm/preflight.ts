@@ -1,9 +1,10 @@
 /**
  * Checks before a run is queued that every llm node's key variable is set in this process's
- * environment (which the hosts inherit) and that it names a model, so a missing key or model is
+ * environment (read at start: core/model-keys.ts) and that it names a model, so a missing key or model is
  * one clear error instead of an ERROR in every episode. Names the node and the variable, never a value.
  */
 import type { GraphSpec } from '../../core/types.js';
+import { modelKey } from '../../core/model-keys.js';
 import { keyVariableRefusal } from './api-key.js';
 import { DEFAULT_API_KEY_ENV } from './llm-config.js';
 
@@ -19,7 +20,7 @@ export function missingApiKeys(graph: GraphSpec, env: NodeJS.ProcessEnv = proces
     // A name that may not be read is refused without saying whether it is set.
     const refusal = keyVariableRefusal(name, env);
     if (refusal !== undefined) problems.push(`node "${node.id}" (${node.type}): ${refusal}`);
-    else if (!env[name]) {
+    else if (!modelKey(name, env)) {
       problems.push(
         `node "${node.id}" (${node.type}) reads its API key from ${name}, which is not set in the server's environment (set it, or set config api_key_env to "" for an endpoint without a key)`,
       );

@@ -8,8 +8,9 @@ import { BadInputError } from '../../errors.js';
 import { showValue } from '../../core/show-value.js';
 import { numberConfig } from '../_lib/config.js';
 import { EpisodeWorkdirs } from './episode-workdirs.js';
-import { runToolCall, type ToolCallLimits } from './run-tool-call.js';
-import { toolSet, type ToolDef } from './tool-set.js';
+import { runToolCall, toolEnv, type ToolCallLimits } from './run-tool-call.js';
+import { TOOL_ISOLATION_ENV, ToolIsolationError, toolIsolation } from './tool-isolation.js';
+import { BUILTIN_TOOLS, toolSet, type ToolDef } from './tool-set.js';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const DEFAULT_KILL_GRACE_MS = 1_000;
@@ -114,6 +115,10 @@ function checkArguments(call: ToolCall): string | undefined {
   return undefined;
 }
 
+/** The built-ins that run fixed code (no code of the model's choosing): these run even where calls cannot be isolated. */
+const FIXED_CODE = ['calculator', 'read_file', 'list_dir'].map((name) => BUILTIN_TOOLS[name]!.command.join('\u0000'));
+const runsModelCode = (tool: ToolDef): boolean => !FIXED_CODE.includes(tool.command.join('\u0000'));
+
 async function run({ inputs, config, ctx, signal }: NodeCallArgs): Promise<NodeOutputs> {
   const tools = toolSet(config);
   const limits = limitsOf(config);
@@ -125,6 +130,15 @@ async function run({ inputs, config, ctx, signal }: NodeCallArgs): Promise<NodeO
   if (!Array.isArray(raw)) throw new BadInputError(`tool_calls must be an array, got ${showValue(raw)}`);
   if (raw.length === 0) return {};
   const calls = raw.map(readCall);
+  const isolation = await toolIsolation(toolEnv('').PATH!);
+  if (isolation.unavailable !== undefined) {
+    const risky = calls.map((c) => tools.get(c.function.name)).find((t) => t !== undefined && runsModelCode(t));
+    if (risky) {
+      throw new ToolIsolationError(
+        `tool ${risky.name} runs code of the model's choosing, and this machine cannot run it in a PID namespace of its own (${isolation.unavailable}): install bubblewrap (bwrap), or set ${TOOL_ISOLATION_ENV}=none in the server's environment to accept running tools without isolation`,
+      );
+    }
+  }
 
   const ep = workdirs.open(ctx.episodeKey, files);
   const callSignal = signal ? AbortSignal.any([signal, ep.controller.signal]) : ep.controller.signal;
@@ -141,7 +155,11 @@ async function run({ inputs, config, ctx, signal }: NodeCallArgs): Promise<NodeO
       const bad = checkArguments(call);
       if (bad !== undefined) answered = refusal(call, bad);
       else {
-        const o = await runToolCall(tool, call.function.arguments || '{}', ep.dir, limits, { signal: callSignal, groups: ep.groups });
+        const o = await runToolCall(tool, call.function.arguments || '{}', ep.dir, limits, {
+          signal: callSignal,
+          groups: ep.groups,
+          isolation: isolation.kind,
+        });
         const event: ToolCallEvent = {
           type: 'tool_call',
           tool_call_id: call.id,

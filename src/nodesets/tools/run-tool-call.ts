@@ -1,13 +1,18 @@
 /**
  * Runs one tool call as a subprocess: the arguments as JSON on stdin, in the episode's
  * working directory, with a clean environment (PATH, and HOME/TMPDIR inside the working
- * directory: never the server's variables, so no API key or token), in its own process group
- * so that a time limit or the episode's end kills everything it started. What it prints is
- * the result; a failure or a timeout becomes an error message as the result, never a throw.
+ * directory: never the server's variables, so no API key or token), in a PID namespace of its
+ * own where the machine allows (tool-isolation.ts), in its own process group so that a time
+ * limit or the episode's end kills everything it started. What it prints is the result, with
+ * any model key in it redacted; a failure or a timeout becomes an error message as the result,
+ * never a throw.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import { redactFingerprinted } from '../../core/secret-fingerprints.js';
 import { killGroup, TMP_SUBDIR } from './episode-workdirs.js';
+import { findProgram, isolatedArgv, type IsolationKind } from './tool-isolation.js';
 import type { ToolDef } from './tool-set.js';
 
 export interface ToolCallLimits {
@@ -39,7 +44,33 @@ export function toolEnv(cwd: string): Record<string, string> {
     HOME: cwd,
     TMPDIR: join(cwd, TMP_SUBDIR),
     LANG: 'C.UTF-8',
+    // bwrap sets it; set everywhere, a tool sees the same variables however it runs.
+    PWD: cwd,
   };
+}
+
+/** SIGTERM to every process of group `pgid` but its leader; false when the group has none left. */
+function terminateGroupBut(pgid: number): boolean {
+  let alive = false;
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === pgid) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // Fields after the command's closing parenthesis: state, ppid, pgrp.
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) !== pgid) continue;
+      process.kill(pid, 'SIGTERM');
+      alive = true;
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  try {
+    process.kill(pgid, 0);
+    return true;
+  } catch {
+    return alive;
+  }
 }
 
 const cut = (s: string, max: number): string => (s.length > max ? s.slice(0, max) : s);
@@ -50,15 +81,24 @@ export async function runToolCall(
   argumentsJson: string,
   cwd: string,
   limits: ToolCallLimits,
-  opts: { signal: AbortSignal; groups: Set<number> },
+  opts: { signal: AbortSignal; groups: Set<number>; isolation: IsolationKind },
 ): Promise<ToolCallOutcome> {
   const t0 = performance.now();
   const { signal, groups } = opts;
+  const env = toolEnv(cwd);
   const [file, ...args] = tool.command as [string, ...string[]];
+  // Looked up here: inside a sandbox a missing program would be the sandbox's error, not a clear one.
+  const program = findProgram(file, env.PATH!, cwd);
+  if (program === undefined) {
+    const error = `cannot start ${tool.name}: ${file} not found`;
+    const durationMs = Math.round(performance.now() - t0);
+    return { content: `error: ${error}`, error, exitCode: null, stdout: '', stderr: '', durationMs, timedOut: false };
+  }
+  const [wrapper, ...wrapped] = isolatedArgv(opts.isolation, [program, ...args], cwd) as [string, ...string[]];
   let timedOut = false;
-  const sub = execa(file, args, {
+  const sub = execa(wrapper, wrapped, {
     cwd,
-    env: toolEnv(cwd),
+    env,
     extendEnv: false,
     input: argumentsJson,
     detached: true,
@@ -71,10 +111,15 @@ export async function runToolCall(
   // Signals go to the whole group: a child the tool started in the background must not outlive the call.
   const stop = (): void => {
     if (pgid === undefined) return;
-    try {
-      process.kill(-pgid, 'SIGTERM');
-    } catch {
-      return;
+    // bwrap dies of a SIGTERM and takes its sandbox along at once: the tool's grace needs the wrapper spared until the SIGKILL.
+    if (opts.isolation === 'bwrap') {
+      if (!terminateGroupBut(pgid)) return;
+    } else {
+      try {
+        process.kill(-pgid, 'SIGTERM');
+      } catch {
+        return;
+      }
     }
     graceTimer ??= setTimeout(() => killGroup(pgid), limits.killGraceMs);
   };
@@ -101,8 +146,9 @@ export async function runToolCall(
     }
   }
   const durationMs = Math.round(performance.now() - t0);
-  const stdout = cut(typeof r.stdout === 'string' ? r.stdout : '', limits.maxOutputChars);
-  const stderr = cut(typeof r.stderr === 'string' ? r.stderr : '', limits.maxOutputChars);
+  // Redacted by fingerprint: this process never holds a key, so a tool that runs here cannot find one.
+  const stdout = redactFingerprinted(cut(typeof r.stdout === 'string' ? r.stdout : '', limits.maxOutputChars));
+  const stderr = redactFingerprinted(cut(typeof r.stderr === 'string' ? r.stderr : '', limits.maxOutputChars));
   const exitCode = typeof r.exitCode === 'number' ? r.exitCode : null;
   const truncated = r.isMaxBuffer;
   const base = { exitCode, stdout, stderr, durationMs, timedOut, ...(truncated ? { truncated } : {}) };

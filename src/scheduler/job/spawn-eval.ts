@@ -9,6 +9,7 @@ import { execa } from 'execa';
 import { writeJsonAtomic } from '../../store/atomic.js';
 import type { ProcessRecord } from '../../store/catalog.js';
 import { FILES } from '../../store/run-dir.js';
+import { keyFingerprints, withoutModelKeys } from '../../core/model-keys.js';
 
 export interface EvalExit {
   exitCode: number | null;
@@ -46,7 +47,9 @@ export async function spawnEvalProcess(opts: SpawnEvalOptions): Promise<EvalChil
   // The child writes straight into the log files, so its output survives without a pipe through the backend.
   const out = openSync(join(opts.runDir, FILES.stdout), 'a');
   const err = openSync(join(opts.runDir, FILES.stderr), 'a');
-  const env: Record<string, string> = { ...opts.env };
+  // No model key: a run the server starts borrows its model hosts; a scale-out worker's run gets its keys with go.
+  keyFingerprints();
+  const env: Record<string, string> = withoutModelKeys({ ...process.env, ...opts.env });
   const workspace = opts.workspaceDir ?? process.env.ACTIVE_WORKSPACE_DIR;
   if (workspace) env.ACTIVE_WORKSPACE_DIR = workspace;
   // execa's types take only literal descriptor numbers; at run time any open descriptor is passed through.
@@ -62,6 +65,7 @@ export async function spawnEvalProcess(opts: SpawnEvalOptions): Promise<EvalChil
       cleanup: false,
       reject: false,
       forceKillAfterDelay: false,
+      extendEnv: false,
       env,
       cwd: opts.runDir,
     });

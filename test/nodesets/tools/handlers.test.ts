@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import tools, { episodeWorkdirs, type ToolCall, type ToolCallEvent, type ToolMessage } from '../../../src/nodesets/tools/handlers.js';
@@ -36,6 +36,21 @@ const running = (pid: number): boolean => {
     return false;
   }
 };
+
+/** Running processes (zombies aside) whose NUL-separated command line contains `needle`. */
+const processesRunning = (needle: string): number[] =>
+  readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle) && running(pid);
+      } catch {
+        return false;
+      }
+    });
+
+const LINGER = '61.2345';
 
 afterAll(() => episodeWorkdirs.closeSync());
 
@@ -77,7 +92,8 @@ describe('tools run', () => {
     const config = {
       timeout_ms: 300,
       kill_grace_ms: 200,
-      tools: { hang: { command: ['sh', '-c', 'sleep 60 & echo $! > child.pid; wait'], description: 'never ends' } },
+      // A distinctive duration: the background child is found by its command line (inside a PID namespace $! is not a pid here).
+      tools: { hang: { command: ['sh', '-c', `sleep ${LINGER} & echo started > child.txt; wait`], description: 'never ends' } },
     };
     const { results, events } = await runTools(k, [call('h', 'hang', {})], config);
     expect(results[0]).toEqual({ role: 'tool', tool_call_id: 'h', content: 'error: hang timed out after 300 ms' });
@@ -85,14 +101,13 @@ describe('tools run', () => {
     // The episode's next call runs as usual (with a limit a loaded machine cannot reach).
     const next = await runTools(k, [call('c', 'calculator', { expression: '6*7' })], { ...config, timeout_ms: 60_000 });
     expect(next.results[0]!.content).toBe('42');
-    const child = Number(readFileSync(join(dirOf(k), 'child.pid'), 'utf8'));
-    expect(child).toBeGreaterThan(0);
+    expect(readFileSync(join(dirOf(k), 'child.txt'), 'utf8').trim()).toBe('started');
     // SIGKILL is delivered asynchronously: wait for the process to be gone.
-    await expect.poll(() => running(child), { timeout: 10_000, interval: 20 }).toBe(false);
+    await expect.poll(() => processesRunning(`sleep\0${LINGER}`), { timeout: 10_000, interval: 20 }).toEqual([]);
     tools.evict!(k);
   });
 
-  it('runs with a clean environment: PATH, and HOME/TMPDIR inside the working directory; no server secret', async () => {
+  it('runs with a clean environment: PATH, PWD, and HOME/TMPDIR inside the working directory; no server secret', async () => {
     const k = key();
     const secret = 'sk-test-secret-value-0123456789';
     process.env.OPENAI_API_KEY = secret;
@@ -102,7 +117,7 @@ describe('tools run', () => {
       const vars = Object.fromEntries(
         results[0]!.content.split('\n').map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
       );
-      expect(Object.keys(vars).sort()).toEqual(['HOME', 'LANG', 'PATH', 'TMPDIR']);
+      expect(Object.keys(vars).sort()).toEqual(['HOME', 'LANG', 'PATH', 'PWD', 'TMPDIR']);
       expect(vars.HOME).toBe(dirOf(k));
       expect(vars.TMPDIR).toBe(join(dirOf(k), '.tmp'));
       expect(results[0]!.content).not.toContain(secret);

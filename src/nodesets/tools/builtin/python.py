@@ -1,6 +1,6 @@
 # python tool: reads {"code": "..."} as JSON on stdin and runs it; what it prints is the result.
 # Opt-in only: the code runs with the user's rights (in the episode's working directory, with
-# a clean environment and a time limit, but no sandbox).
+# a clean environment, a time limit and a PID namespace of its own; no network or resource limits).
 import json
 import sys
 
