@@ -27,7 +27,7 @@ export const RunDetailFields = graphql(
   `
   fragment RunDetailFields on Run {
     ...RunRowFields
-    seq seed timedOut error { code message } name cancelRequested
+    seq seed timedOut error { code message } name cancelRequested summaryModified
     retiredWorkers { workerId reason }
     aggregateByTask { task metrics { ...MetricAggregateFields } }
     statusCounts { status count }
