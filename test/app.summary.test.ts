@@ -250,9 +250,11 @@ describe("a finished run's summary.json edited afterwards", () => {
     expect(digest.sha256).toMatch(/^[0-9a-f]{64}$/);
 
     // A well-formed edit: the run is RUNNING again under a pid that no longer exists, its figures changed.
-    const dead = await execa('true');
+    const exited = execa('true');
+    const deadPid = exited.pid!;
+    await exited;
     const original = JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) as RunSummary;
-    const edited: RunSummary = { ...original, status: 'RUNNING', finishedAt: null, pid: dead.pid!, episodesDone: 1, statusCounts: {} };
+    const edited: RunSummary = { ...original, status: 'RUNNING', finishedAt: null, pid: deadPid, episodesDone: 1, statusCounts: {} };
     await writeFile(join(dir, 'summary.json'), JSON.stringify(edited, null, 2));
 
     const expected = {
