@@ -31,7 +31,11 @@ export async function indexDataset(dir: string, name: string, source: DatasetSou
   const { files } = await datasetStamp(dir, name, source);
   const splits: Record<string, { sampleCount: number; clusters: Set<string>; head: Sample[] }> = {};
   const head = await scanDataset(dir, files, (split, sample) => {
-    const s = (splits[split] ??= { sampleCount: 0, clusters: new Set(), head: [] });
+    let s = splits[split];
+    if (!s) {
+      s = { sampleCount: 0, clusters: new Set(), head: [] };
+      splits[split] = s;
+    }
     s.sampleCount += 1;
     if (sample.metadata.cluster !== undefined) s.clusters.add(String(sample.metadata.cluster));
     if (s.head.length < INDEX_HEAD_SAMPLES) s.head.push(sample);
@@ -42,7 +46,14 @@ export async function indexDataset(dir: string, name: string, source: DatasetSou
 }
 
 /** Samples `offset … offset+count-1` of a split (fewer at its end), read from the files in one pass that keeps only those. */
-export async function readSplitSamples(dir: string, name: string, source: DatasetSource, split: string, offset: number, count: number): Promise<Sample[]> {
+export async function readSplitSamples(
+  dir: string,
+  name: string,
+  source: DatasetSource,
+  split: string,
+  offset: number,
+  count: number,
+): Promise<Sample[]> {
   const { files } = await datasetStamp(dir, name, source);
   const out: Sample[] = [];
   let at = 0;

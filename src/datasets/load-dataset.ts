@@ -50,7 +50,9 @@ export async function loadDataset(dir: string, name: string, source: DatasetSour
 async function readDataset(dir: string, name: string, source: DatasetSource, files: string[]): Promise<Dataset> {
   const splits: Record<string, Sample[]> = {};
   const head = await scanDataset(dir, files, (split, sample) => {
-    (splits[split] ??= []).push(sample);
+    const samples = splits[split];
+    if (samples) samples.push(sample);
+    else splits[split] = [sample];
   });
   return { name, source, dir, ...head, splits };
 }

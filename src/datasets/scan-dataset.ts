@@ -18,7 +18,11 @@ export const DATA_EXTENSIONS = ['.jsonl', '.json', '.csv', '.parquet'] as const;
 export type DatasetHead = Pick<Dataset, 'description' | 'labels' | 'splitNames' | 'defaultSplit'>;
 
 /** Reads every record of `files` (in that order) in `dir`; DATASET_INVALID naming the file, line and field at the first bad one. */
-export async function scanDataset(dir: string, files: readonly string[], onSample: (split: string, sample: Sample) => void): Promise<DatasetHead> {
+export async function scanDataset(
+  dir: string,
+  files: readonly string[],
+  onSample: (split: string, sample: Sample) => void,
+): Promise<DatasetHead> {
   const manifest = await readDatasetManifest(join(dir, MANIFEST_FILE));
   if (files.length === 0) throw new DatasetInvalidError({ file: dir }, `holds no data files (${DATA_EXTENSIONS.join(', ')})`);
   const splitNames: string[] = [];
