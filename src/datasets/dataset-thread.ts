@@ -46,7 +46,13 @@ async function run(job: DatasetJob, signal?: AbortSignal): Promise<unknown> {
   // Without the built thread entry (the sources run directly) the work is done here.
   if (!existsSync(DATASET_THREAD_MAIN)) return inThisThread(job);
   const release = await slot();
-  const worker = new Worker(DATASET_THREAD_MAIN, { workerData: job, name: `dataset ${job.name}` });
+  let worker: Worker;
+  try {
+    worker = new Worker(DATASET_THREAD_MAIN, { workerData: job, name: `dataset ${job.name}` });
+  } catch (err) {
+    release();
+    throw err;
+  }
   const onAbort = () => void worker.terminate();
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
