@@ -102,7 +102,7 @@ it('a 14 MB dataset: /healthz answers promptly while it is read, and the server 
       `server heap +${(heapGrowth / MB).toFixed(1)} MB, RSS +${((after.rss - before.rss) / MB).toFixed(1)} MB after, peak RSS +${((peakRss - before.rss) / MB).toFixed(1)} MB\n`,
   );
   expect(health.length).toBeGreaterThan(0);
-  // Reading the rows on the server's thread held every request for 0.6 s at this size (3.5 s at 200 MB): each answer waited for all of it.
+  // Reading the rows on the server's thread held every request for 0.6 s at this size (2.15 s at 200 MB): each answer waited for all of it.
   expect(median(health)).toBeLessThan(100);
   expect(Math.max(...health)).toBeLessThan(750);
   // Holding every row keeps more than twice the file on the heap; the index is a hundred samples and counts.
