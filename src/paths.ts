@@ -18,6 +18,7 @@ export const HOST_MAIN = join(DIST_DIR, 'host', 'host-main.js');
 /** The inside of a host served in a worker thread (thread-host.ts). */
 export const THREAD_HOST_MAIN = join(DIST_DIR, 'host', 'thread-host-main.js');
 export const RESCORE_THREAD_MAIN = join(DIST_DIR, 'store', 'rescore-thread-main.js');
+export const DATASET_THREAD_MAIN = join(DIST_DIR, 'datasets', 'dataset-thread-main.js');
 /** The inside of a play lane: some of a run's workers in a worker thread of the eval process (play-lanes.ts). */
 export const PLAY_LANE_MAIN = join(DIST_DIR, 'eval-process', 'play-lane-main.js');
 export const DEFAULT_OUTPUTS_DIR = resolve(process.cwd(), 'outputs');

@@ -174,6 +174,43 @@ describe('storage faults', () => {
     expect(codeOf(await s.gql(RUN, { id: runId }))).toBe('NOT_FOUND');
   });
 
+  it('a queued run whose dir is deleted fails within a tick with RUN_DIR_MISSING, in the API and the catalog', async () => {
+    server = await startServer();
+    const s = server;
+    const release = s.app.scheduler.acquireInteractiveLock('test: hold admission');
+    let runId: string;
+    let ended: Awaited<ReturnType<typeof runOf>>;
+    let tookMs: number;
+    try {
+      const r = await s.gql(START_EVAL, { input: { graphName: 'gridnav_planner', episodeCount: 1 } });
+      runId = r.data!.startEval.runId as string;
+      expect(r.data!.startEval.status).toBe('QUEUED');
+      const t0 = Date.now();
+      rmSync(runDirPath(outputsOf(s), runId), { recursive: true, force: true });
+      ended = await waitFor(
+        'the queued run to fail',
+        async () => {
+          const run = await runOf(s, runId);
+          return run.status !== 'QUEUED' && run;
+        },
+        5000,
+        20,
+      );
+      tookMs = Date.now() - t0;
+    } finally {
+      release();
+    }
+    // The test server ticks every 200 ms: within a tick, not when it would have been admitted.
+    expect(tookMs).toBeLessThan(1500);
+    expect(ended).toMatchObject({ status: 'FAILED', error: { code: 'RUN_DIR_MISSING' } });
+    expect(ended.error!.message).toMatch(/run directory .* was deleted while the run was queued/);
+    expect(ended.error!.message).not.toMatch(/ENOENT/);
+    const listed = (await s.gql(RUNS)).data!.runs.items.find((x: { id: string }) => x.id === runId);
+    expect(listed).toMatchObject({ status: 'FAILED', error: { code: 'RUN_DIR_MISSING' } });
+    expect((await s.gql(`{ queue { run { id } } }`)).data!.queue).toEqual([]);
+    expect(codeOf(await s.gql(CANCEL, { id: runId }))).toBe('CONFLICT');
+  });
+
   it('restarting while the outputs are still read-only ends a dead run FAILED STORAGE_READ_ONLY, not ABORTED, and the server starts', async () => {
     server = await startServer();
     const s = server;

@@ -224,3 +224,69 @@ describe('a run that lost workers', () => {
     }
   });
 });
+
+describe("a finished run's summary.json edited afterwards", () => {
+  const RUN_Q = `query($id: ID!) { run(id: $id) { id status pid finishedAt episodesDone summaryModified error { code }
+    statusCounts { status count } episodes(first: 100) { total } } }`;
+  const RUNS_Q = `{ runs { items { id status summaryModified } } }`;
+
+  it('is shown as modified and never believed: not RUNNING in the API, the export, runProgress or the catalog rebuilt after a restart', async () => {
+    server = await startServer();
+    let s = server;
+    const started = await s.gql(`mutation { startEval(input: { graphName: "gridnav_planner", episodeCount: 2 }) { runId } }`);
+    const runId = started.data!.startEval.runId as string;
+    const done = await waitFor(
+      'the run to complete',
+      async () => {
+        const run = (await s.gql(RUN_Q, { id: runId })).data?.run;
+        return run?.status === 'COMPLETED' && run;
+      },
+      60_000,
+    );
+    expect(done).toMatchObject({ summaryModified: false, episodesDone: 2 });
+    const dir = join(runsRoot(join(s.dir, 'outputs')), runId);
+    const digest = JSON.parse(await readFile(join(dir, 'summary.sha256.json'), 'utf8'));
+    expect(digest).toMatchObject({ version: 1, recorded: { runId, status: 'COMPLETED' } });
+    expect(digest.sha256).toMatch(/^[0-9a-f]{64}$/);
+
+    // A well-formed edit: the run is RUNNING again under a pid that no longer exists, its figures changed.
+    const exited = execa('true');
+    const deadPid = exited.pid!;
+    await exited;
+    const original = JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) as RunSummary;
+    const edited: RunSummary = { ...original, status: 'RUNNING', finishedAt: null, pid: deadPid, episodesDone: 1, statusCounts: {} };
+    await writeFile(join(dir, 'summary.json'), JSON.stringify(edited, null, 2));
+
+    const expected = {
+      status: 'COMPLETED',
+      pid: null,
+      finishedAt: done.finishedAt,
+      episodesDone: 2,
+      summaryModified: true,
+      episodes: { total: 2 },
+    };
+    expect((await s.gql(RUN_Q, { id: runId })).data!.run).toMatchObject(expected);
+    // A subscriber gets the recorded end and the stream ends, instead of waiting on a run that is not running.
+    const states = await wsCollect(s.ws(), `subscription($id: ID!) { runProgress(id: $id) { status summaryModified } }`, { id: runId });
+    expect(states.at(-1)!.data!.runProgress).toEqual({ status: 'COMPLETED', summaryModified: true });
+    const exported = await (await fetch(`${s.url}/runs/${runId}/export.json`)).json();
+    expect(exported).toMatchObject({ status: 'COMPLETED', summaryModified: true, episodesDone: 2 });
+    expect(exported.pid).toBeUndefined();
+    expect(codeOf(await s.gql(`mutation($id: ID!) { cancelRun(id: $id) { id } }`, { id: runId }))).toBe('CONFLICT');
+
+    // Restarted, first on its catalog, then with the catalog rebuilt from the run directories.
+    const dirOf = s.dir;
+    await s.halt();
+    for (const rebuild of [false, true]) {
+      if (rebuild) await rm(join(dirOf, 'outputs', 'db.json'));
+      server = await startServer({}, { dir: dirOf, port: 0 });
+      s = server;
+      expect((await s.gql(RUN_Q, { id: runId })).data!.run, `rebuild: ${rebuild}`).toMatchObject(expected);
+      const row = (await s.gql(RUNS_Q)).data!.runs.items.find((r: { id: string }) => r.id === runId);
+      expect(row, `rebuild: ${rebuild}`).toMatchObject(rebuild ? { status: 'COMPLETED', summaryModified: true } : { status: 'COMPLETED' });
+      if (!rebuild) await s.halt();
+    }
+    // The edited file is left as it is: nothing rewrote it.
+    expect(JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')).status).toBe('RUNNING');
+  });
+});

@@ -7,8 +7,10 @@ import { join } from 'node:path';
 import { byName } from '../core/by-name.js';
 import { NotFoundError } from '../errors.js';
 import { BUILTIN_DATASETS_DIR } from '../paths.js';
-import { loadDataset } from './load-dataset.js';
-import type { Dataset, DatasetSource } from './types.js';
+import type { DatasetIndex } from './dataset-index.js';
+import { indexInThread, samplesInThread } from './dataset-thread.js';
+import { datasetStamp, loadDataset } from './load-dataset.js';
+import type { Dataset, DatasetSource, Sample } from './types.js';
 
 export interface DatasetCatalogOptions {
   /** @default the package's `datasets/` */
@@ -22,6 +24,9 @@ export interface DatasetEntry {
   source: DatasetSource;
   dir: string;
 }
+
+/** Indexes by folder, keyed like loadDataset's cache (every file's name, mtime and size). */
+const indexes = new Map<string, { stamp: string; index: Promise<DatasetIndex> }>();
 
 /** A dataset name is a folder name: letters, digits, `_`, `-`, `.` (no path separators). */
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
@@ -63,9 +68,40 @@ export class DatasetCatalog {
     return e;
   }
 
-  /** The parsed dataset (cached by its files' mtimes); DATASET_INVALID naming the file and line when one is bad. */
+  /**
+   * The parsed dataset, every sample in memory (cached by its files' mtimes); DATASET_INVALID
+   * naming the file and line when one is bad. For a process that plays the samples: the server
+   * answers from `index`.
+   */
   load(name: string): Promise<Dataset> {
     const e = this.entry(name);
     return loadDataset(e.dir, e.name, e.source);
+  }
+
+  /**
+   * Its splits, sample counts, clusters and first samples, read in a worker thread off the
+   * caller's event loop and cached by its files' mtimes and sizes; DATASET_INVALID as `load`.
+   */
+  async index(name: string): Promise<DatasetIndex> {
+    const e = this.entry(name);
+    const { stamp } = await datasetStamp(e.dir, e.name, e.source);
+    const hit = indexes.get(e.dir);
+    if (hit && hit.stamp === stamp) return hit.index;
+    const index = indexInThread(e);
+    indexes.set(e.dir, { stamp, index });
+    // A failed read is not kept: the next call reads again (the user may be fixing the file).
+    index.catch(() => {
+      if (indexes.get(e.dir)?.index === index) indexes.delete(e.dir);
+    });
+    return index;
+  }
+
+  /** Samples `offset … offset+count-1` of a split: from the index's first samples, else read again in a worker thread. */
+  async samples(name: string, split: string, offset: number, count: number, signal?: AbortSignal): Promise<Sample[]> {
+    const index = await this.index(name);
+    const s = index.splits[split];
+    if (!s || count === 0 || offset >= s.sampleCount) return [];
+    if (offset + Math.min(count, s.sampleCount - offset) <= s.head.length) return s.head.slice(offset, offset + count);
+    return samplesInThread(this.entry(name), split, offset, count, signal);
   }
 }

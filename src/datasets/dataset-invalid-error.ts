@@ -17,6 +17,9 @@ export class DatasetInvalidError extends CodedError {
   readonly file: string;
   readonly line: number | undefined;
   readonly field: string | undefined;
+  /** Where, as given: with `problem`, enough to make the same error again (across a worker thread). */
+  readonly fault: DatasetFault;
+  readonly problem: string;
   constructor(fault: DatasetFault, problem: string, options?: { cause?: unknown }) {
     const where =
       fault.line === undefined ? fault.file : fault.unit === 'row' ? `${fault.file} row ${fault.line}` : `${fault.file}:${fault.line}`;
@@ -24,5 +27,7 @@ export class DatasetInvalidError extends CodedError {
     this.file = fault.file;
     this.line = fault.line;
     this.field = fault.field;
+    this.fault = fault;
+    this.problem = problem;
   }
 }

@@ -8,9 +8,10 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { RunStatus } from '../statuses.js';
+import { isTerminalRunStatus, type RunStatus } from '../statuses.js';
 import { writeFileAtomic } from '../store/atomic.js';
 import { FILES, readSummary } from '../store/run-dir.js';
+import { recordSummaryDigest } from '../store/summary-digest.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from '../store/types.js';
 import { type Aggregates, computeAggregates } from '../store/aggregate.js';
 import { AggregateFold } from '../store/aggregate-fold.js';
@@ -258,6 +259,7 @@ export class SummaryWriter {
         const text = this.#text(this.#summary);
         const seq = this.#summary.seq;
         await writeFileAtomic(join(this.runDir, FILES.summary), text);
+        if (isTerminalRunStatus(this.#summary.status)) await recordSummaryDigest(this.runDir, text, this.#summary);
         return snapshot ? (JSON.parse(text) as RunSummary) : this.#view(seq);
       })
       .finally(() => {

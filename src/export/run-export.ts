@@ -10,6 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { episodeRecords } from '../store/episode-records.js';
 import { FILES } from '../store/run-dir.js';
+import { changedAfterFinish, recordedSummary } from '../store/summary-digest.js';
 import { parseSummaryText } from '../store/summary-schema.js';
 import { csvRow } from './csv-field.js';
 import { headerOf, rowOf } from './episode-columns.js';
@@ -75,10 +76,16 @@ export async function* jsonlLines(runDir: string, signal?: AbortSignal): AsyncGe
   }
 }
 
-/** summary.json as the run wrote it, after checking it is a valid summary (SUMMARY_INVALID otherwise). */
+/**
+ * summary.json as the run wrote it, after checking it is a valid summary (SUMMARY_INVALID
+ * otherwise); for a finished run whose summary.json was changed since, the state recorded at its
+ * finish with `"summaryModified": true`, never the edited file.
+ */
 export async function summaryText(runDir: string): Promise<string> {
   const path = join(runDir, FILES.summary);
   const text = await readFile(path, 'utf8');
+  const modified = await changedAfterFinish(runDir, text);
+  if (modified) return JSON.stringify(await recordedSummary(runDir, modified), null, 2) + '\n';
   parseSummaryText(text, { source: `${FILES.summary} of run ${basename(runDir)}` });
   return text.endsWith('\n') ? text : text + '\n';
 }

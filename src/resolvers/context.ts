@@ -56,7 +56,7 @@ export interface NodesetsApi {
 }
 
 /** The datasets known to the backend (built-in and workspace). */
-export type DatasetsApi = Pick<DatasetCatalog, 'list' | 'entry' | 'load'>;
+export type DatasetsApi = Pick<DatasetCatalog, 'list' | 'entry' | 'index' | 'samples'>;
 
 export interface ApiContext {
   outputsDir: string;

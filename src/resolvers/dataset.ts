@@ -5,7 +5,8 @@
  */
 import { DatasetCatalog } from '../datasets/dataset-catalog.js';
 import type { DatasetEntry } from '../datasets/dataset-catalog.js';
-import type { Dataset, Sample } from '../datasets/types.js';
+import type { DatasetIndex, SplitIndex } from '../datasets/dataset-index.js';
+import type { Sample } from '../datasets/types.js';
 import { BadInputError, errorMessage } from '../errors.js';
 import { builder } from './builder.js';
 import type { ApiContext, DatasetsApi } from './context.js';
@@ -15,21 +16,22 @@ export const MAX_PREVIEW = 100;
 
 interface DatasetView {
   entry: DatasetEntry;
-  dataset?: Dataset;
+  dataset?: DatasetIndex;
   error?: string;
 }
 
 interface SplitView {
-  dataset: Dataset;
+  dataset: DatasetIndex;
   name: string;
-  samples: Sample[];
+  split: SplitIndex;
 }
 
 export const catalogOf = (ctx: ApiContext): DatasetsApi => ctx.datasets ?? new DatasetCatalog();
 
 async function view(catalog: DatasetsApi, entry: DatasetEntry): Promise<DatasetView> {
   try {
-    return { entry, dataset: await catalog.load(entry.name) };
+    // Read off the request path (a worker thread) and kept as an index: a large dataset neither stalls the server nor stays in its memory.
+    return { entry, dataset: await catalog.index(entry.name) };
   } catch (err) {
     return { entry, error: errorMessage(err) };
   }
@@ -60,10 +62,10 @@ const DatasetSplitRef = builder.objectRef<SplitView>('DatasetSplit').implement({
   description: 'A split of a dataset (a file, or a `split` field): its samples in fixed order.',
   fields: (t) => ({
     name: t.string({ description: 'The split name, e.g. `test`.', resolve: (s) => s.name }),
-    sampleCount: t.int({ description: 'How many samples it has (episodes 0..sampleCount-1).', resolve: (s) => s.samples.length }),
+    sampleCount: t.int({ description: 'How many samples it has (episodes 0..sampleCount-1).', resolve: (s) => s.split.sampleCount }),
     clusters: t.stringList({
       description: 'The distinct `metadata.cluster` values of its samples, sorted.',
-      resolve: (s) => [...new Set(s.samples.flatMap((x) => (x.metadata.cluster === undefined ? [] : [String(x.metadata.cluster)])))].sort(),
+      resolve: (s) => s.split.clusters,
     }),
     preview: t.field({
       type: [DatasetSampleRef],
@@ -72,12 +74,12 @@ const DatasetSplitRef = builder.objectRef<SplitView>('DatasetSplit').implement({
         first: t.arg.int({ defaultValue: 5, description: `How many (0..${MAX_PREVIEW}).` }),
         offset: t.arg.int({ defaultValue: 0, description: 'The episode index to start at.' }),
       },
-      resolve: (s, args) => {
+      resolve: (s, args, ctx) => {
         const first = args.first ?? 5;
         const offset = args.offset ?? 0;
         if (first < 0 || first > MAX_PREVIEW) throw new BadInputError(`first must be 0..${MAX_PREVIEW}, got ${first}`);
         if (offset < 0) throw new BadInputError(`offset must be ≥ 0, got ${offset}`);
-        return s.samples.slice(offset, offset + first);
+        return catalogOf(ctx).samples(s.dataset.name, s.name, offset, first, ctx.signal);
       },
     }),
   }),
@@ -104,13 +106,13 @@ const DatasetRef = builder.objectRef<DatasetView>('Dataset').implement({
     }),
     sampleCount: t.int({
       description: 'Samples in all splits.',
-      resolve: (d) => Object.values(d.dataset?.splits ?? {}).reduce((n, s) => n + s.length, 0),
+      resolve: (d) => Object.values(d.dataset?.splits ?? {}).reduce((n, s) => n + s.sampleCount, 0),
     }),
     splits: t.field({
       type: [DatasetSplitRef],
       description: 'Its splits, in the order they were read.',
       resolve: (d) =>
-        d.dataset ? d.dataset.splitNames.map((name) => ({ dataset: d.dataset!, name, samples: d.dataset!.splits[name]! })) : [],
+        d.dataset ? d.dataset.splitNames.map((name) => ({ dataset: d.dataset!, name, split: d.dataset!.splits[name]! })) : [],
     }),
     split: t.field({
       type: DatasetSplitRef,
@@ -118,8 +120,8 @@ const DatasetRef = builder.objectRef<DatasetView>('Dataset').implement({
       description: 'One split by name (null when it has none of that name).',
       args: { name: t.arg.string({ required: true }) },
       resolve: (d, args) => {
-        const samples = d.dataset?.splits[args.name];
-        return samples ? { dataset: d.dataset!, name: args.name, samples } : null;
+        const split = d.dataset?.splits[args.name];
+        return split ? { dataset: d.dataset!, name: args.name, split } : null;
       },
     }),
     labels: t.stringList({

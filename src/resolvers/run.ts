@@ -222,6 +222,11 @@ RunRef.implement({
       resolve: (r) => r.row.finishedAt,
     }),
     error: t.field({ type: RunErrorRef, nullable: true, description: 'Why it failed or was aborted.', resolve: (r) => r.row.error }),
+    summaryModified: t.boolean({
+      description:
+        "True when the run's summary.json was changed after the run finished (it no longer matches the digest recorded at the finish): it is not believed, and the run shows the state recorded at its finish (status, times, error) with the episode records on disk and their aggregates.",
+      resolve: (r) => r.row.summaryModified === true,
+    }),
     aggregateMetrics: t.field({
       type: [MetricAggregateRef],
       description: 'Each metric over the finished episodes (mean, count, stderr, min, max), sorted by name.',

@@ -19,7 +19,7 @@ import {
 import { DatasetCatalog } from '../datasets/dataset-catalog.js';
 import { NotFoundError, RunInputError } from '../errors.js';
 import type { PanelSpec, PanelValues } from '../core/types.js';
-import type { Dataset } from '../datasets/types.js';
+import type { DatasetIndex } from '../datasets/dataset-index.js';
 import type { NodesetEntry } from '../nodeset-registry/registry.js';
 import type { RunInput } from '../spec/run-spec.js';
 
@@ -28,7 +28,7 @@ export const DATASET_ENV = 'env_dataset';
 type Selection = Pick<RunInput, 'dataset' | 'split' | 'episodeOffset' | 'episodeCount'>;
 
 /** The datasets a choices walk lists and loads. */
-type DatasetsApi = Pick<DatasetCatalog, 'list' | 'load'>;
+type DatasetsApi = Pick<DatasetCatalog, 'list' | 'index'>;
 
 export interface SelectionCheckOptions {
   /**
@@ -71,23 +71,24 @@ async function assertDatasetFiles(env: NodesetEntry, input: Selection, workspace
   const name = input.dataset ?? (fallback === undefined ? undefined : String(fallback));
   if (name === undefined) return;
   const catalog = new DatasetCatalog(workspaceDir ? { workspaceDir } : {});
-  let dataset: Awaited<ReturnType<DatasetCatalog['load']>>;
+  let dataset: DatasetIndex;
   try {
-    dataset = await catalog.load(name);
+    // Its index, read off the request path: submitting against a large dataset neither stalls the server nor loads its rows.
+    dataset = await catalog.index(name);
   } catch (err) {
     if (err instanceof NotFoundError) throw new RunInputError(`dataset: ${err.message}`, 'dataset');
     throw err;
   }
   const split = input.split ?? dataset.defaultSplit;
-  const samples = dataset.splits[split];
-  if (!samples)
+  const count = dataset.splits[split]?.sampleCount;
+  if (count === undefined)
     throw new RunInputError(`split: dataset ${name} has no split "${split}"; splits: ${dataset.splitNames.join(', ')}`, 'split');
   const offset = input.episodeOffset ?? 0;
   const last = offset + input.episodeCount - 1;
-  if (last >= samples.length) {
+  if (last >= count) {
     throw new RunInputError(
-      `episodes ${offset}..${last} reach past the end of ${name}/${split}, which has samples 0..${samples.length - 1}`,
-      offset < samples.length ? 'episodeCount' : 'episodeOffset',
+      `episodes ${offset}..${last} reach past the end of ${name}/${split}, which has samples 0..${count - 1}`,
+      offset < count ? 'episodeCount' : 'episodeOffset',
     );
   }
 }
@@ -121,16 +122,16 @@ async function moduleWalk(env: NodesetEntry): Promise<(PanelWalk & { spec: Panel
 
 /** A walk over env_dataset's picker as its files give it: dataset folders, then the chosen one's splits and samples. */
 function datasetWalk(catalog: DatasetsApi): ChoicesWalk {
-  let dataset: Dataset | undefined;
+  let dataset: DatasetIndex | undefined;
   let split: string | undefined;
   return {
     options: async (field) => {
       if (field === 'dataset') return catalog.list().map((e) => e.name);
       if (field === 'split') return dataset?.splitNames ?? [];
-      return Array.from({ length: (split !== undefined && dataset?.splits[split]?.length) || 0 }, (_, i) => i);
+      return Array.from({ length: (split !== undefined && dataset?.splits[split]?.sampleCount) || 0 }, (_, i) => i);
     },
     choose: async (field, value) => {
-      if (field === 'dataset') dataset = await catalog.load(String(value));
+      if (field === 'dataset') dataset = await catalog.index(String(value));
       if (field === 'split') split = String(value);
     },
     fallback: (field) => (field === 'split' ? dataset?.defaultSplit : undefined),

@@ -559,6 +559,7 @@ export class JobScheduler {
 
   private async runTick(): Promise<void> {
     this.stopRunsWithoutDir();
+    this.failQueuedWithoutDir();
     let changed = this.reap();
     changed = (await this.admit()) || changed;
     this.hosts.drainIdle();
@@ -611,6 +612,31 @@ export class JobScheduler {
       job.storageFault = 'RUN_DIR_MISSING';
       this.log.warn(`run ${job.runId}: ${describeStorage('RUN_DIR_MISSING', job.runDir)} while it ran; stopping it`);
       stopJob(job, this.ctx);
+    }
+  }
+
+  /**
+   * A queued run whose directory was deleted fails now, FAILED RUN_DIR_MISSING, not when it is
+   * admitted (with whatever error its first write met). Its end stays in memory: there is no folder to write it to.
+   */
+  private failQueuedWithoutDir(): void {
+    for (const job of [...this.queued]) {
+      if (existsSync(job.runDir) || !this.queued.remove(job.runId)) continue;
+      const base = job.queuedSummary ?? queuedSummary(job.spec);
+      const message = `${describeStorage('RUN_DIR_MISSING', job.runDir)} while the run was queued`;
+      const summary: RunSummary = {
+        ...base,
+        seq: base.seq + 1,
+        status: 'FAILED',
+        finishedAt: new Date().toISOString(),
+        error: { code: 'RUN_DIR_MISSING', message },
+      };
+      this.unrecorded.set(job.runId, { runDir: job.runDir, summary, summaryOnDisk: false });
+      this.log.warn(`run ${job.runId}: ${message}; failed`);
+      this.hosts.release(job.runId);
+      this.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: job.viaSubprocess }));
+      this.emit({ type: 'run', runId: job.runId, summary });
+      this.emit({ type: 'queue' });
     }
   }
 

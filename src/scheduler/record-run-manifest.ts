@@ -23,7 +23,7 @@ export async function datasetOfRun(
   if (name === undefined) return undefined;
   const catalog = new DatasetCatalog(workspaceDir ? { workspaceDir } : {});
   const entry = catalog.entry(name);
-  const split = spec.split ?? (await catalog.load(name)).defaultSplit;
+  const split = spec.split ?? (await catalog.index(name)).defaultSplit;
   return { name, source: entry.source, dir: entry.dir, split };
 }
 

@@ -18,6 +18,7 @@ import { matchesSearch, type RunLabels } from '../spec/run-labels.js';
 import { readRunLabels } from './labels-file.js';
 import { effectiveWorkerCount } from '../spec/effective-workers.js';
 import { makeDirs } from './make-dirs.js';
+import { changedAfterFinish, recordedSummary } from './summary-digest.js';
 
 export const CATALOG_FILE = 'db.json';
 /** Calibration samples kept per (graph, worker count); the estimate is the largest of them. */
@@ -42,6 +43,8 @@ export interface CatalogRun {
   viaSubprocess: boolean;
   /** Name, tags and note (labels.json, else the spec's); absent in rows indexed before labels existed. */
   labels?: RunLabels;
+  /** summary.json was changed after the run finished: the row is the state recorded at its finish. */
+  summaryModified?: true;
 }
 
 export interface CalibrationSample {
@@ -131,6 +134,7 @@ export function catalogRunFromSummary(summary: RunSummary, extra: { viaSubproces
     error: summary.error ?? null,
     pid: extra.pid ?? summary.pid ?? null,
     viaSubprocess: extra.viaSubprocess ?? RUN_DEFAULTS.viaSubprocess,
+    ...(summary.summaryModified ? { summaryModified: true } : {}),
   };
 }
 
@@ -242,7 +246,10 @@ export class RunCatalog {
     const runDir = join(root, id);
     let summary: RunSummary;
     try {
-      summary = await readJson<RunSummary>(join(runDir, FILES.summary));
+      const text = await readFile(join(runDir, FILES.summary), 'utf8');
+      // A finished run's summary.json edited since its finish: the row is the state recorded then.
+      const modified = await changedAfterFinish(runDir, text);
+      summary = modified ? await recordedSummary(runDir, modified) : (JSON.parse(text) as RunSummary);
     } catch {
       return false;
     }

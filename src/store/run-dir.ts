@@ -1,6 +1,7 @@
 /**
  * The run directory layout: `outputs/eval_runs/<run_id>/` with spec.json, shared_urls.json,
- * graph.json, summary.json, stdout.log, stderr.log, _DONE and episodes/epNNNN/ (and, once
+ * graph.json, summary.json (and, once finished, summary.sha256.json), stdout.log, stderr.log,
+ * _DONE and episodes/epNNNN/ (and, once
  * retried, attempts.json and attempts/<n>/: store/attempts.ts).
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -9,26 +10,18 @@ import { basename, join, resolve, sep } from 'node:path';
 import { BadInputError } from '../errors.js';
 import { parseRunSpec } from '../spec/parse-run-spec.js';
 import { SpecInvalidError } from '../spec/spec-errors.js';
-import { readJson, writeJsonAtomic } from './atomic.js';
+import { readJson, writeFileAtomic, writeJsonAtomic } from './atomic.js';
 import { parseSummaryText } from './summary-schema.js';
 import { injectedFault } from './storage-fault.js';
 import type { EpisodeRecord, RunSpec, RunSummary, SharedUrls } from './types.js';
 import { makeDirs } from './make-dirs.js';
+import { FILES } from './run-files.js';
+import { changedAfterFinish, recordSummaryDigest, recordedSummary, summaryText } from './summary-digest.js';
 
 export const RUN_ID_PATTERN = /^\d{8}_\d{6}(?:_\d{1,4})?$/;
 export const RUNS_SUBDIR = 'eval_runs';
 
-export const FILES = {
-  spec: 'spec.json',
-  sharedUrls: 'shared_urls.json',
-  graph: 'graph.json',
-  summary: 'summary.json',
-  stdout: 'stdout.log',
-  stderr: 'stderr.log',
-  done: '_DONE',
-  process: 'process.json',
-  episodes: 'episodes',
-} as const;
+export { FILES } from './run-files.js';
 
 export const isValidRunId = (id: string): boolean => RUN_ID_PATTERN.test(id);
 
@@ -101,12 +94,27 @@ export async function readSpec(runDir: string): Promise<RunSpec> {
 export const writeSharedUrls = (runDir: string, urls: SharedUrls) => writeJsonAtomic(join(runDir, FILES.sharedUrls), urls);
 export const readSharedUrls = async (runDir: string): Promise<SharedUrls> =>
   existsSync(join(runDir, FILES.sharedUrls)) ? readJson<SharedUrls>(join(runDir, FILES.sharedUrls)) : {};
-export const writeSummary = (runDir: string, summary: RunSummary) => writeJsonAtomic(join(runDir, FILES.summary), summary);
-/** summary.json, checked against its schema: throws SUMMARY_INVALID for a file that is not a summary. */
-/** `known`: records already checked, by index, which a reader following the run need not check again. */
+/**
+ * Writes summary.json; a terminal summary also records its digest (summary.sha256.json), any
+ * other removes one left from an earlier attempt, so an edit after the finish is told apart.
+ */
+export async function writeSummary(runDir: string, summary: RunSummary): Promise<void> {
+  const text = summaryText(summary);
+  await writeFileAtomic(join(runDir, FILES.summary), text);
+  await recordSummaryDigest(runDir, text, summary);
+}
+/**
+ * summary.json, checked against its schema: throws SUMMARY_INVALID for a file that is not a
+ * summary. A finished run's summary.json changed since its digest was recorded is not believed:
+ * the state recorded at the finish is answered instead, with `summaryModified` (store/summary-digest.ts).
+ * `known`: records already checked, by index, which a reader following the run need not check again.
+ */
 export const readSummary = async (runDir: string, known?: ReadonlyMap<number, EpisodeRecord>): Promise<RunSummary> => {
   const path = join(runDir, FILES.summary);
-  return parseSummaryText(await readFile(path, 'utf8'), { source: path, ...(known ? { known } : {}) });
+  const text = await readFile(path, 'utf8');
+  const modified = await changedAfterFinish(runDir, text);
+  if (modified) return recordedSummary(runDir, modified);
+  return parseSummaryText(text, { source: path, ...(known ? { known } : {}) });
 };
 export const readSummarySync = (runDir: string): RunSummary => {
   const path = join(runDir, FILES.summary);

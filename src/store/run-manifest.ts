@@ -5,8 +5,8 @@
  * version and platform it ran on.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { byName } from '../core/by-name.js';
 import { PACKAGE_ROOT } from '../paths.js';
@@ -88,7 +88,10 @@ async function hashFile(path: string): Promise<{ sha256: string; bytes: number }
   const stamp = `${s.mtimeMs}:${s.size}`;
   const hit = fileHashes.get(path);
   if (hit?.stamp === stamp) return { sha256: hit.sha256, bytes: s.size };
-  const digest = sha256(await readFile(path));
+  // Streamed: a dataset file of hundreds of MB is neither held whole nor hashed in one long step of the event loop.
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  const digest = hash.digest('hex');
   fileHashes.set(path, { stamp, sha256: digest });
   return { sha256: digest, bytes: s.size };
 }

@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline';
 import { BadInputError } from '../errors.js';
 import { FILES, episodeDir, readSpec, runDirPath } from './run-dir.js';
 import { episodeRecordSchema, parseSummaryText, SummaryInvalidError } from './summary-schema.js';
+import { changedAfterFinish, recordedSummary } from './summary-digest.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from './types.js';
 
 /** An asset name as the episode writer creates it: no folders, no dot-files, no odd characters. */
@@ -91,7 +92,10 @@ export class RunReader {
     }
   }
 
-  /** summary.json, or null when it is missing or not a valid summary of this run (checked against its schema). */
+  /**
+   * summary.json, or null when it is missing or not a valid summary of this run (checked against
+   * its schema); for a finished run whose summary.json was changed since, the recorded state (`summaryModified`).
+   */
   async readSummary(runId: string): Promise<RunSummary | null> {
     const path = join(this.runDir(runId), FILES.summary);
     let text: string;
@@ -101,6 +105,9 @@ export class RunReader {
       if (isNotFound(err)) return null;
       throw err;
     }
+    // A finished run's summary.json edited since: the state recorded at its finish.
+    const modified = await changedAfterFinish(this.runDir(runId), text);
+    if (modified) return recordedSummary(this.runDir(runId), modified);
     try {
       return parseSummaryText(text, { source: `summary.json of run ${runId}`, runId });
     } catch (err) {

@@ -19,6 +19,7 @@ import { type Aggregates, computeAggregates } from './aggregate.js';
 import { isTerminalRunStatus, type RunStatus } from '../statuses.js';
 import { FILES, runDirPath } from './run-dir.js';
 import { parseSummaryText, SummaryInvalidError } from './summary-schema.js';
+import { changedAfterFinish, recordedSummary } from './summary-digest.js';
 import type { EpisodeRecord, RunSummary } from './types.js';
 
 export interface RunWatcherOptions {
@@ -313,7 +314,10 @@ export class RunWatcher {
     }
     let summary: RunSummary;
     try {
-      summary = parseSummaryText(text, { source: `summary.json of run ${w.runId}`, runId: w.runId, known: w.known });
+      const modified = await changedAfterFinish(w.dir, text);
+      summary = modified
+        ? await recordedSummary(w.dir, modified)
+        : parseSummaryText(text, { source: `summary.json of run ${w.runId}`, runId: w.runId, known: w.known });
     } catch (err) {
       // Keep the last good state; the poll reads it again even if no event comes.
       w.stamp = '';

@@ -131,6 +131,12 @@ export interface RunSummary {
   retiredWorkers?: RetiredWorker[];
   /** Eval process pid while running. */
   pid?: number;
+  /**
+   * Set by readers only, never in summary.json: the run's summary.json was changed after the
+   * run finished, so this is the state recorded at its finish, with the episode records on disk
+   * (store/summary-digest.ts).
+   */
+  summaryModified?: true;
 }
 
 export interface RetiredWorker {

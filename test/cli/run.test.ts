@@ -87,6 +87,7 @@ describe('evalctl run', () => {
       'stderr.log',
       'stdout.log',
       'summary.json',
+      'summary.sha256.json',
     ]);
     const manifest = JSON.parse(await readFile(join(runDir, 'manifest.json'), 'utf8'));
     expect(manifest.nodesets.map((n: { name: string; codeSha256: string }) => [n.name, n.codeSha256.length])).toEqual([

@@ -14,6 +14,7 @@ import { PACKAGE_ROOT, WEB_DIST_DIR } from '../../src/paths.js';
 import { expectAccessible } from './axe.js';
 import { graphql, type Session, type SessionOptions, sessionPerTest, waitFor } from './harness.js';
 import { writeSyntheticRun } from './synthetic-run.js';
+import { recordSummaryDigest } from '../../src/store/summary-digest.js';
 
 const GRAPH = 'gridnav_planner';
 // Small mazes keep the runs short; the cancel and Play tests slow the env down on purpose.
@@ -129,6 +130,25 @@ describe('dashboard', { timeout: 120_000 }, () => {
     await s.page.goto(`${s.url}#/runs`);
     const row = s.page.locator(`[data-testid=runs-table] tr[data-run-id="${runId}"][data-status=CANCELLED]`);
     expect(await row.locator('[data-testid=run-endings]').textContent()).toBe(' · 1 timeout · 1 error · 2 episodes cancelled');
+  });
+
+  it('shows a finished run whose summary.json was edited afterwards as modified, with its recorded status', async () => {
+    const runId = '20260101_120000';
+    const s = await open({
+      prepare: async (out) => {
+        await writeSyntheticRun(out, { runId, episodeCount: 6, workerCount: 1 });
+        const dir = join(out, 'eval_runs', runId);
+        const text = await readFile(join(dir, 'summary.json'), 'utf8');
+        await recordSummaryDigest(dir, text, JSON.parse(text));
+        await writeFile(
+          join(dir, 'summary.json'),
+          JSON.stringify({ ...JSON.parse(text), status: 'RUNNING', finishedAt: null, pid: 999_999 }),
+        );
+      },
+    });
+    await s.page.goto(`${s.url}#/runs/${runId}`);
+    const notice = await s.page.waitForSelector('.run-page[data-status=COMPLETED] [data-testid=summary-modified]');
+    expect(await notice.textContent()).toContain('modified after the run finished');
   });
 
   it('opens an episode and shows its trajectory image', async () => {

@@ -46,7 +46,11 @@ export async function finalizeJob(job: Job, ctx: JobContext): Promise<RunSummary
       s.status = 'FAILED';
       s.error = {
         code: exit.error instanceof CodedError ? exit.error.code : (storage ?? 'INTERNAL_SERVER_ERROR'),
-        message: errorMessage(exit.error),
+        // A raw errno says what failed, not why: say the storage fault first.
+        message:
+          storage !== null && !(exit.error instanceof CodedError)
+            ? `${describeStorage(storage, job.runDir)} (${errorMessage(exit.error)})`
+            : errorMessage(exit.error),
       };
     };
   } else if (exit.kind === 'process' && (storage === 'RUN_DIR_MISSING' || !isTerminalRunStatus(summary.status))) {

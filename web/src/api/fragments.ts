@@ -27,7 +27,7 @@ export const RunDetailFields = graphql(
   `
   fragment RunDetailFields on Run {
     ...RunRowFields
-    seq seed timedOut error { code message } name cancelRequested codeTools
+    seq seed timedOut error { code message } name cancelRequested codeTools summaryModified
     retiredWorkers { workerId reason }
     aggregateByTask { task metrics { ...MetricAggregateFields } }
     statusCounts { status count }

@@ -94,6 +94,16 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
                 timed-out episodes
               </span>
             )}
+            {run.summaryModified && (
+              <span
+                className="warn-chip"
+                data-testid="summary-modified"
+                title="summary.json no longer matches the digest recorded when the run finished; the state recorded then is shown, with the episode records on disk"
+              >
+                {' '}
+                summary.json modified after the run finished: not trusted
+              </span>
+            )}
             {run.retiredWorkers.length > 0 && (
               <span
                 className="warn-chip"
