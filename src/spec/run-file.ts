@@ -171,7 +171,8 @@ function checkSweep(raw: unknown, file: string, line: number | undefined): Sweep
         `"${SWEEP_KEY}.${k}" must be a non-empty list of values, got ${JSON.stringify(v)}`,
         `${SWEEP_KEY}.${k}`,
       );
-    grid[k] = v;
+    // Defined, not assigned: an axis named "__proto__" would otherwise replace the grid's prototype and vanish.
+    Object.defineProperty(grid, k, { value: v, enumerable: true, writable: true, configurable: true });
   }
   return grid;
 }

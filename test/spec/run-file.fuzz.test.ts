@@ -151,4 +151,11 @@ describe('run files under generated input', () => {
     if (!r.ok) expectCoded(r.error, ['BAD_USER_INPUT'], `eval.yaml line ${line}: ${says}`);
   });
 
+  it('a sweep axis named "__proto__" is kept as a key and refused by name', () => {
+    const rf = parseRunFile('{"sweep": {"__proto__": [1], "seed": [1]}}', 'eval.json');
+    expect(Object.keys(rf.sweep!)).toEqual(['__proto__', 'seed']);
+    const r = attempt(() => sweepRequestOf(rf.sweep!, 'eval.json', 1));
+    expect(r.ok).toBe(false);
+    if (!r.ok) expectCoded(r.error, ['BAD_USER_INPUT'], '"sweep.__proto__"');
+  });
 });
