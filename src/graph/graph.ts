@@ -478,10 +478,11 @@ export function parseSetFlags(flags: readonly string[]): Record<string, Record<s
     }
     for (const k of path) assertSafeKey(k, `--set "${flag}"`);
     const [nodeId, ...keys] = path as [string, ...string[]];
-    out[nodeId] ??= {};
-    let target: Record<string, unknown> = out[nodeId];
+    // Own keys only: "toString" would otherwise find Object.prototype's function and patch that.
+    if (!Object.hasOwn(out, nodeId)) out[nodeId] = {};
+    let target: Record<string, unknown> = out[nodeId]!;
     for (const k of keys.slice(0, -1)) {
-      const next = target[k];
+      const next = Object.hasOwn(target, k) ? target[k] : undefined;
       if (isPlainObject(next)) target = next;
       else {
         const made: Record<string, unknown> = {};

@@ -7,12 +7,12 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GraphSpec } from '../../src/core/types.js';
-import { applyOverrides, MAX_OVERRIDE_DEPTH, parseGraph, validateGraph } from '../../src/graph/graph.js';
+import { applyOverrides, MAX_OVERRIDE_DEPTH, parseGraph, parseSetFlags, validateGraph } from '../../src/graph/graph.js';
 import { NodesetRegistry } from '../../src/nodeset-registry/registry.js';
 import { BUILTIN_GRAPHS_DIR } from '../../src/paths.js';
 import { parseRunInput } from '../../src/spec/parse-run-spec.js';
 import { RUN_LIMITS } from '../../src/spec/run-spec.js';
-import { attempt, expectCoded, fuzzParams, nastyKey, nastyValue, nested, reportFuzz, withOwnKey } from '../support/fuzz.js';
+import { attempt, expectCoded, fuzzParams, nastyKey, nastyString, nastyValue, nested, reportFuzz, withOwnKey } from '../support/fuzz.js';
 
 const startedAt = Date.now();
 afterAll(() => reportFuzz('overrides', startedAt));
@@ -104,4 +104,52 @@ describe('overrides under generated input', () => {
     if (!r.ok) expectCoded(r.error, ['BAD_USER_INPUT'], 'override for node "agent" nests deeper than 64 levels');
     expect(applyOverrides(graph, { agent: { deep: nested(62, 1, 'object') } }).nodes[1]?.config?.deep).toEqual(nested(62, 1, 'object'));
   });
+
+  it('--set flags parse to node → patch, or are refused naming the flag', () => {
+    const segment = fc.oneof({ weight: 4, arbitrary: fc.constantFrom('agent', 'env', 'epsilon', 'opts', 'size') }, nastyKey);
+    const flag = fc.oneof(
+      {
+        weight: 4,
+        arbitrary: fc
+          .tuple(
+            fc.array(segment, { minLength: 1, maxLength: 4 }),
+            fc.oneof(
+              nastyString,
+              fc.jsonValue().map((v) => JSON.stringify(v)),
+            ),
+          )
+          .map(([path, value]) => `${path.join('.')}=${value}`),
+      },
+      nastyString,
+    );
+    fc.assert(
+      fc.property(fc.array(flag, { maxLength: 5 }), (flags) => {
+        const r = attempt(() => parseSetFlags(flags));
+        if (!r.ok) {
+          expectCoded(r.error, ['BAD_USER_INPUT'], '--set "');
+          return;
+        }
+        // Every flag's node is an own key of the result, holding a plain object: nothing lands on a prototype.
+        for (const f of flags) {
+          const node = f.slice(0, f.indexOf('=')).split('.')[0]!;
+          expect(Object.hasOwn(r.value, node)).toBe(true);
+          expect(Object.getPrototypeOf(r.value[node])).toBe(Object.prototype);
+        }
+        const input = attempt(() => parseRunInput({ graphName: 'g', episodeCount: 1, overrides: r.value }));
+        if (!input.ok) expectCoded(input.error, ['BAD_USER_INPUT'], 'overrides');
+      }),
+      fuzzParams(1000),
+    );
+  });
+
+  it.each([['toString.agent=[]'], ['valueOf.x=1'], ['agent.toString.x=1', 'agent.epsilon=0.2']])(
+    '--set with a key every object inherits keeps it as its own key: %j',
+    (...flags) => {
+      const parsed = parseSetFlags(flags);
+      const node = flags[0]!.split('.')[0]!;
+      expect(Object.hasOwn(parsed, node)).toBe(true);
+      expect(Object.prototype.toString).not.toHaveProperty('agent');
+      expect(parseSetFlags(['toString.agent=[]'])).toEqual(JSON.parse('{"toString": {"agent": []}}'));
+    },
+  );
 });
