@@ -26,7 +26,14 @@ export function fuzzParams<T>(numRuns: number): fc.Parameters<T> {
       counted.cases += details.numRuns;
       if (details.failed) {
         const cause = details.errorInstance instanceof Error ? `\n${details.errorInstance.stack ?? details.errorInstance.message}` : '';
-        throw new Error(`${fc.defaultReportMessage(details)}${cause}\n(replay the whole suite with FUZZ_SEED=${FUZZ_SEED})`);
+        let report: string;
+        try {
+          report = fc.defaultReportMessage(details) ?? '';
+        } catch {
+          // A counterexample nested too deep to print: its path still replays it.
+          report = `Property failed (seed ${details.seed}, path "${details.counterexamplePath}"); the counterexample is too deep to print`;
+        }
+        throw new Error(`${report}${cause}\n(replay the whole suite with FUZZ_SEED=${FUZZ_SEED})`);
       }
     },
     asyncReporter: undefined,
