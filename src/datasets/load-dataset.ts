@@ -51,7 +51,8 @@ export async function loadDataset(dir: string, name: string, source: DatasetSour
 async function readDataset(dir: string, name: string, source: DatasetSource, files: string[]): Promise<Dataset> {
   const manifest = await readDatasetManifest(join(dir, MANIFEST_FILE));
   if (files.length === 0) throw new DatasetInvalidError({ file: dir }, `holds no data files (${DATA_EXTENSIONS.join(', ')})`);
-  const splits: Record<string, Sample[]> = {};
+  // No prototype: a split named "constructor" or "__proto__" is an ordinary split, and a name no file gave finds nothing.
+  const splits: Record<string, Sample[]> = Object.create(null) as Record<string, Sample[]>;
   const splitNames: string[] = [];
   const seen = new Map<string, { file: string; line: number }>();
   const labelSet = Array.isArray(manifest.labels) ? new Set(manifest.labels) : undefined;

@@ -1,0 +1,178 @@
+/**
+ * Generated dataset files (JSONL, JSON, CSV, Parquet bytes, dataset.json) and records: each
+ * folder loads, or is refused with DATASET_INVALID naming the file (and the line when a record is at fault).
+ */
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Dataset } from '../../src/datasets/index.js';
+import { loadDataset } from '../../src/datasets/index.js';
+import { readCsv } from '../../src/datasets/read-csv.js';
+import { readJsonArray } from '../../src/datasets/read-json-array.js';
+import { readJsonl } from '../../src/datasets/read-jsonl.js';
+import { readParquet } from '../../src/datasets/read-parquet.js';
+import { MAX_RECORD_DEPTH, sampleOf } from '../../src/datasets/sample-of.js';
+import { writeParquet } from '../fixtures/write-parquet.js';
+import {
+  attempt,
+  attemptAsync,
+  expectCoded,
+  fuzzParams,
+  fuzzParamsAsync,
+  nastyKey,
+  nastyString,
+  nastyValue,
+  nested,
+  PROTO_KEYS,
+  reportFuzz,
+  withOwnKey,
+} from '../support/fuzz.js';
+
+const startedAt = Date.now();
+let root: string;
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'datasets-fuzz-'));
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+  reportFuzz('dataset readers', startedAt);
+});
+
+const FILE = '/data/qa/test.jsonl';
+
+/** Sample-like records: the sample fields with values of their kind or not, stray and prototype keys. */
+const record: fc.Arbitrary<unknown> = fc.oneof(
+  {
+    weight: 5,
+    arbitrary: fc
+      .tuple(
+        fc.record(
+          {
+            id: fc.oneof(fc.string({ maxLength: 20 }), fc.integer(), nastyValue),
+            input: fc.oneof(
+              fc.string({ minLength: 1 }),
+              fc.array(fc.record({ role: fc.constantFrom('user', 'system', 'assistant', 'tool', 'x'), content: fc.string() }), {
+                maxLength: 3,
+              }),
+              nastyValue,
+            ),
+            target: fc.oneof(fc.string(), fc.array(fc.string(), { maxLength: 3 }), fc.double(), nastyValue),
+            choices: fc.oneof(fc.array(fc.string(), { minLength: 2, maxLength: 4 }), nastyValue),
+            metadata: fc.oneof(fc.dictionary(nastyKey, fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }), nastyValue),
+            split: fc.oneof(fc.constantFrom('test', 'train', ...PROTO_KEYS), nastyString),
+          },
+          { requiredKeys: [] },
+        ),
+        fc.option(fc.tuple(nastyKey, nastyValue), { freq: 3 }),
+      )
+      .map(([r, extra]) => (extra ? withOwnKey(r, extra[0], extra[1]) : r)),
+  },
+  { weight: 1, arbitrary: nastyValue },
+);
+
+describe('dataset records under generated input', () => {
+});
+
+/** Fragments of JSON, JSONL and CSV text: most texts are nearly valid. */
+const textFragment = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc.constantFrom(
+      '{"input": "q", "target": "a"}\n',
+      '{"input": "q", "split": "constructor"}\n',
+      '{"input": "q", "__proto__": {"cluster": []}}\n',
+      '{"id": "a/b", "input": "q"}\n',
+      '[{"input": "q"}, {"input": "r"}]',
+      'input,target,choices,metadata\n',
+      'q,a,A|B,{"k":1}\n',
+      '"[1, 2] sum?",3,"[""x"",""y""]",\n',
+      '__proto__,input\n',
+      'input,input\n',
+      '"unclosed,\n',
+      '\uFEFF',
+      '\r\n',
+      '\n',
+      ',',
+      '"',
+      '[',
+      ']',
+      '{',
+      '}',
+      '\u0000',
+      '1e400',
+      'NaN',
+    ),
+  },
+  { weight: 4, arbitrary: nastyString },
+  { weight: 4, arbitrary: fc.jsonValue({ maxDepth: 2 }).map((v) => `${JSON.stringify(v)}\n`) },
+  {
+    weight: 1,
+    arbitrary: fc.integer({ min: 1, max: 20_000 }).map((d) => `{"input": "q", "metadata": {"x": ${'['.repeat(d)}${']'.repeat(d)}}}\n`),
+  },
+);
+const datasetText = fc.array(textFragment, { maxLength: 8 }).map((p) => p.join(''));
+
+describe('dataset text readers under generated input', () => {
+});
+
+let folders = 0;
+async function loadFolder(files: Record<string, string | Buffer>): Promise<{ ok: true; value: Dataset } | { ok: false; error: unknown }> {
+  const dir = join(root, `d${folders++}`);
+  await mkdir(dir);
+  for (const [name, body] of Object.entries(files)) await writeFile(join(dir, name), body);
+  try {
+    return await attemptAsync(() => loadDataset(dir, 'fuzz', 'workspace'));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+describe('dataset folders under generated input', () => {
+  const fileName = fc.oneof(
+    fc.constantFrom('test', 'train', ...PROTO_KEYS).map((n) => n),
+    fc.stringMatching(/^[a-z_]{1,8}$/),
+  );
+  const manifest = fc.oneof(
+    fc.constant(undefined),
+    fc
+      .record(
+        {
+          description: nastyValue,
+          labels: fc.oneof(fc.constant(true), fc.array(nastyString, { maxLength: 3 }), nastyValue),
+          defaultSplit: fc.oneof(fc.constantFrom('test', 'train', ...PROTO_KEYS), nastyString),
+          fields: fc.oneof(
+            fc.dictionary(fc.constantFrom('id', 'input', 'target', 'split', 'x'), fc.constantFrom('q', 'a', ...PROTO_KEYS)),
+            nastyValue,
+          ),
+        },
+        { requiredKeys: [] },
+      )
+      .map((m) => JSON.stringify(m)),
+    nastyString,
+  );
+
+  it.each([
+    [{ 'constructor.jsonl': '{"input": "q"}\n' }, 'constructor'],
+    [{ 'a.jsonl': '{"input": "q", "split": "__proto__"}\n' }, '__proto__'],
+    [{ 'a.jsonl': '{"input": "q", "split": "toString"}\n' }, 'toString'],
+  ])('a split named like an inherited property is an ordinary split: %j', async (files, split) => {
+    const r = await loadFolder(files);
+    expect(r.ok).toBe(true);
+    if (r.ok) {
+      expect(r.value.splitNames).toEqual([split]);
+      expect(r.value.splits[split]).toHaveLength(1);
+    }
+  });
+
+  it('a default split named like an inherited property must exist', async () => {
+    const r = await loadFolder({ 'a.jsonl': '{"input": "q"}\n', 'dataset.json': '{"defaultSplit": "constructor"}' });
+    expect(r.ok).toBe(false);
+    if (!r.ok) expectCoded(r.error, ['DATASET_INVALID'], 'split "constructor" has no samples');
+  });
+
+});
+
+describe('dataset keys that objects inherit', () => {
+});
