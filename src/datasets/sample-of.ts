@@ -11,6 +11,23 @@ import type { ChatMessage, Sample, SampleTarget } from './types.js';
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
 type FieldName = 'id' | 'input' | 'target' | 'choices' | 'metadata' | 'split';
 
+/** Levels of arrays and objects a record may nest (the record is level 1): deeper ones could not be hashed or written without overflowing the stack. */
+export const MAX_RECORD_DEPTH = 100;
+
+/** The first top-level field of `record` nesting past MAX_RECORD_DEPTH, counted without recursion. */
+function tooDeepField(record: Record<string, unknown>): string | undefined {
+  for (const [field, value] of Object.entries(record)) {
+    const stack: Array<[unknown, number]> = [[value, 2]];
+    while (stack.length > 0) {
+      const [x, d] = stack.pop()!;
+      if (typeof x !== 'object' || x === null) continue;
+      if (d > MAX_RECORD_DEPTH) return field;
+      for (const child of Object.values(x)) stack.push([child, d + 1]);
+    }
+  }
+  return undefined;
+}
+
 export interface SampleOfOptions {
   file: string;
   unit: PositionUnit;
@@ -23,6 +40,8 @@ export function sampleOf(raw: RawRecord, opts: SampleOfOptions): { sample: Sampl
   const v = raw.value;
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new DatasetInvalidError(at(), 'a record must be a JSON object');
   const record = v as Record<string, unknown>;
+  const deep = tooDeepField(record);
+  if (deep !== undefined) throw new DatasetInvalidError(at(deep), `nests deeper than ${MAX_RECORD_DEPTH} levels of objects and arrays`);
   const key = (f: FieldName) => opts.fields?.[f] ?? f;
   const taken = new Set<string>((['id', 'input', 'target', 'choices', 'metadata', 'split'] as const).map(key));
 

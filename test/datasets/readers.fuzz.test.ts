@@ -73,6 +73,24 @@ const record: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 describe('dataset records under generated input', () => {
+  it('records nested deeper than the limit are refused naming the field, never a stack overflow', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.integer({ min: 1, max: MAX_RECORD_DEPTH + 5 }), fc.integer({ min: 1, max: 200_000 })),
+        fc.constantFrom('metadata', 'input', 'target', 'extra'),
+        (depth, field) => {
+          const value = { input: 'q', [field]: nested(depth, 'x', 'array') };
+          const r = attempt(() => sampleOf({ value, line: 3 }, { file: FILE, unit: 'line' }));
+          if (depth + 1 > MAX_RECORD_DEPTH) {
+            expect(r.ok).toBe(false);
+            if (!r.ok)
+              expectCoded(r.error, ['DATASET_INVALID'], `${FILE}:3: field "${field}": nests deeper than ${MAX_RECORD_DEPTH} levels`);
+          } else if (!r.ok) expectCoded(r.error, ['DATASET_INVALID'], `${FILE}:3:`);
+        },
+      ),
+      fuzzParams(60),
+    );
+  });
 });
 
 /** Fragments of JSON, JSONL and CSV text: most texts are nearly valid. */
