@@ -190,6 +190,23 @@ describe('dataset folders under generated input', () => {
     if (!r.ok) expectCoded(r.error, ['DATASET_INVALID'], 'split "constructor" has no samples');
   });
 
+  it('Parquet: a column chunk naming a column the schema lacks is refused, with no read left failing unobserved', async () => {
+    const good = join(root, 'renamed.parquet');
+    writeParquet(good, [
+      { name: 'input', type: 'string', values: ['q'] },
+      { name: 'metadata', type: 'string', values: ['{}'] },
+    ]);
+    const bytes = await readFile(good);
+    // The footer names each column twice: in the schema, then in its chunk's path. Misspell the second.
+    const at = bytes.lastIndexOf('metadata');
+    bytes[at + 2] = 'x'.charCodeAt(0);
+    await writeFile(good, bytes);
+    const r = await attemptAsync(() => readParquet(good));
+    expect(r.ok).toBe(false);
+    if (!r.ok) expectCoded(r.error, ['DATASET_INVALID'], 'which the schema does not have');
+    // An unhandled rejection from the other column's read would land here and fail the file.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  });
 });
 
 describe('dataset keys that objects inherit', () => {
