@@ -210,4 +210,31 @@ describe('dataset folders under generated input', () => {
 });
 
 describe('dataset keys that objects inherit', () => {
+  it('a record key "__proto__" is kept in metadata, not made its prototype', () => {
+    const { sample } = sampleOf(
+      { value: JSON.parse('{"input": "q", "__proto__": {"cluster": [1]}}'), line: 1 },
+      { file: FILE, unit: 'line' },
+    );
+    expect(Object.getPrototypeOf(sample.metadata)).toBe(Object.prototype);
+    expect(JSON.stringify(sample.metadata)).toBe('{"__proto__":{"cluster":[1]}}');
+    const own = sampleOf(
+      { value: JSON.parse('{"input": "q", "metadata": {"__proto__": {"a": 1}}}'), line: 1 },
+      { file: FILE, unit: 'line' },
+    );
+    expect(JSON.stringify(own.sample.metadata)).toBe('{"__proto__":{"a":1}}');
+  });
+
+  it('a field mapped to an inherited name is missing from a record that lacks it', () => {
+    const r = attempt(() =>
+      sampleOf({ value: { question: 'q' }, line: 4 }, { file: FILE, unit: 'line', fields: { input: 'constructor' } }),
+    );
+    expect(r.ok).toBe(false);
+    if (!r.ok) expectCoded(r.error, ['DATASET_INVALID'], `${FILE}:4: field "constructor": is missing`);
+  });
+
+  it('a CSV column named "__proto__" is refused on the header line (its cells were dropped)', () => {
+    const r = attempt(() => readCsv('/d/t.csv', '__proto__,input\nx,y\n'));
+    expect(r.ok).toBe(false);
+    if (!r.ok) expectCoded(r.error, ['DATASET_INVALID'], '/d/t.csv:1: the header names a column "__proto__"');
+  });
 });
