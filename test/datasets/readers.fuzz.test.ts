@@ -73,6 +73,28 @@ const record: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 describe('dataset records under generated input', () => {
+  it('sampleOf makes a sample or refuses naming the file, line and field', () => {
+    fc.assert(
+      fc.property(record, fc.nat({ max: 1_000_000 }), (value, line) => {
+        const r = attempt(() => sampleOf({ value, line: line + 1 }, { file: FILE, unit: 'line' }));
+        if (!r.ok) {
+          expectCoded(r.error, ['DATASET_INVALID'], `${FILE}:${line + 1}:`);
+          return;
+        }
+        const { sample } = r.value;
+        expect(sample.id.length).toBeGreaterThan(0);
+        expect(sample.id).not.toContain('/');
+        // Every key of the record that is not a sample field is kept in metadata, prototype keys included.
+        const rec = value as Record<string, unknown>;
+        for (const k of Object.keys(rec)) {
+          if (!['id', 'input', 'target', 'choices', 'metadata', 'split'].includes(k)) expect(Object.hasOwn(sample.metadata, k)).toBe(true);
+        }
+        JSON.stringify(sample);
+      }),
+      fuzzParams(1500),
+    );
+  });
+
   it('records nested deeper than the limit are refused naming the field, never a stack overflow', () => {
     fc.assert(
       fc.property(
@@ -133,6 +155,27 @@ const textFragment = fc.oneof(
 const datasetText = fc.array(textFragment, { maxLength: 8 }).map((p) => p.join(''));
 
 describe('dataset text readers under generated input', () => {
+  it.each([
+    ['JSONL', readJsonl, '/d/train.jsonl'],
+    ['JSON', readJsonArray, '/d/train.json'],
+    ['CSV', readCsv, '/d/train.csv'],
+  ] as const)('%s: any text gives records or a refusal naming the file', (_, read, file) => {
+    fc.assert(
+      fc.property(datasetText, (text) => {
+        const r = attempt(() => read(file, text));
+        if (!r.ok) {
+          expectCoded(r.error, ['DATASET_INVALID'], file);
+          return;
+        }
+        for (const rec of r.value) {
+          expect(Number.isSafeInteger(rec.line) && rec.line >= 1).toBe(true);
+          const s = attempt(() => sampleOf(rec, { file, unit: 'line' }));
+          if (!s.ok) expectCoded(s.error, ['DATASET_INVALID'], `${file}:${rec.line}:`);
+        }
+      }),
+      fuzzParams(500),
+    );
+  });
 });
 
 let folders = 0;
@@ -171,6 +214,35 @@ describe('dataset folders under generated input', () => {
     nastyString,
   );
 
+  it('a folder of generated files loads with every split its own, or is refused naming a file', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fileName, fc.constantFrom('.jsonl', '.json', '.csv'), datasetText), { minLength: 1, maxLength: 3 }),
+        manifest,
+        async (files, m) => {
+          const contents: Record<string, string> = {};
+          for (const [name, ext, text] of files) contents[`${name}${ext}`] = text;
+          if (m !== undefined) contents['dataset.json'] = m;
+          const r = await loadFolder(contents);
+          if (!r.ok) {
+            expectCoded(r.error, ['DATASET_INVALID'], root);
+            return;
+          }
+          const d = r.value;
+          expect(d.splitNames.length).toBeGreaterThan(0);
+          expect(d.splitNames).toContain(d.defaultSplit);
+          for (const s of d.splitNames) {
+            expect(Object.hasOwn(d.splits, s)).toBe(true);
+            expect(Array.isArray(d.splits[s])).toBe(true);
+          }
+          // A split name nobody wrote finds nothing, however it is spelt.
+          for (const k of PROTO_KEYS) if (!d.splitNames.includes(k)) expect(d.splits[k]).toBeUndefined();
+        },
+      ),
+      fuzzParamsAsync(150),
+    );
+  });
+
   it.each([
     [{ 'constructor.jsonl': '{"input": "q"}\n' }, 'constructor'],
     [{ 'a.jsonl': '{"input": "q", "split": "__proto__"}\n' }, '__proto__'],
@@ -188,6 +260,43 @@ describe('dataset folders under generated input', () => {
     const r = await loadFolder({ 'a.jsonl': '{"input": "q"}\n', 'dataset.json': '{"defaultSplit": "constructor"}' });
     expect(r.ok).toBe(false);
     if (!r.ok) expectCoded(r.error, ['DATASET_INVALID'], 'split "constructor" has no samples');
+  });
+
+  it('Parquet: a real file with bytes changed or cut reads or is refused naming the file', async () => {
+    const good = join(root, 'good.parquet');
+    writeParquet(good, [
+      { name: 'input', type: 'string', values: ['what is 2+2?', 'capital of France?', '{"x": 1}'] },
+      { name: 'target', type: 'int64', values: [4, 0, 7] },
+      { name: 'metadata', type: 'string', values: ['{"cluster": "a"}', '{', '{"deep": 1}'] },
+    ]);
+    const bytes = await readFile(good);
+    const edit = fc.oneof(
+      fc
+        .array(fc.tuple(fc.nat({ max: bytes.length - 1 }), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 })
+        .map((flips) => {
+          const b = Buffer.from(bytes);
+          for (const [at, v] of flips) b[at] = v;
+          return b;
+        }),
+      fc.nat({ max: bytes.length }).map((n) => bytes.subarray(0, n)),
+      fc.uint8Array({ maxLength: 64 }).map((u) => Buffer.concat([Buffer.from('PAR1'), Buffer.from(u), Buffer.from('PAR1')])),
+    );
+    const file = join(root, 'fuzz.parquet');
+    await fc.assert(
+      fc.asyncProperty(edit, async (b) => {
+        await writeFile(file, b);
+        const r = await attemptAsync(() => readParquet(file));
+        if (!r.ok) {
+          expectCoded(r.error, ['DATASET_INVALID'], file);
+          return;
+        }
+        for (const rec of r.value) {
+          const s = attempt(() => sampleOf(rec, { file, unit: 'row' }));
+          if (!s.ok) expectCoded(s.error, ['DATASET_INVALID'], `${file} row ${rec.line}`);
+        }
+      }),
+      fuzzParamsAsync(300),
+    );
   });
 
   it('Parquet: a column chunk naming a column the schema lacks is refused, with no read left failing unobserved', async () => {
