@@ -91,7 +91,7 @@ describe('dataset records under generated input', () => {
         }
         JSON.stringify(sample);
       }),
-      fuzzParams(1500),
+      fuzzParams(1000),
     );
   });
 
@@ -173,7 +173,7 @@ describe('dataset text readers under generated input', () => {
           if (!s.ok) expectCoded(s.error, ['DATASET_INVALID'], `${file}:${rec.line}:`);
         }
       }),
-      fuzzParams(500),
+      fuzzParams(350),
     );
   });
 });
@@ -239,7 +239,7 @@ describe('dataset folders under generated input', () => {
           for (const k of PROTO_KEYS) if (!d.splitNames.includes(k)) expect(d.splits[k]).toBeUndefined();
         },
       ),
-      fuzzParamsAsync(150),
+      fuzzParamsAsync(100),
     );
   });
 
@@ -295,7 +295,7 @@ describe('dataset folders under generated input', () => {
           if (!s.ok) expectCoded(s.error, ['DATASET_INVALID'], `${file} row ${rec.line}`);
         }
       }),
-      fuzzParamsAsync(300),
+      fuzzParamsAsync(200),
     );
   });
 

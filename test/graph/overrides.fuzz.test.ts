@@ -65,7 +65,7 @@ describe('overrides under generated input', () => {
         const valid = attempt(() => validateGraph(applied.value, registry));
         if (!valid.ok) expectCoded(valid.error, ['GRAPH_INVALID'], 'config');
       }),
-      fuzzParams(1500),
+      fuzzParams(700),
     );
   });
 
@@ -138,7 +138,7 @@ describe('overrides under generated input', () => {
         const input = attempt(() => parseRunInput({ graphName: 'g', episodeCount: 1, overrides: r.value }));
         if (!input.ok) expectCoded(input.error, ['BAD_USER_INPUT'], 'overrides');
       }),
-      fuzzParams(1000),
+      fuzzParams(600),
     );
   });
 

@@ -107,7 +107,7 @@ describe('run files under generated input', () => {
   it('any text, in each format, is read or refused naming the file', () => {
     fc.assert(
       fc.property(text, fc.constantFrom(...FILES), (t, file) => readAsCli(t, file)),
-      fuzzParams(1200),
+      fuzzParams(800),
     );
   });
 
@@ -124,7 +124,7 @@ describe('run files under generated input', () => {
           if (sweep !== undefined) expect(r.value.sweep).toEqual(sweep);
         }
       }),
-      fuzzParams(600),
+      fuzzParams(300),
     );
   });
 

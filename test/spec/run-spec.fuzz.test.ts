@@ -72,7 +72,7 @@ describe('the run spec under generated input', () => {
         expect(Buffer.byteLength(JSON.stringify(v.overrides))).toBeLessThanOrEqual(RUN_LIMITS.maxOverridesBytes);
         expect(parseRunInput(JSON.parse(JSON.stringify(v)))).toEqual(v);
       }),
-      fuzzParams(1500),
+      fuzzParams(600),
     );
   });
 
@@ -83,7 +83,7 @@ describe('the run spec under generated input', () => {
         if (r.ok) return;
         expectCoded(r.error, ['BAD_USER_INPUT']);
       }),
-      fuzzParams(300),
+      fuzzParams(200),
     );
   });
 
@@ -104,7 +104,7 @@ describe('the run spec under generated input', () => {
         const r = attempt(() => parsePlayInput(input));
         if (!r.ok) checkRefusal(r.error, input, ['graphName', 'index']);
       }),
-      fuzzParams(400),
+      fuzzParams(200),
     );
   });
 
@@ -121,7 +121,7 @@ describe('the run spec under generated input', () => {
         const r = attempt(() => parseRunSpec({ ...input, ...added }, 'runs/x/spec.json'));
         if (!r.ok) expectCoded(r.error, ['SPEC_INVALID'], 'runs/x/spec.json');
       }),
-      fuzzParams(500),
+      fuzzParams(200),
     );
   });
 });

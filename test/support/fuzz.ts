@@ -53,7 +53,7 @@ export function reportFuzz(suite: string, startedAt: number): void {
 }
 
 /** Each case must end within this (ms): a parser that backtracks or loops shows up here, not as a stuck test. */
-export const CASE_LIMIT_MS = 2000;
+export const CASE_LIMIT_MS = 5000;
 
 /** Runs `fn`, timing it: returns what it returned or the error it threw. Fails past CASE_LIMIT_MS. */
 export function attempt<T>(fn: () => T): { ok: true; value: T } | { ok: false; error: unknown } {
