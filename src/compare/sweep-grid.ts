@@ -41,6 +41,13 @@ export function parseGrid(grid: unknown): Array<{ axis: string; node: string; ke
 /** Every point of the grid over `base` overrides; the first one is the baseline. */
 export function gridPoints(grid: unknown, base: Overrides = {}): GridPoint[] {
   const axes = parseGrid(grid);
+  // Counted before the product is built: a few axes of a few values each make billions of points.
+  const configs = axes.reduce((n, a) => n * a.values.length, 1);
+  if (configs > MAX_SWEEP_RUNS) {
+    throw new BadInputError(
+      `the grid has ${configs} configs (${axes.map((a) => a.values.length).join(' × ')} values); a sweep queues at most ${MAX_SWEEP_RUNS} runs`,
+    );
+  }
   let points: GridPoint[] = [{ point: {}, overrides: base }];
   for (const a of axes) {
     points = points.flatMap((p) =>

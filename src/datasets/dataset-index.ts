@@ -29,7 +29,8 @@ export interface DatasetIndex extends DatasetHead {
 /** Reads the folder once and keeps its index; DATASET_INVALID naming the file, line and field when a record is bad. */
 export async function indexDataset(dir: string, name: string, source: DatasetSource): Promise<DatasetIndex> {
   const { files } = await datasetStamp(dir, name, source);
-  const splits: Record<string, { sampleCount: number; clusters: Set<string>; head: Sample[] }> = {};
+  // No prototype: a split named "constructor" or "__proto__" is an ordinary split.
+  const splits = Object.create(null) as Record<string, { sampleCount: number; clusters: Set<string>; head: Sample[] }>;
   const head = await scanDataset(dir, files, (split, sample) => {
     let s = splits[split];
     if (!s) {
@@ -40,7 +41,7 @@ export async function indexDataset(dir: string, name: string, source: DatasetSou
     if (sample.metadata.cluster !== undefined) s.clusters.add(String(sample.metadata.cluster));
     if (s.head.length < INDEX_HEAD_SAMPLES) s.head.push(sample);
   });
-  const out: Record<string, SplitIndex> = {};
+  const out = Object.create(null) as Record<string, SplitIndex>;
   for (const [k, s] of Object.entries(splits)) out[k] = { sampleCount: s.sampleCount, clusters: [...s.clusters].sort(), head: s.head };
   return { name, source, dir, ...head, splits: out };
 }

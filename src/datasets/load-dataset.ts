@@ -48,7 +48,8 @@ export async function loadDataset(dir: string, name: string, source: DatasetSour
 }
 
 async function readDataset(dir: string, name: string, source: DatasetSource, files: string[]): Promise<Dataset> {
-  const splits: Record<string, Sample[]> = {};
+  // No prototype: a split named "constructor" or "__proto__" is an ordinary split, and a name no file gave finds nothing.
+  const splits: Record<string, Sample[]> = Object.create(null) as Record<string, Sample[]>;
   const head = await scanDataset(dir, files, (split, sample) => {
     const samples = splits[split];
     if (samples) samples.push(sample);

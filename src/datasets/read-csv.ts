@@ -16,6 +16,9 @@ export function readCsv(file: string, text: string): RawRecord[] {
   const columns = (header: string[]): string[] => {
     const twice = header.find((c, i) => header.indexOf(c) !== i);
     if (twice !== undefined) throw new DatasetInvalidError({ file, line: 1 }, `the header names column "${twice}" twice`);
+    // The CSV parser assigns each cell to its column's key: this one would set the record's prototype, and its cells be lost.
+    if (header.includes('__proto__'))
+      throw new DatasetInvalidError({ file, line: 1 }, 'the header names a column "__proto__", which cannot be a field');
     return header;
   };
   try {

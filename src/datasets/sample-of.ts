@@ -11,6 +11,23 @@ import type { ChatMessage, Sample, SampleTarget } from './types.js';
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
 type FieldName = 'id' | 'input' | 'target' | 'choices' | 'metadata' | 'split';
 
+/** Levels of arrays and objects a record may nest (the record is level 1): deeper ones could not be hashed or written without overflowing the stack. */
+export const MAX_RECORD_DEPTH = 100;
+
+/** The first top-level field of `record` nesting past MAX_RECORD_DEPTH, counted without recursion. */
+function tooDeepField(record: Record<string, unknown>): string | undefined {
+  for (const [field, value] of Object.entries(record)) {
+    const stack: Array<[unknown, number]> = [[value, 2]];
+    while (stack.length > 0) {
+      const [x, d] = stack.pop()!;
+      if (typeof x !== 'object' || x === null) continue;
+      if (d > MAX_RECORD_DEPTH) return field;
+      for (const child of Object.values(x)) stack.push([child, d + 1]);
+    }
+  }
+  return undefined;
+}
+
 export interface SampleOfOptions {
   file: string;
   unit: PositionUnit;
@@ -23,24 +40,31 @@ export function sampleOf(raw: RawRecord, opts: SampleOfOptions): { sample: Sampl
   const v = raw.value;
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new DatasetInvalidError(at(), 'a record must be a JSON object');
   const record = v as Record<string, unknown>;
+  const deep = tooDeepField(record);
+  if (deep !== undefined) throw new DatasetInvalidError(at(deep), `nests deeper than ${MAX_RECORD_DEPTH} levels of objects and arrays`);
   const key = (f: FieldName) => opts.fields?.[f] ?? f;
+  // Own keys only: a field mapped to "constructor" is missing from a record that lacks it, not Object's function.
+  const field = (f: FieldName): unknown => (Object.hasOwn(record, key(f)) ? record[key(f)] : undefined);
   const taken = new Set<string>((['id', 'input', 'target', 'choices', 'metadata', 'split'] as const).map(key));
 
-  const input = inputOf(record[key('input')], at(key('input')));
-  const target = targetOf(record[key('target')], at(key('target')));
-  const choices = choicesOf(record[key('choices')], at(key('choices')));
-  const ownMeta = record[key('metadata')];
+  const input = inputOf(field('input'), at(key('input')));
+  const target = targetOf(field('target'), at(key('target')));
+  const choices = choicesOf(field('choices'), at(key('choices')));
+  const ownMeta = field('metadata');
   if (ownMeta !== undefined && (typeof ownMeta !== 'object' || ownMeta === null || Array.isArray(ownMeta))) {
     throw new DatasetInvalidError(at(key('metadata')), `must be an object, got ${JSON.stringify(ownMeta)}`);
   }
+  // Defined, not assigned: a "__proto__" key (JSON.parse makes it an own key) would otherwise set the prototype and be lost.
   const metadata: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(record)) if (!taken.has(k)) metadata[k] = x;
-  Object.assign(metadata, ownMeta);
-  const cluster = metadata.cluster;
+  const keep = (k: string, x: unknown) =>
+    Object.defineProperty(metadata, k, { value: x, enumerable: true, writable: true, configurable: true });
+  for (const [k, x] of Object.entries(record)) if (!taken.has(k)) keep(k, x);
+  for (const [k, x] of Object.entries(ownMeta ?? {})) keep(k, x);
+  const cluster = Object.hasOwn(metadata, 'cluster') ? metadata.cluster : undefined;
   if (cluster !== undefined && typeof cluster !== 'string' && typeof cluster !== 'number') {
     throw new DatasetInvalidError(at('metadata.cluster'), `must be a string or a number, got ${JSON.stringify(cluster)}`);
   }
-  const split = record[key('split')];
+  const split = field('split');
   if (split !== undefined && (typeof split !== 'string' || split === '')) {
     throw new DatasetInvalidError(at(key('split')), `must be a non-empty string, got ${JSON.stringify(split)}`);
   }
@@ -51,7 +75,7 @@ export function sampleOf(raw: RawRecord, opts: SampleOfOptions): { sample: Sampl
     ...(choices !== undefined ? { choices } : {}),
     metadata,
   };
-  const rawId = record[key('id')];
+  const rawId = field('id');
   let id: string;
   if (rawId === undefined || rawId === null) id = contentId(content);
   else if ((typeof rawId === 'string' && rawId !== '') || (typeof rawId === 'number' && Number.isFinite(rawId))) id = String(rawId);

@@ -5,6 +5,7 @@
 import { z } from '../core/zod.js';
 import { BadInputError, GraphValidationError } from '../errors.js';
 import { configValueProblem } from './config-value.js';
+import { showValue } from '../core/show-value.js';
 import {
   GRAPH_OUT_TYPE,
   type GraphEdge,
@@ -413,6 +414,23 @@ function deepMerge(base: Record<string, unknown>, patch: Record<string, unknown>
   return out;
 }
 
+/** Levels of arrays and objects a node's override may nest (the patch object is level 1): config patches, not data. */
+export const MAX_OVERRIDE_DEPTH = 64;
+
+/** How deep `v` nests, counted without recursion and without looking past `limit`. */
+function depthOf(v: unknown, limit: number): number {
+  let deepest = 0;
+  const stack: Array<[unknown, number]> = [[v, 1]];
+  while (stack.length > 0) {
+    const [x, d] = stack.pop()!;
+    if (typeof x !== 'object' || x === null) continue;
+    deepest = Math.max(deepest, d);
+    if (deepest > limit) return deepest;
+    for (const child of Object.values(x)) stack.push([child, d + 1]);
+  }
+  return deepest;
+}
+
 /**
  * A copy of `spec` with each node's config patched (plain objects merge key by key; any other
  * value replaces). An override naming a node the graph lacks is refused.
@@ -428,7 +446,11 @@ export function applyOverrides(spec: GraphSpec, overrides: Record<string, unknow
       );
     }
     if (!isPlainObject(patch)) {
-      throw new BadInputError(`override for node "${nodeId}" must be an object of config keys, got ${JSON.stringify(patch)}`);
+      throw new BadInputError(`override for node "${nodeId}" must be an object of config keys, got ${showValue(patch)}`);
+    }
+    // Copying and merging recurse: a patch a few thousand levels deep would overflow the stack there.
+    if (depthOf(patch, MAX_OVERRIDE_DEPTH) > MAX_OVERRIDE_DEPTH) {
+      throw new BadInputError(`override for node "${nodeId}" nests deeper than ${MAX_OVERRIDE_DEPTH} levels of objects and arrays`);
     }
     node.config = deepMerge(node.config ?? {}, structuredClone(patch), `override for node "${nodeId}"`);
   }
@@ -456,10 +478,11 @@ export function parseSetFlags(flags: readonly string[]): Record<string, Record<s
     }
     for (const k of path) assertSafeKey(k, `--set "${flag}"`);
     const [nodeId, ...keys] = path as [string, ...string[]];
-    out[nodeId] ??= {};
-    let target: Record<string, unknown> = out[nodeId];
+    // Own keys only: "toString" would otherwise find Object.prototype's function and patch that.
+    if (!Object.hasOwn(out, nodeId)) out[nodeId] = {};
+    let target: Record<string, unknown> = out[nodeId]!;
     for (const k of keys.slice(0, -1)) {
-      const next = target[k];
+      const next = Object.hasOwn(target, k) ? target[k] : undefined;
       if (isPlainObject(next)) target = next;
       else {
         const made: Record<string, unknown> = {};

@@ -128,11 +128,21 @@ function parseText(text: string, format: Format, file: string): { data: unknown;
     }
   }
   if (format === 'yaml') {
-    const { isMap, isScalar, LineCounter, parseDocument } = yaml();
+    const { isMap, isScalar, LineCounter, parseDocument, visit } = yaml();
     const lineCounter = new LineCounter();
     const doc = parseDocument(text, { lineCounter, prettyErrors: false });
     const first = doc.errors[0];
     if (first) throw new RunFileError(file, lineCounter.linePos(first.pos[0]).line, `not valid YAML: ${first.message.split('\n')[0]}`);
+    visit(doc, {
+      Alias(_, alias, path) {
+        const target = alias.resolve(doc);
+        const at = alias.range ? lineCounter.linePos(alias.range[0]).line : undefined;
+        if (!target) throw new RunFileError(file, at, `the alias *${alias.source} names no anchor &${alias.source} set before it`);
+        // An alias inside the node it names makes a value that contains itself: no run field can hold it, and printing it throws.
+        if (path.includes(target))
+          throw new RunFileError(file, at, `the alias *${alias.source} is inside the value it names (a value that contains itself)`);
+      },
+    });
     const lines = new Map<string, number>();
     if (isMap(doc.contents)) {
       for (const pair of doc.contents.items) {
@@ -161,7 +171,8 @@ function checkSweep(raw: unknown, file: string, line: number | undefined): Sweep
         `"${SWEEP_KEY}.${k}" must be a non-empty list of values, got ${JSON.stringify(v)}`,
         `${SWEEP_KEY}.${k}`,
       );
-    grid[k] = v;
+    // Defined, not assigned: an axis named "__proto__" would otherwise replace the grid's prototype and vanish.
+    Object.defineProperty(grid, k, { value: v, enumerable: true, writable: true, configurable: true });
   }
   return grid;
 }
