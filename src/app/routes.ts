@@ -3,7 +3,7 @@
  * Origin, token and simple-request checks), episode assets, run exports, and the dashboard's files.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { CSRF_HEADER, postIsPreflighted, requestToken, sameToken } from '../http/access.js';
+import { graphqlPostRefusal, requestToken, sameToken } from '../http/access.js';
 import { ASSET_ROUTE, serveAsset } from '../http/assets.js';
 import { sendError, sendJson } from '../http/respond.js';
 import { EXPORT_ROUTE, serveExport } from '../http/run-export.js';
@@ -13,6 +13,19 @@ import type { ScaleoutHead } from '../scaleout/scaleout-head.js';
 import type { RunReader } from '../store/run-reader.js';
 import type { Access } from './access.js';
 import type { ApiYoga } from './yoga.js';
+
+/** The query parameters of a GraphQL GET that hold JSON. */
+const JSON_PARAMS = ['variables', 'extensions'] as const;
+
+function isJsonOrAbsent(value: string | null): boolean {
+  if (!value) return true;
+  try {
+    JSON.parse(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export function createRequestHandler(opts: {
   access: Access;
@@ -24,10 +37,19 @@ export function createRequestHandler(opts: {
   const { access, yoga, runs, webDir } = opts;
   const { token } = access;
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const target = req.url ?? '/';
+    // An absolute-form target (`POST http://host/graphql`) is for proxies; yoga could not build its URL either.
+    if (!target.startsWith('/'))
+      return sendError(res, 400, 'BAD_USER_INPUT', 'the request target must be a path such as /graphql, not a full URL or "*"');
+    // Read as yoga reads it: a target of `//host/graphql` is that path, not a URL naming another host.
+    const url = new URL(`http://localhost${target}`);
     const { pathname } = url;
     const badHost = access.hostRefusal(req);
     if (badHost) return sendError(res, 403, 'UNAUTHENTICATED', badHost);
+    // Beyond loopback with a token any Host is taken, and yoga builds its URL from it.
+    const host = req.headers.host;
+    if (host !== undefined && (/[\s/?#@\\]/.test(host) || !URL.canParse(`http://${host}/`)))
+      return sendError(res, 400, 'BAD_USER_INPUT', `Host ${JSON.stringify(host)} is not a host name`);
     if (pathname === '/healthz') return sendJson(res, 200, { ok: true });
     if (isScaleoutPath(pathname)) {
       // Workers are programs, not pages: the token (when set), no browser origin.
@@ -52,14 +74,11 @@ export function createRequestHandler(opts: {
       }
       if (assetMatch) return serveAsset(req, res, runs, assetMatch);
       if (exportMatch) return serveExport(req, res, runs, exportMatch);
-      if (req.method === 'POST' && !postIsPreflighted(req)) {
-        return sendError(
-          res,
-          415,
-          'BAD_USER_INPUT',
-          `POST /graphql needs content-type application/json (or application/graphql), or a ${CSRF_HEADER} header: a form or text/plain body is what any web page can send unasked`,
-        );
-      }
+      const refusal = req.method === 'POST' ? graphqlPostRefusal(req) : undefined;
+      if (refusal !== undefined) return sendError(res, 415, 'BAD_USER_INPUT', refusal);
+      // yoga parses these with a bare JSON.parse, whose SyntaxError it would answer as an internal error.
+      const notJson = req.method === 'GET' ? JSON_PARAMS.find((p) => !isJsonOrAbsent(url.searchParams.get(p))) : undefined;
+      if (notJson !== undefined) return sendError(res, 400, 'BAD_USER_INPUT', `the ${notJson} query parameter is not valid JSON`);
       return void (await yoga.requestListener(req, res));
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, 'BAD_USER_INPUT', `${req.method} is not allowed here`);

@@ -37,6 +37,8 @@ export function attachWebSocket(server: Server, yoga: ApiYoga, access: Access): 
       socket.write(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       socket.destroy();
     };
+    // The HTTP routes refuse an absolute-form target too (routes.ts).
+    if (!(req.url ?? '/').startsWith('/')) return refuse('400 Bad Request');
     if (access.hostRefusal(req)) return refuse('403 Forbidden');
     if (pathname !== '/graphql') return refuse('404 Not Found');
     if (!access.originAllowed(req)) return refuse('403 Forbidden');

@@ -58,7 +58,15 @@ export function createApiYoga(opts: {
     context: ({ request }) => ({ ...services, ...(request?.signal ? { signal: request.signal } : {}) }),
     graphiql: { subscriptionsProtocol: 'WS', title: 'Batch eval API', defaultQuery: GRAPHIQL_DEFAULT_QUERY },
     // GraphiQL from the installed package, inlined in one page: nothing is fetched from a CDN, so it works offline. Loaded on first use (9 MB).
-    renderGraphiQL: async (opts) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(opts),
+    renderGraphiQL: async (opts) => {
+      try {
+        return (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(opts);
+      } catch (err) {
+        // Thrown from here, yoga's server adapter would answer with the stack trace.
+        log.error(`GraphiQL could not be loaded: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+        return '<!doctype html><title>GraphiQL</title><p>GraphiQL could not be loaded (the server log says why); the API at /graphql works without it.</p>';
+      }
+    },
     landingPage: false,
     logging: yogaLogger,
     maskedErrors: {

@@ -3,15 +3,16 @@
  * episodes (CSV or JSON Lines), its summary (JSON) or its whole directory (tar.gz), read from
  * the outputs folder, written to standard output or FILE. Columns: docs/export.md.
  */
-import { createWriteStream } from 'node:fs';
-import { rename, rm, stat } from 'node:fs/promises';
+import { createWriteStream, existsSync } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BadInputError, NotFoundError } from '../errors.js';
 import { EXPORT_FORMATS, exportFormatOf, exportStream } from '../export/run-export.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
-import { isValidRunId, runDirPath } from '../store/run-dir.js';
+import { FILES, isValidRunId, RUNS_SUBDIR, runDirPath } from '../store/run-dir.js';
+import { isRunDir } from './run-dir-arg.js';
 import { parseCliArgs } from './args.js';
 
 const USAGE = `usage: evalctl export <run-id | run-dir> [--format ${EXPORT_FORMATS.join('|')}] [--outputs DIR] [-o FILE] (tar.gz is tar)`;
@@ -44,13 +45,12 @@ export async function run(argv: string[]): Promise<number> {
     throw new BadInputError(`--format must be one of ${EXPORT_FORMATS.join(', ')} (or tar.gz, the same as tar), got "${values.format}"`);
   const runId = positionals[0]!;
   const dir = isValidRunId(runId) ? runDirPath(values.outputs ?? DEFAULT_OUTPUTS_DIR, runId) : resolve(runId);
-  try {
-    if (!(await stat(dir)).isDirectory()) throw new NotFoundError(`run ${runId}`);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
-      throw new NotFoundError(isValidRunId(runId) ? `run ${runId} (in ${dir})` : `run directory ${dir}`);
-    throw err;
-  }
+  if (!existsSync(dir)) throw new NotFoundError(isValidRunId(runId) ? `run ${runId} (in ${dir})` : `run directory ${dir}`);
+  // Any other folder would export as an empty CSV with status 0, which reads as a run without episodes.
+  if (!isRunDir(dir))
+    throw new BadInputError(
+      `${dir} is not a run directory (it holds no ${FILES.spec} or ${FILES.summary}): give a run id under --outputs or a run's directory, <outputs>/${RUNS_SUBDIR}/<run id>`,
+    );
   let body: Readable;
   try {
     body = await exportStream(dir, format);

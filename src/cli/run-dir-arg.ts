@@ -13,6 +13,15 @@ export function runDirOf(run: string | undefined, outputsDir: string, usage: str
   return dir;
 }
 
+/** True for a folder a run wrote: it holds the run's spec.json or its summary.json. */
+export function isRunDir(dir: string): boolean {
+  try {
+    return statSync(dir).isDirectory() && (existsSync(join(dir, FILES.spec)) || existsSync(join(dir, FILES.summary)));
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The outputs folder and run id a `<run>` argument names, for the commands that read runs
  * through an outputs folder (compare, plan: they look at other runs beside it): a run id under

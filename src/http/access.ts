@@ -97,6 +97,29 @@ const GRAPHQL_CONTENT_TYPES = new Set(['application/json', 'application/graphql+
  */
 export function postIsPreflighted(req: IncomingMessage): boolean {
   if (req.headers[CSRF_HEADER] !== undefined) return true;
-  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  return GRAPHQL_CONTENT_TYPES.has(type);
+  return GRAPHQL_CONTENT_TYPES.has(mediaTypeOf(req));
+}
+
+/** The media type of a request's body in lower case (media types are case-insensitive), without parameters; '' when it has none. */
+export function mediaTypeOf(req: IncomingMessage): string {
+  return (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+/** The bodies POST /graphql reads: yoga's parsers, each of which matches its media type exactly. */
+const GRAPHQL_POST_TYPES = new Set([...GRAPHQL_CONTENT_TYPES, 'application/x-www-form-urlencoded', 'multipart/form-data']);
+
+/**
+ * Why POST /graphql refuses this request's body (the message of its 415), or undefined when it
+ * takes it. A taken body's content type is rewritten with its media type in lower case and its
+ * parameters trimmed (`Application/JSON ; charset=UTF-8` → `application/json; charset=UTF-8`), as yoga expects.
+ */
+export function graphqlPostRefusal(req: IncomingMessage): string | undefined {
+  const type = mediaTypeOf(req);
+  if (!postIsPreflighted(req) || !GRAPHQL_POST_TYPES.has(type))
+    return `POST /graphql takes content-type application/json (or application/graphql+json, application/graphql), got ${type === '' ? 'none' : JSON.stringify(type)}; a form (urlencoded or multipart) only with a ${CSRF_HEADER} header, since a form or text/plain body is what any web page can send unasked`;
+  const params = req.headers['content-type']!.split(';')
+    .slice(1)
+    .map((p) => p.trim());
+  req.headers['content-type'] = [type, ...params.filter((p) => p !== '')].join('; ');
+  return undefined;
 }

@@ -118,6 +118,58 @@ function jsonLines(text: string): (key: string) => number | undefined {
 let yamlParser: typeof import('yaml') | undefined;
 const yaml = (): typeof import('yaml') => (yamlParser ??= createRequire(import.meta.url)('yaml') as typeof import('yaml'));
 
+/** Alias expansions a YAML run file may make (the yaml library's default, named here): past it, a few lines of aliases could expand to gigabytes. */
+export const MAX_YAML_ALIAS_COUNT = 100;
+
+type YamlDocument = ReturnType<typeof import('yaml').parseDocument>;
+type YamlLineCounter = InstanceType<typeof import('yaml').LineCounter>;
+
+/** The document's value, or RUN_FILE error naming the line of the smallest part that fails alone (the alias bomb's start). */
+function yamlData(doc: YamlDocument, lineCounter: YamlLineCounter, file: string): unknown {
+  const { visit } = yaml();
+  // An alias inside the node it names would make a value that holds itself, which nothing downstream can write out.
+  visit(doc, {
+    Alias(_, alias) {
+      const source = alias.resolve(doc);
+      const at = alias.range?.[0];
+      if (source?.range && at !== undefined && source.range[0] <= at && at < source.range[2])
+        throw new RunFileError(file, lineCounter.linePos(at).line, `YAML alias *${alias.source} sits inside the node it names (a cycle)`);
+    },
+  });
+  const opts = { maxAliasCount: MAX_YAML_ALIAS_COUNT };
+  try {
+    return doc.toJS(opts);
+  } catch (err) {
+    const { isMap, isNode, isSeq } = yaml();
+    const failsAlone = (node: unknown): boolean => {
+      if (!isNode(node)) return false;
+      try {
+        node.toJS(doc, opts);
+        return false;
+      } catch {
+        return true;
+      }
+    };
+    let culprit: unknown = doc.contents;
+    for (;;) {
+      const children: unknown[] = isMap(culprit) ? culprit.items.flatMap((p) => [p.key, p.value]) : isSeq(culprit) ? culprit.items : [];
+      const next = children.find(failsAlone);
+      if (next === undefined) break;
+      culprit = next;
+    }
+    const start = isNode(culprit) ? culprit.range?.[0] : undefined;
+    const line = start === undefined ? undefined : lineCounter.linePos(start).line;
+    const message = (err as Error).message;
+    throw new RunFileError(
+      file,
+      line,
+      /alias count/i.test(message)
+        ? `YAML aliases (*name) expand past the limit of ${MAX_YAML_ALIAS_COUNT} alias expansions, which guards against alias bombs (a few lines that expand to gigabytes)`
+        : `cannot be read as YAML: ${message}`,
+    );
+  }
+}
+
 function parseText(text: string, format: Format, file: string): { data: unknown; lineOf: (key: string) => number | undefined } {
   if (format === 'toml') {
     try {
@@ -149,7 +201,7 @@ function parseText(text: string, format: Format, file: string): { data: unknown;
         if (isScalar(pair.key) && pair.key.range) lines.set(String(pair.key.value), lineCounter.linePos(pair.key.range[0]).line);
       }
     }
-    return { data: doc.toJS(), lineOf: (key) => lines.get(key) };
+    return { data: yamlData(doc, lineCounter, file), lineOf: (key) => lines.get(key) };
   }
   try {
     return { data: JSON.parse(text), lineOf: jsonLines(text) };

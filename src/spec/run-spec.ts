@@ -25,6 +25,8 @@ export const RUN_LIMITS = {
   maxNameChars: 200,
   /** Bytes of the overrides as JSON: config patches, not data (a run copies them into its files and sends them with every call). */
   maxOverridesBytes: 64 * 1024,
+  /** Levels of objects and lists in the overrides, the outer object being one: config patches are shallow, and deeper JSON would overflow the stack of whatever reads it next. */
+  maxOverridesDepth: 32,
   /** Characters in a run's name. */
   maxRunNameChars: 200,
   /** Tags per run, and characters per tag. */
@@ -91,13 +93,39 @@ const name = (what: string) => {
 
 const bool = () => z.boolean({ error: 'must be true or false' });
 
-/** JSON size in UTF-8 bytes, or Infinity for a value JSON cannot hold. */
-function jsonBytes(v: unknown): number {
+/** JSON size in UTF-8 bytes, or undefined for a value JSON cannot hold. */
+function jsonBytes(v: unknown): number | undefined {
   try {
     return Buffer.byteLength(JSON.stringify(v) ?? '', 'utf8');
   } catch {
-    return Infinity;
+    return undefined;
   }
+}
+
+/**
+ * What is wrong with the shape of `v` as JSON: nesting past `maxDepth` levels, or an object that
+ * holds itself (a YAML alias can build one). Iterative, so no nesting overflows the stack here.
+ */
+function shapeProblem(v: unknown, maxDepth: number): 'deep' | 'cycle' | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const path = new Set<object>([v]);
+  const stack: Array<{ node: object; children: Iterator<unknown> }> = [{ node: v, children: Object.values(v).values() }];
+  while (stack.length > 0) {
+    const top = stack.at(-1)!;
+    const next = top.children.next();
+    if (next.done) {
+      path.delete(top.node);
+      stack.pop();
+      continue;
+    }
+    const child = next.value;
+    if (typeof child !== 'object' || child === null) continue;
+    if (path.has(child)) return 'cycle';
+    if (stack.length >= maxDepth) return 'deep';
+    path.add(child);
+    stack.push({ node: child, children: Object.values(child).values() });
+  }
+  return undefined;
 }
 
 /** A run's label fields: what tells it apart in a list. Set at start, editable afterwards (labels.json). */
@@ -159,8 +187,18 @@ export const overridesSchema = z
     ),
   )
   .superRefine((o, ctx) => {
+    const shape = shapeProblem(o, RUN_LIMITS.maxOverridesDepth);
+    if (shape !== undefined) {
+      const limit = RUN_LIMITS.maxOverridesDepth;
+      const message =
+        shape === 'deep' ? `nests deeper than ${limit} levels of objects and lists` : 'holds itself (a cycle), which JSON cannot';
+      ctx.addIssue({ code: 'custom', message, params: shape === 'deep' ? { limit, omitInput: true } : { omitInput: true } });
+      return;
+    }
     const bytes = jsonBytes(o);
-    if (bytes > RUN_LIMITS.maxOverridesBytes) {
+    if (bytes === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'cannot be written as JSON', params: { omitInput: true } });
+    } else if (bytes > RUN_LIMITS.maxOverridesBytes) {
       ctx.addIssue({
         code: 'custom',
         message: `must be at most ${RUN_LIMITS.maxOverridesBytes} bytes of JSON, got ${bytes} bytes`,

@@ -73,4 +73,21 @@ describe('evalctl export', { timeout: 30_000 }, () => {
     expect(r.stderr).toBe(`evalctl: -o ${target}: its folder ${join(tmp, 'missing')} does not exist`);
     expect((await readdir(tmp)).sort()).toEqual(['outputs']);
   });
+
+  it('refuses a folder that is not a run (../../etc, the outputs folder) with exit 2 and no CSV; a run directory by path exports', async () => {
+    const runDir = join(outputs, 'eval_runs', RUN_ID);
+    const exportPath = (path: string, cwd = runDir) => execa(process.execPath, [CLI, 'export', path], { reject: false, cwd });
+    for (const path of ['../../etc', outputs, join(outputs, 'eval_runs')]) {
+      const r = await exportPath(path, tmp);
+      expect(r.exitCode, path).toBe(2);
+      expect(r.stdout, path).toBe('');
+      expect(r.stderr, path).toMatch(/^evalctl: \S+ is not a run directory \(it holds no spec\.json or summary\.json\): give a run id/);
+    }
+    const missing = await exportPath(join(tmp, 'nowhere'));
+    expect([missing.exitCode, missing.stderr]).toEqual([2, `evalctl: run directory ${join(tmp, 'nowhere')} not found`]);
+    const ok = await exportPath('.');
+    expect(ok.exitCode, ok.stderr).toBe(0);
+    expect(ok.stdout).toMatch(/^index,episodeId,/);
+    expect(ok.stdout).toBe((await evalctl([])).stdout);
+  });
 });

@@ -6,7 +6,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRunArgs, type RunArgs } from '../../src/cli/run.js';
 import { DIST_DIR } from '../../src/paths.js';
-import { parseRunFile, RunFileError } from '../../src/spec/run-file.js';
+import { MAX_YAML_ALIAS_COUNT, parseRunFile, RunFileError } from '../../src/spec/run-file.js';
 
 const CLI = join(DIST_DIR, 'main.js');
 let tmp: string;
@@ -112,6 +112,30 @@ describe('evalctl run --config', { timeout: 60_000 }, () => {
     expect(() => parseRunFile('graphName: g\nsweepPoint: {}\n', 'x.yaml')).toThrow(
       /unknown key "sweepPoint"; the keys are (?!.*sweepPoint)/,
     );
+  });
+
+  it('a YAML alias bomb or an alias inside its own node is refused naming the file, the line and the limit (exit 2)', async () => {
+    const bomb = ['graphName: gridnav_planner', 'episodeCount: 1', 'a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
+    for (let i = 1; i < 10; i++)
+      bomb.push(
+        `a${i}: &a${i} [${Array(9)
+          .fill(`*a${i - 1}`)
+          .join(', ')}]`,
+      );
+    bomb.push('overrides: {agent: {x: *a9}}');
+    const file = await write('bomb.yaml', bomb.join('\n') + '\n');
+    const r = await evalctl(['run', '--config', file, '--outputs', join(tmp, 'o-bomb')]);
+    expect(r.exitCode).toBe(2);
+    // Line 6 (a3) is the first value whose aliases alone pass the limit.
+    expect(r.stderr).toContain(`bomb.yaml line 6: YAML aliases (*name) expand past the limit of ${MAX_YAML_ALIAS_COUNT} alias expansions`);
+    expect(() => parseRunFile('graphName: g\noverrides:\n  agent: &a\n    self: *a\n', 'c.yaml')).toThrow(
+      /^c\.yaml line 4: YAML alias \*a sits inside the node it names \(a cycle\)$/,
+    );
+    // Aliases within the limit are fine.
+    expect(parseRunFile('graphName: g\nsweep:\n  seed: &s [1, 2]\n  episodeOffset: *s\n', 'ok.yaml').sweep).toEqual({
+      seed: [1, 2],
+      episodeOffset: [1, 2],
+    });
   });
 
   it('flags override the file; --set patches its overrides; a bad value names the file line', async () => {

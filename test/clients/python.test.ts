@@ -2,7 +2,8 @@
  * The Python client (clients/python) against a real server: installed with pip into a fresh
  * venv with no package index, it starts a run, follows it over SSE to the end, reads its
  * episodes (a DataFrame where pandas is importable, else a list of dicts), exports it, and
- * raises the server's error codes as exceptions.
+ * raises the server's error codes as exceptions. follow()'s edges (streams that close early,
+ * stall or hold garbage) run against a scripted local server speaking the same SSE format.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -57,6 +58,7 @@ for name, call in [
     ("badField", lambda: client.start("gridnav_planner", episodes=0)),
     ("token", lambda: Client(url, token="wrong").run(run_id)),
     ("cancelDone", lambda: client.cancel(run_id)),
+    ("followUnknown", lambda: client.follow("20990101_000000", progress=False, retry_for=5)),
 ]:
     try:
         call()
@@ -64,6 +66,8 @@ for name, call in [
     except BatchEvalError as err:
         errors[name] = [type(err).__name__, err.code]
 out["errors"] = errors
+# A finished run: its end at once, over a fresh stream.
+out["again"] = client.follow(run_id, progress=False, deadline=30)["status"]
 print(json.dumps(out))
 `;
 
@@ -118,6 +122,42 @@ describe('clients/python (batch_eval)', { timeout: 120_000 }, () => {
       badField: ['BadInputError', 'BAD_USER_INPUT'],
       token: ['UnauthenticatedError', 'UNAUTHENTICATED'],
       cancelDone: ['ConflictError', 'CONFLICT'],
+      followUnknown: ['NotFoundError', 'NOT_FOUND'],
     });
+    expect(out.again).toBe('COMPLETED');
+  });
+
+  it('follow() against streams that close early, come empty, stall or hold garbage: only terminal states, bounded retries, typed errors', async () => {
+    const r = await execa(python, [join(PACKAGE_ROOT, 'test', 'clients', 'fixtures', 'follow_edges.py')], {
+      reject: false,
+      cwd: tmp,
+      env: { PYTHONDONTWRITEBYTECODE: '1' },
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout);
+    // The stream closed while RUNNING: reopened, and the run's end returned.
+    expect(out.earlyClose).toMatchObject({
+      result: { status: 'COMPLETED', episodesDone: 30 },
+      connections: 2,
+      seen: [
+        ['RUNNING', 10],
+        ['COMPLETED', 30],
+      ],
+    });
+    expect(out.empty).toMatchObject({ result: { status: 'FAILED' }, connections: 3 });
+    // One state, then silence on every stream: reopened with backoff, then given up after retry_for (1.5 s), the repeats not passed on.
+    expect(out.stalled).toMatchObject({ error: 'StreamStalledError', seen: [['RUNNING', 3]] });
+    expect(out.stalled.connections).toBeGreaterThanOrEqual(2);
+    expect(out.stalled.seconds).toBeGreaterThanOrEqual(1.5);
+    expect(out.silent).toMatchObject({ error: 'StreamStalledError' });
+    expect(out.silent.connections).toBeGreaterThanOrEqual(2);
+    // Keep-alives without an end: the deadline (1 s) ends it, with the last state.
+    expect(out.deadline).toMatchObject({ error: 'FollowTimeoutError', last: { status: 'RUNNING', episodesDone: 7 }, connections: 1 });
+    expect(out.deadline.seconds).toBeGreaterThanOrEqual(1);
+    for (const name of ['notJson', 'noField', 'noStatus', 'notStream', 'runNotJson', 'runNoField', 'errorsNotList'])
+      expect(out[name], name).toMatchObject({ error: 'ProtocolError', rawError: false, connections: 1 });
+    expect(out.notFound).toMatchObject({ error: 'NotFoundError', connections: 1 });
+    expect(out.unreachable.error).toBe('ConnectionFailedError');
+    expect(out.unreachable.seconds).toBeGreaterThanOrEqual(1);
   });
 });

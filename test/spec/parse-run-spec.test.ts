@@ -88,6 +88,34 @@ describe('parseRunInput', () => {
     const fits = { agent: { note: 'x'.repeat(RUN_LIMITS.maxOverridesBytes - 100) } };
     expect(parseRunInput({ ...base, overrides: fits }).overrides).toEqual(fits);
   });
+
+  it('refuses overrides nested past the depth limit, or holding themselves, saying so rather than giving a size', () => {
+    const nested = (levels: number): unknown => {
+      let v: unknown = 1;
+      for (let i = 0; i < levels; i++) v = i % 2 ? [v] : { k: v };
+      return v;
+    };
+    const limit = RUN_LIMITS.maxOverridesDepth;
+    // The outer object and the node's patch are two levels.
+    const fits = { agent: { deep: nested(limit - 2) } };
+    expect(parseRunInput({ ...base, overrides: fits }).overrides).toEqual(fits);
+    for (const levels of [limit - 1, 100_000]) {
+      // 100,000 levels: as JSON text, the way a client sends it (JSON.stringify itself would overflow).
+      const overrides =
+        levels > 1000 ? JSON.parse(`{"agent":{"deep":${'['.repeat(levels)}${']'.repeat(levels)}}}`) : { agent: { deep: nested(levels) } };
+      expect(() => parseRunInput({ ...base, overrides })).toThrow(
+        expect.objectContaining({
+          code: 'BAD_USER_INPUT',
+          field: 'overrides',
+          limit,
+          message: `overrides nests deeper than ${limit} levels of objects and lists`,
+        }),
+      );
+    }
+    const cyclic: Record<string, unknown> = { epsilon: 0.1 };
+    cyclic.self = cyclic;
+    expect(() => parseRunInput({ ...base, overrides: { agent: cyclic } })).toThrow(/^overrides holds itself \(a cycle\)/);
+  });
 });
 
 describe('Live Play input', () => {

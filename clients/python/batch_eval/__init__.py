@@ -13,8 +13,11 @@ from .errors import (
     BatchEvalError,
     ConflictError,
     ConnectionFailedError,
+    FollowTimeoutError,
     NotFoundError,
+    ProtocolError,
     QueueFullError,
+    StreamStalledError,
     UnauthenticatedError,
 )
 
@@ -27,7 +30,10 @@ __all__ = [
     "BadInputError",
     "ConflictError",
     "ConnectionFailedError",
+    "FollowTimeoutError",
     "NotFoundError",
+    "ProtocolError",
     "QueueFullError",
+    "StreamStalledError",
     "UnauthenticatedError",
 ]

@@ -42,7 +42,39 @@ class ConflictError(BatchEvalError):
 
 
 class ConnectionFailedError(BatchEvalError):
-    """The server could not be reached, or the connection broke (code None)."""
+    """The server could not be reached, or the connection broke (code None).
+
+    From follow() and progress(): the stream could not be opened again within `retry_for`
+    seconds; the last failure is the exception's __cause__.
+    """
+
+
+class StreamStalledError(ConnectionFailedError):
+    """The progress stream stayed open but silent (no event, not even a keep-alive) for
+    `stall_timeout` seconds, and reopening it did not help within `retry_for` seconds."""
+
+
+class ProtocolError(BatchEvalError):
+    """The server's answer is not what the API sends: not JSON, or a field missing (code None).
+
+    body: the start of what was received, when there was one. Usually a proxy or another
+    program answering on the server's address.
+    """
+
+    def __init__(self, message, body=None, status=None):
+        super().__init__(message, status=status)
+        self.body = body
+
+
+class FollowTimeoutError(BatchEvalError):
+    """follow() or progress() reached its `deadline` before the run ended (code None).
+
+    last: the run's last state received (None when none came); the run itself goes on.
+    """
+
+    def __init__(self, message, last=None):
+        super().__init__(message)
+        self.last = last
 
 
 _BY_CODE = {
@@ -62,8 +94,9 @@ _BY_CODE = {
 
 def error_from(errors, status=None):
     """The exception for a list of GraphQL errors: the class of the first one's code, every message joined."""
+    errors = [e for e in errors if isinstance(e, dict)]
     first = errors[0] if errors else {}
-    extensions = first.get("extensions") or {}
+    extensions = first.get("extensions") if isinstance(first.get("extensions"), dict) else {}
     code = extensions.get("code")
     message = "; ".join(str(e.get("message")) for e in errors) or "request failed"
     return _BY_CODE.get(code, BatchEvalError)(message, code=code, status=status, errors=errors, extensions=extensions)
