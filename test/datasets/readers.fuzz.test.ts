@@ -11,7 +11,7 @@ import type { Dataset } from '../../src/datasets/index.js';
 import { loadDataset } from '../../src/datasets/index.js';
 import { readCsv } from '../../src/datasets/read-csv.js';
 import { readJsonArray } from '../../src/datasets/read-json-array.js';
-import { readJsonl } from '../../src/datasets/read-jsonl.js';
+import { streamJsonl } from '../../src/datasets/read-records.js';
 import { readParquet } from '../../src/datasets/read-parquet.js';
 import { MAX_RECORD_DEPTH, sampleOf } from '../../src/datasets/sample-of.js';
 import { writeParquet } from '../fixtures/write-parquet.js';
@@ -156,7 +156,6 @@ const datasetText = fc.array(textFragment, { maxLength: 8 }).map((p) => p.join('
 
 describe('dataset text readers under generated input', () => {
   it.each([
-    ['JSONL', readJsonl, '/d/train.jsonl'],
     ['JSON', readJsonArray, '/d/train.json'],
     ['CSV', readCsv, '/d/train.csv'],
   ] as const)('%s: any text gives records or a refusal naming the file', (_, read, file) => {
@@ -174,6 +173,30 @@ describe('dataset text readers under generated input', () => {
         }
       }),
       fuzzParams(350),
+    );
+  });
+
+  it('JSONL (streamed from its file): any text gives records or a refusal naming the file', async () => {
+    const file = join(root, 'train.jsonl');
+    await fc.assert(
+      fc.asyncProperty(datasetText, async (text) => {
+        await writeFile(file, text);
+        const r = await attemptAsync(async () => {
+          const out = [];
+          for await (const rec of streamJsonl(file)) out.push(rec);
+          return out;
+        });
+        if (!r.ok) {
+          expectCoded(r.error, ['DATASET_INVALID'], file);
+          return;
+        }
+        for (const rec of r.value) {
+          expect(Number.isSafeInteger(rec.line) && rec.line >= 1).toBe(true);
+          const s = attempt(() => sampleOf(rec, { file, unit: 'line' }));
+          if (!s.ok) expectCoded(s.error, ['DATASET_INVALID'], `${file}:${rec.line}:`);
+        }
+      }),
+      fuzzParamsAsync(350),
     );
   });
 });
