@@ -46,6 +46,8 @@ export const ERROR_CODES = {
   TIMEOUT: { kind: 'episode', public: false },
   ABORTED: { kind: 'episode', public: false },
   OUT_OF_BUDGET: { kind: 'episode', public: false },
+  /** A run's eval process sent no heartbeat for the scheduler's hung limit (stopped, or a call holding its main thread): killed, ABORTED, its finished episodes kept. */
+  HUNG: { kind: 'episode', public: false },
   SUMMARY_INVALID: { kind: 'internal', public: false },
   INTERNAL_SERVER_ERROR: { kind: 'internal', public: true },
   /** `serve --redis` / `worker --redis`: Redis cannot be reached (at start or at submit). */

@@ -14,5 +14,14 @@ export type BackendToEvalMessage = { type: 'sharedHostMoved'; nodeset: string; u
 export type SpareWaitingMessage = { type: 'waiting' };
 export type SpareGoMessage = { type: 'go'; runDir?: string; env?: Record<string, string> };
 
+/**
+ * Sent by the eval process's main thread every `EVAL_HEARTBEAT_MS` (heartbeat.ts): a parent
+ * that hears nothing for its limit takes the process as hung (docs/scheduler.md).
+ */
+export type HeartbeatMessage = { type: 'heartbeat' };
+
+/** Everything an eval process sends its parent; `running` and `episodeDone` only with EVAL_EPISODE_IPC=1 (a scale-out worker's shard). */
+export type EvalToBackendMessage = SpareWaitingMessage | HeartbeatMessage | { type: 'running' } | { type: 'episodeDone'; index: number };
+
 export const isSpareWaiting = (m: unknown): m is SpareWaitingMessage => (m as { type?: unknown } | null)?.type === 'waiting';
 export const isSpareGo = (m: unknown): m is SpareGoMessage => (m as { type?: unknown } | null)?.type === 'go';

@@ -1,6 +1,7 @@
 /**
  * Finalising a reaped job: its final status (FAILED over its memory budget, on an error or on a
- * storage fault, ABORTED or CANCELLED when its process died first, else what the run wrote),
+ * storage fault, ABORTED (HUNG) when it was killed for its silence, ABORTED or CANCELLED when
+ * its process died first, else what the run wrote),
  * _DONE, the process record, its shared hosts released, the catalog row and the events. A disk
  * that refuses the final writes never leaves the run RUNNING: the catalog and the API get the
  * final state, and the write is tried again each tick (see retryUnrecorded).
@@ -16,7 +17,7 @@ import { describeStorage, isStorageCode, storageCodeOf, storageCodeOfExit, type 
 import type { RunSummary } from '../../store/types.js';
 import type { Job, JobContext } from './job.js';
 import { currentSummary } from './job-summary.js';
-import { earlyExitChange, killGroupLeftovers, recordProcessExit } from './subprocess-job.js';
+import { earlyExitChange, hungChange, killGroupLeftovers, recordProcessExit } from './subprocess-job.js';
 
 export async function finalizeJob(job: Job, ctx: JobContext): Promise<RunSummary> {
   const exit = job.exit!;
@@ -41,6 +42,9 @@ export async function finalizeJob(job: Job, ctx: JobContext): Promise<RunSummary
         message: `the run's processes used ${Math.round(rssMb)} MB, over its memory budget of ${budgetMb} MB; stopped`,
       };
     };
+  } else if (job.hung && exit.kind === 'process' && storage !== 'RUN_DIR_MISSING' && summary.status !== 'COMPLETED') {
+    // Whatever it wrote as it went down (a late SIGTERM's CANCELLED), the scheduler stopped it for its silence.
+    change = hungChange(job, exit.exit);
   } else if (exit.kind === 'error') {
     change = (s) => {
       s.status = 'FAILED';

@@ -1,0 +1,31 @@
+/**
+ * The eval process's heartbeat: a `{ type: 'heartbeat' }` on its IPC channel every
+ * `EVAL_HEARTBEAT_MS`, from the main thread's event loop. A process that is stopped (SIGSTOP),
+ * or whose main thread is held by a call that never returns, sends none, and its parent ends
+ * the run HUNG; play lanes are threads of their own and have their own watchdog (play-lanes.ts).
+ */
+import type { HeartbeatMessage } from './messages.js';
+
+/** The period in milliseconds, set by the parent from its hung limit. */
+export const HEARTBEAT_ENV = 'EVAL_HEARTBEAT_MS';
+export const DEFAULT_HEARTBEAT_MS = 1000;
+
+/** The period for a parent that takes `hungMs` of silence as a hang: several beats fit in the limit. */
+export function heartbeatMsFor(hungMs: number): number {
+  return Math.max(50, Math.min(DEFAULT_HEARTBEAT_MS, Math.floor(hungMs / 5)));
+}
+
+/** Starts beating when there is an IPC channel; returns the stop. The timer never keeps the process alive. */
+export function startHeartbeat(env: NodeJS.ProcessEnv = process.env): () => void {
+  if (!process.send) return () => {};
+  const set = Number(env[HEARTBEAT_ENV]);
+  const period = Number.isFinite(set) && set > 0 ? set : DEFAULT_HEARTBEAT_MS;
+  const beat = (): void => {
+    // With a callback, a send that fails (the parent just went) is not thrown as the process's 'error'.
+    if (process.connected) process.send?.({ type: 'heartbeat' } satisfies HeartbeatMessage, undefined, undefined, () => {});
+  };
+  beat();
+  const timer = setInterval(beat, period);
+  timer.unref();
+  return () => clearInterval(timer);
+}
