@@ -6,6 +6,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { alive, gql, START_EVAL, startServer, waitFor, type TestServer } from './app.helpers.js';
 import { groupGone } from './scheduler/harness.js';
+import { readRecordsOnDisk } from '../src/store/records-on-disk.js';
 
 const HUNG_MS = 2500;
 const GRACE_MS = 500;
@@ -86,6 +87,9 @@ describe('a hung eval process', () => {
     expect(ended.episodes.total).toBe(ended.episodesDone);
     expect(ended.episodes.items.map((e) => e.index)).toEqual([...new Set(ended.episodes.items.map((e) => e.index))]);
     expect(ended.episodes.items.every((e) => e.status === 'COMPLETED')).toBe(true);
+    // Those whose record reached the disk after the last summary write too.
+    const onDisk = await readRecordsOnDisk(s.app.scheduler.getRunDir(runId));
+    expect(ended.episodes.items.map((e) => e.index)).toEqual(onDisk.map((r) => r.index));
     await waitFor('the stopped process and its group to be gone', () => !alive(pid) && groupGone(pid), 5000);
     expect(s.app.scheduler.activeJobs()).toEqual([]);
   }, 120_000);

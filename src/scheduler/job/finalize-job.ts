@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { CodedError, errorMessage } from '../../errors.js';
 import { isTerminalRunStatus } from '../../statuses.js';
 import { restoreUnplayed } from '../../store/attempts.js';
+import { withRecordsOnDisk } from '../../store/records-on-disk.js';
 import { catalogRunFromSummary } from '../../store/catalog.js';
 import { isDone, readSummary, touchDone, writeSummary } from '../../store/run-dir.js';
 import { writeReport } from '../../store/report.js';
@@ -56,6 +57,11 @@ export async function finalizeJob(job: Job, ctx: JobContext): Promise<RunSummary
   } else if (exit.kind === 'process' && (storage === 'RUN_DIR_MISSING' || !isTerminalRunStatus(summary.status))) {
     // A terminal summary without _DONE is kept: the process ended between the two writes.
     change = await earlyExitChange(job, exit.exit, storage);
+  }
+  // A process that died between an episode's record and the next summary write: those records count.
+  if (change && exit.kind === 'process' && storage !== 'RUN_DIR_MISSING') {
+    const fuller = await withRecordsOnDisk(job.runDir, summary).catch(() => null);
+    if (fuller) summary = fuller;
   }
   // A retry that ended before playing all it was to play: the earlier records of the rest come back.
   const restored = storage === null ? await restoreUnplayed(job.runDir, summary).catch(() => null) : null;
