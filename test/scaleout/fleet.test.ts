@@ -3,7 +3,8 @@
  * `evalctl worker` processes with their own working directories. A run spread over the
  * workers ends with the records and aggregates of a one-machine run of the same spec (timing
  * and worker fields aside), also when a worker is SIGKILLed mid-shard; a cancel stops every
- * worker's eval processes within 2 s; higher-priority shards are taken first; Redis lost
+ * worker's eval processes within 2 s; a shard whose eval process is stopped (SIGSTOP) is killed
+ * by its worker and played again; higher-priority shards are taken first; Redis lost
  * mid-run ends the run ABORTED with its committed episodes kept, and a retry once Redis is back
  * completes it with the one-machine result; a head stopped mid-run and started again with
  * --resume completes it the same way.
@@ -23,6 +24,7 @@ import {
   TOKEN,
   startFleetFixture,
   stopFleetFixture,
+  markedPids,
   playingPids,
   resultOf,
   startWorker,
@@ -170,6 +172,33 @@ describe('scale-out over Redis', () => {
     await w.stop();
     workers.splice(workers.indexOf(w), 1);
     await addWorker('w4');
+  }, 180_000);
+
+  it("a shard's eval process stopped with SIGSTOP: its worker kills it after --eval-hung-ms, the shard is played again, the result is unchanged", async () => {
+    const hw = await startWorker({ redisUrl: redis.url, serverUrl: head.url, name: 'hw', slots: 1, args: ['--eval-hung-ms', '1500'] });
+    workers.push(hw);
+    // A third of the baseline's episodes: each record depends only on its index and the seed.
+    const run = await head.app.scheduler.submit({ ...SPEC, episodeCount: 32, overrides: { env: { step_latency_ms: 20 } } });
+    await waitFor('a shard half done on the worker with the limit', () =>
+      head.app
+        .scaleout!.shardsOf(run.runId)
+        ?.find((s) => s.state === 'RUNNING' && s.worker === 'hw' && s.committed >= 1 && s.committed <= 6),
+    );
+    const [pid] = playingPids(hw.mark, [hw.proc.pid!]);
+    expect(pid).toBeDefined();
+    process.kill(pid!, 'SIGSTOP');
+    try {
+      const s = await ended(run.runId);
+      expect(s.status).toBe('COMPLETED');
+      expect(s.episodes.map((e) => e.index)).toEqual(Array.from({ length: 32 }, (_, i) => i));
+      expect((await resultOf(runDirOf(run.runId))).episodes).toEqual(baseline.episodes.slice(0, 32));
+      expect(hw.output()).toContain('sent no heartbeat');
+      await waitFor('the stopped eval process to be gone', () => !markedPids(hw.mark).includes(pid!), 10_000);
+    } finally {
+      if (markedPids(hw.mark).includes(pid!)) process.kill(pid!, 'SIGKILL');
+      await hw.stop();
+      workers.splice(workers.indexOf(hw), 1);
+    }
   }, 180_000);
 
   it('a cancel stops the eval processes on every worker within 2 s and leaves none behind', async () => {
