@@ -194,7 +194,6 @@ export function startPlayLanes(o: PlayLanesOptions): PlayLanes {
       if (err) fail(err);
       // Everything the lane posted has arrived: its thread is no longer needed, whatever it left running.
       void worker.terminate();
-      state.finish();
     };
     worker.on('message', (m: LaneMessage) => {
       if (state.worker !== worker) return;
@@ -234,7 +233,8 @@ export function startPlayLanes(o: PlayLanesOptions): PlayLanes {
     });
     worker.on('error', (err) => end(new Error(`play lane ${lane} failed: ${err.message}`)));
     worker.on('exit', (code) => {
-      if (state.killed !== null && state.worker === worker && !state.ended) {
+      if (state.worker !== worker) return;
+      if (state.killed !== null && !state.ended) {
         const why = state.killed;
         void recover(state, why).catch((err: unknown) => {
           state.ended = true;
@@ -244,6 +244,8 @@ export function startPlayLanes(o: PlayLanesOptions): PlayLanes {
         return;
       }
       end(new Error(`play lane ${lane} ended before its work was done (exit code ${code})`));
+      // The lane is over once its thread is.
+      state.finish();
     });
   };
 
@@ -324,10 +326,10 @@ export function startPlayLanes(o: PlayLanesOptions): PlayLanes {
     dropIdle() {
       for (const state of lanes) {
         if (Atomics.compareExchange(claims, state.lane, LANE_IDLE, LANE_DROPPED) !== LANE_IDLE) continue;
+        // Ended without a failure; its exit settles it.
         state.ended = true;
-        void state.worker?.terminate();
         state.claimed();
-        state.finish();
+        void state.worker?.terminate();
       }
     },
     move(nodeset, url) {
