@@ -116,7 +116,7 @@ export async function finalizeJob(job: Job, ctx: JobContext): Promise<RunSummary
   job.trace?.end(summary.status, summary.error);
   ctx.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: job.viaSubprocess, pid: job.pid }));
   ctx.log.info(
-    `run ${job.runId} ${summary.status.toLowerCase()} (${summary.episodesDone}/${summary.episodeCount} episodes)${summary.error && storage ? `: ${summary.error.message}` : ''}`,
+    `run ${job.runId} ${summary.status.toLowerCase()} (${summary.episodesDone}/${summary.episodeCount} episodes)${summary.error && (storage || job.hung) ? `: ${summary.error.message}` : ''}`,
   );
   ctx.emit({ type: 'run', runId: job.runId, summary });
   ctx.emit({ type: 'queue' });
