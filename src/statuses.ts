@@ -10,7 +10,7 @@ const RUN_STATUS_MEANINGS = {
   COMPLETED: 'Every episode ended, whatever each scored.',
   FAILED: 'The run could not go on (bad graph at start, out of its memory budget, a storage fault, an internal error); see `error`.',
   CANCELLED: 'Stopped on request; finished episodes are kept, in-flight ones end CANCELLED.',
-  ABORTED: 'Its process died without finishing (killed, crashed, hung past the limit, or the backend restarted under it).',
+  ABORTED: 'Its process died without finishing (killed, crashed, or the backend restarted under it).',
 } as const;
 export type RunStatus = keyof typeof RUN_STATUS_MEANINGS;
 export const RUN_STATUSES = Object.keys(RUN_STATUS_MEANINGS) as [RunStatus, ...RunStatus[]];
