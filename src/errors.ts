@@ -54,6 +54,8 @@ export const ERROR_CODES = {
   OUT_OF_BUDGET: { kind: 'episode', public: false },
   /** A tool that runs the model's code, on a machine where tool calls cannot be isolated (no bwrap, no unshare) and EVAL_TOOL_ISOLATION is not `none`. */
   TOOL_ISOLATION_UNAVAILABLE: { kind: 'episode', public: false },
+  /** A run's eval process sent no heartbeat for the scheduler's hung limit (stopped, or a call holding its main thread): killed, ABORTED, its finished episodes kept. */
+  HUNG: { kind: 'episode', public: false },
   SUMMARY_INVALID: { kind: 'internal', public: false },
   INTERNAL_SERVER_ERROR: { kind: 'internal', public: true },
   /** `serve --redis` / `worker --redis`: Redis cannot be reached (at start or at submit). */

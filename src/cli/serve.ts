@@ -5,6 +5,7 @@
  * finish (starting no queued one), then exits; with --cancel-running-on-exit, or on a second
  * signal, the running runs are cancelled instead. Listening beyond loopback needs EVAL_API_TOKEN.
  * --ram-mb/--vram-mb give admission a capacity for memory it cannot measure (no nvidia-smi).
+ * --eval-hung-ms sets how long a run's eval process may send no heartbeat before it is killed (HUNG).
  * --resume retries at start the runs the previous server's stop interrupted (docs/retry.md).
  */
 import { BadInputError } from '../errors.js';
@@ -16,7 +17,7 @@ import { signalExitCode } from './signal-exit.js';
 import { shutdownTracing, startTracing } from '../tracing/tracing.js';
 
 const USAGE =
-  'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …] [--allowed-hosts NAME,…] [--ram-mb MB] [--vram-mb MB] [--cores N] [--resume] [--redis URL [--redis-lost-ms MS]] [--allow-code-tools]\n' +
+  'usage: evalctl serve [--port 4000] [--host 127.0.0.1] [--outputs DIR] [--cancel-running-on-exit] [--allow-origin URL …] [--allowed-hosts NAME,…] [--ram-mb MB] [--vram-mb MB] [--cores N] [--eval-hung-ms MS] [--resume] [--redis URL [--redis-lost-ms MS]] [--allow-code-tools]\n' +
   '  listening on a non-loopback host requires EVAL_API_TOKEN; clients send "Authorization: Bearer <token>"';
 
 export interface ServeArgs {
@@ -29,6 +30,8 @@ export interface ServeArgs {
   staticCapacity: { ramMb?: number; vramMb?: number };
   /** CPU cores admission shares out among runs; absent: the machine's (os.availableParallelism()). */
   cores?: number;
+  /** Silence after which a run's eval process is killed and the run ends ABORTED, HUNG (0: never); absent: the scheduler's default. */
+  evalHungMs?: number;
   /** Host names besides loopback ones the server may be addressed by (comma-separated, repeatable). */
   allowedHosts: string[];
   /** Retry at start the runs the previous server's stop interrupted (docs/retry.md). */
@@ -55,6 +58,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
         'ram-mb': { type: 'string' },
         'vram-mb': { type: 'string' },
         cores: { type: 'string' },
+        'eval-hung-ms': { type: 'string' },
         resume: { type: 'boolean' },
         'allowed-hosts': { type: 'string', multiple: true },
         redis: { type: 'string' },
@@ -82,6 +86,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
     if (mb !== undefined) staticCapacity[key] = mb;
   }
   const cores = intFlag('cores', v.cores, 1, 'a whole number of cores (1 or more)');
+  const evalHungMs = intFlag('eval-hung-ms', v['eval-hung-ms'], 0, 'a whole number of milliseconds (0 turns the check off)');
   const redisLostMs = intFlag('redis-lost-ms', v['redis-lost-ms'], 1, 'a whole number of milliseconds (1 or more)');
   if (v.redis !== undefined && !/^rediss?:\/\//.test(v.redis))
     throw new BadInputError(`--redis must be a redis:// URL, got "${shownRedisUrl(v.redis)}"`);
@@ -91,6 +96,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
     port,
     host,
     ...(cores !== undefined ? { cores } : {}),
+    ...(evalHungMs !== undefined ? { evalHungMs } : {}),
     outputsDir: v.outputs ?? DEFAULT_OUTPUTS_DIR,
     cancelRunningOnExit: v['cancel-running-on-exit'] === true,
     allowedOrigins: v['allow-origin'] ?? [],
@@ -122,6 +128,7 @@ export async function run(argv: string[]): Promise<number> {
     scheduler: {
       staticCapacity: args.staticCapacity,
       ...(args.cores !== undefined ? { cores: args.cores } : {}),
+      ...(args.evalHungMs !== undefined ? { evalHungMs: args.evalHungMs } : {}),
       ...(args.resume ? { resumeInterrupted: true } : {}),
       ...(args.allowCodeTools ? { allowCodeTools: true } : {}),
     },

@@ -1,6 +1,6 @@
 /**
  * `evalctl worker --redis URL --server URL [--slots K] [--token T] [--work-dir DIR] [--name N]
- * [--cores N] [--spares N] [--lock-ms MS] [--stalled-ms MS]`: one machine of a scale-out fleet. Takes shards
+ * [--cores N] [--spares N] [--lock-ms MS] [--stalled-ms MS] [--eval-hung-ms MS]`: one machine of a scale-out fleet. Takes shards
  * of the runs `evalctl serve --redis URL` puts on the queue, plays each in an eval process here
  * and commits every finished episode to the server (docs/scale-out.md). SIGTERM or SIGINT stops
  * it: the shards in hand stop and go back to the queue for another worker. It starts only once
@@ -13,7 +13,7 @@ import { BadInputError } from '../errors.js';
 import { makeDirs } from '../store/make-dirs.js';
 
 const USAGE =
-  'usage: evalctl worker --redis URL --server URL [--slots K] [--token T] [--work-dir DIR] [--name N] [--cores N] [--spares N] [--lock-ms MS] [--stalled-ms MS] [--head-retry-ms MS]\n' +
+  'usage: evalctl worker --redis URL --server URL [--slots K] [--token T] [--work-dir DIR] [--name N] [--cores N] [--spares N] [--lock-ms MS] [--stalled-ms MS] [--head-retry-ms MS] [--eval-hung-ms MS]\n' +
   '  --token defaults to EVAL_API_TOKEN; --work-dir (default ./worker) holds the shards being played;\n' +
   '  --spares (default: the slots) eval processes are kept started and waiting, so a shard starts at once (0: none)';
 
@@ -34,6 +34,7 @@ export async function run(argv: string[]): Promise<number> {
       'lock-ms': { type: 'string' },
       'stalled-ms': { type: 'string' },
       'head-retry-ms': { type: 'string' },
+      'eval-hung-ms': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -50,6 +51,7 @@ export async function run(argv: string[]): Promise<number> {
   const lockDurationMs = intFlag('lock-ms', values['lock-ms'], 100);
   const stalledIntervalMs = intFlag('stalled-ms', values['stalled-ms'], 100);
   const headRetryMs = intFlag('head-retry-ms', values['head-retry-ms'], 0);
+  const evalHungMs = intFlag('eval-hung-ms', values['eval-hung-ms'], 0, 'a whole number of milliseconds (0 turns the check off)');
   const workDir = resolve(values['work-dir'] ?? 'worker');
   makeDirs(workDir);
   const { ShardWorker } = await import('../scaleout/shard-worker.js');
@@ -72,6 +74,7 @@ export async function run(argv: string[]): Promise<number> {
     ...(lockDurationMs !== undefined ? { lockDurationMs } : {}),
     ...(stalledIntervalMs !== undefined ? { stalledIntervalMs } : {}),
     ...(headRetryMs !== undefined ? { headRetryMs } : {}),
+    ...(evalHungMs !== undefined ? { evalHungMs } : {}),
   });
   const server = values.server;
   /** Exit 2: the user's setting (token, URL) is wrong; 1: the head could not be reached. */

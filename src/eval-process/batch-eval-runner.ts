@@ -517,7 +517,7 @@ async function answers(slot: WorkerSlot): Promise<boolean> {
   return checks.every((r) => r.status === 'fulfilled');
 }
 
-interface RecordParts {
+export interface RecordParts {
   index: number;
   episodeId: string;
   outcome: EpisodeOutcome;
@@ -534,7 +534,7 @@ interface RecordParts {
 }
 
 /** A record with a fixed key order, so equal episodes serialise to equal bytes. */
-function buildRecord(p: RecordParts): EpisodeRecord {
+export function buildRecord(p: RecordParts): EpisodeRecord {
   const r = p.result;
   const record: EpisodeRecord = {
     index: p.index,

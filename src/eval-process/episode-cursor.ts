@@ -62,6 +62,11 @@ export class EpisodeCursor {
     Atomics.sub(this.#state, STANDING, 1);
   }
 
+  /** Workers that had retired stand again (their lane was started again, hosts and all). */
+  rejoin(workers: number): void {
+    if (workers > 0) Atomics.add(this.#state, STANDING, workers);
+  }
+
   /**
    * A worker whose hosts cannot be brought up asks to retire: it may when another worker still
    * stands to play what is left, or when nothing is left to hand out (the others already hold

@@ -13,7 +13,14 @@ import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { CodedError, errorMessage } from '../errors.js';
-import { isSpareGo, type BackendToEvalMessage, type SpareGoMessage, type SpareWaitingMessage } from './messages.js';
+import {
+  isSpareGo,
+  type BackendToEvalMessage,
+  type EvalToBackendMessage,
+  type SpareGoMessage,
+  type SpareWaitingMessage,
+} from './messages.js';
+import { startHeartbeat } from './heartbeat.js';
 import { runBatch } from './run-batch.js';
 import { loadDistributions } from '../stats/distributions.js';
 import { isStorageCode, STORAGE_EXIT_CODES, storageCodeOf } from '../store/storage-fault.js';
@@ -54,6 +61,8 @@ async function main(): Promise<number> {
   }
   let runDir = runDirArg ? resolve(runDirArg) : undefined;
   runDirOfThisProcess = runDir;
+  // From the main thread: an env call that holds it for good silences it too (docs/scheduler.md, Hung runs).
+  startHeartbeat();
   const controller = new AbortController();
   const stop = (reason: Error) => {
     if (controller.signal.aborted) return;
@@ -126,12 +135,17 @@ async function main(): Promise<number> {
     onEpisodeStart: ({ index, workerId }) => {
       if (first) {
         out(`first episode started (episode ${index}, worker ${workerId})`);
-        if (reportEpisodes) process.send?.({ type: 'running' });
+        if (reportEpisodes) process.send?.({ type: 'running' } satisfies EvalToBackendMessage);
       }
       first = false;
     },
     // A scale-out worker ships each finished episode to the head as soon as its folder is written.
-    ...(reportEpisodes ? { onEpisodeWritten: (r: { index: number }) => process.send?.({ type: 'episodeDone', index: r.index }) } : {}),
+    ...(reportEpisodes
+      ? {
+          onEpisodeWritten: (r: { index: number }) =>
+            process.send?.({ type: 'episodeDone', index: r.index } satisfies EvalToBackendMessage),
+        }
+      : {}),
     onEpisode: (r, s) => out(`episode ${r.index} ${r.status} in ${r.durationMs} ms (${s.episodesDone}/${s.episodeCount})`),
   });
   out(`run ${summary.runId} ${summary.status}${summary.error ? `: ${summary.error.message}` : ''}`);

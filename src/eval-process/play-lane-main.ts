@@ -16,7 +16,7 @@ import { runSpanInfo } from './run-span-info.js';
 import { BatchEvalRunner, type EpisodeSink } from './batch-eval-runner.js';
 import { envPanelOf } from './env-panel-target.js';
 import { EpisodeCursor } from './episode-cursor.js';
-import { LANE_IDLE, LANE_PLAYING, type LaneMessage, type LaneRequest, type PlayLaneData } from './play-lane-protocol.js';
+import { LANE_BEAT_MS, LANE_IDLE, LANE_PLAYING, type LaneMessage, type LaneRequest, type PlayLaneData } from './play-lane-protocol.js';
 import { startRunHosts, type RunHosts } from './run-hosts.js';
 import { adoptModelKeys } from '../core/model-keys.js';
 
@@ -24,6 +24,12 @@ async function main(): Promise<void> {
   const port = parentPort!;
   const data = workerData as PlayLaneData;
   adoptModelKeys(data.modelKeys);
+  // Counted only while this thread's event loop turns: a call that holds the thread stops it.
+  const beats = new Int32Array(data.beats);
+  const beat = (): number => Atomics.add(beats, data.lane, 1);
+  // The first beat at once: from here on the lane is judged, however soon a call holds it.
+  beat();
+  setInterval(beat, LANE_BEAT_MS).unref();
   const post = (m: LaneMessage): void => port.postMessage(m);
   const stop = new AbortController();
   let go!: (order: number | readonly number[]) => void;
@@ -100,10 +106,12 @@ async function main(): Promise<void> {
     };
     for (const [nodeset, url] of moved) move(nodeset, url);
     const stopped = new Promise<null>((resolve) => stop.signal.addEventListener('abort', () => resolve(null), { once: true }));
-    const order = stop.signal.aborted ? null : await Promise.race([told, stopped]);
+    const resumed = data.resumeOrder !== undefined;
+    const order = stop.signal.aborted ? null : resumed ? data.resumeOrder! : await Promise.race([told, stopped]);
+    // A lane started again holds the claim its first thread made.
     const claimed =
-      order !== null && Atomics.compareExchange(new Int32Array(data.claims), data.lane, LANE_IDLE, LANE_PLAYING) === LANE_IDLE;
-    if (claimed && data.together) {
+      order !== null && (resumed || Atomics.compareExchange(new Int32Array(data.claims), data.lane, LANE_IDLE, LANE_PLAYING) === LANE_IDLE);
+    if (claimed && data.together && !resumed) {
       post({ type: 'claimed' });
       await Promise.race([started, stopped]);
     }

@@ -22,8 +22,18 @@ export interface PlayLaneData {
    * was up; it plays nothing and may be ended at once). Whoever swaps first decides.
    */
   claims: SharedArrayBuffer;
-  /** This lane's number (its slot in `claims`). */
+  /** This lane's number (its slot in `claims` and `beats`). */
   lane: number;
+  /**
+   * One Int32 per lane that the lane's thread adds 1 to every LANE_BEAT_MS while its event loop
+   * turns: the main thread ends a lane whose count stands still past the run's per-call limit.
+   */
+  beats: SharedArrayBuffer;
+  /**
+   * Set on a lane started again after its thread was ended: it has its claim already and plays
+   * this order at once (no `go`, no `start`).
+   */
+  resumeOrder?: number | readonly number[];
   cores: number;
   /** Shared nodesets the server lends the run (name → URL), and the secrets their hosts ask for (URL → secret; memory only). */
   lent: SharedUrls;
@@ -40,6 +50,9 @@ export interface PlayLaneData {
   /** Send `written` as each episode's folder is complete (the run has an onEpisodeWritten). */
   reportWritten: boolean;
 }
+
+/** How often a lane's thread counts its beat. */
+export const LANE_BEAT_MS = 100;
 
 export const LANE_IDLE = 0;
 export const LANE_PLAYING = 1;

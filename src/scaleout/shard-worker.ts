@@ -18,6 +18,7 @@
  * untouched and ends the worker (`refused`).
  */
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, hostname } from 'node:os';
@@ -27,6 +28,7 @@ import type { Redis } from 'ioredis';
 import { CodedError, errorMessage } from '../errors.js';
 import { EPISODE_FILES } from '../eval-process/episode-writer.js';
 import { isSpareWaiting, type SpareGoMessage } from '../eval-process/messages.js';
+import { HEARTBEAT_ENV, heartbeatMsFor } from '../eval-process/heartbeat.js';
 import { EVAL_PROCESS_MAIN } from '../paths.js';
 import { heldModelKeys } from '../core/model-keys.js';
 import { planAdmission } from '../scheduler/admission/admission.js';
@@ -66,6 +68,12 @@ export interface ShardWorkerOptions {
   cancelGraceMs?: number;
   /** How often the worker tells the head about itself. @default 2000 */
   heartbeatMs?: number;
+  /**
+   * A shard whose eval process sends no heartbeat for this long (stopped, or a call holding its
+   * main thread) is killed (SIGTERM, SIGKILL after `cancelGraceMs`) and goes back on the queue
+   * like a shard whose process died; its committed episodes stay committed (0: never). @default 60000
+   */
+  evalHungMs?: number;
   /** A shard that does not fit here goes back to the queue for this long. @default 1000 */
   refitDelayMs?: number;
   /**
@@ -102,6 +110,8 @@ interface ActiveShard {
   estimate: ResourceEstimate;
   /** Why it is being stopped (cancel, run over), or null. */
   stopping: string | null;
+  /** Set when its eval process was killed for its silence: what happened, in words. */
+  hung: string | null;
   killTimer: NodeJS.Timeout | null;
 }
 
@@ -148,6 +158,7 @@ export class ShardWorker {
       stalledIntervalMs: 30_000,
       cancelGraceMs: 1000,
       heartbeatMs: 2000,
+      evalHungMs: 60_000,
       refitDelayMs: 1000,
       headRetryMs: 10_000,
       evalProcessMain: EVAL_PROCESS_MAIN,
@@ -315,7 +326,7 @@ export class ShardWorker {
       await job.moveToDelayed(Date.now() + this.#o.refitDelayMs, token);
       throw new DelayedError();
     }
-    const active: ActiveShard = { runId, shard, child: null, estimate, stopping: null, killTimer: null };
+    const active: ActiveShard = { runId, shard, child: null, estimate, stopping: null, hung: null, killTimer: null };
     this.#active.add(active);
     try {
       return await this.#playClaimed(active, spec, claim.committed);
@@ -356,7 +367,7 @@ export class ShardWorker {
     const commit = (index: number) => {
       commits = commits.then(async () => {
         // A stopped eval process ends its episodes in flight CANCELLED: those are not results.
-        if (commitError !== null || active.stopping !== null || held.has(index)) return;
+        if (commitError !== null || active.stopping !== null || active.hung !== null || held.has(index)) return;
         try {
           await this.#ask(`run ${runId} shard ${shard}: commit of episode ${index}`, () => this.#commit(runId, shard, runDir, index));
           held.add(index);
@@ -368,7 +379,9 @@ export class ShardWorker {
       });
     };
     const child = slot.child;
+    let heardAtMs = performance.now();
     slot.listen((m) => {
+      heardAtMs = performance.now();
       const msg = m as { type?: string; index?: number };
       if (msg?.type === 'episodeDone' && typeof msg.index === 'number') commit(msg.index);
       // The next shard's spare starts once this one's start-up no longer competes for the cores.
@@ -380,8 +393,22 @@ export class ShardWorker {
     else if (!child.send({ type: 'go', modelKeys: heldModelKeys() } satisfies SpareGoMessage))
       this.#o.log.warn(`run ${runId} shard ${shard}: the eval process (pid ${child.pid}) is gone`);
     this.#o.log.info(`run ${runId} shard ${shard}: playing ${indices.length} episode(s) in ${runDir} (pid ${child.pid})`);
+    const limit = this.#o.evalHungMs;
+    const watch =
+      limit > 0
+        ? setInterval(
+            () => {
+              const silentMs = performance.now() - heardAtMs;
+              if (silentMs <= limit || active.hung !== null || active.stopping !== null) return;
+              active.hung = `the eval process (pid ${child.pid}) sent no heartbeat for ${(silentMs / 1000).toFixed(1)} s (limit ${limit / 1000} s): it was stopped or a call held its main thread; killed`;
+              this.#o.log.warn(`run ${runId} shard ${shard}: ${active.hung}; the shard goes back on the queue`);
+              this.#kill(active, child.pid);
+            },
+            Math.max(25, Math.min(1000, Math.floor(limit / 4))),
+          )
+        : undefined;
     try {
-      const exit = await child.exited;
+      const exit = await child.exited.finally(() => clearInterval(watch));
       // Anything of its group left behind goes too.
       if (groupAlive(child.pid)) signalGroup(child.pid, 'SIGKILL');
       await commits;
@@ -419,6 +446,10 @@ export class ShardWorker {
         const error = { code: 'ABORTED', message: `the head lacks episode(s) ${lacking.join(', ')} of the shard; it is played again` };
         await this.#shardEnd(runId, shard, 'ABORTED', error);
         throw new CodedError('ABORTED', `shard ${shard} of run ${runId} ended ABORTED: ${error.message}`);
+      }
+      if (active.hung !== null) {
+        await this.#shardEnd(runId, shard, 'ABORTED', { code: 'HUNG', message: active.hung });
+        throw new CodedError('HUNG', `shard ${shard} of run ${runId}: ${active.hung}`);
       }
       const error = summary?.error ?? {
         code: 'ABORTED',
@@ -478,7 +509,7 @@ export class ShardWorker {
         evalProcessMain: this.#o.evalProcessMain,
         runDir: dir,
         backendUrl: this.#o.serverUrl,
-        env: { EVAL_EPISODE_IPC: '1' },
+        env: { EVAL_EPISODE_IPC: '1', ...(this.#o.evalHungMs > 0 ? { [HEARTBEAT_ENV]: String(heartbeatMsFor(this.#o.evalHungMs)) } : {}) },
         awaitGo: true,
         onMessage: (m) => onMessage(m),
       });
@@ -579,6 +610,12 @@ export class ShardWorker {
     const pid = a.child?.pid;
     if (pid === undefined || a.killTimer) return;
     this.#o.log.info(`run ${a.runId} shard ${a.shard}: stopping (${why})`);
+    this.#kill(a, pid);
+  }
+
+  /** SIGTERM to the group, SIGKILL after the grace (a stopped process only dies of that). */
+  #kill(a: ActiveShard, pid: number): void {
+    if (a.killTimer) return;
     signalGroup(pid, 'SIGTERM');
     a.killTimer = setTimeout(() => {
       if (groupAlive(pid)) signalGroup(pid, 'SIGKILL');

@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
 import { BadInputError, ConflictError, CodedError, NotFoundError, QueueFullError, errorMessage } from '../errors.js';
 import { isTerminalRunStatus } from '../statuses.js';
 import { catalogRunFromSummary, RunCatalog } from '../store/catalog.js';
@@ -27,6 +28,7 @@ import { JobQueue } from './admission/job-queue.js';
 import { currentSummary, queuedSummary } from './job/job-summary.js';
 import { activeJob, admissionCandidate, queueEntry, runningReservation } from './job/job-views.js';
 import { launchJob } from './job/launch-job.js';
+import { isHung } from './job/subprocess-job.js';
 import { acquireSharedHosts, REMOTE_ESTIMATE } from './job/remote-job.js';
 import { recoverRuns } from './recovery/recover-runs.js';
 import { isPidAlive, type ResourceSample } from './admission/resource-sampler.js';
@@ -91,6 +93,8 @@ export class JobScheduler {
   private lastSample: ResourceSample = UNMEASURED;
   private lastSampleAt = new Date(0);
   private started: Promise<void> | null = null;
+  /** When the last tick began (performance.now()): a tick late by much of the hung limit cannot judge silence. */
+  private lastTickAtMs: number | null = null;
   private closing: Promise<void> | null = null;
 
   constructor(options: JobSchedulerOptions) {
@@ -123,6 +127,7 @@ export class JobScheduler {
       evalProcessMain: this.settings.evalProcessMain,
       backendUrl: this.settings.backendUrl,
       cancelGraceMs: this.settings.cancelGraceMs,
+      evalHungMs: this.settings.evalHungMs,
       emit: (e) => this.emit(e),
       requestTick: () => this.ticks.request(),
       unrecorded: this.unrecorded,
@@ -560,6 +565,7 @@ export class JobScheduler {
   private async runTick(): Promise<void> {
     this.stopRunsWithoutDir();
     this.failQueuedWithoutDir();
+    this.stopHungRuns();
     let changed = this.reap();
     changed = (await this.admit()) || changed;
     this.hosts.drainIdle();
@@ -637,6 +643,27 @@ export class JobScheduler {
       this.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: job.viaSubprocess }));
       this.emit({ type: 'run', runId: job.runId, summary });
       this.emit({ type: 'queue' });
+    }
+  }
+
+  /**
+   * A running run whose eval process has sent nothing for `evalHungMs` is stopped (SIGTERM, then
+   * SIGKILL after the grace: a stopped process only dies of the SIGKILL) and ends ABORTED, HUNG.
+   * Not judged by a tick that comes late: this process's own event loop was held, and the
+   * heartbeats may be waiting unread on the channels.
+   */
+  private stopHungRuns(): void {
+    const now = performance.now();
+    const previous = this.lastTickAtMs;
+    this.lastTickAtMs = now;
+    const limit = this.settings.evalHungMs;
+    if (limit <= 0 || previous === null || now - previous > Math.max(limit / 2, this.settings.tickIntervalMs * 2)) return;
+    for (const job of this.running.values()) {
+      if (!isHung(job, this.ctx, now)) continue;
+      this.log.warn(
+        `run ${job.runId}: its eval process (pid ${job.pid}) sent no heartbeat for ${Math.round(job.hung!.silentMs / 1000)} s (limit ${limit / 1000} s); killing it, the run ends ABORTED (HUNG)`,
+      );
+      stopJob(job, this.ctx);
     }
   }
 

@@ -33,6 +33,12 @@ export interface JobSchedulerOptions {
   sharedHostIdleMs?: number;
   /** A shared host that runs are using and that has answered no /health for this long is killed and restarted (0: never). @default 60000 */
   sharedHostHungMs?: number;
+  /**
+   * A running run whose eval process has sent no heartbeat for this long (stopped, or its main
+   * thread held by a call that never returns) is killed (SIGTERM, SIGKILL after `cancelGraceMs`)
+   * and ends ABORTED with error code HUNG, its finished episodes kept (0: never). @default 60000
+   */
+  evalHungMs?: number;
   /** Capacity of the static ledger, used for a resource that cannot be measured (e.g. VRAM without an NVIDIA GPU). @default none: not a constraint */
   staticCapacity?: { ramMb?: number; vramMb?: number };
   /**
@@ -74,6 +80,7 @@ export interface SchedulerSettings {
   cancelGraceMs: number;
   sharedHostIdleMs: number;
   sharedHostHungMs: number;
+  evalHungMs: number;
   rssSampleIntervalMs: number;
   evalProcessMain: string;
   staticCapacity: { ramMb?: number; vramMb?: number };
@@ -117,6 +124,7 @@ export function resolveSchedulerOptions(options: JobSchedulerOptions): Scheduler
     cancelGraceMs: positive('cancelGraceMs', options.cancelGraceMs, 5000),
     sharedHostIdleMs: positive('sharedHostIdleMs', options.sharedHostIdleMs, 60_000),
     sharedHostHungMs: positive('sharedHostHungMs', options.sharedHostHungMs, 60_000),
+    evalHungMs: positive('evalHungMs', options.evalHungMs, 60_000),
     rssSampleIntervalMs: positive('rssSampleIntervalMs', options.rssSampleIntervalMs, 1000, false),
   };
   for (const k of ['ramMb', 'vramMb'] as const) {

@@ -4,7 +4,7 @@
  * before it becomes part of a path, so nothing outside the outputs directory can be read.
  */
 import { createReadStream } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { createInterface } from 'node:readline';
 import { BadInputError } from '../errors.js';
@@ -12,6 +12,7 @@ import { FILES, episodeDir, readSpec, runDirPath } from './run-dir.js';
 import { episodeRecordSchema, parseSummaryText, SummaryInvalidError } from './summary-schema.js';
 import { changedAfterFinish, recordedSummary } from './summary-digest.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from './types.js';
+import { readRecordsOnDisk } from './records-on-disk.js';
 
 /** An asset name as the episode writer creates it: no folders, no dot-files, no odd characters. */
 export const ASSET_NAME_PATTERN = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
@@ -131,21 +132,7 @@ export class RunReader {
    * not a valid record are left out): what the run directory holds when its summary.json does not help.
    */
   async readEpisodeRecords(runId: string): Promise<EpisodeRecord[]> {
-    const root = join(this.runDir(runId), FILES.episodes);
-    let names: string[];
-    try {
-      names = await readdir(root);
-    } catch (err) {
-      if (isNotFound(err)) return [];
-      throw err;
-    }
-    const records: EpisodeRecord[] = [];
-    for (const name of names.filter((n) => /^ep\d{4,7}$/.test(n))) {
-      const json = await readJsonOrNull<unknown>(join(root, name, EPISODE_RECORD));
-      const parsed = episodeRecordSchema.safeParse(json);
-      if (parsed.success) records.push(parsed.data as EpisodeRecord);
-    }
-    return records.sort((a, b) => a.index - b.index);
+    return readRecordsOnDisk(this.runDir(runId));
   }
 
   /** The episode's own episode.json, else its record in the summary, else null. */

@@ -16,4 +16,13 @@ describe('parseServeArgs', () => {
     expect(args.port).toBe(0);
     expect(() => parseServeArgs(['--prot', '4000'])).toThrow(/^unknown option --prot; usage: evalctl serve/);
   });
+
+  it('takes the hung limit in milliseconds, 0 turning the check off, and names a bad value', () => {
+    expect(parseServeArgs(['--eval-hung-ms', '30000']).evalHungMs).toBe(30_000);
+    expect(parseServeArgs(['--eval-hung-ms', '0']).evalHungMs).toBe(0);
+    expect(parseServeArgs([]).evalHungMs).toBeUndefined();
+    expect(() => parseServeArgs(['--eval-hung-ms', '1.5s'])).toThrow(
+      '--eval-hung-ms must be a whole number of milliseconds (0 turns the check off), got "1.5s"',
+    );
+  });
 });

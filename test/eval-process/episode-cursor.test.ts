@@ -39,4 +39,12 @@ describe('EpisodeCursor', () => {
     cursor.leave();
     expect(cursor.retire()).toBe(false);
   });
+
+  it('counts workers that retired as standing again once their lane is started again', () => {
+    const cursor = new EpisodeCursor(2, EpisodeCursor.bufferFor(2));
+    expect(cursor.retire()).toBe(true);
+    expect(cursor.retire()).toBe(false);
+    cursor.rejoin(1);
+    expect(cursor.retire()).toBe(true);
+  });
 });

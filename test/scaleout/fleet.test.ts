@@ -3,12 +3,13 @@
  * `evalctl worker` processes with their own working directories. A run spread over the
  * workers ends with the records and aggregates of a one-machine run of the same spec (timing
  * and worker fields aside), also when a worker is SIGKILLed mid-shard; a cancel stops every
- * worker's eval processes within 2 s; higher-priority shards are taken first; Redis lost
+ * worker's eval processes within 2 s; a shard whose eval process is stopped (SIGSTOP) is killed
+ * by its worker and played again; higher-priority shards are taken first; Redis lost
  * mid-run ends the run ABORTED with its committed episodes kept, and a retry once Redis is back
  * completes it with the one-machine result; a head stopped mid-run and started again with
  * --resume completes it the same way.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
@@ -23,6 +24,7 @@ import {
   TOKEN,
   startFleetFixture,
   stopFleetFixture,
+  markedPids,
   playingPids,
   resultOf,
   startWorker,
@@ -50,8 +52,10 @@ const runDirOf = (runId: string) => join(head.dir, 'outputs', 'eval_runs', runId
 const summaryOf = async (runId: string): Promise<RunSummary> => JSON.parse(await readFile(join(runDirOf(runId), 'summary.json'), 'utf8'));
 const ended = (runId: string) =>
   waitFor(`run ${runId} to end`, async () => (existsSync(join(runDirOf(runId), '_DONE')) ? await summaryOf(runId) : null), 120_000);
+/** Past this silence a worker kills a shard's eval process (a healthy one beats every 600 ms, so none is killed for nothing). */
+const EVAL_HUNG_MS = 3000;
 const addWorker = async (name: string, slots = 2) => {
-  const w = await startWorker({ redisUrl: redis.url, serverUrl: head.url, name, slots });
+  const w = await startWorker({ redisUrl: redis.url, serverUrl: head.url, name, slots, args: ['--eval-hung-ms', String(EVAL_HUNG_MS)] });
   workers.push(w);
   return w;
 };
@@ -170,6 +174,37 @@ describe('scale-out over Redis', () => {
     await w.stop();
     workers.splice(workers.indexOf(w), 1);
     await addWorker('w4');
+  }, 180_000);
+
+  it("a shard's eval process stopped with SIGSTOP: its worker kills it after --eval-hung-ms, the shard is played again, the result is unchanged", async () => {
+    // A third of the baseline's episodes: each record depends only on its index and the seed.
+    const run = await head.app.scheduler.submit({ ...SPEC, episodeCount: 32, overrides: { env: { step_latency_ms: 20 } } });
+    const victim = await waitFor('a shard half done', () =>
+      head.app
+        .scaleout!.shardsOf(run.runId)
+        ?.find((s) => s.state === 'RUNNING' && s.committed >= 1 && s.committed <= 6 && s.worker !== null),
+    );
+    const w = workers.find((x) => x.name === victim.worker)!;
+    // The worker's eval processes playing this run (its other slot may play another shard of it: stopped too).
+    const stopped = playingPids(w.mark, [w.proc.pid!]).filter((pid) => {
+      try {
+        return JSON.parse(readFileSync(`/proc/${pid}/cwd/spec.json`, 'utf8')).runId === run.runId;
+      } catch {
+        return false;
+      }
+    });
+    expect(stopped.length).toBeGreaterThanOrEqual(1);
+    for (const pid of stopped) process.kill(pid, 'SIGSTOP');
+    try {
+      const s = await ended(run.runId);
+      expect(s.status).toBe('COMPLETED');
+      expect(s.episodes.map((e) => e.index)).toEqual(Array.from({ length: 32 }, (_, i) => i));
+      expect((await resultOf(runDirOf(run.runId))).episodes).toEqual(baseline.episodes.slice(0, 32));
+      expect(w.output()).toContain('sent no heartbeat');
+      await waitFor('the stopped eval processes to be gone', () => stopped.every((pid) => !markedPids(w.mark).includes(pid)), 10_000);
+    } finally {
+      for (const pid of stopped) if (markedPids(w.mark).includes(pid)) process.kill(pid, 'SIGKILL');
+    }
   }, 180_000);
 
   it('a cancel stops the eval processes on every worker within 2 s and leaves none behind', async () => {

@@ -1,6 +1,7 @@
 /**
  * Finalising a reaped job: its final status (FAILED over its memory budget, on an error or on a
- * storage fault, ABORTED or CANCELLED when its process died first, else what the run wrote),
+ * storage fault, ABORTED (HUNG) when it was killed for its silence, ABORTED or CANCELLED when
+ * its process died first, else what the run wrote),
  * _DONE, the process record, its shared hosts released, the catalog row and the events. A disk
  * that refuses the final writes never leaves the run RUNNING: the catalog and the API get the
  * final state, and the write is tried again each tick (see retryUnrecorded).
@@ -9,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { CodedError, errorMessage } from '../../errors.js';
 import { isTerminalRunStatus } from '../../statuses.js';
 import { restoreUnplayed } from '../../store/attempts.js';
+import { withRecordsOnDisk } from '../../store/records-on-disk.js';
 import { catalogRunFromSummary } from '../../store/catalog.js';
 import { isDone, readSummary, touchDone, writeSummary } from '../../store/run-dir.js';
 import { writeReport } from '../../store/report.js';
@@ -16,7 +18,7 @@ import { describeStorage, isStorageCode, storageCodeOf, storageCodeOfExit, type 
 import type { RunSummary } from '../../store/types.js';
 import type { Job, JobContext } from './job.js';
 import { currentSummary } from './job-summary.js';
-import { earlyExitChange, killGroupLeftovers, recordProcessExit } from './subprocess-job.js';
+import { earlyExitChange, hungChange, killGroupLeftovers, recordProcessExit } from './subprocess-job.js';
 
 export async function finalizeJob(job: Job, ctx: JobContext): Promise<RunSummary> {
   const exit = job.exit!;
@@ -41,6 +43,9 @@ export async function finalizeJob(job: Job, ctx: JobContext): Promise<RunSummary
         message: `the run's processes used ${Math.round(rssMb)} MB, over its memory budget of ${budgetMb} MB; stopped`,
       };
     };
+  } else if (job.hung && exit.kind === 'process' && storage !== 'RUN_DIR_MISSING' && summary.status !== 'COMPLETED') {
+    // Whatever it wrote as it went down (a late SIGTERM's CANCELLED), the scheduler stopped it for its silence.
+    change = hungChange(job, exit.exit);
   } else if (exit.kind === 'error') {
     change = (s) => {
       s.status = 'FAILED';
@@ -56,6 +61,11 @@ export async function finalizeJob(job: Job, ctx: JobContext): Promise<RunSummary
   } else if (exit.kind === 'process' && (storage === 'RUN_DIR_MISSING' || !isTerminalRunStatus(summary.status))) {
     // A terminal summary without _DONE is kept: the process ended between the two writes.
     change = await earlyExitChange(job, exit.exit, storage);
+  }
+  // A process that died between an episode's record and the next summary write: those records count.
+  if (change && exit.kind === 'process' && storage !== 'RUN_DIR_MISSING') {
+    const fuller = await withRecordsOnDisk(job.runDir, summary).catch(() => null);
+    if (fuller) summary = fuller;
   }
   // A retry that ended before playing all it was to play: the earlier records of the rest come back.
   const restored = storage === null ? await restoreUnplayed(job.runDir, summary).catch(() => null) : null;
@@ -110,7 +120,7 @@ export async function finalizeJob(job: Job, ctx: JobContext): Promise<RunSummary
   job.trace?.end(summary.status, summary.error);
   ctx.catalog.upsertRun(catalogRunFromSummary(summary, { viaSubprocess: job.viaSubprocess, pid: job.pid }));
   ctx.log.info(
-    `run ${job.runId} ${summary.status.toLowerCase()} (${summary.episodesDone}/${summary.episodeCount} episodes)${summary.error && storage ? `: ${summary.error.message}` : ''}`,
+    `run ${job.runId} ${summary.status.toLowerCase()} (${summary.episodesDone}/${summary.episodeCount} episodes)${summary.error && (storage || job.hung) ? `: ${summary.error.message}` : ''}`,
   );
   ctx.emit({ type: 'run', runId: job.runId, summary });
   ctx.emit({ type: 'queue' });

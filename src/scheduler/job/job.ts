@@ -59,6 +59,10 @@ export interface Job {
   /** CPU seconds of the process tree at its first and latest sample (null until sampled). */
   cpu: { firstSec: number; firstAtMs: number; lastSec: number; lastAtMs: number } | null;
   overBudget: { rssMb: number; budgetMb: number } | null;
+  /** When its eval process was last heard on the IPC channel (performance.now(); its spawn until the first message). */
+  heardAtMs: number;
+  /** Set when the scheduler killed the run because its eval process stopped answering. */
+  hung: { silentMs: number; limitMs: number } | null;
   /** Set when the scheduler stopped the run because its directory went away under it. */
   storageFault: StorageCode | null;
   episodesDone: number;
@@ -84,6 +88,8 @@ export interface JobContext {
   backendUrl(): string;
   /** Between SIGTERM and SIGKILL when stopping a running job. */
   readonly cancelGraceMs: number;
+  /** Silence after which an eval process is taken as hung (0: never); its heartbeat period follows from it. */
+  readonly evalHungMs: number;
   emit(e: SchedulerEvent): void;
   requestTick(): void;
   /**
@@ -136,6 +142,8 @@ export function createJob(spec: RunSpec, runDir: string, estimate: ResourceEstim
     peakVramMb: 0,
     cpu: null,
     overBudget: null,
+    heardAtMs: 0,
+    hung: null,
     storageFault: null,
     episodesDone: 0,
     summaryMtimeMs: 0,

@@ -5,6 +5,7 @@
  * peak RSS becomes a calibration sample for the next estimate of its graph.
  */
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { writeJsonAtomic } from '../../store/atomic.js';
 import { readProcessRecord } from '../../store/catalog.js';
 import { FILES } from '../../store/run-dir.js';
@@ -15,9 +16,11 @@ import { effectiveWorkerCount } from '../../spec/effective-workers.js';
 import { groupAlive, signalGroup, spawnEvalProcess, type EvalExit } from './spawn-eval.js';
 import { hostSecretsEnv } from '../../host/host-secret.js';
 import { TRACEPARENT_ENV } from '../../tracing/traceparent.js';
+import { HEARTBEAT_ENV, heartbeatMsFor } from '../../eval-process/heartbeat.js';
 
-/** Spawns the eval process; its exit sets `job.exit` and asks for a tick. */
+/** Spawns the eval process; its exit sets `job.exit` and asks for a tick; anything it sends counts as its heartbeat. */
 export async function startSubprocessJob(job: Job, ctx: JobContext): Promise<void> {
+  job.heardAtMs = performance.now();
   const child = await spawnEvalProcess({
     evalProcessMain: ctx.evalProcessMain,
     runDir: job.runDir,
@@ -28,6 +31,10 @@ export async function startSubprocessJob(job: Job, ctx: JobContext): Promise<voi
       ...hostSecretsEnv(Object.values(ctx.hosts.urls(job.sharedNodesets))),
       // Its episode spans go under this process's run span, in the same trace.
       ...(job.trace ? { [TRACEPARENT_ENV]: job.trace.traceparent } : {}),
+      ...(ctx.evalHungMs > 0 ? { [HEARTBEAT_ENV]: String(heartbeatMsFor(ctx.evalHungMs)) } : {}),
+    },
+    onMessage: () => {
+      job.heardAtMs = performance.now();
     },
   });
   job.child = child;
@@ -39,6 +46,34 @@ export async function startSubprocessJob(job: Job, ctx: JobContext): Promise<voi
     job.exit = { kind: 'process', exit };
     ctx.requestTick();
   });
+}
+
+/**
+ * Whether the job's eval process has been silent past the hung limit: set `job.hung` and true
+ * then (the caller stops it). Only a process this scheduler started has a channel to hear: an
+ * adopted one (after a restart) is not judged, nor a run being cancelled (its grace applies).
+ */
+export function isHung(job: Job, ctx: Pick<JobContext, 'evalHungMs'>, nowMs: number): boolean {
+  if (ctx.evalHungMs <= 0 || !job.viaSubprocess || job.child === null || job.state !== 'running') return false;
+  if (job.exit || job.hung || job.cancelRequested) return false;
+  const silentMs = nowMs - job.heardAtMs;
+  if (silentMs <= ctx.evalHungMs) return false;
+  job.hung = { silentMs, limitMs: ctx.evalHungMs };
+  return true;
+}
+
+/** The summary change for a run killed as hung: ABORTED, code HUNG; one that completed meanwhile stays COMPLETED. */
+export function hungChange(job: Job, exit: EvalExit): (s: RunSummary) => void {
+  const { silentMs, limitMs } = job.hung!;
+  const how = exit.signal ? `, then was killed by ${exit.signal}` : '';
+  return (s) => {
+    if (s.status === 'COMPLETED') return;
+    s.status = 'ABORTED';
+    s.error = {
+      code: 'HUNG',
+      message: `the eval process (pid ${job.pid}) sent no heartbeat for ${(silentMs / 1000).toFixed(1)} s (limit ${limitMs / 1000} s): it was stopped or a call held its main thread${how}; its finished episodes are kept`,
+    };
+  };
 }
 
 /** Anything the eval process left in its group goes too (its hosts have groups of their own and end on stdin EOF). */
