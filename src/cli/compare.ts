@@ -38,7 +38,7 @@ const pFmt = (p: number | null): string => (p === null || !Number.isFinite(p) ? 
 function metricRow(m: MetricComparison): string[] {
   const method = m.ciMethod === 'clustered-t' ? ` C=${m.clusters}` : '';
   return [
-    m.metric,
+    `${m.metric}${m.goal === 'max' ? ' ↑' : m.goal === 'min' ? ' ↓' : ''}`,
     String(m.n),
     num(m.baselineMean),
     num(m.candidateMean),
@@ -48,6 +48,7 @@ function metricRow(m: MetricComparison): string[] {
     num(m.correlation, 3),
     pFmt(m.testP) + (m.binary ? ' mcnemar' : ' t'),
     `${m.wins}/${m.ties}/${m.losses}`,
+    m.verdict === null ? '' : m.verdict.toLowerCase().replace('_', ' '),
     m.bhSignificant ? '*' : '',
   ];
 }
@@ -74,7 +75,7 @@ export function renderComparison(c: ComparisonOutput, maxFlips = DEFAULT_FLIPS):
     for (const w of cand.warnings) lines.push(`  warning: ${w}`);
     lines.push(
       ...textTable([
-        ['metric', 'n', 'baseline', 'candidate', 'diff', 'paired 95 % CI', 'unpaired 95 % CI', 'corr', 'p', 'W/T/L', 'BH'],
+        ['metric', 'n', 'baseline', 'candidate', 'diff', 'paired 95 % CI', 'unpaired 95 % CI', 'corr', 'p', 'W/T/L', 'verdict', 'BH'],
         ...cand.metrics.map(metricRow),
       ]),
     );
@@ -83,7 +84,8 @@ export function renderComparison(c: ComparisonOutput, maxFlips = DEFAULT_FLIPS):
     for (const m of cand.metrics) {
       if (m.flips.length === 0) continue;
       const shown = m.flips.slice(0, maxFlips);
-      lines.push(`  ${m.metric} flipped on ${m.flips.length} episode(s) (gained ${m.wins}, lost ${m.losses}):`);
+      const gained = m.flips.filter((f) => f.direction === 'gained').length;
+      lines.push(`  ${m.metric} flipped on ${m.flips.length} episode(s) (gained ${gained}, lost ${m.flips.length - gained}):`);
       for (const f of shown)
         lines.push(
           `    ${f.direction === 'gained' ? '+' : '-'} ${f.episodeId}  baseline #${f.baselineIndex} → candidate #${f.candidateIndex}`,
@@ -91,7 +93,9 @@ export function renderComparison(c: ComparisonOutput, maxFlips = DEFAULT_FLIPS):
       if (m.flips.length > shown.length) lines.push(`    … ${m.flips.length - shown.length} more (--flips N to list them)`);
     }
   }
-  lines.push('BH: * = flagged at a 5 % false discovery rate over every metric × candidate; W/T/L = candidate higher/equal/lower.');
+  lines.push(
+    'BH: * = flagged at a 5 % false discovery rate over every metric × candidate; ↑/↓ = higher/lower is better; W/T/L = candidate better/equal/worse by that goal (higher without one); verdict: the paired 95 % CI on the better or worse side of 0.',
+  );
   return lines.join('\n') + '\n';
 }
 

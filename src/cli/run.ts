@@ -38,6 +38,7 @@ import { describeStorage, storageCodeOfExit } from '../store/storage-fault.js';
 import { ci95Of } from '../store/aggregate.js';
 import type { MetricAggregate, RunSpec, RunSummary } from '../store/types.js';
 import { textTable } from './text-table.js';
+import { orderAggregates } from '../compare/metric-order.js';
 import { repeatsAdvice } from '../stats/variance-components.js';
 
 const USAGE =
@@ -461,12 +462,7 @@ export function progressLine(s: RunSummary, elapsedMs: number): string {
   const filled = Math.round(frac * width);
   const bar = '█'.repeat(filled) + '░'.repeat(width - filled);
   const eta = s.episodesDone > 0 ? clock((elapsedMs / s.episodesDone) * (s.episodeCount - s.episodesDone)) : '?';
-  const preferred = ['success', 'spl', 'return'];
-  const metrics = [...s.aggregateMetrics].sort((a, b) => {
-    const ia = preferred.indexOf(a.name);
-    const ib = preferred.indexOf(b.name);
-    return (ia < 0 ? 99 : ia) - (ib < 0 ? 99 : ib);
-  });
+  const metrics = orderAggregates(s.aggregateMetrics);
   const means = metrics.slice(0, 3).map((m) => `${m.name === 'success' ? 'SR' : m.name} ${fmt(m.mean)}`);
   return [`${bar} ${s.episodesDone}/${s.episodeCount}`, `${s.status.toLowerCase()}`, `ETA ${eta}`, ...means].join(' · ');
 }
@@ -508,8 +504,8 @@ export function renderSummary(s: RunSummary, dir: string): string {
   if (s.aggregateMetrics.length > 0) {
     const rows = [
       ['metric', 'mean', '± stderr', 'min', 'max', 'n', '95 % CI', 'excluded'],
-      ...s.aggregateMetrics.map((m) => [
-        m.name,
+      ...orderAggregates(s.aggregateMetrics).map((m) => [
+        `${m.name}${m.primary ? ' *' : ''}${m.goal === 'max' ? ' ↑' : m.goal === 'min' ? ' ↓' : ''}`,
         fmt(m.mean),
         fmt(m.stderr),
         fmt(m.min),

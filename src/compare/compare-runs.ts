@@ -5,7 +5,7 @@
  * flags over every metric × candidate. Pure: the same scores give byte-identical results.
  */
 import { CodedError } from '../errors.js';
-import type { MetricRange, MetricRanges } from '../core/types.js';
+import type { MetricGoal, MetricRange, MetricRanges } from '../core/types.js';
 import { benjaminiHochberg } from '../stats/benjamini-hochberg.js';
 import { coveringRange } from '../stats/intervals.js';
 import { mcnemarExactP, winTieLoss, type WinTieLoss } from '../stats/mcnemar.js';
@@ -13,6 +13,7 @@ import { pairedDifference, type PairedDifference } from '../stats/paired.js';
 import { minimumDetectableEffect } from '../stats/power.js';
 import { columnsOf, type ScoreColumns, type ScoreTable } from './episode-scores.js';
 import { askedMetrics } from './metric-names.js';
+import { orderMetrics } from './metric-order.js';
 
 /** The runs compared share no episode: there is nothing to pair. */
 export class NoSharedEpisodesError extends CodedError {
@@ -56,8 +57,18 @@ export interface FlippedEpisode {
   direction: 'gained' | 'lost';
 }
 
+/**
+ * How the candidate did on a metric with a declared direction: `BETTER` or `WORSE` when the
+ * paired 95 % interval of candidate − baseline lies wholly on one side of 0, `NO_DIFFERENCE`
+ * when it holds 0; null without a direction or an interval.
+ */
+export type MetricVerdict = 'BETTER' | 'WORSE' | 'NO_DIFFERENCE';
+
 export interface MetricComparison extends PairedDifference, WinTieLoss {
   metric: string;
+  /** Which way is better, as both runs declare it (docs/statistics.md); null when undeclared. `wins` are pairs where the candidate is better that way (higher without a direction). */
+  goal: MetricGoal | null;
+  verdict: MetricVerdict | null;
   /** Shared episodes left out of this metric: an ending not counted, or the metric missing, on either side. */
   excludedPairs: number;
   /** McNemar exact p for 0/1 metrics; null otherwise. */
@@ -171,7 +182,9 @@ function compareMetric(metric: string, shared: SharedRows, range: MetricRange | 
     }
   }
   const diff = pairedDifference(base, cand, anyCluster ? clusters : undefined, range);
-  const wtl = winTieLoss(base, cand);
+  const goal = range?.goal ?? null;
+  // Lower is better for a `min` metric: a win is a pair where the candidate went down.
+  const wtl = goal === 'min' ? winTieLoss(cand, base) : winTieLoss(base, cand);
   const { binary } = diff;
   const flips: FlippedEpisode[] = [];
   if (binary) {
@@ -190,6 +203,8 @@ function compareMetric(metric: string, shared: SharedRows, range: MetricRange | 
   const mcnemarP = binary ? mcnemarExactP(wtl.losses, wtl.wins) : null;
   return {
     metric,
+    goal,
+    verdict: verdictOf(goal, diff.ci95),
     ...diff,
     ...wtl,
     excludedPairs: rowsA.length - base.length,
@@ -200,6 +215,15 @@ function compareMetric(metric: string, shared: SharedRows, range: MetricRange | 
     mde: diff.n > 1 ? minimumDetectableEffect(diff.diffSd, diff.n) : null,
     flips,
   };
+}
+
+function verdictOf(goal: MetricGoal | null, ci95: readonly [number, number] | null): MetricVerdict | null {
+  if (goal === null || ci95 === null) return null;
+  const [lo, hi] = ci95;
+  const up = lo > 0;
+  const down = hi < 0;
+  if (!up && !down) return 'NO_DIFFERENCE';
+  return up === (goal === 'max') ? 'BETTER' : 'WORSE';
 }
 
 const infinite = (v: number | null): boolean => v === Number.POSITIVE_INFINITY || v === Number.NEGATIVE_INFINITY;
@@ -228,7 +252,8 @@ function beyondDoubleNote(metrics: readonly MetricComparison[]): string[] {
  */
 export function compareRuns(baseline: ScoredRun, candidates: readonly ScoredRun[], metrics?: readonly string[]): RunComparison {
   const reported = [baseline.scores.metrics, ...candidates.map((c) => c.scores.metrics)].flat();
-  const names = metrics && metrics.length > 0 ? askedMetrics(metrics, reported) : [...new Set(reported)].sort();
+  const names =
+    metrics && metrics.length > 0 ? askedMetrics(metrics, reported) : orderMetrics([...new Set(reported)], baseline.scores.metricRanges);
   const baseColumns = columnsOf(baseline.scores);
   const out: CandidateComparison[] = candidates.map((c) => {
     const shared = sharedRows(baseColumns, columnsOf(c.scores));

@@ -32,6 +32,10 @@ export interface GraphSpec {
   step_budget?: number;
   /** Wall-clock seconds per step when the run does not set its own (perStepTimeoutSec). */
   per_step_timeout_sec?: number;
+  /** The metric listed first wherever metrics are listed, over what the nodesets declare (MetricRange.primary). */
+  primary_metric?: string;
+  /** Metric → which way is better, over what the nodesets declare (MetricRange.goal). */
+  metric_goals?: Record<string, MetricGoal>;
   nodes: GraphNode[];
   edges: GraphEdge[];
 }
@@ -69,7 +73,14 @@ export interface MetricRange {
    * @default "exclude"
    */
   missing?: number | 'exclude';
+  /** Which way is better: `max` (success, score, SPL) or `min` (steps, distance, latency, tokens); absent: neither is declared. */
+  goal?: MetricGoal;
+  /** The metric a user looks at first: listed first wherever metrics are listed. */
+  primary?: boolean;
 }
+
+/** Which way a metric is better. */
+export type MetricGoal = 'max' | 'min';
 
 /** Metric name → its declared range (a port's declaration, a run's `metricRanges`). */
 export type MetricRanges = Record<string, MetricRange>;

@@ -43,6 +43,12 @@ export const graphSchema = z.strictObject({
   description: z.string().optional(),
   step_budget: z.number().optional(),
   per_step_timeout_sec: z.number().optional(),
+  /** The metric listed first wherever metrics are listed, over what the nodesets declare. */
+  primary_metric: z.string().min(1, { error: 'must name a metric' }).optional(),
+  /** Metric → which way is better, over what the nodesets declare. */
+  metric_goals: z
+    .record(z.string().min(1), z.enum(['max', 'min'], { error: 'must be "max" (higher is better) or "min" (lower is better)' }))
+    .optional(),
   nodes: z.array(nodeSchema),
   edges: z.array(edgeSchema),
 });

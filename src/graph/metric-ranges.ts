@@ -28,7 +28,19 @@ export function metricRangesOf(graph: ValidatedGraph): MetricRanges {
       }
     }
   }
+  // The graph's own word on direction and the primary metric wins over the nodesets'.
+  for (const [name, goal] of Object.entries(graph.spec.metric_goals ?? {})) found.set(name, { ...found.get(name), goal });
+  const primary = graph.spec.primary_metric;
+  if (primary !== undefined) {
+    for (const [name, r] of found) if (r.primary && name !== primary) found.set(name, withoutPrimary(r));
+    found.set(primary, { ...found.get(primary), primary: true });
+  }
   const out: MetricRanges = {};
   for (const name of [...found.keys()].sort()) out[name] = found.get(name)!;
   return out;
+}
+
+function withoutPrimary(r: MetricRange): MetricRange {
+  const { primary: _, ...rest } = r;
+  return rest;
 }

@@ -23,6 +23,8 @@ export const metricRangeSchema = z
         error: 'must be a number (what a play that never produced the metric scores) or "exclude"',
       })
       .optional(),
+    goal: z.enum(['max', 'min'], { error: 'must be "max" (higher is better) or "min" (lower is better)' }).optional(),
+    primary: z.boolean({ error: 'must be true or false' }).optional(),
   })
   .refine((r) => r.min === undefined || r.max === undefined || r.min <= r.max, { error: 'min must be at most max' })
   .refine(

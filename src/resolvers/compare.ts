@@ -9,7 +9,7 @@ import { comparisonWarnings } from '../compare/comparison-warnings.js';
 import type { PowerPlan, MetricPower } from '../compare/power-plan.js';
 import { builder } from './builder.js';
 import { EpisodeRef, RunRef, type EpisodeSource } from './refs.js';
-import { CiMethodRef } from './stats-refs.js';
+import { CiMethodRef, MetricGoalRef, MetricVerdictRef } from './stats-refs.js';
 import { compareRunsById, powerPlanById, runSource, type RunComparisonSource } from './compare-source.js';
 import { loadRun, loadSummary } from './run-source.js';
 import type { ApiContext } from './context.js';
@@ -155,9 +155,24 @@ export const MetricComparisonRef = builder.objectRef<MetricComparisonSource>('Me
       resolve: (s) => finite(s.m.pValue),
     }),
     mcnemarP: t.float({ nullable: true, description: "McNemar's exact p (0/1 metrics only).", resolve: (s) => finite(s.m.mcnemarP) }),
-    wins: t.int({ description: 'Pairs where the candidate is higher.', resolve: (s) => s.m.wins }),
+    goal: t.field({
+      type: MetricGoalRef,
+      nullable: true,
+      description: 'Which way the metric is better, as both runs declare it; null when undeclared (wins then count the candidate higher).',
+      resolve: (s) => s.m.goal,
+    }),
+    verdict: t.field({
+      type: MetricVerdictRef,
+      nullable: true,
+      description: 'BETTER, WORSE or NO_DIFFERENCE by the goal, from the paired interval; null without a goal or an interval.',
+      resolve: (s) => s.m.verdict,
+    }),
+    wins: t.int({
+      description: 'Pairs where the candidate is better by the goal: higher for MAX (or no goal), lower for MIN.',
+      resolve: (s) => s.m.wins,
+    }),
     ties: t.int({ description: 'Pairs that are equal.', resolve: (s) => s.m.ties }),
-    losses: t.int({ description: 'Pairs where the candidate is lower.', resolve: (s) => s.m.losses }),
+    losses: t.int({ description: 'Pairs where the candidate is worse by the goal.', resolve: (s) => s.m.losses }),
     bhAdjustedP: t.float({
       nullable: true,
       description: 'Benjamini–Hochberg adjusted p over every metric × candidate of this comparison.',

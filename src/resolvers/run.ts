@@ -17,7 +17,8 @@ import { EPISODES_PAGE, RUNS_PAGE, checkPage } from './paging.js';
 import { EpisodeRef, EpisodeStatusRef, RunRef, RunStatusRef, type EpisodeSource } from './refs.js';
 import { loadRun, loadSpec, loadSummary, sourceFromRow, sourceFromSummary, type RunSource } from './run-source.js';
 import { withoutNulls } from './without-nulls.js';
-import { CiMethodRef } from './stats-refs.js';
+import { CiMethodRef, MetricGoalRef } from './stats-refs.js';
+import { orderAggregates } from '../compare/metric-order.js';
 import { ci95Of as intervalOf } from '../store/aggregate.js';
 import { repeatsAdvice } from '../stats/variance-components.js';
 
@@ -102,6 +103,13 @@ export const MetricAggregateRef = builder.objectRef<MetricAggregate>('MetricAggr
         'Finished episodes left out of this metric, by ending: CANCELLED and INFRA_ERROR episodes are left out of the means (partial results of every other ending count; every rate is in the run’s statusCounts), and so is an episode that did not report a metric that declares no missing value (a measurement such as latency). Only endings with a count are listed.',
       resolve: (m) => statusCounts(m.excluded),
     }),
+    goal: t.field({
+      type: MetricGoalRef,
+      nullable: true,
+      description: 'Which way the metric is better, as its nodeset or graph declares; null when undeclared.',
+      resolve: (m) => m.goal ?? null,
+    }),
+    primary: t.boolean({ description: "True for the run's primary metric (listed first).", resolve: (m) => m.primary ?? false }),
     imputed: t.field({
       type: [StatusCountRef],
       description:
@@ -229,8 +237,9 @@ RunRef.implement({
     }),
     aggregateMetrics: t.field({
       type: [MetricAggregateRef],
-      description: 'Each metric over the finished episodes (mean, count, stderr, min, max), sorted by name.',
-      resolve: (r) => [...r.row.aggregateMetrics].sort((a, b) => a.name.localeCompare(b.name)),
+      description:
+        'Each metric over the finished episodes (mean, count, stderr, min, max): the primary metric first, then those with a declared goal, then the rest, each by name.',
+      resolve: (r) => orderAggregates(r.row.aggregateMetrics),
     }),
     aggregateByTask: t.field({
       type: [TaskAggregateRef],
@@ -239,7 +248,7 @@ RunRef.implement({
         const byTask = (await loadSummary(r, ctx))?.aggregateByTask ?? {};
         return Object.keys(byTask)
           .sort()
-          .map((task) => ({ task, metrics: byTask[task] ?? [] }));
+          .map((task) => ({ task, metrics: orderAggregates(byTask[task] ?? []) }));
       },
     }),
     statusCounts: t.field({

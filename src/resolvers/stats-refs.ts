@@ -1,6 +1,8 @@
 /** GraphQL vocabulary of the statistics, shared by runs, comparisons and sweeps. */
 import type { CiMethod } from '../stats/intervals.js';
 import type { DifferenceCiMethod } from '../stats/paired.js';
+import type { MetricGoal } from '../core/types.js';
+import type { MetricVerdict } from '../compare/compare-runs.js';
 
 type AnyCiMethod = CiMethod | DifferenceCiMethod;
 import { builder } from './builder.js';
@@ -20,5 +22,22 @@ export const CiMethodRef = builder.enumType('CiMethod', {
       description:
         "Newcombe's score interval of a difference of two paired 0/1 rates (from the two Wilson intervals and the pairs' correlation; stays within [−1, 1] and keeps a width when every pair moved alike). Over the clusters' count where clustered episodes leave the clustered t without width.",
     },
+  },
+});
+
+export const MetricGoalRef = builder.enumType('MetricGoal', {
+  description: 'Which way a metric is better, as its nodeset or graph declares (docs/statistics.md).',
+  values: {
+    MAX: { value: 'max' as MetricGoal, description: 'Higher is better (success, score, SPL).' },
+    MIN: { value: 'min' as MetricGoal, description: 'Lower is better (steps, distance, latency, tokens).' },
+  },
+});
+
+export const MetricVerdictRef = builder.enumType('MetricVerdict', {
+  description: 'How the candidate did on a metric with a declared direction, from the paired 95 % interval of candidate − baseline.',
+  values: {
+    BETTER: { value: 'BETTER' as MetricVerdict, description: 'The interval lies wholly on the better side of 0.' },
+    WORSE: { value: 'WORSE' as MetricVerdict, description: 'The interval lies wholly on the worse side of 0.' },
+    NO_DIFFERENCE: { value: 'NO_DIFFERENCE' as MetricVerdict, description: 'The interval holds 0: no difference shown at this n.' },
   },
 });

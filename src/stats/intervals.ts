@@ -153,6 +153,10 @@ export function coveringRange(a: MetricRange, b: MetricRange): MetricRange {
   if (a.max !== undefined && b.max !== undefined) out.max = Math.max(a.max, b.max);
   const missing = coveringMissing(a.missing, b.missing);
   if (missing !== undefined) out.missing = missing;
+  // Two sources that disagree on which way is better declare no direction.
+  if (a.goal !== undefined && (b.goal === undefined || b.goal === a.goal)) out.goal = a.goal;
+  else if (a.goal === undefined && b.goal !== undefined) out.goal = b.goal;
+  if (a.primary || b.primary) out.primary = true;
   return out;
 }
 

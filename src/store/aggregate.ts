@@ -46,6 +46,8 @@ export function summarizeValues(
   if (s.clusters !== undefined) out.clusters = s.clusters;
   if (s.clusteredStderr !== undefined) out.clusteredStderr = s.clusteredStderr;
   out.excluded = { ...(excluded ?? {}) };
+  if (range?.goal !== undefined) out.goal = range.goal;
+  if (range?.primary) out.primary = true;
   return out;
 }
 

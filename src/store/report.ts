@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { classify, looksLikeLabels, type ClassificationReport } from '../scoring/classification.js';
 import { UNSCORED_ENDINGS, type EpisodeStatus } from '../statuses.js';
 import { summarizeValues } from './aggregate.js';
+import { orderAggregates } from '../compare/metric-order.js';
 import { writeJsonAtomic } from './atomic.js';
 import { readRescores, type RescoreFile } from './rescores.js';
 import { readSummary } from './run-dir.js';
@@ -242,7 +243,7 @@ export function buildReport(summary: RunSummary, rescores: readonly RescoreFile[
     status: summary.status,
     episodeCount: summary.episodeCount,
     episodesDone: summary.episodesDone,
-    metrics: summary.aggregateMetrics,
+    metrics: orderAggregates(summary.aggregateMetrics),
     endings: Object.keys(counts)
       .sort()
       .map((status) => ({ status, count: counts[status] ?? 0, rate: rate(counts[status] ?? 0, done) })),

@@ -39,6 +39,8 @@ const metricAggregateSchema = z.object({
   clusteredStderr: number.optional(),
   excluded: z.record(z.string(), count).optional(),
   imputed: z.record(z.string(), count).optional(),
+  goal: z.enum(['max', 'min']).optional(),
+  primary: z.boolean().optional(),
   imputedValue: z.number().optional(),
   repeats: number.optional(),
   betweenVar: number.optional(),

@@ -3,7 +3,7 @@
  * episode boundary, and one record per episode.
  */
 import type { EpisodeStatus, RunStatus } from '../statuses.js';
-import type { AssetRef, DroppedMetric, MetricRanges, MetricValue, NodeErrorEntry } from '../core/types.js';
+import type { AssetRef, DroppedMetric, MetricGoal, MetricRanges, MetricValue, NodeErrorEntry } from '../core/types.js';
 import type { ScoreEntry } from '../core/score-entry.js';
 
 export type { ScoreEntry, ScoreTarget } from '../core/score-entry.js';
@@ -77,6 +77,10 @@ export interface MetricAggregate {
   clusters?: number;
   /** Cluster-robust standard error (C−1 df), when episodes carry a cluster. */
   clusteredStderr?: number;
+  /** Which way is better, as the run declares it (RunSummary.metricRanges); absent when undeclared. */
+  goal?: MetricGoal;
+  /** The run's primary metric: listed first. */
+  primary?: boolean;
   /** Episodes left out of this metric, by ending (an excluded ending, or the metric not reported). */
   excluded?: Record<string, number>;
   /**

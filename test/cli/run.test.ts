@@ -61,10 +61,10 @@ describe('evalctl run', () => {
     // The ranges env_gridnav declares are frozen into the run, and the intervals keep to them:
     // a distance of 0 in every episode is not a success rate of 0 % (no Wilson interval).
     expect(summary.metricRanges).toEqual({
-      distance_to_goal: { min: 0 },
-      spl: { min: 0, max: 1 },
-      steps: { min: 0 },
-      success: { min: 0, max: 1 },
+      distance_to_goal: { min: 0, goal: 'min' },
+      spl: { min: 0, max: 1, goal: 'max' },
+      steps: { min: 0, goal: 'min' },
+      success: { min: 0, max: 1, goal: 'max', primary: true },
     });
     expect(summary.aggregateMetrics.find((m) => m.name === 'distance_to_goal')).toMatchObject({
       mean: 0,

@@ -70,10 +70,10 @@ describe('metricRangesOf', () => {
       const catalog = new GraphCatalog({});
       const gridnav = metricRangesOf(validateGraph(catalog.load('gridnav_planner'), registry));
       expect(gridnav).toEqual({
-        distance_to_goal: { min: 0 },
-        spl: { min: 0, max: 1 },
-        steps: { min: 0 },
-        success: { min: 0, max: 1 },
+        distance_to_goal: { min: 0, goal: 'min' },
+        spl: { min: 0, max: 1, goal: 'max' },
+        steps: { min: 0, goal: 'min' },
+        success: { min: 0, max: 1, goal: 'max', primary: true },
       });
       const qa = metricRangesOf(validateGraph(catalog.load('qa_llm'), registry));
       expect(qa).toMatchObject({

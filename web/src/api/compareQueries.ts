@@ -8,7 +8,7 @@ export const CompareRunFields = graphql(`
 export const MetricComparisonFields = graphql(`
   fragment MetricComparisonFields on MetricComparison {
     metric n binary baselineMean candidateMean meanDiff pairedStderr ci95Low ci95High ciMethod df clusters
-    unpairedStderr unpairedCi95Low unpairedCi95High correlation wins ties losses
+    unpairedStderr unpairedCi95Low unpairedCi95High correlation goal verdict wins ties losses
     mcnemarP pairedTP pValue bhAdjustedP bhSignificant excludedPairs mde
   }
 `);

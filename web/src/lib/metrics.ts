@@ -5,8 +5,13 @@ import { UNSCORED_ENDINGS } from './statuses.js';
 /** Metrics a user looks at first, in this order, when a run has them. */
 export const HEADLINE_METRICS = ['success', 'spl', 'return', 'distance_to_goal', 'length'];
 
+/**
+ * The metrics to show first: the run's primary metric, then those with a declared goal (the
+ * server's order), then for runs made before either was declared the usual headline names.
+ */
 export function headlineMetrics(aggs: MetricAggregate[], max = 3): MetricAggregate[] {
-  const ranked = [...aggs].sort((a, b) => rank(a.name) - rank(b.name));
+  const declaredRank = (m: MetricAggregate): number => (m.primary ? 0 : m.goal ? 1 : 2);
+  const ranked = [...aggs].sort((a, b) => declaredRank(a) - declaredRank(b) || rank(a.name) - rank(b.name));
   return ranked.slice(0, max);
 }
 const rank = (name: string): number => {

@@ -206,7 +206,10 @@ function MetricsPanel({ comparison: c }: { comparison: Comparison }) {
             <th>paired 95 % CI</th>
             <th>unpaired 95 % CI</th>
             <th className="num">pairs</th>
-            <th className="num" title="Pairs where the candidate is higher / equal / lower">
+            <th
+              className="num"
+              title="Pairs where the candidate is better / equal / worse by the metric's goal (higher when it declares none)"
+            >
               win / tie / loss
             </th>
             <th>p</th>
@@ -223,11 +226,35 @@ function MetricsPanel({ comparison: c }: { comparison: Comparison }) {
               if (!m) return null;
               return (
                 <tr key={`${metric}:${cand.candidate.id}`} data-metric={metric} data-candidate={cand.candidate.id}>
-                  <td>{metric}</td>
+                  <td>
+                    {metric}
+                    {m.goal === 'MAX' && (
+                      <span className="muted small" title="higher is better">
+                        {' '}
+                        ↑
+                      </span>
+                    )}
+                    {m.goal === 'MIN' && (
+                      <span className="muted small" title="lower is better">
+                        {' '}
+                        ↓
+                      </span>
+                    )}
+                  </td>
                   {many && <td>{runLabel(cand.candidate)}</td>}
                   <td className="num">{fmtNumber(m.baselineMean)}</td>
                   <td className="num">{fmtNumber(m.candidateMean)}</td>
-                  <td className={m.bhSignificant ? 'num sig' : 'num'}>{fmtNumber(m.meanDiff)}</td>
+                  <td
+                    className={
+                      m.verdict === 'BETTER' ? 'num better' : m.verdict === 'WORSE' ? 'num worse' : m.bhSignificant ? 'num sig' : 'num'
+                    }
+                    data-verdict={m.verdict ?? undefined}
+                    title={verdictTitle(m.verdict, m.goal)}
+                  >
+                    {fmtNumber(m.meanDiff)}
+                    {m.verdict === 'BETTER' && <span className="sr-only"> (better)</span>}
+                    {m.verdict === 'WORSE' && <span className="sr-only"> (worse)</span>}
+                  </td>
                   <td data-testid="paired-ci">
                     {ci(m.ci95Low, m.ci95High)}
                     {m.ciMethod === 'CLUSTERED_T' && m.clusters != null && <span className="muted small"> · {m.clusters} clusters</span>}
@@ -455,4 +482,13 @@ function FlipPair({ flip, metric, baseline, candidate }: { flip: Flip; metric: s
       ))}
     </article>
   );
+}
+
+/** The difference cell's tooltip: what its colour says. */
+function verdictTitle(verdict: string | null | undefined, goal: string | null | undefined): string | undefined {
+  const way = goal === 'MIN' ? 'lower is better' : goal === 'MAX' ? 'higher is better' : undefined;
+  if (verdict === 'BETTER') return `better: the paired interval lies on the better side of 0 (${way})`;
+  if (verdict === 'WORSE') return `worse: the paired interval lies on the worse side of 0 (${way})`;
+  if (verdict === 'NO_DIFFERENCE') return `no difference shown at this n (${way})`;
+  return undefined;
 }
