@@ -9,7 +9,7 @@ import { join, resolve, sep } from 'node:path';
 import { createInterface } from 'node:readline';
 import { BadInputError } from '../errors.js';
 import { FILES, episodeDir, readSpec, runDirPath } from './run-dir.js';
-import { episodeRecordSchema, parseSummaryText, SummaryInvalidError } from './summary-schema.js';
+import { parseSummaryText, SummaryInvalidError } from './summary-schema.js';
 import { changedAfterFinish, recordedSummary } from './summary-digest.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from './types.js';
 import { readRecordsOnDisk } from './records-on-disk.js';
