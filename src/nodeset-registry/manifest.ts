@@ -109,6 +109,7 @@ export const manifestSchema = z
     inProcess: z.union([z.boolean(), z.literal('thread')]).optional(),
     inlineUnless: z.array(z.string().min(1)).optional(),
     heavyWith: z.array(z.string().min(1)).optional(),
+    preflight: z.string().min(1).optional(),
   })
   .superRefine((m, ctx) => {
     if ((m.module === undefined) === (m.command === undefined)) {

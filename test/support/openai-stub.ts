@@ -43,7 +43,8 @@
  * `answerBytes: n`: every answer's content is padded with `x` to an HTTP body of about n bytes,
  * written in 64 KiB chunks as the client reads them (a model that will not stop); `bytesWritten`
  * counts what the sockets took of those bodies, so a test can see a client stop reading early.
- * GET /stats → { requests, completions, faults, unauthorized, maxInFlight, bytesWritten }; POST /reset zeroes them;
+ * GET /v1/models → a one-model list (key-checked, never faulted, counted apart in `modelLists`).
+ * GET /stats → { requests, completions, faults, unauthorized, maxInFlight, bytesWritten, modelLists }; POST /reset zeroes them;
  * POST /options replaces the options given in its JSON body.
  */
 import { createHash } from 'node:crypto';
@@ -82,6 +83,8 @@ export interface StubStats {
   maxInFlight: number;
   /** Bytes of padded (`answerBytes`) bodies the sockets accepted. */
   bytesWritten: number;
+  /** GET /v1/models requests (a run's preflight); `requests` counts chat completions only. */
+  modelLists: number;
 }
 
 export interface OpenAIStub {
@@ -296,7 +299,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0): Promise<OpenAIStub> {
   let options: OpenAIStubOptions = { ...initial };
-  const stats: StubStats = { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0, bytesWritten: 0 };
+  const stats: StubStats = { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0, bytesWritten: 0, modelLists: 0 };
   let inFlight = 0;
   const seen = new Map<string, number>();
   let nextId = 0;
@@ -367,6 +370,18 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
     sendJson(res, 200, completion);
   };
 
+  // The models list a client (or a run's preflight) asks for; key-checked, never faulted, and not in `requests`.
+  const listModels = (req: IncomingMessage, res: ServerResponse): void => {
+    req.resume();
+    stats.modelLists++;
+    if (options.expectedKey !== undefined && req.headers.authorization !== `Bearer ${options.expectedKey}`) {
+      stats.unauthorized++;
+      sendJson(res, 401, errorBody('Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'));
+      return;
+    }
+    sendJson(res, 200, { object: 'list', data: [{ id: 'stub', object: 'model', created: 1_700_000_000, owned_by: 'stub' }] });
+  };
+
   const server: Server = createServer((req, res) => {
     const route = `${req.method} ${(req.url ?? '').split('?')[0]}`;
     const handle = async (): Promise<void> => {
@@ -377,10 +392,12 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
           return complete(req, res).finally(() => {
             inFlight--;
           });
+        case 'GET /v1/models':
+          return listModels(req, res);
         case 'GET /stats':
           return sendJson(res, 200, stats);
         case 'POST /reset':
-          Object.assign(stats, { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0, bytesWritten: 0 });
+          Object.assign(stats, { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0, bytesWritten: 0, modelLists: 0 });
           seen.clear();
           return sendJson(res, 200, stats);
         case 'POST /options':
@@ -406,7 +423,7 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
     port: actual,
     stats: () => ({ ...stats }),
     reset: () => {
-      Object.assign(stats, { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0, bytesWritten: 0 });
+      Object.assign(stats, { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0, bytesWritten: 0, modelLists: 0 });
       seen.clear();
     },
     setOptions: (o) => {
