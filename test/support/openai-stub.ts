@@ -70,6 +70,8 @@ export interface OpenAIStubOptions {
   choiceLetter?: string;
   /** Answer tool calls without their `id`, as some OpenAI-compatible servers do. @default false */
   omitToolCallIds?: boolean;
+  /** Answer GET /v1/models with a 404, as some OpenAI-compatible servers do. @default false */
+  noModelList?: boolean;
   /** Pad every answer's content to an HTTP body of about this many bytes, written as the client reads. @default no padding */
   answerBytes?: number;
 }
@@ -393,6 +395,7 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
             inFlight--;
           });
         case 'GET /v1/models':
+          if (options.noModelList) break;
           return listModels(req, res);
         case 'GET /stats':
           return sendJson(res, 200, stats);
@@ -403,9 +406,8 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
         case 'POST /options':
           options = JSON.parse((await readBody(req)) || '{}') as OpenAIStubOptions;
           return sendJson(res, 200, options);
-        default:
-          return sendJson(res, 404, errorBody(`Unknown request URL: ${route}`, 'invalid_request_error', 'unknown_url'));
       }
+      sendJson(res, 404, errorBody(`Unknown request URL: ${route}`, 'invalid_request_error', 'unknown_url'));
     };
     handle().catch((err: unknown) => {
       if (!res.headersSent) sendJson(res, 500, errorBody(String(err), 'server_error', null));
