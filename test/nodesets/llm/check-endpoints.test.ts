@@ -25,7 +25,10 @@ describe('checkEndpoints', () => {
   });
 
   it('a refused key fails naming the URL and the HTTP status, never the key', async () => {
-    const err = await check({ OPENAI_API_KEY: 'sk-wrong-key-0000' }, 'chat').catch((e: unknown) => e as Error & { code: string });
+    const err = await check({ OPENAI_API_KEY: 'sk-wrong-key-0000' }, 'chat').then(
+      () => new Error('the check passed'),
+      (e: unknown) => e as Error,
+    );
     expect(err).toMatchObject({ code: 'PREFLIGHT_FAILED', url: stub.baseURL });
     expect(err.message).toBe(
       `HTTP 401 at ${stub.baseURL} (GET ${stub.baseURL}/models, node "chat"): {"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`,
