@@ -282,7 +282,7 @@ export class RemoteRun {
     this.#progressTimer = null;
     const s = this.#fold();
     // Judged here, over every shard's plays, as an eval process judges a whole run (store/infra-failure.ts).
-    const infra = status === 'COMPLETED' ? infraFailureOf(s.episodes, this.spec.maxInfraErrorRate) : null;
+    const infra = status === 'COMPLETED' && !this.spec.audit ? infraFailureOf(s.episodes, this.spec.maxInfraErrorRate) : null;
     s.status = infra ? 'FAILED' : status;
     s.error = infra ?? error;
     s.finishedAt = new Date().toISOString();
