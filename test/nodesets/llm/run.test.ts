@@ -248,6 +248,32 @@ describe('llm graphs through evalctl run', () => {
     }
   });
 
+  it('a run FAILED with INFRA_ERRORS is retried once its endpoint is up, and ends COMPLETED', async () => {
+    const port = await closedPort();
+    const url = `http://127.0.0.1:${port}/v1`;
+    const { summary: failed, exitCode } = await evalctlExit(
+      'llm_fixture_qa',
+      2,
+      [`llm.base_url="${url}"`, 'llm.cache=false'],
+      ['--no-preflight'],
+    );
+    expect(exitCode).toBe(3);
+    expect(failed).toMatchObject({ status: 'FAILED', error: { code: 'INFRA_ERRORS' } });
+    const up = await startOpenAIStub({ expectedKey: KEY }, port);
+    try {
+      const r = await execa(process.execPath, [CLI, 'retry', failed.runId, '--outputs', outputs, '--json'], {
+        reject: false,
+        env: { ACTIVE_WORKSPACE_DIR: WORKSPACE, OPENAI_API_KEY: KEY, EVAL_LLM_CACHE_DIR: '' },
+      });
+      expect(r.exitCode).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ status: 'COMPLETED', error: null, statusCounts: { COMPLETED: 2 } });
+      // The retry plays under the run's spec: started with --no-preflight, its attempts skip the check too.
+      expect(up.stats()).toMatchObject({ modelLists: 0, completions: 2 });
+    } finally {
+      await up.close();
+    }
+  });
+
   it('a missing key variable is one clear error before anything runs (exit 2, no run directory)', async () => {
     const runs = async () => (existsSync(join(outputs, 'eval_runs')) ? await readdir(join(outputs, 'eval_runs')) : []);
     const before = await runs();
