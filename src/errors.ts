@@ -70,6 +70,10 @@ export const ERROR_CODES = {
   LLM_RESPONSE_TOO_LARGE: { kind: 'episode', public: false },
   /** A model endpoint failed to connect too many times in a row: its calls fail at once (INFRA_ERROR) until a probe gets through. */
   LLM_CIRCUIT_OPEN: { kind: 'episode', public: false },
+  /** A nodeset's check before the first episode (a model endpoint that does not answer) failed: the run ends FAILED at once. */
+  PREFLIGHT_FAILED: { kind: 'episode', public: false },
+  /** More of a run's counted plays ended INFRA_ERROR than its `maxInfraErrorRate` allows: the run ends FAILED, its records kept. */
+  INFRA_ERRORS: { kind: 'episode', public: false },
 } as const satisfies Record<string, { kind: 'input' | 'request' | 'storage' | 'episode' | 'internal'; public: boolean }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

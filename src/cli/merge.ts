@@ -7,6 +7,7 @@
  * what differs or which episodes.
  */
 import { parseCliArgs } from './args.js';
+import { runExitCode } from './run-exit-code.js';
 import { BadInputError } from '../errors.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
 import { mergeRunDirs } from '../store/merge-run-dirs.js';
@@ -32,7 +33,9 @@ export async function run(argv: string[]): Promise<number> {
   if (values.json) process.stdout.write(JSON.stringify(merged.summary, null, 2) + '\n');
   else
     process.stdout.write(
-      `run ${merged.summary.runId} COMPLETED: merged ${merged.summary.episodesDone} episodes from ${positionals.length} partial(s)\nrun dir: ${merged.dir}\n`,
+      `run ${merged.summary.runId} ${merged.summary.status}: merged ${merged.summary.episodesDone} episodes from ${positionals.length} partial(s)\n` +
+        (merged.summary.error ? `  ${merged.summary.error.code}: ${merged.summary.error.message}\n` : '') +
+        `run dir: ${merged.dir}\n`,
     );
-  return 0;
+  return runExitCode(merged.summary);
 }

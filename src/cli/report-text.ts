@@ -48,7 +48,9 @@ function scorerLines(s: ScorerReport): string[] {
 }
 
 export function renderReport(r: RunReport): string {
-  const out: string[] = [`Run ${r.runId} · ${r.graphName} · ${r.status} · ${r.episodesDone}/${r.episodeCount} episodes`, ''];
+  const out: string[] = [`Run ${r.runId} · ${r.graphName} · ${r.status} · ${r.episodesDone}/${r.episodeCount} episodes`];
+  if (r.error) out.push(`${r.error.code}: ${r.error.message}`);
+  out.push('');
   if (r.metrics.length) {
     out.push('Metrics (mean ± stderr, n)');
     out.push(

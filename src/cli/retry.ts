@@ -5,7 +5,8 @@
  * (docs/retry.md). With `--server` the server queues it (retryRun) and it is followed there;
  * without, it runs here, on the run directory under `--outputs` (no server may be running it).
  */
-import { BadInputError, ConflictError, isInputFault } from '../errors.js';
+import { BadInputError, ConflictError } from '../errors.js';
+import { runExitCode } from './run-exit-code.js';
 import { runBatch } from '../eval-process/run-batch.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
 import { prepareRetry, restoreUnplayed, retryEndingsOf, type RetriedEpisode } from '../store/attempts.js';
@@ -125,5 +126,5 @@ export async function run(argv: string[]): Promise<number> {
   process.stdout.write(json ? JSON.stringify(summary, null, 2) + '\n' : renderSummary(summary, where));
   if (summary.status === 'COMPLETED') return 0;
   if (summary.error) process.stderr.write(`evalctl retry: run ${summary.runId} ${summary.status}: ${summary.error.message}\n`);
-  return isInputFault(summary.error?.code) ? 2 : 1;
+  return runExitCode(summary);
 }

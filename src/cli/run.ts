@@ -18,7 +18,8 @@ import { RemoteServer, type RemoteOptions } from './remote-run.js';
 import { runSweepRemote, sweepRequestOf } from './run-sweep.js';
 import { signalExitCode } from './signal-exit.js';
 import { CANCEL_GRACE_MS, takeEvalSpare, type EvalRunProcess } from './eval-spare.js';
-import { BadInputError, isInputFault } from '../errors.js';
+import { BadInputError } from '../errors.js';
+import { runExitCode } from './run-exit-code.js';
 import { initialSummary } from '../eval-process/summary-writer.js';
 import { DEFAULT_OUTPUTS_DIR, EVAL_PROCESS_MAIN, defaultLlmCacheDir } from '../paths.js';
 import { heldModelKeys, MODEL_KEYS_FD_ENV, withoutModelKeys } from '../core/model-keys.js';
@@ -44,6 +45,7 @@ import { repeatsAdvice } from '../stats/variance-components.js';
 const USAGE =
   'usage: evalctl run [<graph>] [--config eval.toml] --episodes N [--workers K] [--seed S] [--step-budget B] [--set node.key=value …] ' +
   '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] [--repeats K] ' +
+  '[--max-infra-error-rate R] [--no-preflight] ' +
   '[--name N] [--tag T …] [--note TEXT] [--shard-size N] [--shard k/K] [--allow-code-tools] [--server URL [--token T] [--wait-for-room SEC]]';
 
 const POLL_MS = 200;
@@ -68,6 +70,8 @@ export const FLAG_LABELS: FieldLabels = {
   note: '--note',
   shardSize: '--shard-size',
   repeats: '--repeats',
+  maxInfraErrorRate: '--max-infra-error-rate',
+  preflight: '--no-preflight',
 };
 
 /** A decimal number as a person writes one (`Number` would also take `0x10`, `0b1` or `1_0`-free forms like `Infinity`). */
@@ -142,6 +146,8 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
       shard: { type: 'string' },
       repeats: { type: 'string' },
       'allow-code-tools': { type: 'boolean' },
+      'max-infra-error-rate': { type: 'string' },
+      'no-preflight': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -169,6 +175,8 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
     note: values.note,
     shardSize: numeric(values['shard-size']),
     repeats: numeric(values.repeats),
+    maxInfraErrorRate: numeric(values['max-infra-error-rate']),
+    preflight: values['no-preflight'] === true ? false : undefined,
   };
   const setFlags = parseSetFlags(values.set ?? []);
   // Flags override the file: a flag given wins, a flag left out leaves the file's value.
@@ -346,8 +354,7 @@ export async function run(argv: string[]): Promise<number> {
   if (summary.status === 'COMPLETED') return 0;
   if (summary.error) process.stderr.write(`evalctl run: run ${runId} ${summary.status}: ${summary.error.message}\n`);
   if (interrupted) return signalExitCode(interrupted);
-  // A run refused for its input exits 2, like input refused before the run started.
-  return isInputFault(summary.error?.code) ? 2 : 1;
+  return runExitCode(summary);
 }
 
 /**
@@ -398,7 +405,7 @@ async function runRemote(args: RunArgs, opts: RemoteOptions): Promise<number> {
   if (summary.status === 'COMPLETED') return 0;
   if (summary.error) process.stderr.write(`evalctl run: run ${runId} ${summary.status}: ${summary.error.message}\n`);
   if (interrupted) return signalExitCode(interrupted);
-  return isInputFault(summary.error?.code) ? 2 : 1;
+  return runExitCode(summary);
 }
 
 /**
@@ -501,6 +508,7 @@ export function renderSummary(s: RunSummary, dir: string): string {
   lines.push(
     `run ${s.runId} ${s.status}: ${s.episodesDone}/${s.episodeCount} ${s.repeats !== undefined && s.repeats > 1 ? `plays (${s.episodeCount / s.repeats} episodes × ${s.repeats} repeats)` : 'episodes'} of ${s.graphName} (seed ${s.seed}, ${s.workerCount} worker(s))`,
   );
+  if (s.error) lines.push(`  ${s.error.code}: ${s.error.message}`);
   if (s.aggregateMetrics.length > 0) {
     const rows = [
       ['metric', 'mean', '± stderr', 'min', 'max', 'n', '95 % CI', 'excluded'],

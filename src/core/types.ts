@@ -199,6 +199,13 @@ export interface NodesetManifest {
    * with the others on that thread. As for `inlineUnless`, a key counts when a node sets it.
    */
   heavyWith?: string[];
+  /**
+   * A JS module (relative to the manifest) whose default export is a `NodesetPreflight`: the eval
+   * process calls it once before a run's first episode with the nodes calling this nodeset, so a
+   * dependency that does not answer (a model endpoint) fails the run at once rather than every
+   * episode. Runs with `preflight: false` skip it.
+   */
+  preflight?: string;
 }
 
 // ---------------------------------------------------------------- handlers
@@ -272,6 +279,20 @@ export interface NodesetModule {
   /** Called once in the host before serving; `dir` is the nodeset's folder (for weights, data). */
   init?(opts: { dir: string; manifest: NodesetManifest }): void | Promise<void>;
 }
+
+/** One node a nodeset's preflight checks: its id, the function it calls and its config (overrides applied). */
+export interface PreflightNode {
+  id: string;
+  function: string;
+  config: Record<string, unknown>;
+}
+
+/**
+ * A nodeset's check before a run's first episode: resolves when what the nodes depend on
+ * answers, else rejects with an error naming what did not (a CodedError keeps its code; any
+ * other becomes PREFLIGHT_FAILED). It must give up within a few seconds, or when `signal` aborts.
+ */
+export type NodesetPreflight = (nodes: PreflightNode[], opts: { env: NodeJS.ProcessEnv; signal: AbortSignal }) => Promise<void>;
 
 // ---------------------------------------------------------------- assets
 

@@ -37,6 +37,8 @@ import { SummaryWriter } from './summary-writer.js';
 import { activeTracing } from '../tracing/tracing.js';
 import type { RunSpan } from '../tracing/spans.js';
 import { runSpanInfo } from './run-span-info.js';
+import { runPreflights } from './run-preflights.js';
+import { infraFailureOf } from '../store/infra-failure.js';
 
 export interface RunBatchOptions {
   /** The run directory holding spec.json (and shared_urls.json when the backend lends hosts). */
@@ -140,6 +142,12 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     const used = placedNodesets(graph, registry);
     const shared = used.filter((e) => e.manifest.parallelism === 'shared');
     const replicated = used.filter((e) => e.manifest.parallelism === 'replicated');
+    // Before any host boots: a dependency that does not answer fails the run now, not every episode later.
+    if (spec.preflight !== false) {
+      const checked = performance.now();
+      await runPreflights(graph, used, { env: { ...process.env, ...opts.hostEnv }, signal: opts.signal });
+      if (used.some((e) => e.manifest.preflight)) log(`preflight passed in ${Math.round(performance.now() - checked)} ms`);
+    }
 
     const t0 = performance.now();
     const hostsSpan = span?.phase('hosts.start');
@@ -311,6 +319,15 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
         return [];
       }),
     );
+  // A whole run only: a partial's plays are judged where they are joined.
+  if (status === 'COMPLETED' && !spec.shard && !spec.audit && !spec.episodeIndices) {
+    const infra = infraFailureOf(summary.records, spec.maxInfraErrorRate);
+    if (infra) {
+      status = 'FAILED';
+      error = infra;
+      log(`run failed: ${infra.message}`);
+    }
+  }
   const final = emit(await summary.finish(status, error));
   span?.end(final.status, final.error);
   // Before _DONE, so whoever waits for the run finds its report; a report that cannot be built does not fail the run.

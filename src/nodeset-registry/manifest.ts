@@ -114,6 +114,7 @@ export const manifestSchema = z
     modelKeys: z.boolean().optional(),
     inlineUnless: z.array(z.string().min(1)).optional(),
     heavyWith: z.array(z.string().min(1)).optional(),
+    preflight: z.string().min(1).optional(),
   })
   .superRefine((m, ctx) => {
     if ((m.module === undefined) === (m.command === undefined)) {

@@ -475,6 +475,14 @@ export const StartEvalInputRef = builder.inputType('StartEvalInput', {
     shardSize: t.int({
       description: `Episodes per shard when the run is spread over machines (default ${DEFAULT_SHARD_SIZE}); shard boundaries depend on this alone, never on the number of machines.`,
     }),
+    maxInfraErrorRate: t.float({
+      description:
+        'The share of counted plays (all but CANCELLED) that may end INFRA_ERROR, 0..1 (default 0: any fails the run); above it the run ends FAILED with error code INFRA_ERRORS, naming the first error and how many plays it hit.',
+    }),
+    preflight: t.boolean({
+      description:
+        "Whether the graph's nodesets check what they depend on (each model endpoint its llm nodes call) once before the first episode; one that does not answer fails the run at once (FAILED, PREFLIGHT_FAILED, naming the URL and the answer). Default true.",
+    }),
   }),
 });
 

@@ -15,6 +15,7 @@ import { EPISODE_FILES } from '../eval-process/episode-writer.js';
 import { computeAggregates } from '../store/aggregate.js';
 import { writeFileAtomic } from '../store/atomic.js';
 import { episodeDir, FILES, readSummary, writeSummary } from '../store/run-dir.js';
+import { infraFailureOf } from '../store/infra-failure.js';
 import { writeReport } from '../store/report.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from '../store/types.js';
 import { shardCountOf, shardPlays, shardRange } from '../spec/shards.js';
@@ -280,8 +281,10 @@ export class RemoteRun {
     if (this.#progressTimer) clearTimeout(this.#progressTimer);
     this.#progressTimer = null;
     const s = this.#fold();
-    s.status = status;
-    s.error = error;
+    // Judged here, over every shard's plays, as an eval process judges a whole run (store/infra-failure.ts).
+    const infra = status === 'COMPLETED' && !this.spec.audit ? infraFailureOf(s.episodes, this.spec.maxInfraErrorRate) : null;
+    s.status = infra ? 'FAILED' : status;
+    s.error = infra ?? error;
     s.finishedAt = new Date().toISOString();
     for (const sh of this.shards)
       if (sh.state === 'WAITING' || sh.state === 'RUNNING') sh.state = status === 'COMPLETED' ? 'COMPLETED' : 'CANCELLED';

@@ -261,6 +261,22 @@ const inputFields = {
    * absent means 1. The run then has episodeCount × repeats records.
    */
   repeats: intIn(1, RUN_LIMITS.maxRepeats).optional(),
+  /**
+   * The share of the run's counted plays (all but CANCELLED ones) that may end INFRA_ERROR
+   * before the run ends FAILED with INFRA_ERRORS (docs/statistics.md); absent means 0: any
+   * INFRA_ERROR play fails the run. 1 never fails it.
+   */
+  maxInfraErrorRate: z
+    .number({ error: 'must be a number in [0, 1]' })
+    .min(0, { error: 'must be a number in [0, 1]' })
+    .max(1, { error: 'must be a number in [0, 1]' })
+    .optional(),
+  /**
+   * Whether the nodesets the graph calls check what they depend on (a model endpoint) once
+   * before the first episode, failing the run at once (PREFLIGHT_FAILED) when it does not
+   * answer; absent means true.
+   */
+  preflight: bool().optional(),
 };
 
 /** episodeCount × repeats plays must stay within maxEpisodes: the run has one record per play. */

@@ -12,6 +12,7 @@ import { CodedError } from '../errors.js';
 import { playCountOf, repeatsOf } from '../spec/repeats.js';
 import { describeIndices, shardSizeOf } from '../spec/shards.js';
 import { computeAggregates } from './aggregate.js';
+import { infraFailureOf } from './infra-failure.js';
 import type { RunManifest } from './run-manifest.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from './types.js';
 
@@ -166,11 +167,13 @@ export function mergePartials(partials: readonly PartialRun[], added: { runId: s
   const started = times((s) => s.startedAt);
   const finished = times((s) => s.finishedAt);
   const aggregates = computeAggregates(records, spec.metricRanges);
+  // Each partial completed; the joined run is judged on all its plays, as a whole run is.
+  const infra = infraFailureOf(records, spec.maxInfraErrorRate);
   // The key order of a summary the eval process writes (initialSummary), so equal runs serialise to equal bytes.
   const summary: RunSummary = {
     seq: 1,
     runId: added.runId,
-    status: 'COMPLETED',
+    status: infra ? 'FAILED' : 'COMPLETED',
     graphName: spec.graphName,
     episodeCount,
     ...(repeatsOf(spec) > 1 ? { repeats: repeatsOf(spec) } : {}),
@@ -181,7 +184,7 @@ export function mergePartials(partials: readonly PartialRun[], added: { runId: s
     createdAt,
     startedAt: started[0] ?? null,
     finishedAt: finished[finished.length - 1] ?? null,
-    error: null,
+    error: infra,
     ...(spec.metricRanges ? { metricRanges: spec.metricRanges } : {}),
     aggregateMetrics: aggregates.aggregateMetrics,
     aggregateByTask: aggregates.aggregateByTask,

@@ -81,6 +81,8 @@ export interface RunReport {
   runId: string;
   graphName: string;
   status: RunSummary['status'];
+  /** Why the run did not complete (FAILED, ABORTED), as summary.json says: e.g. INFRA_ERRORS naming the first error. */
+  error?: { code: string; message: string };
   episodeCount: number;
   episodesDone: number;
   /** The run's aggregates as summary.json has them (mean, stderr, and whatever error bars it carries). */
@@ -241,6 +243,7 @@ export function buildReport(summary: RunSummary, rescores: readonly RescoreFile[
     runId: summary.runId,
     graphName: summary.graphName,
     status: summary.status,
+    ...(summary.error ? { error: { code: summary.error.code, message: summary.error.message } } : {}),
     episodeCount: summary.episodeCount,
     episodesDone: summary.episodesDone,
     metrics: orderAggregates(summary.aggregateMetrics),

@@ -234,25 +234,37 @@ describe('qa_llm and react_llm over the built-in datasets through evalctl', () =
     }
   });
 
-  it('react_llm against a dead endpoint: every episode is INFRA_ERROR, reported apart, nothing counted as a wrong answer', async () => {
+  it('react_llm against a dead endpoint: preflight fails the run at once naming the URL; without it every play is INFRA_ERROR and the run FAILED (exit 3)', async () => {
     const dead = createServer();
     await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r));
     const port = (dead.address() as { port: number }).port;
     await new Promise<void>((r) => dead.close(() => r()));
-    const deadUrl = `http://127.0.0.1:${port}/v1`;
-    const s = await runOk(
-      'react_llm',
-      ['--episodes', '4', '--workers', '2'],
-      [`llm.base_url="${deadUrl}"`, 'llm.max_retries=1', 'llm.retry_base_ms=5'],
-      { env: { EVAL_LLM_ENDPOINTS: deadUrl } },
-    );
-    expect(s.status).toBe('COMPLETED');
+    const url = `http://127.0.0.1:${port}/v1`;
+    const sets = [`llm.base_url="${url}"`, 'llm.max_retries=1', 'llm.retry_base_ms=5'];
+    const env = { EVAL_LLM_ENDPOINTS: url };
+    const checked = await run('react_llm', ['--episodes', '4', '--workers', '2'], sets, { env });
+    expect(checked.exitCode).toBe(1);
+    expect(checked.summary).toMatchObject({ status: 'FAILED', episodesDone: 0, error: { code: 'PREFLIGHT_FAILED' } });
+    expect(checked.summary!.error!.message).toBe(`connection refused at ${url} (GET ${url}/models, node "llm")`);
+    expect(checked.stderr).toContain(`connection refused at ${url}`);
+
+    const unchecked = await run('react_llm', ['--episodes', '4', '--workers', '2', '--no-preflight'], sets, { env });
+    expect(unchecked.exitCode).toBe(3);
+    const s = unchecked.summary!;
+    expect(s.status).toBe('FAILED');
     expect(s.statusCounts).toEqual({ INFRA_ERROR: 4 });
+    expect(s.error).toMatchObject({ code: 'INFRA_ERRORS' });
+    expect(s.error!.message).toMatch(
+      new RegExp(`^4 of 4 plays ended INFRA_ERROR; the first, play 0: .*${url.replaceAll('.', '\\.')}.*ECONNREFUSED`),
+    );
     expect(metric(s, 'correct')).toBeUndefined();
     const rep = await report(s);
+    expect(rep.error).toEqual(s.error);
     expect(rep.infrastructureFailures).toEqual({ count: 4, rate: 1 });
     expect(rep.failed).toBe(0);
     expect(rep.worst).toEqual([]);
+    const text = await execa(process.execPath, [CLI, 'report', join(outputs, 'eval_runs', s.runId)], { reject: false });
+    expect(text.stdout).toContain(`INFRA_ERRORS: ${s.error!.message}`);
   });
 
   it('some calls outlast their retries: accuracy is over the answered episodes, with their count', async () => {
@@ -265,6 +277,9 @@ describe('qa_llm and react_llm over the built-in datasets through evalctl', () =
         ['--episodes', '10', '--workers', '2'],
         [atStub(), 'llm.cache=false', 'llm.max_retries=0', 'llm.circuit_failures=0'],
       );
+      // The default maxInfraErrorRate 0: any INFRA_ERROR play fails the run, whose numbers are kept all the same.
+      expect(s.status).toBe('FAILED');
+      expect(s.error?.code).toBe('INFRA_ERRORS');
       const infra = s.statusCounts.INFRA_ERROR ?? 0;
       const answered = s.statusCounts.COMPLETED ?? 0;
       expect(infra).toBeGreaterThan(0);

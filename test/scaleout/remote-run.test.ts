@@ -74,6 +74,23 @@ describe('RemoteRun', () => {
     expect(ended[0]!.episodes.map((e) => e.index)).toEqual([1, 4]);
   });
 
+  it('a run whose shards committed an INFRA_ERROR play ends FAILED with INFRA_ERRORS over all its plays', async () => {
+    const run = await open();
+    const lost = { ...record(2), status: 'INFRA_ERROR' as const, error: 'connection refused at http://127.0.0.1:9/v1' };
+    await run.commit(0, 0, files(0));
+    await run.commit(0, 1, files(1));
+    await run.commit(1, 2, [{ path: 'episode.json', data: Buffer.from(JSON.stringify(lost)).toString('base64') }]);
+    await run.commit(1, 3, files(3));
+    expect(ended[0]).toMatchObject({
+      status: 'FAILED',
+      episodesDone: 4,
+      error: {
+        code: 'INFRA_ERRORS',
+        message: '1 of 4 plays ended INFRA_ERROR; the first, play 2: connection refused at http://127.0.0.1:9/v1',
+      },
+    });
+  });
+
   it('a shard claimed with every episode committed reads COMPLETED once its worker says so', async () => {
     const run = await open();
     await run.commit(0, 0, files(0));

@@ -46,7 +46,8 @@
  * written in 64 KiB chunks as the client reads them (a model that will not stop); `bytesWritten`
  * counts what the sockets took of those bodies, so a test can see a client stop reading early.
  * `received()` lists every request's headers (but Authorization) and body, in arrival order.
- * GET /stats → { requests, completions, faults, unauthorized, maxInFlight, bytesWritten }; POST /reset zeroes them;
+ * GET /v1/models → a one-model list (key-checked, never faulted, counted apart in `modelLists`).
+ * GET /stats → { requests, completions, faults, unauthorized, maxInFlight, bytesWritten, modelLists }; POST /reset zeroes them;
  * POST /options replaces the options given in its JSON body.
  */
 import { createHash } from 'node:crypto';
@@ -72,6 +73,8 @@ export interface OpenAIStubOptions {
   choiceLetter?: string;
   /** Answer tool calls without their `id`, as some OpenAI-compatible servers do. @default false */
   omitToolCallIds?: boolean;
+  /** Answer GET /v1/models with a 404, as some OpenAI-compatible servers do. @default false */
+  noModelList?: boolean;
   /** Pad every answer's content to an HTTP body of about this many bytes, written as the client reads. @default no padding */
   answerBytes?: number;
 }
@@ -85,6 +88,8 @@ export interface StubStats {
   maxInFlight: number;
   /** Bytes of padded (`answerBytes`) bodies the sockets accepted. */
   bytesWritten: number;
+  /** GET /v1/models requests (a run's preflight); `requests` counts chat completions only. */
+  modelLists: number;
 }
 
 export interface OpenAIStub {
@@ -304,7 +309,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0): Promise<OpenAIStub> {
   let options: OpenAIStubOptions = { ...initial };
-  const stats: StubStats = { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0, bytesWritten: 0 };
+  const stats: StubStats = { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0, bytesWritten: 0, modelLists: 0 };
   let inFlight = 0;
   const seen = new Map<string, number>();
   let nextId = 0;
@@ -378,6 +383,18 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
     sendJson(res, 200, completion);
   };
 
+  // The models list a client (or a run's preflight) asks for; key-checked, never faulted, and not in `requests`.
+  const listModels = (req: IncomingMessage, res: ServerResponse): void => {
+    req.resume();
+    stats.modelLists++;
+    if (options.expectedKey !== undefined && req.headers.authorization !== `Bearer ${options.expectedKey}`) {
+      stats.unauthorized++;
+      sendJson(res, 401, errorBody('Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'));
+      return;
+    }
+    sendJson(res, 200, { object: 'list', data: [{ id: 'stub', object: 'model', created: 1_700_000_000, owned_by: 'stub' }] });
+  };
+
   const server: Server = createServer((req, res) => {
     const route = `${req.method} ${(req.url ?? '').split('?')[0]}`;
     const handle = async (): Promise<void> => {
@@ -388,18 +405,20 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
           return complete(req, res).finally(() => {
             inFlight--;
           });
+        case 'GET /v1/models':
+          if (options.noModelList) break;
+          return listModels(req, res);
         case 'GET /stats':
           return sendJson(res, 200, stats);
         case 'POST /reset':
-          Object.assign(stats, { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0, bytesWritten: 0 });
+          Object.assign(stats, { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0, bytesWritten: 0, modelLists: 0 });
           seen.clear();
           return sendJson(res, 200, stats);
         case 'POST /options':
           options = JSON.parse((await readBody(req)) || '{}') as OpenAIStubOptions;
           return sendJson(res, 200, options);
-        default:
-          return sendJson(res, 404, errorBody(`Unknown request URL: ${route}`, 'invalid_request_error', 'unknown_url'));
       }
+      sendJson(res, 404, errorBody(`Unknown request URL: ${route}`, 'invalid_request_error', 'unknown_url'));
     };
     handle().catch((err: unknown) => {
       if (!res.headersSent) sendJson(res, 500, errorBody(String(err), 'server_error', null));
@@ -417,7 +436,7 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
     port: actual,
     stats: () => ({ ...stats }),
     reset: () => {
-      Object.assign(stats, { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0, bytesWritten: 0 });
+      Object.assign(stats, { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0, bytesWritten: 0, modelLists: 0 });
       seen.clear();
     },
     setOptions: (o) => {

@@ -41,7 +41,16 @@ afterAll(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
-async function evalctl(graph: string, episodes: number, sets: string[]): Promise<RunSummary> {
+async function evalctl(graph: string, episodes: number, sets: string[], flags: string[] = []): Promise<RunSummary> {
+  return (await evalctlExit(graph, episodes, sets, flags)).summary;
+}
+
+async function evalctlExit(
+  graph: string,
+  episodes: number,
+  sets: string[],
+  flags: string[] = [],
+): Promise<{ summary: RunSummary; exitCode: number; stderr: string }> {
   const r = await execa(
     process.execPath,
     [
@@ -55,6 +64,7 @@ async function evalctl(graph: string, episodes: number, sets: string[]): Promise
       '--outputs',
       outputs,
       '--json',
+      ...flags,
       ...sets.flatMap((s) => ['--set', s]),
     ],
     {
@@ -63,7 +73,16 @@ async function evalctl(graph: string, episodes: number, sets: string[]): Promise
     },
   );
   if (!r.stdout.startsWith('{')) throw new Error(`evalctl run failed (${r.exitCode}): ${r.stderr}`);
-  return JSON.parse(r.stdout) as RunSummary;
+  return { summary: JSON.parse(r.stdout) as RunSummary, exitCode: r.exitCode ?? -1, stderr: r.stderr };
+}
+
+/** A port nothing listens on: bound, then closed. */
+async function closedPort(): Promise<number> {
+  const closed = createServer();
+  await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+  const port = (closed.address() as AddressInfo).port;
+  await new Promise<void>((r) => closed.close(() => r()));
+  return port;
 }
 
 const metric = (s: RunSummary, name: string) => s.aggregateMetrics.find((m) => m.name === name);
@@ -157,19 +176,19 @@ describe('llm graphs through evalctl run', () => {
     }
   });
 
-  it('failures that outlast the retries are INFRA_ERROR: counted apart, left out of the accuracy', async () => {
+  it('failures that outlast the retries are INFRA_ERROR: counted apart, left out of the accuracy; within maxInfraErrorRate the run completes', async () => {
     // Connection resets on about half the requests, no retries: some episodes answer, the others are infrastructure failures.
     // The circuit breaker is off: five resets in a row would open it, and which plays came after would depend on arrival order.
     stub.setOptions({ expectedKey: KEY, faultRate: 0.5, faultSeed: 1, faultKind: 'reset' });
     stub.reset();
     let s: RunSummary;
     try {
-      s = await evalctl('llm_fixture_qa', 6, [
-        `llm.base_url="${stub.baseURL}"`,
-        'llm.cache=false',
-        'llm.max_retries=0',
-        'llm.circuit_failures=0',
-      ]);
+      s = await evalctl(
+        'llm_fixture_qa',
+        6,
+        [`llm.base_url="${stub.baseURL}"`, 'llm.cache=false', 'llm.max_retries=0', 'llm.circuit_failures=0'],
+        ['--max-infra-error-rate', '1'],
+      );
       const infra = s.statusCounts.INFRA_ERROR ?? 0;
       const done = s.statusCounts.COMPLETED ?? 0;
       expect(infra).toBeGreaterThan(0);
@@ -207,16 +226,27 @@ describe('llm graphs through evalctl run', () => {
     expect(bytes).toBeLessThan(200_000);
   });
 
-  it('a closed port: every play ends INFRA_ERROR at once once the circuit opens, the first error naming the URL', async () => {
+  it('a closed port without preflight: every play ends INFRA_ERROR at once once the circuit opens, and the run FAILED naming the first error', async () => {
     const closed = createServer();
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((r) => closed.close(() => r()));
     const url = `http://127.0.0.1:${port}/v1`;
     const t0 = performance.now();
-    const s = await evalctl('llm_fixture_qa', 8, [`llm.base_url="${url}"`, 'llm.cache=false', 'llm.retry_base_ms=200']);
+    const { summary: s, exitCode } = await evalctlExit(
+      'llm_fixture_qa',
+      8,
+      [`llm.base_url="${url}"`, 'llm.cache=false', 'llm.retry_base_ms=200'],
+      ['--no-preflight'],
+    );
     console.log(`closed port, 8 episodes on 2 workers: ${Math.round(performance.now() - t0)} ms`);
     expect(s.statusCounts).toEqual({ INFRA_ERROR: 8 });
+    expect(exitCode).toBe(3);
+    expect(s.status).toBe('FAILED');
+    expect(s.error).toEqual({
+      code: 'INFRA_ERRORS',
+      message: `8 of 8 plays ended INFRA_ERROR; the first, play 0: ${s.episodes[0]!.error}`,
+    });
     expect(s.episodes[0]!.error).toMatch(
       new RegExp(`^${url.replaceAll('.', '\\.')} is unreachable: \\d connection failure\\(s\\) in a row, the last: .*ECONNREFUSED`),
     );
@@ -224,6 +254,32 @@ describe('llm graphs through evalctl run', () => {
     for (const e of s.episodes.slice(2)) {
       const events = await readEvents(s.runId, e.index);
       expect(events).toEqual([expect.objectContaining({ type: 'infra', kind: 'failed', code: 'LLM_CIRCUIT_OPEN' })]);
+    }
+  });
+
+  it('a run FAILED with INFRA_ERRORS is retried once its endpoint is up, and ends COMPLETED', async () => {
+    const port = await closedPort();
+    const url = `http://127.0.0.1:${port}/v1`;
+    const { summary: failed, exitCode } = await evalctlExit(
+      'llm_fixture_qa',
+      2,
+      [`llm.base_url="${url}"`, 'llm.cache=false'],
+      ['--no-preflight'],
+    );
+    expect(exitCode).toBe(3);
+    expect(failed).toMatchObject({ status: 'FAILED', error: { code: 'INFRA_ERRORS' } });
+    const up = await startOpenAIStub({ expectedKey: KEY }, port);
+    try {
+      const r = await execa(process.execPath, [CLI, 'retry', failed.runId, '--outputs', outputs, '--json'], {
+        reject: false,
+        env: { ACTIVE_WORKSPACE_DIR: WORKSPACE, OPENAI_API_KEY: KEY, EVAL_LLM_CACHE_DIR: '' },
+      });
+      expect(r.exitCode).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ status: 'COMPLETED', error: null, statusCounts: { COMPLETED: 2 } });
+      // The retry plays under the run's spec: started with --no-preflight, its attempts skip the check too.
+      expect(up.stats()).toMatchObject({ modelLists: 0, completions: 2 });
+    } finally {
+      await up.close();
     }
   });
 
@@ -295,6 +351,43 @@ describe('llm graphs through evalctl run', () => {
       const counts = run.statusCounts as Array<{ status: string; count: number }>;
       expect(counts.filter((c) => c.count > 0)).toEqual([{ status: 'COMPLETED', count: 2 }]);
       expect(existsSync(join(serverOutputs, 'llm-cache'))).toBe(true);
+    } finally {
+      await server.stop();
+      delete process.env.OPENAI_API_KEY;
+    }
+  });
+
+  it('through the server, a closed port: preflight fails the run at once naming the URL; without it the run ends FAILED with INFRA_ERRORS', async () => {
+    process.env.OPENAI_API_KEY = KEY;
+    const server = await startServer({ outputsDir: join(outputs, 'server-closed'), scheduler: { workspaceDir: WORKSPACE } });
+    try {
+      const url = `http://127.0.0.1:${await closedPort()}/v1`;
+      const ended = async (input: Record<string, unknown>) => {
+        const started = await server.gql(START_EVAL, {
+          input: { graphName: 'llm_fixture_qa', episodeCount: 2, overrides: { llm: { base_url: url, cache: false } }, ...input },
+        });
+        expect(started.errors).toBeUndefined();
+        const id = started.data!.startEval.runId as string;
+        return waitFor(
+          'the run to end',
+          async () => {
+            const r = await server.gql(`query($id: ID!) { run(id: $id) { status episodesDone error { code message } } }`, { id });
+            const run = r.data?.run as
+              | { status: string; episodesDone: number; error: { code: string; message: string } | null }
+              | undefined;
+            return run && !['QUEUED', 'RUNNING'].includes(run.status) ? run : undefined;
+          },
+          40_000,
+        );
+      };
+      const checked = await ended({});
+      expect(checked).toMatchObject({ status: 'FAILED', episodesDone: 0, error: { code: 'PREFLIGHT_FAILED' } });
+      expect(checked.error!.message).toBe(`connection refused at ${url} (GET ${url}/models, node "llm")`);
+      const unchecked = await ended({ preflight: false, maxInfraErrorRate: 0.5 });
+      expect(unchecked).toMatchObject({ status: 'FAILED', episodesDone: 2, error: { code: 'INFRA_ERRORS' } });
+      expect(unchecked.error!.message).toMatch(
+        /^2 of 2 plays ended INFRA_ERROR \(more than maxInfraErrorRate 0\.5\); the first, play 0: .*ECONNREFUSED/,
+      );
     } finally {
       await server.stop();
       delete process.env.OPENAI_API_KEY;

@@ -18,7 +18,7 @@ export const RunRowFields = graphql(
 /** A row of the runs list: what tells the run apart (labels, spec) and how its episodes ended. */
 export const RunListFields = graphql(
   `
-  fragment RunListFields on Run { ...RunRowFields name tags note statusCounts { status count } spec }
+  fragment RunListFields on Run { ...RunRowFields name tags note error { code message } statusCounts { status count } spec }
 `,
   [RunRowFields],
 );

@@ -3,7 +3,7 @@
  * "completed". Errors, crashes, timeouts and missing verdicts are problems (warning style);
  * running out of steps or being cancelled are ordinary endings, shown but not flagged.
  */
-import type { EpisodeStatus } from './statuses.js';
+import { statusColor, type EpisodeStatus } from './statuses.js';
 
 /** The colour of a run whose episodes ended with problems (the TIMEOUT orange), instead of its status's green. */
 export const PROBLEM_COLOR = '#e8731c';
@@ -53,3 +53,7 @@ export function endingParts(counts: ReadonlyArray<{ status: EpisodeStatus; count
 /** Episodes that ended with a problem. */
 export const problemCount = (counts: ReadonlyArray<{ status: EpisodeStatus; count: number }>): number =>
   counts.reduce((n, c) => n + (PROBLEM_ENDINGS.includes(c.status) ? c.count : 0), 0);
+
+/** A run's colour: its status's, but the problem orange for a COMPLETED run whose episodes ended with problems (a FAILED run stays red). */
+export const runColor = (status: string, counts: ReadonlyArray<{ status: EpisodeStatus; count: number }>): string =>
+  status === 'COMPLETED' && problemCount(counts) > 0 ? PROBLEM_COLOR : statusColor(status);

@@ -26,9 +26,9 @@ import { useQuery } from '../hooks/useQuery.js';
 import { useRunEpisodes } from '../hooks/useRunEpisodes.js';
 import { useSubscription } from '../hooks/useSubscription.js';
 import { elapsedMs, fmtDuration, fmtTime, titleCase } from '../lib/format.js';
-import { PROBLEM_COLOR, problemCount } from '../lib/endings.js';
+import { runColor } from '../lib/endings.js';
 import { numericMetricNames } from '../lib/metrics.js';
-import { EPISODE_STATUSES, episodeStatusColor, isLiveRun, statusColor } from '../lib/statuses.js';
+import { EPISODE_STATUSES, episodeStatusColor, isLiveRun } from '../lib/statuses.js';
 
 export function RunPage({ runId, episode }: { runId: string; episode: number | null }) {
   const q = useQuery(RUN, { id: runId });
@@ -82,7 +82,7 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
             ) : (
               <span className="mono">{run.id}</span>
             )}{' '}
-            <StatusBadge status={run.status} color={problemCount(run.statusCounts) > 0 ? PROBLEM_COLOR : undefined} />
+            <StatusBadge status={run.status} color={runColor(run.status, run.statusCounts)} />
             <RunEndings counts={run.statusCounts} />
           </h1>
           <p className="subtitle">
@@ -142,14 +142,14 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
       )}
 
       {run.error && (
-        <div className="state state-error" role="alert">
+        <div className="state state-error" role="alert" data-testid="run-error">
           <strong>{run.error.code}</strong>
           <p>{run.error.message}</p>
         </div>
       )}
 
       <section className="panel progress-panel" data-testid="run-progress">
-        <ProgressBar done={run.episodesDone} total={run.episodeCount} color={statusColor(run.status)} />
+        <ProgressBar done={run.episodesDone} total={run.episodeCount} color={runColor(run.status, run.statusCounts)} />
         <div className="progress-facts">
           <span>
             <b data-testid="episodes-done">{run.episodesDone}</b> of {run.episodeCount} episodes

@@ -17,9 +17,9 @@ import { useSubscription } from '../hooks/useSubscription.js';
 import { useThrottled } from '../hooks/useThrottled.js';
 import { elapsedMs, fmtDuration, fmtNumber, fmtTime, titleCase } from '../lib/format.js';
 import { headlineMetrics, metricsOf } from '../lib/metrics.js';
-import { PROBLEM_COLOR, problemCount } from '../lib/endings.js';
+import { problemCount, runColor } from '../lib/endings.js';
 import { configDiffs } from '../lib/runConfig.js';
-import { RUN_STATUSES, isLiveRun, statusColor } from '../lib/statuses.js';
+import { RUN_STATUSES, isLiveRun } from '../lib/statuses.js';
 
 const PAGE = 50;
 /** Typing in the search box queries once it pauses this long. */
@@ -260,8 +260,13 @@ export function RunsPage({ initial }: { initial: RunsFilters }) {
                     )}
                   </td>
                   <td data-problems={problemCount(r.statusCounts) || undefined}>
-                    <StatusBadge status={r.status} color={problemCount(r.statusCounts) > 0 ? PROBLEM_COLOR : undefined} />
+                    <StatusBadge status={r.status} color={runColor(r.status, r.statusCounts)} />
                     <RunEndings counts={r.statusCounts} />
+                    {r.error && (
+                      <div className="run-error" data-testid="run-error" title={`${r.error.code}: ${r.error.message}`}>
+                        {r.error.message}
+                      </div>
+                    )}
                   </td>
                   <td>{r.graphName}</td>
                   <td>
@@ -274,11 +279,7 @@ export function RunsPage({ initial }: { initial: RunsFilters }) {
                     </div>
                   </td>
                   <td className="progress-col">
-                    <ProgressBar
-                      done={r.episodesDone}
-                      total={r.episodeCount}
-                      color={problemCount(r.statusCounts) > 0 ? PROBLEM_COLOR : statusColor(r.status)}
-                    />
+                    <ProgressBar done={r.episodesDone} total={r.episodeCount} color={runColor(r.status, r.statusCounts)} />
                   </td>
                   <td>
                     <div className="metrics-cell">
