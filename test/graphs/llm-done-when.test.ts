@@ -210,7 +210,11 @@ describe('qa_llm and react_llm over the built-in datasets through evalctl', () =
     }
     const rep = await report(capped);
     expect(rep.endings).toEqual([{ status: 'BUDGET_EXHAUSTED', count: 5, rate: 1 }]);
-    expect(rep.scorers).toEqual([]);
+    // Every play ran out before answering: the scorer's line is still there, each play unanswered and wrong.
+    expect(rep.scorers).toEqual([
+      { scorer: 'score', rescored: false, count: 5, mean: 0, stderr: 0, correct: 0, accuracy: 0, unanswered: 5 },
+    ]);
+    expect(metric(capped, 'correct')).toMatchObject({ mean: 0, count: 5, imputed: { BUDGET_EXHAUSTED: 5 } });
   });
 
   it('react_llm with 30 % injected 429s: every episode completes and the retries are counted', async () => {
