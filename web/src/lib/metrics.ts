@@ -34,14 +34,17 @@ export function numericValue(v: unknown): number | null {
   return null;
 }
 
-/** Names of metrics that are numeric in at least one episode or that the run scores (`aggregates`), headline metrics first. */
-export function numericMetricNames(
-  episodes: ReadonlyArray<{ metrics: unknown }>,
-  aggregates: ReadonlyArray<{ name: string }> = [],
-): string[] {
-  const names = new Set<string>(aggregates.map((a) => a.name));
-  for (const e of episodes) for (const [k, v] of Object.entries(metricsOf(e.metrics))) if (numericValue(v) != null) names.add(k);
-  return [...names].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+/**
+ * Names of metrics that are numeric in at least one episode or that the run scores
+ * (`aggregates`, in the server's order: the primary metric first, then those with a goal),
+ * the run's own order first, then the rest with the usual headline names first.
+ */
+export function numericMetricNames(episodes: ReadonlyArray<{ metrics: unknown }>, aggregates: MetricAggregate[] = []): string[] {
+  const first = headlineMetrics(aggregates, aggregates.length).map((a) => a.name);
+  const rest = new Set<string>();
+  for (const e of episodes) for (const [k, v] of Object.entries(metricsOf(e.metrics))) if (numericValue(v) != null) rest.add(k);
+  for (const n of first) rest.delete(n);
+  return [...first, ...[...rest].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))];
 }
 
 /**
