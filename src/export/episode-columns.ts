@@ -3,6 +3,8 @@
  * episode's identity and ending, then its metrics sorted by name as `metric.<name>`, then the
  * timing and placement fields (the only ones that may differ between worker counts) last.
  */
+import { orderMetrics } from '../compare/metric-order.js';
+import type { MetricRanges } from '../core/types.js';
 import type { EpisodeRecord } from '../store/types.js';
 import { defuseFormula } from './defuse-formula.js';
 
@@ -41,12 +43,14 @@ export function cellText(v: unknown): string {
 }
 
 /**
- * The header: fixed columns around the metric names, sorted. Metric names come from the user's
+ * The header: fixed columns around the metric names, in the run's listing order (the primary
+ * metric first, then those with a goal, then the rest, by name: `declared` is the run's
+ * metricRanges; compare/metric-order.ts). Metric names come from the user's
  * graph, so each cell is defused like any text cell; the `metric.` prefix already keeps a name
  * from starting a cell, and the header stays safe should a column ever be named otherwise.
  */
-export function headerOf(metricNames: Iterable<string>): { header: string[]; metrics: string[] } {
-  const metrics = [...metricNames].sort();
+export function headerOf(metricNames: Iterable<string>, declared?: MetricRanges): { header: string[]; metrics: string[] } {
+  const metrics = orderMetrics([...metricNames], declared);
   const header = [...LEADING_COLUMNS, ...metrics.map((m) => METRIC_PREFIX + m), ...TRAILING_COLUMNS].map(defuseFormula);
   return { header, metrics };
 }

@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { episodeRecords } from '../store/episode-records.js';
-import { FILES } from '../store/run-dir.js';
+import { FILES, readSpec } from '../store/run-dir.js';
 import { changedAfterFinish, recordedSummary } from '../store/summary-digest.js';
 import { parseSummaryText } from '../store/summary-schema.js';
 import { csvRow } from './csv-field.js';
@@ -60,7 +60,8 @@ export async function* csvLines(runDir: string, signal?: AbortSignal): AsyncGene
     seen.add(r.index);
     for (const m of Object.keys(r.metrics)) names.add(m);
   }
-  const { header, metrics } = headerOf(names);
+  const declared = (await readSpec(runDir).catch(() => null))?.metricRanges;
+  const { header, metrics } = headerOf(names, declared);
   yield csvRow(header);
   for await (const r of episodeRecords(runDir)) {
     signal?.throwIfAborted();

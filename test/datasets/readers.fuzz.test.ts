@@ -196,7 +196,7 @@ describe('dataset text readers under generated input', () => {
           if (!s.ok) expectCoded(s.error, ['DATASET_INVALID'], `${file}:${rec.line}:`);
         }
       }),
-      fuzzParamsAsync(350),
+      fuzzParamsAsync(120),
     );
   });
 });
