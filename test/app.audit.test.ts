@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { DIST_DIR } from '../src/paths.js';
+import { episodeDir } from '../src/store/run-dir.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeOf, START_EVAL, startServer, waitFor, type TestServer } from './app.helpers.js';
 
@@ -99,9 +100,17 @@ describe('auditRun', () => {
     expect(codeOf(await server.gql(AUDIT, { id: started.auditRunId }))).toBe('BAD_USER_INPUT');
 
     // Records that do not come out again (edited here, as a nondeterministic graph would make them): FAILED, with the field.
-    const summaryPath = join(server.dir, 'outputs', 'eval_runs', id, 'summary.json');
+    // The episodes' own records are edited: an edited summary.json alone is not believed (its digest no longer matches).
+    const runDir = join(server.dir, 'outputs', 'eval_runs', id);
+    const summaryPath = join(runDir, 'summary.json');
     const summary = JSON.parse(await readFile(summaryPath, 'utf8'));
-    for (const e of summary.episodes) e.metrics.spl = 0.123;
+    for (const e of summary.episodes) {
+      e.metrics.spl = 0.123;
+      const recordPath = join(episodeDir(runDir, e.index), 'episode.json');
+      const record = JSON.parse(await readFile(recordPath, 'utf8'));
+      record.metrics.spl = 0.123;
+      await writeFile(recordPath, JSON.stringify(record));
+    }
     await writeFile(summaryPath, JSON.stringify(summary));
     expect((await server.gql(AUDIT, { id, sample: 2, workerCount: 3 })).errors).toBeUndefined();
     const failed = await waitFor(

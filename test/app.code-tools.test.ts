@@ -151,7 +151,8 @@ describe('code runs only where the operator put it', { timeout: 120_000 }, () =>
     react.name = 'react_sh';
     for (const n of react.nodes) {
       if (n.id === 'llm') n.config = { ...n.config, model: 'stub-model', api_key_env: '', tools: [shDecl], max_llm_calls: 2 };
-      if (n.id === 'tools') n.config = { builtins: [], tools: { sh: shTool() } };
+      // Tool calls run in a sandbox whose only writable folder is the episode's: the command prints, the record shows it.
+      if (n.id === 'tools') n.config = { builtins: [], tools: { sh: { command: ['sh', '-c', 'id'], description: 'runs a shell line' } } };
     }
     await writeFile(join(ws, 'graphs', 'react_sh.json'), JSON.stringify(react));
 
@@ -185,7 +186,9 @@ describe('code runs only where the operator put it', { timeout: 120_000 }, () =>
         200,
       );
       expect(done).toEqual({ status: 'COMPLETED', codeTools: ['tools.sh'] });
-      expect(await readFile(marker, 'utf8')).toMatch(/^uid=\d+/);
+      const ran = await on.gql(`query($id: ID!) { run(id: $id) { episode(index: 0) { events(first: 100) { events } } } }`, { id: runId });
+      const calls = (ran.data!.run.episode.events.events as Array<Record<string, unknown>>).filter((e) => e.type === 'tool_call');
+      expect(calls[0]).toMatchObject({ name: 'sh', exit_code: 0, stdout: expect.stringMatching(/^uid=\d+/) });
 
       const py = await on.gql(START_EVAL, {
         input: {

@@ -73,7 +73,8 @@ describe('compareRuns over two gridnav runs (epsilon 0.1 vs 0.3)', () => {
     expect(r.errors).toBeUndefined();
     const cmp = r.data!.compareRuns;
     expect(cmp.baseline.id).toBe(a1);
-    expect(cmp.metrics).toEqual(['distance_to_goal', 'spl', 'steps', 'success']);
+    // The primary metric first, then those with a declared goal, by name.
+    expect(cmp.metrics).toEqual(['success', 'distance_to_goal', 'spl', 'steps']);
     const c = cmp.candidates[0];
     expect(c).toMatchObject({ overlap: EPISODES, partial: false, note: null, warnings: [] });
     const success = c.metrics.find((m: { metric: string }) => m.metric === 'success');

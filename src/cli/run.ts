@@ -469,7 +469,11 @@ export function progressLine(s: RunSummary, elapsedMs: number): string {
   const filled = Math.round(frac * width);
   const bar = '█'.repeat(filled) + '░'.repeat(width - filled);
   const eta = s.episodesDone > 0 ? clock((elapsedMs / s.episodesDone) * (s.episodeCount - s.episodesDone)) : '?';
-  const metrics = orderAggregates(s.aggregateMetrics);
+  // The run's order (primary first); among metrics that declare nothing, the usual headline names first.
+  const preferred = ['success', 'spl', 'return'];
+  const at = (name: string): number => (preferred.includes(name) ? preferred.indexOf(name) : preferred.length);
+  const ranked = orderAggregates(s.aggregateMetrics);
+  const metrics = ranked.some((m) => m.primary || m.goal) ? ranked : [...ranked].sort((a, b) => at(a.name) - at(b.name));
   const means = metrics.slice(0, 3).map((m) => `${m.name === 'success' ? 'SR' : m.name} ${fmt(m.mean)}`);
   return [`${bar} ${s.episodesDone}/${s.episodeCount}`, `${s.status.toLowerCase()}`, `ETA ${eta}`, ...means].join(' · ');
 }

@@ -17,18 +17,16 @@ export function orderMetrics<T extends string>(names: readonly T[], declared: Me
   return [...names].sort((a, b) => rankOf(a, declared) - rankOf(b, declared) || (a < b ? -1 : a > b ? 1 : 0));
 }
 
-/** Aggregates (or anything naming a metric with its own `goal` and `primary`) in listing order (a new array). */
+/**
+ * Aggregates (or anything naming a metric with its own `goal` and `primary`) in listing order
+ * (a new array): the primary first, then those with a goal, each group keeping the order given
+ * (summary.json lists them by name).
+ */
 export function orderAggregates<T extends { name: string; goal?: MetricGoal | undefined; primary?: boolean | undefined }>(
   items: readonly T[],
 ): T[] {
-  const declared: MetricRanges = {};
-  for (const i of items) declared[i.name] = { ...(i.goal !== undefined ? { goal: i.goal } : {}), ...(i.primary ? { primary: true } : {}) };
-  const order = orderMetrics(
-    items.map((i) => i.name),
-    declared,
-  );
-  const at = new Map(order.map((n, i) => [n, i]));
-  return [...items].sort((a, b) => at.get(a.name)! - at.get(b.name)!);
+  const rank = (i: T): number => (i.primary ? 0 : i.goal !== undefined ? 1 : 2);
+  return [...items].sort((a, b) => rank(a) - rank(b));
 }
 
 /** The declared direction of `name`, or null. */

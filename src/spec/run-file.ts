@@ -126,16 +126,7 @@ type YamlLineCounter = InstanceType<typeof import('yaml').LineCounter>;
 
 /** The document's value, or RUN_FILE error naming the line of the smallest part that fails alone (the alias bomb's start). */
 function yamlData(doc: YamlDocument, lineCounter: YamlLineCounter, file: string): unknown {
-  const { visit } = yaml();
-  // An alias inside the node it names would make a value that holds itself, which nothing downstream can write out.
-  visit(doc, {
-    Alias(_, alias) {
-      const source = alias.resolve(doc);
-      const at = alias.range?.[0];
-      if (source?.range && at !== undefined && source.range[0] <= at && at < source.range[2])
-        throw new RunFileError(file, lineCounter.linePos(at).line, `YAML alias *${alias.source} sits inside the node it names (a cycle)`);
-    },
-  });
+  // An alias inside the node it names was refused by parseText's pass over the aliases.
   const opts = { maxAliasCount: MAX_YAML_ALIAS_COUNT };
   try {
     return doc.toJS(opts);

@@ -18,11 +18,15 @@ afterAll(() => {
 
 describe('a run against a dead endpoint', { timeout: 120_000 }, () => {
   it('shows FAILED in red with INFRA_ERRORS and the first error, on the run page and in the runs list', async () => {
-    const s = await sessions.open({ workspaceDir: WORKSPACE });
     const closed = createServer();
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/v1`;
     await new Promise<void>((r) => closed.close(() => r()));
+    // The operator lets runs name this endpoint; the server reads its policy as it starts.
+    process.env.EVAL_LLM_ENDPOINTS = url;
+    const s = await sessions.open({ workspaceDir: WORKSPACE }).finally(() => {
+      delete process.env.EVAL_LLM_ENDPOINTS;
+    });
     const started = await graphql<{ startEval: { runId: string } }>(
       s.url,
       'mutation($i: StartEvalInput!) { startEval(input: $i) { runId } }',

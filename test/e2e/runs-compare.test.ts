@@ -102,7 +102,9 @@ describe('runs list and compare', { timeout: 120_000 }, () => {
     await page.waitForFunction((h) => location.hash === h, `#/compare?baseline=${base}&candidates=${cand}`);
     await page.waitForSelector('[data-testid=compare-page]');
     const success = page.locator(`[data-testid=compare-metrics] tr[data-metric=success]`);
-    expect(await success.locator('td').nth(3).textContent()).toBe('-0.5');
+    // Worse by the metric's goal (success: higher is better), in red and in words for screen readers.
+    expect(await success.locator('td').nth(3).textContent()).toBe('-0.5 (worse)');
+    expect(await success.locator('td[data-verdict=WORSE]').count()).toBe(1);
     await page.waitForSelector('figure[data-metric=success] [data-testid=forest-plot][data-rows="1"] [data-testid=forest-ci]', {
       state: 'attached',
     });

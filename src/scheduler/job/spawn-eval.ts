@@ -9,7 +9,7 @@ import { execa } from 'execa';
 import { writeJsonAtomic } from '../../store/atomic.js';
 import type { ProcessRecord } from '../../store/catalog.js';
 import { FILES } from '../../store/run-dir.js';
-import { keyFingerprints, withoutModelKeys } from '../../core/model-keys.js';
+import { heldModelKeys, keyFingerprints, MODEL_KEYS_FD_ENV, withoutModelKeys } from '../../core/model-keys.js';
 
 export interface EvalExit {
   exitCode: number | null;
@@ -47,9 +47,13 @@ export async function spawnEvalProcess(opts: SpawnEvalOptions): Promise<EvalChil
   // The child writes straight into the log files, so its output survives without a pipe through the backend.
   const out = openSync(join(opts.runDir, FILES.stdout), 'a');
   const err = openSync(join(opts.runDir, FILES.stderr), 'a');
-  // No model key: a run the server starts borrows its model hosts; a scale-out worker's run gets its keys with go.
+  // Never in the environment: the keys go on a pipe of their own (descriptor 3), read once at start. The run
+  // borrows the server's model hosts; it holds the keys only for its nodesets' preflight checks (an endpoint that
+  // refuses the key fails the run before its first episode). A scale-out worker's run gets them with go.
   keyFingerprints();
+  const keys = heldModelKeys();
   const env: Record<string, string> = withoutModelKeys({ ...process.env, ...opts.env });
+  if (Object.keys(keys).length > 0) env[MODEL_KEYS_FD_ENV] = '3';
   const workspace = opts.workspaceDir ?? process.env.ACTIVE_WORKSPACE_DIR;
   if (workspace) env.ACTIVE_WORKSPACE_DIR = workspace;
   // execa's types take only literal descriptor numbers; at run time any open descriptor is passed through.
@@ -57,9 +61,10 @@ export async function spawnEvalProcess(opts: SpawnEvalOptions): Promise<EvalChil
   const spawn = () =>
     execa(process.execPath, args, {
       detached: true,
-      stdin: 'ignore',
-      stdout: out as Fd,
-      stderr: err as Fd,
+      stdio:
+        Object.keys(keys).length > 0
+          ? ['ignore', out as Fd, err as Fd, Buffer.from(JSON.stringify(keys))]
+          : ['ignore', out as Fd, err as Fd],
       ipc: true,
       buffer: false,
       cleanup: false,

@@ -41,6 +41,12 @@ afterAll(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
+/** The stand-in and every base URL `sets` name (`llm.base_url=…`), as EVAL_LLM_ENDPOINTS lists them. */
+const endpointsOf = (sets: readonly string[]): string =>
+  [stub.baseURL, ...sets.filter((s) => s.startsWith('llm.base_url=')).map((s) => s.slice('llm.base_url='.length).replace(/"/g, ''))].join(
+    ',',
+  );
+
 async function evalctl(graph: string, episodes: number, sets: string[], flags: string[] = []): Promise<RunSummary> {
   return (await evalctlExit(graph, episodes, sets, flags)).summary;
 }
@@ -69,7 +75,8 @@ async function evalctlExit(
     ],
     {
       reject: false,
-      env: { ACTIVE_WORKSPACE_DIR: WORKSPACE, OPENAI_API_KEY: KEY, EVAL_LLM_CACHE_DIR: '', EVAL_LLM_ENDPOINTS: stub.baseURL },
+      // The endpoints a run names are the operator's to allow: here the stand-in and any the test points a run at.
+      env: { ACTIVE_WORKSPACE_DIR: WORKSPACE, OPENAI_API_KEY: KEY, EVAL_LLM_CACHE_DIR: '', EVAL_LLM_ENDPOINTS: endpointsOf(sets) },
     },
   );
   if (!r.stdout.startsWith('{')) throw new Error(`evalctl run failed (${r.exitCode}): ${r.stderr}`);
@@ -359,9 +366,12 @@ describe('llm graphs through evalctl run', () => {
 
   it('through the server, a closed port: preflight fails the run at once naming the URL; without it the run ends FAILED with INFRA_ERRORS', async () => {
     process.env.OPENAI_API_KEY = KEY;
+    const url = `http://127.0.0.1:${await closedPort()}/v1`;
+    // The operator lets runs name this endpoint (the server reads its policy when it starts).
+    process.env.EVAL_LLM_ENDPOINTS = `${stub.baseURL},${url}`;
     const server = await startServer({ outputsDir: join(outputs, 'server-closed'), scheduler: { workspaceDir: WORKSPACE } });
+    process.env.EVAL_LLM_ENDPOINTS = stub.baseURL;
     try {
-      const url = `http://127.0.0.1:${await closedPort()}/v1`;
       const ended = async (input: Record<string, unknown>) => {
         const started = await server.gql(START_EVAL, {
           input: { graphName: 'llm_fixture_qa', episodeCount: 2, overrides: { llm: { base_url: url, cache: false } }, ...input },
