@@ -35,6 +35,8 @@ export const ERROR_CODES = {
   UNKNOWN_SCORER: { kind: 'input', public: true },
   /** rescoreRun: the scorer's work on the stored answers passed its time limit (a backtracking pattern); nothing was written. */
   RESCORE_TIMEOUT: { kind: 'input', public: true },
+  /** A retry of a run whose model endpoint now serves another model than the run played (the message names both). */
+  MODEL_CHANGED: { kind: 'input', public: true },
   /** `retryRun`: no episode of the run ended as asked and none is missing. */
   NOTHING_TO_RETRY: { kind: 'request', public: true },
   STORAGE_FULL: { kind: 'storage', public: true },

@@ -207,7 +207,7 @@ export class JobScheduler {
         ...graphDirs,
       });
       await assertDatasetSelection(graph.nodesets, input, graphDirs.workspaceDir);
-      if (!frozen) assertModelSetup(input.graphName, graph.graph);
+      if (!frozen) assertModelSetup(input.graphName, graph);
       await frozen?.check?.(graph.nodesets, graphDirs.workspaceDir);
       const workerCount = effectiveWorkerCount(input);
       const estimate = estimateRun({
@@ -234,7 +234,13 @@ export class JobScheduler {
         const viaSubprocess = input.viaSubprocess && process.env.EVAL_SUBPROCESS !== '0';
         spec = runSpecOf(
           { ...input, viaSubprocess },
-          { runId: made.runId, graph: graph.graph, metricRanges: graph.metricRanges, activeWorkspaceDir: graphDirs.workspaceDir },
+          {
+            runId: made.runId,
+            graph: graph.graph,
+            models: graph.models,
+            metricRanges: graph.metricRanges,
+            activeWorkspaceDir: graphDirs.workspaceDir,
+          },
         );
         if (frozen?.audit) spec.audit = frozen.audit;
         await writeSpec(made.dir, spec);

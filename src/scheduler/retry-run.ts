@@ -19,6 +19,7 @@ import { estimateRun, nodesetCosts } from './admission/estimate.js';
 import type { JobContext } from './job/job.js';
 import { acquireSharedHosts } from './job/remote-job.js';
 import { inspectRunGraph, type GraphDirs } from './run-graph.js';
+import { assertRetryModels } from './retry-models.js';
 import type { ResourceEstimate } from './types.js';
 
 export interface QueueRetryOptions {
@@ -51,6 +52,7 @@ export async function queueRetry(opts: QueueRetryOptions): Promise<QueuedRetry> 
     ...opts.graphDirs,
     workspaceDir: spec.activeWorkspaceDir ?? opts.graphDirs.workspaceDir,
   });
+  await assertRetryModels(runDir, spec, graph);
   const workers = effectiveWorkerCount(spec);
   const estimate = estimateRun({
     workerCount: workers,

@@ -43,6 +43,9 @@
  * `answerBytes: n`: every answer's content is padded with `x` to an HTTP body of about n bytes,
  * written in 64 KiB chunks as the client reads them (a model that will not stop); `bytesWritten`
  * counts what the sockets took of those bodies, so a test can see a client stop reading early.
+ * `model`: the model every answer names (as a server that serves one model does, whatever the
+ * request asked for) and the one GET /v1/models lists; unset, an answer names the requested model
+ * and the list is `stub`. `systemFingerprint` (default `fp_stub`) is each answer's system_fingerprint.
  * GET /stats → { requests, completions, faults, unauthorized, maxInFlight, bytesWritten }; POST /reset zeroes them;
  * POST /options replaces the options given in its JSON body.
  */
@@ -71,6 +74,10 @@ export interface OpenAIStubOptions {
   omitToolCallIds?: boolean;
   /** Pad every answer's content to an HTTP body of about this many bytes, written as the client reads. @default no padding */
   answerBytes?: number;
+  /** The model every answer names and GET /v1/models lists. @default the requested model (the list: `stub`) */
+  model?: string;
+  /** @default 'fp_stub' */
+  systemFingerprint?: string;
 }
 
 export interface StubStats {
@@ -353,10 +360,10 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
       id: `chatcmpl-stub-${id}`,
       object: 'chat.completion',
       created: 1_700_000_000,
-      model: body.model ?? 'stub',
+      model: options.model ?? body.model ?? 'stub',
       choices: [{ index: 0, message, logprobs: null, finish_reason: answer.toolCall ? 'tool_calls' : 'stop' }],
       usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-      system_fingerprint: 'fp_stub',
+      system_fingerprint: options.systemFingerprint ?? 'fp_stub',
     };
     if (options.answerBytes !== undefined) {
       await sendPadded(res, completion, options.answerBytes, (n) => {
@@ -376,6 +383,11 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
           stats.maxInFlight = Math.max(stats.maxInFlight, inFlight);
           return complete(req, res).finally(() => {
             inFlight--;
+          });
+        case 'GET /v1/models':
+          return sendJson(res, 200, {
+            object: 'list',
+            data: [{ id: options.model ?? 'stub', object: 'model', created: 1_700_000_000, owned_by: 'stub' }],
           });
         case 'GET /stats':
           return sendJson(res, 200, stats);

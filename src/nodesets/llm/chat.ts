@@ -10,6 +10,7 @@ import { callModel, InfraFailure, type ChatMessage, type ModelCallResult } from 
 import { readLlmConfig } from './llm-config.js';
 import { recordedMessage } from './recorded-message.js';
 import type { CachedResponse } from './response-cache.js';
+import { reportedFields } from './reported-model.js';
 import { emptyUsage, type LlmUsage } from './usage.js';
 import { createHash } from 'node:crypto';
 
@@ -91,6 +92,7 @@ export async function chat({ inputs, config, ctx, signal }: NodeCallArgs): Promi
       messages: state.conversation,
       seed: ctx.seed,
       callNumber: usage.llm_calls,
+      repeat: ctx.repeat,
       ...(signal ? { signal } : {}),
     });
   } catch (err) {
@@ -118,6 +120,7 @@ export async function chat({ inputs, config, ctx, signal }: NodeCallArgs): Promi
   const event = {
     type: 'llm_call',
     model: c.model,
+    ...reportedFields(response),
     call: usage.llm_calls,
     ...(prefixHash ? { prior_messages: sentBefore, prior_sha256: prefixHash } : {}),
     messages: newMessages.map((m) => recordedMessage(m, c.recordMaxChars)),
