@@ -58,7 +58,7 @@ export function resolveModels(graph: GraphSpec, resolver: NodeTypeResolver, env:
     const keys = fn?.model;
     if (!fn || !keys) return node;
     const config: Record<string, unknown> = { ...node.config };
-    const valueOf = (key: string): unknown => {
+    const resolved = (key: string): unknown => {
       const own = config[key];
       if (own !== undefined && own !== null && own !== '') return own;
       const decl = fn.config?.[key];
@@ -71,11 +71,11 @@ export function resolveModels(graph: GraphSpec, resolver: NodeTypeResolver, env:
       if (decl?.default !== undefined) config[key] = decl.default;
       return decl?.default;
     };
-    const model = valueOf(keys.name);
-    const endpoint = valueOf(keys.endpoint);
+    const model = resolved(keys.name);
+    const endpoint = resolved(keys.endpoint);
     const sampling: Record<string, SamplingValue> = {};
     for (const key of keys.sampling) {
-      const v = valueOf(key);
+      const v = resolved(key);
       if (isSampling(v)) sampling[key] = v;
     }
     if (typeof model !== 'string' || model === '') {
