@@ -15,6 +15,7 @@ import type { RunReport } from '../../src/store/report.js';
 import type { RunManifest } from '../../src/store/run-manifest.js';
 import type { RunSpec, RunSummary } from '../../src/store/types.js';
 import { startOpenAIStub, type OpenAIStub } from '../support/openai-stub.js';
+import { startServer, waitFor } from '../app.helpers.js';
 
 const CLI = join(DIST_DIR, 'main.js');
 const KEY = 'sk-model-record-51d0c2';
@@ -50,6 +51,8 @@ async function run(stub: OpenAIStub, model: string | undefined, extra: string[] 
   if (!r.stdout.startsWith('{')) throw new Error(`evalctl run failed (${r.exitCode}): ${r.stderr}`);
   return JSON.parse(r.stdout) as RunSummary;
 }
+
+const MODELS = `query R($id: ID!) { run(id: $id) { models { node type model baseUrl sampling reported { model systemFingerprint calls } repeatsNote } } }`;
 
 const runDir = (runId: string) => join(outputs, 'eval_runs', runId);
 const readJson = async <T>(runId: string, file: string): Promise<T> => JSON.parse(await readFile(join(runDir(runId), file), 'utf8')) as T;
