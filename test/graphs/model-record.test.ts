@@ -87,6 +87,28 @@ describe('two qa_llm runs against two models', () => {
     expect(text.stdout).toContain(
       `llm (llm__chat): fake-2 at ${fake2.baseURL} (temperature=0, max_tokens=512); answered by fake-2 (fp_two) ×4`,
     );
+
+    // The API answers the same from the run's files.
+    const server = await startServer({ outputsDir: outputs });
+    try {
+      const models = await waitFor('the run in the catalog', async () => {
+        const r = await server.gql<{ run: { models: unknown[] } | null }>(MODELS, { id: a.runId });
+        return r.data?.run?.models;
+      });
+      expect(models).toEqual([
+        {
+          node: 'llm',
+          type: 'llm__chat',
+          model: 'fake-1',
+          baseUrl: fake1.baseURL,
+          sampling: { temperature: 0, max_tokens: 512 },
+          reported: [{ model: 'fake-1', systemFingerprint: 'fp_one', calls: 4 }],
+          repeatsNote: null,
+        },
+      ]);
+    } finally {
+      await server.stop();
+    }
   }, 120_000);
 
   it('refuses a retry once the endpoint serves another model, naming both; plays the frozen model otherwise', async () => {
