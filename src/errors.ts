@@ -41,6 +41,8 @@ export const ERROR_CODES = {
   ENDPOINT_NOT_ALLOWED: { kind: 'input', public: true },
   /** The run's graph offers a code-running tool (python, a command tool) and the server was not started with `--allow-code-tools`. */
   CODE_TOOLS_DISABLED: { kind: 'input', public: true },
+  /** A retry of a run whose model endpoint now serves another model than the run played (the message names both). */
+  MODEL_CHANGED: { kind: 'input', public: true },
   /** `retryRun`: no episode of the run ended as asked and none is missing. */
   NOTHING_TO_RETRY: { kind: 'request', public: true },
   STORAGE_FULL: { kind: 'storage', public: true },

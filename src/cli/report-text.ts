@@ -1,5 +1,6 @@
 /** The evaluation report as text for a terminal (`evalctl report`, `evalctl rescore`). */
 import type { ScorerReport, RunReport } from '../store/report.js';
+import { describeRunModel } from '../store/run-models.js';
 
 const f3 = (v: number | null | undefined): string => (v === null || v === undefined ? '—' : v.toFixed(3));
 const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;
@@ -51,6 +52,14 @@ export function renderReport(r: RunReport): string {
   const out: string[] = [`Run ${r.runId} · ${r.graphName} · ${r.status} · ${r.episodesDone}/${r.episodeCount} episodes`];
   if (r.error) out.push(`${r.error.code}: ${r.error.message}`);
   out.push('');
+  if (r.models?.length) {
+    out.push('Models');
+    for (const m of r.models) {
+      out.push(`  ${describeRunModel(m)}`);
+      if (m.repeatsNote) out.push(`    repeats: ${m.repeatsNote}`);
+    }
+    out.push('');
+  }
   if (r.metrics.length) {
     out.push('Metrics (mean ± stderr, n)');
     out.push(

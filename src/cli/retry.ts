@@ -10,7 +10,9 @@ import { runExitCode } from './run-exit-code.js';
 import { runBatch } from '../eval-process/run-batch.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
 import { prepareRetry, restoreUnplayed, retryEndingsOf, type RetriedEpisode } from '../store/attempts.js';
-import { isDone, readSummary, touchDone, writeSummary } from '../store/run-dir.js';
+import { isDone, readSpec, readSummary, touchDone, writeSummary } from '../store/run-dir.js';
+import { inspectRunGraph } from '../scheduler/run-graph.js';
+import { assertRetryModels } from '../scheduler/retry-models.js';
 import { isTerminalRunStatus } from '../statuses.js';
 import { isPidAlive } from '../scheduler/admission/resource-sampler.js';
 import type { RunSummary } from '../store/types.js';
@@ -98,6 +100,14 @@ export async function run(argv: string[]): Promise<number> {
   } else {
     const dir = runDirOf(positionals[0], values.outputs ?? DEFAULT_OUTPUTS_DIR, USAGE);
     if (!isDone(dir)) await endOrphaned(dir);
+    const spec = await readSpec(dir);
+    const info = await inspectRunGraph({
+      graphName: spec.graphName,
+      overrides: spec.overrides,
+      frozen: spec.graph,
+      workspaceDir: spec.activeWorkspaceDir ?? (process.env.ACTIVE_WORKSPACE_DIR || undefined),
+    });
+    await assertRetryModels(dir, spec, info);
     const prepared = await prepareRetry(dir, endings);
     process.stderr.write(describe(prepared.spec.runId, prepared.attempt, prepared.retried));
     const controller = new AbortController();

@@ -40,6 +40,8 @@ import { ci95Of } from '../store/aggregate.js';
 import type { MetricAggregate, RunSpec, RunSummary } from '../store/types.js';
 import { textTable } from './text-table.js';
 import { orderAggregates } from '../compare/metric-order.js';
+import { readRunModels } from '../store/report.js';
+import { describeRunModel, type RunModel } from '../store/run-models.js';
 import { repeatsAdvice } from '../stats/variance-components.js';
 
 const USAGE =
@@ -237,7 +239,7 @@ async function checkedInput(
   allowCodeTools: boolean,
 ): Promise<{ spec: RunSpec; nodesets: NodesetEntry[] }> {
   const workspaceDir = process.env.ACTIVE_WORKSPACE_DIR || undefined;
-  const { graph, nodesets, metricRanges, codeTools } = await inspectRunGraph({
+  const info = await inspectRunGraph({
     graphName: input.graphName,
     overrides: input.overrides,
     workspaceDir,
@@ -245,9 +247,10 @@ async function checkedInput(
     // The same rules as a server's: a run file may come from anyone.
     policy: runPolicyFromEnv(process.env, { allowCodeTools }),
   });
+  const { graph, nodesets, metricRanges, models, codeTools } = info;
   await assertDatasetSelection(nodesets, input, workspaceDir, { defaults: false });
-  assertModelSetup(input.graphName, graph);
-  return { spec: runSpecOf(input, { runId, graph, metricRanges, activeWorkspaceDir: workspaceDir, codeTools }), nodesets };
+  assertModelSetup(input.graphName, info);
+  return { spec: runSpecOf(input, { runId, graph, models, metricRanges, activeWorkspaceDir: workspaceDir, codeTools }), nodesets };
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -350,7 +353,7 @@ export async function run(argv: string[]): Promise<number> {
     return interrupted ? signalExitCode(interrupted) : 1;
   }
   if (args.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
-  else process.stdout.write(renderSummary(summary, dir));
+  else process.stdout.write(renderSummary(summary, dir, await readRunModels(dir)));
   if (summary.status === 'COMPLETED') return 0;
   if (summary.error) process.stderr.write(`evalctl run: run ${runId} ${summary.status}: ${summary.error.message}\n`);
   if (interrupted) return signalExitCode(interrupted);
@@ -506,8 +509,8 @@ function repeatsLines(s: RunSummary): string[] {
   return out;
 }
 
-/** The end-of-run table: aggregates per metric, counts per ending, where the run lives. */
-export function renderSummary(s: RunSummary, dir: string): string {
+/** The end-of-run table: aggregates per metric, the models asked, counts per ending, where the run lives. */
+export function renderSummary(s: RunSummary, dir: string, models: readonly RunModel[] = []): string {
   const lines: string[] = [];
   lines.push(
     `run ${s.runId} ${s.status}: ${s.episodesDone}/${s.episodeCount} ${s.repeats !== undefined && s.repeats > 1 ? `plays (${s.episodeCount / s.repeats} episodes × ${s.repeats} repeats)` : 'episodes'} of ${s.graphName} (seed ${s.seed}, ${s.workerCount} worker(s))`,
@@ -532,6 +535,10 @@ export function renderSummary(s: RunSummary, dir: string): string {
   if (s.aggregateMetrics.some((m) => Object.keys(m.excluded ?? {}).length > 0))
     lines.push('  means count the partial metrics of every ending but CANCELLED and INFRA_ERROR (docs/statistics.md)');
   if (s.repeats !== undefined && s.repeats > 1) lines.push(...repeatsLines(s));
+  for (const m of models) {
+    lines.push(`model ${describeRunModel(m)}`);
+    if (m.repeatsNote) lines.push(`  repeats: ${m.repeatsNote}`);
+  }
   const counts = Object.entries(s.statusCounts).map(([k, v]) => `${k} ${v}`);
   if (counts.length > 0) lines.push(`endings: ${counts.join(', ')}${s.timedOut ? ' (timeouts depend on machine speed)' : ''}`);
   lines.push(`run dir: ${dir}`);

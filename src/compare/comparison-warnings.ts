@@ -1,7 +1,8 @@
 /**
- * What a comparison warns about: how two runs differ beyond their config, from the manifest.json
- * of each run directory (another project version or commit, nodeset code or manifest, dataset
- * files, Node major or platform). One computation for `compareRuns` and `evalctl compare`.
+ * What a comparison warns about: how two runs differ beyond their graph's shape, from the
+ * manifest.json of each run directory (another model, endpoint or sampling parameter, another
+ * model the provider reported, another project version or commit, nodeset code or manifest,
+ * dataset files, Node major or platform). One computation for `compareRuns` and `evalctl compare`.
  */
 import { manifestDifferences } from '../store/manifest-differences.js';
 import { readRunManifest } from '../store/run-manifest.js';

@@ -94,6 +94,22 @@ export interface FunctionSpec {
   batched?: boolean;
   /** Config keys the function understands, with defaults (shown in the dashboard's form). */
   config?: Record<string, ConfigKeySpec>;
+  /** Set on a function backed by a model: which config keys say what model answers (frozen into a run at submit). */
+  model?: ModelKeysSpec;
+}
+
+/**
+ * The config keys of a model-backed function that describe "the model": at submit each is
+ * resolved (the node's config, else the key's `env` variable, else its `default`) and frozen
+ * into the run, so a retry or resume plays with the same model and a comparison can name it.
+ */
+export interface ModelKeysSpec {
+  /** The key naming the model; a node that resolves no value for it is refused at submit. */
+  name: string;
+  /** The key holding the endpoint's base URL. */
+  endpoint: string;
+  /** Keys of the sampling parameters (temperature, top_p, max_tokens, seed…). */
+  sampling: string[];
 }
 
 /** The JSON type a config value must have. */
@@ -120,6 +136,8 @@ export interface ConfigKeySpec {
    * (OPENAI_BASE_URL, else the OpenAI default, and EVAL_LLM_ENDPOINTS), else ENDPOINT_NOT_ALLOWED. @default false
    */
   knownEndpoint?: boolean;
+  /** The environment variable (of the server, or of `evalctl run`) whose value stands in when the node's config has none. */
+  env?: string;
 }
 
 export interface PanelFieldSpec {
@@ -225,6 +243,8 @@ export interface CallContext {
   nodeId: string;
   /** Identifies the concurrent caller (e.g. `<runId>/w3`) so a batcher knows who is active. */
   callerId?: string;
+  /** Which play of its episode this is (0-based) on a run with repeats; absent means 0. */
+  repeat?: number;
 }
 
 export interface NodeCallArgs {
@@ -440,3 +460,15 @@ export interface NodeTypeResolver {
 }
 
 export type { EpisodeStatus };
+
+/** What a provider said answered a node's model calls (store/reported-models.ts counts them). */
+export interface ReportedModel {
+  /** The node that called. */
+  node: string;
+  /** The model the provider named in its answer. */
+  model: string;
+  /** The provider's system_fingerprint; absent when it sent none. */
+  systemFingerprint?: string;
+  /** Answers with this model and fingerprint (cache hits included: they are that model's answers). */
+  calls: number;
+}

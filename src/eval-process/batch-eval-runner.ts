@@ -23,6 +23,7 @@ import { dispatchOrder } from './dispatch-order.js';
 import { resolveStepBudget } from './step-budget.js';
 import { perCallTimeoutSecOf, perStepTimeoutSecOf } from '../spec/run-spec.js';
 import { effectiveWorkerCount } from '../spec/effective-workers.js';
+import { ReportedModelTally, type ReportedModel } from '../store/reported-models.js';
 import { playCountOf, playOf, playSeed, repeatsOf } from '../spec/repeats.js';
 import type { RunSpan } from '../tracing/spans.js';
 import { eventHook, firingHook, withStepHook } from './episode-trace-hooks.js';
@@ -391,6 +392,7 @@ export class BatchEvalRunner {
       episodeAbort.abort(new CodedError('TIMEOUT', `episode ${index}: ${callTimedOut}`));
     };
 
+    const reported = new ReportedModelTally();
     let load: PanelLoadResult | undefined;
     let result: ExecutorResult | undefined;
     let outcome: EpisodeOutcome;
@@ -405,12 +407,15 @@ export class BatchEvalRunner {
       span?.loopStarted();
       result = await runner.run(graph, {
         stepBudget,
-        context: { runSeed: spec.seed, episodeIndex, seed, episodeKey, callerId },
+        context: { runSeed: spec.seed, episodeIndex, seed, episodeKey, callerId, ...(play.repeat > 0 ? { repeat: play.repeat } : {}) },
         signal,
         callTimeoutMs,
         onCallTimeout,
         onFiring: firingHook((entry) => writer.logFiring(entry), span),
-        onEvent: eventHook((event) => writer.logEvent(event), span),
+        onEvent: eventHook((event) => {
+          reported.add(event);
+          writer.logEvent(event);
+        }, span),
         onAsset: (asset) => {
           const written = writer.writeAsset(asset);
           // The episode plays on while its asset is written (finish() waits for it before the record goes
@@ -447,6 +452,7 @@ export class BatchEvalRunner {
       load,
       stepBudget,
       ...(repeatsOf(spec) > 1 ? { repeat: play.repeat } : {}),
+      reportedModels: reported.list(),
     });
     // A traced episode's record links to its trace (fields that, like the timings, differ per run).
     if (span) Object.assign(record, { traceId: span.traceId, spanId: span.spanId });
@@ -531,6 +537,7 @@ export interface RecordParts {
   stepBudget: number;
   /** Which play of its episode this is, on a run with repeats > 1. */
   repeat?: number;
+  reportedModels: ReportedModel[];
 }
 
 /** A record with a fixed key order, so equal episodes serialise to equal bytes. */
@@ -560,6 +567,7 @@ export function buildRecord(p: RecordParts): EpisodeRecord {
   if (r && r.nodeErrors.length > 0) record.nodeErrors = r.nodeErrors;
   if (r?.droppedMetrics) record.droppedMetrics = r.droppedMetrics;
   if (r?.scores) record.scores = r.scores;
+  if (p.reportedModels.length > 0) record.reportedModels = p.reportedModels;
   return orderKeys(record);
 }
 
@@ -586,6 +594,7 @@ const RECORD_KEY_ORDER: (keyof EpisodeRecord)[] = [
   'nodeErrors',
   'assets',
   'scores',
+  'reportedModels',
 ];
 
 function orderKeys(r: EpisodeRecord): EpisodeRecord {

@@ -35,6 +35,8 @@ export async function recordLostEpisode(runDir: string, spec: RunSpec, lost: Los
     episodeId: `${spec.graphName}/${episodeIndex}`,
     outcome: { status: 'TIMEOUT', error: why },
     result: undefined,
+    // What the ended thread heard from its models went with it.
+    reportedModels: [],
     seed: playSeed(spec.seed, episodeIndex, play.repeat),
     workerId: lost.workerId,
     durationMs: Math.max(0, finishedAt.getTime() - lost.startedAt.getTime()),

@@ -22,6 +22,7 @@ import { availableParallelism } from 'node:os';
 import { episodeIndicesOf } from '../spec/shards.js';
 import { FILES, readSharedUrls, readSpec, readSummary, touchDone, writeSummary } from '../store/run-dir.js';
 import { writeReport } from '../store/report.js';
+import { recordReportedModels } from '../store/run-manifest.js';
 import { writeScoreIndexOfSummary } from '../compare/score-index.js';
 import { pendingIndicesOf, putBackUnplayed, readAttempts } from '../store/attempts.js';
 import type { EpisodeRecord, RunSpec, RunSummary, SharedUrls } from '../store/types.js';
@@ -330,6 +331,9 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
   }
   const final = emit(await summary.finish(status, error));
   span?.end(final.status, final.error);
+  await recordReportedModels(runDir, final.episodes).catch((err: unknown) =>
+    log(`manifest.json: reported models not written: ${errorMessage(err)}`),
+  );
   // Before _DONE, so whoever waits for the run finds its report; a report that cannot be built does not fail the run.
   await writeReport(runDir, final).catch((err: unknown) => log(`report.json not written: ${errorMessage(err)}`));
   // So the first comparison of this run reads its scores, not megabytes of records; without it, that comparison builds it.

@@ -66,8 +66,19 @@ const functionSchema = z.looseObject({
           .optional(),
         operatorOnly: z.boolean().optional(),
         knownEndpoint: z.boolean().optional(),
+        env: z
+          .string()
+          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
+          .optional(),
       }),
     )
+    .optional(),
+  model: z
+    .strictObject({
+      name: z.string().min(1),
+      endpoint: z.string().min(1),
+      sampling: z.array(z.string().min(1)),
+    })
     .optional(),
 });
 
@@ -149,6 +160,19 @@ export const manifestSchema = z
     m.functions.forEach((fn, i) => {
       if (seen.has(fn.name)) ctx.addIssue({ code: 'custom', path: ['functions', i, 'name'], message: `duplicate function "${fn.name}"` });
       seen.add(fn.name);
+      if (fn.model) {
+        const { name, endpoint, sampling } = fn.model;
+        [name, endpoint, ...sampling].forEach((key, j) => {
+          if (!fn.config?.[key]) {
+            const path = j === 0 ? ['name'] : j === 1 ? ['endpoint'] : ['sampling', j - 2];
+            ctx.addIssue({
+              code: 'custom',
+              path: ['functions', i, 'model', ...path],
+              message: `"${key}" is not a config key of "${fn.name}"`,
+            });
+          }
+        });
+      }
       for (const dir of ['inputs', 'outputs'] as const) {
         const ports = new Set<string>();
         fn[dir].forEach((p, j) => {

@@ -216,7 +216,7 @@ const CandidateComparisonRef = builder.objectRef<CandidateSource>('CandidateComp
     }),
     warnings: t.stringList({
       description:
-        'How the two runs differ beyond their config (from their manifest.json): another project version or commit, nodeset code or manifest, dataset files, Node major or platform. Empty when they differ in config only, or a run has no manifest.',
+        "How the two runs differ beyond their graph's shape (from their manifest.json): another model, endpoint or sampling parameter of a model-backed node, another model the provider reported answering, another project version or commit, nodeset code or manifest, dataset files, Node major or platform. Empty when none of these differ, or a run has no manifest.",
       resolve: (s, _a, ctx) => comparisonWarnings(ctx.runs.runDir(s.baselineRunId), ctx.runs.runDir(s.c.candidateRunId)),
     }),
     metrics: t.field({

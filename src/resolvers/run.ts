@@ -21,6 +21,8 @@ import { CiMethodRef, MetricGoalRef } from './stats-refs.js';
 import { orderAggregates } from '../compare/metric-order.js';
 import { ci95Of as intervalOf } from '../store/aggregate.js';
 import { repeatsAdvice } from '../stats/variance-components.js';
+import { readRunModels } from '../store/report.js';
+import type { RunModel } from '../store/run-models.js';
 
 export const MetricAggregateRef = builder.objectRef<MetricAggregate>('MetricAggregate').implement({
   description: "One metric over a run's episodes (those that reported it), folded in episode-index order.",
@@ -169,6 +171,47 @@ const RunErrorRef = builder.objectRef<{ code: string; message: string }>('RunErr
   }),
 });
 
+const ReportedModelRef = builder.objectRef<RunModel['reported'][number]>('ReportedModel').implement({
+  description: "A model a provider named in its answers to a node's calls, with how many answers did.",
+  fields: (t) => ({
+    model: t.exposeString('model', { description: 'The model the answer named (an alias may resolve to a dated snapshot).' }),
+    systemFingerprint: t.string({
+      nullable: true,
+      description: "The provider's system_fingerprint; null when it sent none.",
+      resolve: (r) => r.systemFingerprint ?? null,
+    }),
+    calls: t.exposeInt('calls', { description: 'Answers with this model and fingerprint, cache hits included.' }),
+  }),
+});
+
+const RunModelRef = builder.objectRef<RunModel>('RunModel').implement({
+  description:
+    'What a model-backed node of the run asks, resolved from its config and the environment at submit and frozen with the graph, beside what the provider said answered.',
+  fields: (t) => ({
+    node: t.exposeString('node', { description: "The node's id." }),
+    type: t.exposeString('type', { description: 'Its type, e.g. llm__chat.' }),
+    model: t.exposeString('model', { description: 'The model name sent.' }),
+    baseUrl: t.exposeString('baseUrl', { description: "The endpoint's base URL (never a key or password)." }),
+    sampling: t.field({
+      type: 'JSON',
+      description:
+        "Each sampling parameter that has a value (temperature, top_p, max_tokens, seed), by config key; unset ones are the endpoint's defaults.",
+      resolve: (m) => m.sampling,
+    }),
+    reported: t.field({
+      type: [ReportedModelRef],
+      description: 'What the provider said answered, counted when the run (or its latest attempt) ended; empty before.',
+      resolve: (m) => m.reported,
+    }),
+    repeatsNote: t.string({
+      nullable: true,
+      description:
+        "On a run with repeats: whether each repeat asks the model again (temperature > 0: the repeat is part of the cache key) or gets the first repeat's answer (temperature 0 with the cache on: a warning).",
+      resolve: (m) => m.repeatsNote ?? null,
+    }),
+  }),
+});
+
 const RetiredWorkerRef = builder.objectRef<RetiredWorker>('RetiredWorker').implement({
   description: 'A worker that stopped early because its env host could not be started (again); the other workers played its episodes.',
   fields: (t) => ({
@@ -205,6 +248,12 @@ RunRef.implement({
       resolve: async (r, _a, ctx) => (await loadSummary(r, ctx))?.repeats ?? (await loadSpec(r, ctx))?.repeats ?? 1,
     }),
     workerCount: t.int({ description: 'Parallel workers; changes the speed, never the results.', resolve: (r) => r.row.workerCount }),
+    models: t.field({
+      type: [RunModelRef],
+      description:
+        'Each model-backed node: the model, endpoint and sampling frozen at submit, and what the provider reported answering. Empty for a graph without a model, or a run recorded before models were.',
+      resolve: (r, _a, ctx) => readRunModels(ctx.runs.runDir(r.row.id)),
+    }),
     episodesDone: t.int({ description: 'Episodes finished so far, whatever their ending.', resolve: (r) => r.row.episodesDone }),
     progress: t.float({
       description: 'episodesDone / episodeCount, from 0 to 1.',

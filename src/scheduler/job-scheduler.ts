@@ -232,7 +232,7 @@ export class JobScheduler {
         policy: this.settings.policy,
       });
       await assertDatasetSelection(graph.nodesets, input, graphDirs.workspaceDir);
-      if (!frozen) assertModelSetup(input.graphName, graph.graph);
+      if (!frozen) assertModelSetup(input.graphName, graph);
       await frozen?.check?.(graph.nodesets, graphDirs.workspaceDir);
       const workerCount = effectiveWorkerCount(input);
       const estimate = estimateRun({
@@ -262,6 +262,7 @@ export class JobScheduler {
           {
             runId: made.runId,
             graph: graph.graph,
+            models: graph.models,
             metricRanges: graph.metricRanges,
             activeWorkspaceDir: graphDirs.workspaceDir,
             codeTools: graph.codeTools,

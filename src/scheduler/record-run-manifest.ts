@@ -37,6 +37,7 @@ export async function recordRunManifest(
     graph: spec.graph,
     nodesets,
     dataset: await datasetOfRun(nodesets, spec, workspaceDir),
+    models: spec.models,
   });
   await writeRunManifest(runDir, manifest);
   return manifest;

@@ -20,6 +20,7 @@ import type { JobContext } from './job/job.js';
 import { acquireSharedHosts } from './job/remote-job.js';
 import { inspectRunGraph, type GraphDirs } from './run-graph.js';
 import type { RunPolicy } from '../spec/run-policy.js';
+import { assertRetryModels } from './retry-models.js';
 import type { ResourceEstimate } from './types.js';
 
 export interface QueueRetryOptions {
@@ -55,6 +56,7 @@ export async function queueRetry(opts: QueueRetryOptions): Promise<QueuedRetry> 
     workspaceDir: spec.activeWorkspaceDir ?? opts.graphDirs.workspaceDir,
     policy: opts.policy,
   });
+  await assertRetryModels(runDir, spec, graph);
   const workers = effectiveWorkerCount(spec);
   const estimate = estimateRun({
     workerCount: workers,

@@ -11,8 +11,9 @@ import { NodesetRegistry, type NodesetEntry } from '../nodeset-registry/registry
 import { placedNodesets } from '../nodeset-registry/placement.js';
 import { metricRangesOf } from '../graph/metric-ranges.js';
 import type { GraphSpec, MetricRanges } from '../core/types.js';
-import { missingApiKeys, missingModels } from '../nodesets/llm/preflight.js';
+import { missingApiKeys } from '../nodesets/llm/preflight.js';
 import { assertRunPolicy, codeToolsOfGraph, type RunPolicy } from '../spec/run-policy.js';
+import { resolveModels, type FrozenModel } from '../graph/model-setup.js';
 
 /** Where graphs and nodesets are looked up. */
 export interface GraphDirs {
@@ -37,8 +38,12 @@ export interface RunGraphInfo {
   /** Every nodeset the graph's nodes call, by name. */
   nodesets: NodesetEntry[];
   shared: string[];
-  /** The graph the run evaluates: overrides applied, validated. */
+  /** The graph the run evaluates: overrides applied, validated, each model-backed node's model keys resolved into its config (graph/model-setup.ts). */
   graph: GraphSpec;
+  /** What each model-backed node asks: model, endpoint, sampling. */
+  models: FrozenModel[];
+  /** One line per model-backed node that resolves no model. */
+  missingModels: string[];
   /** The declared range of each metric it reports (graph/metric-ranges.ts). */
   metricRanges: MetricRanges;
   /** The code-running tools the graph offers ("node.tool"), empty for none. */
@@ -79,11 +84,14 @@ export async function inspectRunGraph(opts: RunGraphOptions): Promise<RunGraphIn
   }
   // As this run places them: a nodeset its config keeps light is served on the eval process's thread (admission counts it so).
   const nodesets = placedNodesets(validated, registry);
+  const models = resolveModels(graph, registry);
   return {
     registry,
     nodesets,
     shared: nodesets.filter(lendable).map((e) => e.name),
-    graph,
+    graph: models.graph,
+    models: models.models,
+    missingModels: models.missing,
     metricRanges: metricRangesOf(validated),
     codeTools,
   };
@@ -92,11 +100,11 @@ export async function inspectRunGraph(opts: RunGraphOptions): Promise<RunGraphIn
 /**
  * What the graph's model nodes need from the server's environment (an API key, a model name).
  * Called at submit, after the graph and the episode selection are known good, so a run with a
- * mistake in both hears of the one it can fix in its own input first; a recovered or retried run
- * re-checks nothing its first start accepted.
+ * mistake in both hears of the one it can fix in its own input first; a retry checks the same
+ * of its frozen graph (which names its model unless written before models were frozen).
  */
-export function assertModelSetup(graphName: string, graph: GraphSpec): void {
-  const missing = [...missingApiKeys(graph), ...missingModels(graph)];
+export function assertModelSetup(graphName: string, info: Pick<RunGraphInfo, 'graph' | 'missingModels'>): void {
+  const missing = [...missingApiKeys(info.graph), ...info.missingModels];
   if (missing.length > 0) throw new BadInputError(`graphName "${graphName}": ${missing.join('; ')}`);
 }
 

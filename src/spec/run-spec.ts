@@ -8,6 +8,16 @@ import { graphSchema, MAX_PER_STEP_TIMEOUT_SEC, UNSAFE_KEYS } from '../graph/gra
 import { metricRangesSchema } from '../nodeset-registry/manifest.js';
 import type { GraphSpec, MetricRanges } from '../core/types.js';
 import { isHiddenChar } from '../core/hidden-chars.js';
+import type { FrozenModel } from '../graph/model-setup.js';
+
+/** One frozen model record: graph/model-setup.ts FrozenModel. */
+const frozenModelSchema = z.strictObject({
+  node: z.string().min(1),
+  type: z.string().min(1),
+  model: z.string().min(1),
+  baseUrl: z.string(),
+  sampling: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+});
 
 /** The limits of a run spec. */
 export const RUN_LIMITS = {
@@ -326,6 +336,12 @@ export const runSpecSchema = z.strictObject({
    */
   codeTools: z.array(z.string().max(RUN_LIMITS.maxNameChars)).optional(),
   /**
+   * What each model-backed node asks (graph/model-setup.ts): model, endpoint and sampling,
+   * resolved from config and environment at submit and frozen with the graph (whose node
+   * configs hold the same values). Absent in older specs and for graphs without a model.
+   */
+  models: z.array(frozenModelSchema).optional(),
+  /**
    * Set on a partial run: this directory holds only the shards of task `task` of `of`
    * (shards s with s mod of = task - 1), to be joined by `evalctl merge`.
    */
@@ -385,6 +401,7 @@ export function runSpecOf(
   added: {
     runId: string;
     graph: GraphSpec;
+    models?: readonly FrozenModel[] | undefined;
     metricRanges?: MetricRanges | undefined;
     activeWorkspaceDir?: string | undefined;
     createdAt?: string;
@@ -398,6 +415,7 @@ export function runSpecOf(
     createdAt: added.createdAt ?? new Date().toISOString(),
     ...(added.activeWorkspaceDir ? { activeWorkspaceDir: added.activeWorkspaceDir } : {}),
     graph: added.graph,
+    ...(added.models && added.models.length > 0 ? { models: [...added.models] } : {}),
     ...(added.metricRanges && Object.keys(added.metricRanges).length > 0 ? { metricRanges: added.metricRanges } : {}),
     ...(added.codeTools && added.codeTools.length > 0 ? { codeTools: [...added.codeTools] } : {}),
   };

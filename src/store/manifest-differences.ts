@@ -1,8 +1,9 @@
 /**
- * How two runs differ beyond their config, from their manifests: what a comparison warns
- * about, since a score difference may then come from changed code, data or runtime.
+ * How two runs differ beyond their graph's shape, from their manifests: what a comparison warns
+ * about, since a score difference may then come from another model, changed code, data or runtime.
  */
-import type { RunManifest } from './run-manifest.js';
+import { canonicalJson, type RunManifest } from './run-manifest.js';
+import type { ReportedModel } from './reported-models.js';
 
 export type ManifestDifferenceKind =
   | 'project_version'
@@ -14,11 +15,14 @@ export type ManifestDifferenceKind =
   | 'dataset'
   | 'dataset_files'
   | 'node_major'
-  | 'platform';
+  | 'platform'
+  | 'model'
+  | 'sampling'
+  | 'reported_model';
 
 export interface ManifestDifference {
   kind: ManifestDifferenceKind;
-  /** The nodeset or dataset concerned, when there is one. */
+  /** The nodeset, dataset or node concerned, when there is one. */
   subject?: string;
   /** One line a person can read. */
   message: string;
@@ -67,6 +71,7 @@ export function manifestDifferences(a: RunManifest | null | undefined, b: RunMan
   } else if (!da !== !db) {
     out.push({ kind: 'dataset', message: `only the ${da ? 'first' : 'second'} run reads a dataset` });
   }
+  out.push(...modelDifferences(a, b));
   if (major(a.runtime.node) !== major(b.runtime.node))
     out.push({ kind: 'node_major', message: `Node ${a.runtime.node} vs ${b.runtime.node}` });
   if (a.runtime.platform !== b.runtime.platform || a.runtime.arch !== b.runtime.arch)
@@ -74,5 +79,50 @@ export function manifestDifferences(a: RunManifest | null | undefined, b: RunMan
       kind: 'platform',
       message: `platform ${a.runtime.platform}/${a.runtime.arch} vs ${b.runtime.platform}/${b.runtime.arch}`,
     });
+  return out;
+}
+
+const showSampling = (s: Record<string, unknown>): string =>
+  Object.keys(s).length === 0
+    ? 'none set'
+    : Object.entries(s)
+        .sort(([x], [y]) => (x < y ? -1 : 1))
+        .map(([k, v]) => `${k}=${String(v)}`)
+        .join(', ');
+
+/** "fake-1 (fp_a)": the models a node's answers named, with their fingerprints. */
+function reportedOf(list: readonly ReportedModel[], node: string): string {
+  const names = list.filter((r) => r.node === node).map((r) => (r.systemFingerprint ? `${r.model} (${r.systemFingerprint})` : r.model));
+  return [...new Set(names)].join(', ');
+}
+
+/**
+ * Per model-backed node both runs have: another model or endpoint asked (`model`), other
+ * sampling parameters (`sampling`), and, from the answers, another model the provider said
+ * answered (`reported_model`: the same name asked may be served by another snapshot). Compared
+ * only where both manifests record models (older runs, and an audit's fresh manifest, do not).
+ */
+function modelDifferences(a: RunManifest, b: RunManifest): ManifestDifference[] {
+  if (!a.models || !b.models) return [];
+  const out: ManifestDifference[] = [];
+  const mb = new Map(b.models.map((m) => [m.node, m]));
+  for (const x of a.models) {
+    const y = mb.get(x.node);
+    if (!y) continue;
+    if (x.model !== y.model || x.baseUrl !== y.baseUrl) {
+      const at = x.baseUrl !== y.baseUrl ? ` (at ${x.baseUrl} vs ${y.baseUrl})` : '';
+      out.push({ kind: 'model', subject: x.node, message: `node ${x.node}: model ${x.model} vs ${y.model}${at}` });
+    }
+    if (canonicalJson(x.sampling) !== canonicalJson(y.sampling))
+      out.push({
+        kind: 'sampling',
+        subject: x.node,
+        message: `node ${x.node}: sampling ${showSampling(x.sampling)} vs ${showSampling(y.sampling)}`,
+      });
+    const ra = reportedOf(a.reportedModels ?? [], x.node);
+    const rb = reportedOf(b.reportedModels ?? [], x.node);
+    if (ra !== '' && rb !== '' && ra !== rb)
+      out.push({ kind: 'reported_model', subject: x.node, message: `node ${x.node}: the provider reported ${ra} vs ${rb}` });
+  }
   return out;
 }

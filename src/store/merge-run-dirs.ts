@@ -13,6 +13,7 @@ import { BadInputError } from '../errors.js';
 import { writeJsonAtomic } from './atomic.js';
 import { MergeError, mergedManifest, mergePartials, type MergedRun } from './merge-partials.js';
 import { readRunManifest, writeRunManifest } from './run-manifest.js';
+import { sumReportedModels } from './reported-models.js';
 import { describeIndices } from '../spec/shards.js';
 import { FILES, createRunDir, episodeDir, readSpec, readSummary, touchDone, writeSpec, writeSummary } from './run-dir.js';
 
@@ -48,7 +49,12 @@ export async function mergeRunDirs(dirs: readonly string[], outputsDir: string):
   const merged = mergePartials(partials, { runId });
   await writeSpec(dir, merged.spec);
   if (merged.spec.graph) await writeJsonAtomic(join(dir, FILES.graph), merged.spec.graph);
-  if (manifest) await writeRunManifest(dir, manifest);
+  if (manifest) {
+    // The partials' reported models are each over their own shards: counted again over the merged records.
+    const { reportedModels: _partial, ...rest } = manifest;
+    const reported = sumReportedModels(merged.summary.episodes);
+    await writeRunManifest(dir, reported.length > 0 ? { ...rest, reportedModels: reported } : rest);
+  }
   for (const [index, source] of merged.sourceOf) await cp(episodeDir(source, index), episodeDir(dir, index), { recursive: true });
   const lines = partials.map((p) => `merged ${p.summary.episodes.length} episode(s) from ${p.source} (run ${p.spec.runId})`);
   await writeFile(join(dir, FILES.stdout), lines.join('\n') + '\n');

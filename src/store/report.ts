@@ -1,8 +1,8 @@
 /**
  * The evaluation report of a run (`report.json`): metrics with their error bars, the rate of
  * each ending and of infrastructure failures, per scorer the mean and (for label targets) the
- * classification table and confusion matrix, the worst and best episodes, and cost per
- * episode. Built from summary.json and the rescorings, in episode-index order only, so equal
+ * classification table and confusion matrix, the worst and best episodes, cost per
+ * episode, and the models the run asked and was answered by. Built from summary.json and the rescorings, in episode-index order only, so equal
  * runs give equal reports whatever their worker count.
  */
 import { join } from 'node:path';
@@ -12,7 +12,10 @@ import { summarizeValues } from './aggregate.js';
 import { orderAggregates } from '../compare/metric-order.js';
 import { writeJsonAtomic } from './atomic.js';
 import { readRescores, type RescoreFile } from './rescores.js';
-import { readSummary } from './run-dir.js';
+import { readSpec, readSummary } from './run-dir.js';
+import { readRunManifest } from './run-manifest.js';
+import { runModelsOf, type RunModel } from './run-models.js';
+import { repeatsOf } from '../spec/repeats.js';
 import { currentAttemptOf, readAttempts, retriedEpisodesOf, type AttemptsFile, type RetriedEpisodeReport } from './attempts.js';
 import type { EpisodeRecord, MetricAggregate, RunSummary, ScoreEntry, ScoreTarget } from './types.js';
 
@@ -104,6 +107,8 @@ export interface RunReport {
   /** On a retried run (docs/retry.md): the attempt it is on, and every episode a retry played, with its earlier endings. */
   attempt?: number;
   retriedEpisodes?: RetriedEpisodeReport[];
+  /** Each model-backed node: the model, endpoint and sampling frozen at submit, what the provider said answered, and on a run with repeats what they are worth. */
+  models?: RunModel[];
 }
 
 const rate = (n: number, d: number): number => (d === 0 ? 0 : n / d);
@@ -221,7 +226,12 @@ function costs(records: readonly EpisodeRecord[]): CostReport[] {
 }
 
 /** The report of `summary` with its rescorings. */
-export function buildReport(summary: RunSummary, rescores: readonly RescoreFile[] = [], attempts: AttemptsFile | null = null): RunReport {
+export function buildReport(
+  summary: RunSummary,
+  rescores: readonly RescoreFile[] = [],
+  attempts: AttemptsFile | null = null,
+  models: readonly RunModel[] = [],
+): RunReport {
   const records = [...summary.episodes].sort((a, b) => a.index - b.index);
   const done = records.length;
   const counted = records.filter((r) => !NOT_SCORED.has(r.status));
@@ -260,12 +270,27 @@ export function buildReport(summary: RunSummary, rescores: readonly RescoreFile[
     ...(attempts && attempts.attempts.length > 1
       ? { attempt: currentAttemptOf(attempts), retriedEpisodes: retriedEpisodesOf(attempts, records) }
       : {}),
+    ...(models.length > 0 ? { models: [...models] } : {}),
   };
+}
+
+/** The run's models from its spec and manifest; none when either is unreadable (the report is still written). */
+export async function readRunModels(runDir: string): Promise<RunModel[]> {
+  const spec = await readSpec(runDir).catch(() => null);
+  if (!spec?.models) return [];
+  const manifest = await readRunManifest(runDir);
+  const cacheOf = (node: string): unknown => spec.graph?.nodes.find((n) => n.id === node)?.config?.cache;
+  return runModelsOf(spec.models, manifest?.reportedModels, repeatsOf(spec), cacheOf);
 }
 
 /** Builds the run's report from its files and writes `report.json` (atomically); returns it. */
 export async function writeReport(runDir: string, summary?: RunSummary): Promise<RunReport> {
-  const report = buildReport(summary ?? (await readSummary(runDir)), await readRescores(runDir), await readAttempts(runDir));
+  const report = buildReport(
+    summary ?? (await readSummary(runDir)),
+    await readRescores(runDir),
+    await readAttempts(runDir),
+    await readRunModels(runDir),
+  );
   await writeJsonAtomic(join(runDir, REPORT_FILE), report);
   return report;
 }

@@ -1,8 +1,9 @@
 /**
  * manifest.json of a run directory: what a run was made from, recorded at submit so two runs
  * can be told apart beyond their config — the project's version and git commit, SHA-256 of the
- * frozen graph, of each nodeset's manifest and code, of the dataset's files, and the Node
- * version and platform it ran on.
+ * frozen graph, of each nodeset's manifest and code, of the dataset's files, the Node
+ * version and platform it ran on, the model each model-backed node asks (frozen at submit) and,
+ * once the run has played, the models the providers said answered.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
@@ -10,7 +11,9 @@ import { readdir, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { byName } from '../core/by-name.js';
 import { PACKAGE_ROOT } from '../paths.js';
+import type { FrozenModel } from '../graph/model-setup.js';
 import { readJson, writeJsonAtomic } from './atomic.js';
+import { sumReportedModels, type ReportedModel } from './reported-models.js';
 
 export const MANIFEST_FILE = 'manifest.json';
 
@@ -53,6 +56,13 @@ export interface RunManifest {
   /** Present when the run's episodes come from a dataset. */
   dataset?: DatasetFingerprint;
   runtime: { node: string; platform: string; arch: string };
+  /** What each model-backed node asks, as frozen in spec.json; absent when the graph calls no model. */
+  models?: FrozenModel[];
+  /**
+   * What the providers said answered, summed over the run's episode records (every attempt's
+   * latest record of each play): written when the run ends; absent before, or when no answer named a model.
+   */
+  reportedModels?: ReportedModel[];
 }
 
 /** What the manifest is built from: the nodesets and dataset are resolved by the caller. */
@@ -60,6 +70,7 @@ export interface ManifestInput {
   graph: unknown;
   nodesets: ReadonlyArray<{ name: string; source: string; dir: string; manifest: unknown }>;
   dataset?: { name: string; source: string; dir: string; split?: string | undefined } | undefined;
+  models?: readonly FrozenModel[] | undefined;
 }
 
 const sha256 = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex');
@@ -202,7 +213,23 @@ export async function buildRunManifest(input: ManifestInput): Promise<RunManifes
     nodesets,
     ...(dataset ? { dataset } : {}),
     runtime: { node: process.versions.node, platform: process.platform, arch: process.arch },
+    ...(input.models && input.models.length > 0 ? { models: [...input.models] } : {}),
   };
+}
+
+/**
+ * Writes into the run's manifest the models its episode records say answered (a no-op for a run
+ * without a manifest). Called as a run (or an attempt of it) ends, over all its records.
+ */
+export async function recordReportedModels(
+  runDir: string,
+  records: Iterable<{ reportedModels?: ReportedModel[] | undefined }>,
+): Promise<void> {
+  const manifest = await readRunManifest(runDir);
+  if (!manifest) return;
+  const { reportedModels: _before, ...rest } = manifest;
+  const reported = sumReportedModels(records);
+  await writeRunManifest(runDir, reported.length > 0 ? { ...rest, reportedModels: reported } : rest);
 }
 
 export const writeRunManifest = (runDir: string, manifest: RunManifest) => writeJsonAtomic(join(runDir, MANIFEST_FILE), manifest);

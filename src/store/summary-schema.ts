@@ -83,6 +83,9 @@ export const episodeRecordSchema = z.object({
   nodeErrors: z.array(z.object({ nodeId: z.string(), step: z.number(), message: z.string() })).optional(),
   assets: z.array(z.object({ name: z.string(), mime: z.string(), bytes: z.number(), nodeId: z.string(), step: z.number() })),
   scores: z.array(scoreEntrySchema).optional(),
+  reportedModels: z
+    .array(z.object({ node: z.string(), model: z.string(), systemFingerprint: z.string().optional(), calls: count }))
+    .optional(),
   traceId: z.string().optional(),
   spanId: z.string().optional(),
 });

@@ -5,6 +5,7 @@
 import type { EpisodeStatus, RunStatus } from '../statuses.js';
 import type { AssetRef, DroppedMetric, MetricGoal, MetricRanges, MetricValue, NodeErrorEntry } from '../core/types.js';
 import type { ScoreEntry } from '../core/score-entry.js';
+import type { ReportedModel } from './reported-models.js';
 
 export type { ScoreEntry, ScoreTarget } from '../core/score-entry.js';
 
@@ -49,6 +50,8 @@ export interface EpisodeRecord {
   assets: AssetRef[];
   /** Scores from graphOut ports named `score`, one per scorer (absent when the graph scores nothing). */
   scores?: ScoreEntry[];
+  /** What the providers said answered this episode's model calls (store/reported-models.ts); absent when no call reported a model. */
+  reportedModels?: ReportedModel[];
   /**
    * The episode's OpenTelemetry trace and span, when the run was traced (docs/tracing.md): links,
    * like the timing fields, that differ between two runs of the same spec.

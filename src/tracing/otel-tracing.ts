@@ -74,6 +74,8 @@ export const ATTR = {
   genAiInputTokens: 'gen_ai.usage.input_tokens',
   genAiOutputTokens: 'gen_ai.usage.output_tokens',
   genAiFinishReasons: 'gen_ai.response.finish_reasons',
+  genAiResponseModel: 'gen_ai.response.model',
+  genAiFingerprint: 'gen_ai.openai.response.system_fingerprint',
   llmCached: 'batch_eval.llm.cache_hit',
   llmRetries: 'batch_eval.llm.retries',
   llmLatencyMs: 'batch_eval.llm.latency_ms',
@@ -306,6 +308,8 @@ class OtelEpisodeSpan implements EpisodeSpan {
       if (typeof usage.prompt_tokens === 'number') attributes[ATTR.genAiInputTokens] = usage.prompt_tokens;
       if (typeof usage.completion_tokens === 'number') attributes[ATTR.genAiOutputTokens] = usage.completion_tokens;
       if (typeof e.finish_reason === 'string') attributes[ATTR.genAiFinishReasons] = [e.finish_reason];
+      if (typeof e.reported_model === 'string') attributes[ATTR.genAiResponseModel] = e.reported_model;
+      if (typeof e.system_fingerprint === 'string') attributes[ATTR.genAiFingerprint] = e.system_fingerprint;
       if (typeof e.role === 'string') attributes[ATTR.llmRole] = e.role;
       const span = this.tracer.startSpan(`chat ${model}`, { kind: SpanKind.CLIENT, startTime: start, attributes }, parent);
       span.end(Math.min(end, start + latency));

@@ -79,6 +79,15 @@ const EVENTS = [
 const TARGETS = ['negative', 'positive', 'positive', 'negative', 'positive'];
 const ANSWERS = ['negative', 'positive', 'maybe', 'positive', 'positive'];
 
+/** What the run's llm node asked, as frozen at submit. */
+const MODEL = {
+  node: 'llm',
+  type: 'llm__chat',
+  model: 'stand-in-model',
+  baseUrl: 'http://127.0.0.1:9/v1',
+  sampling: { temperature: 0, max_tokens: 64 },
+};
+
 /** A finished label-scored run of 6 episodes: 5 scored by `exact`, one infrastructure failure. */
 async function writeLabelRun(outputsDir: string): Promise<string> {
   const dir = join(runsRoot(outputsDir), RUN_ID);
@@ -134,7 +143,18 @@ async function writeLabelRun(outputsDir: string): Promise<string> {
     workerCount: 2,
     createdAt,
     codeTools: ['tools.python'],
+    models: [MODEL],
   });
+  const manifest = {
+    version: 1,
+    project: { name: 'batch-eval', version: '0.1.0' },
+    graphSha256: '0'.repeat(64),
+    nodesets: [],
+    runtime: { node: process.versions.node, platform: process.platform, arch: process.arch },
+    models: [MODEL],
+    reportedModels: [{ node: 'llm', model: 'stand-in-model-0601', systemFingerprint: 'fp_e2e', calls: 5 }],
+  };
+  await writeFile(join(dir, 'manifest.json'), JSON.stringify(manifest));
   const summary = {
     seq: 7,
     runId: RUN_ID,
@@ -222,6 +242,14 @@ describe('a model-backed run on the dashboard', { timeout: 60_000 }, () => {
     expect(await page.textContent('[data-testid=report-costs]')).toMatch(/prompt_tokens\s*120\s*600/);
     expect(await page.$$eval('[data-testid=report-worst] tbody a', (as) => as.map((a) => a.textContent))).toEqual(['2', '3']);
     expect(await page.$$eval('[data-testid=report-best] tbody a', (as) => as.map((a) => a.textContent))).toEqual(['0', '1', '4']);
+    // The model asked beside what the provider said answered.
+    expect(await page.$$eval('[data-testid=run-models] tbody td', (tds) => tds.map((td) => td.textContent))).toEqual([
+      'llm',
+      'stand-in-model',
+      'http://127.0.0.1:9/v1',
+      'temperature=0, max_tokens=64',
+      'stand-in-model-0601 (fp_e2e) ×5',
+    ]);
     await expectAccessible(page, 'the run page with its report');
     await s.screenshot('llm-run-report');
 
@@ -229,6 +257,11 @@ describe('a model-backed run on the dashboard', { timeout: 60_000 }, () => {
     await page.click('[data-testid=report-worst] a[href$="/episodes/2"]');
     await page.waitForSelector('[data-testid=episode-drawer][aria-label="episode 2"] .ep-summary');
     expect(await page.evaluate(() => location.hash)).toBe(`#/runs/${RUN_ID}/episodes/2`);
+
+    // The runs list's model column: the model asked, and the one that answered when the provider named another.
+    await page.goto(`${url}#/runs`);
+    await page.waitForSelector('[data-testid=run-model]');
+    expect(await page.textContent('[data-testid=run-model]')).toBe('stand-in-model → stand-in-model-0601');
   });
 
   it("shows an episode's event history as a conversation with its tool call, tokens, latency, cache and retry marks", async () => {

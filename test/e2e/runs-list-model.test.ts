@@ -17,6 +17,21 @@ describe('configDiffs', () => {
     expect(shown('c')).toEqual(['dataset=mini', 'seed=0', 'agent.epsilon=–', 'env.fail_at_step=–']);
   });
 
+  it("names the frozen model and sampling where runs differ in them, and leaves a lone run's model out", () => {
+    const spec = (model: string, temperature: number) => ({
+      seed: 0,
+      overrides: {},
+      models: [{ node: 'llm', type: 'llm__chat', model, baseUrl: 'http://m/v1', sampling: { temperature, max_tokens: 512 } }],
+    });
+    const diffs = configDiffs([
+      { id: 'a', spec: spec('fake-1', 0) },
+      { id: 'b', spec: spec('fake-2', 0.7) },
+    ]);
+    expect(diffs.get('a')!.map((c) => `${c.label}=${c.text}`)).toEqual(['llm.model=fake-1', 'llm.temperature=0']);
+    expect(diffs.get('b')!.map((c) => `${c.label}=${c.text}`)).toEqual(['llm.model=fake-2', 'llm.temperature=0.7']);
+    expect(configDiffs([{ id: 'a', spec: spec('fake-1', 0) }]).get('a')).toEqual([]);
+  });
+
   it('shows a lone run its overrides, and nothing for a run without a spec', () => {
     expect(
       configDiffs([{ id: 'a', spec: { seed: 3, overrides: { agent: { epsilon: 0.1 } } } }])

@@ -40,6 +40,26 @@ describe('run manifest', () => {
     expect(manifestDifferences(after, null)).toEqual([]);
   });
 
+  it('names another model, other sampling and another reported model; nothing where a manifest records no models', async () => {
+    const base = await buildRunManifest({
+      graph: { nodes: [], edges: [] },
+      nodesets: [],
+      models: [{ node: 'llm', type: 'llm__chat', model: 'm1', baseUrl: 'http://a/v1', sampling: { temperature: 0 } }],
+    });
+    const a = { ...base, reportedModels: [{ node: 'llm', model: 'm1-0601', calls: 3 }] };
+    const b = {
+      ...base,
+      models: [{ node: 'llm', type: 'llm__chat', model: 'm1', baseUrl: 'http://a/v1', sampling: { temperature: 0.7, top_p: 0.9 } }],
+      reportedModels: [{ node: 'llm', model: 'm1-0901', systemFingerprint: 'fp_9', calls: 3 }],
+    };
+    expect(manifestDifferences(a, b)).toEqual([
+      { kind: 'sampling', subject: 'llm', message: 'node llm: sampling temperature=0 vs temperature=0.7, top_p=0.9' },
+      { kind: 'reported_model', subject: 'llm', message: 'node llm: the provider reported m1-0601 vs m1-0901 (fp_9)' },
+    ]);
+    const { models: _m, ...older } = b;
+    expect(manifestDifferences(a, older)).toEqual([]);
+  });
+
   it('reads the commit from .git: a loose ref, a packed ref, a detached HEAD; none outside a checkout', async () => {
     const sha = 'a'.repeat(40);
     const repo = join(ws, 'repo');

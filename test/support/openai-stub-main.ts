@@ -1,7 +1,7 @@
 /**
  * The stand-in OpenAI server as a process, for benches and manual runs:
  * `node --import tsx test/support/openai-stub-main.ts --port 0 [--latency-ms 200] [--fault-rate 0.3]
- * [--fault-kind 429|500|reset] [--fault-every k] [--fault-seed n] [--key K] [--answer-bytes n]`.
+ * [--fault-kind 429|500|reset] [--fault-every k] [--fault-seed n] [--key K] [--answer-bytes n] [--model NAME]`.
  * Prints `OPENAI_STUB_URL http://127.0.0.1:<port>/v1` once it listens; stops on SIGTERM/SIGINT.
  * The key may also come from the environment variable OPENAI_STUB_KEY (so it stays off argv).
  */
@@ -18,6 +18,7 @@ const { values } = parseArgs({
     'fault-kind': { type: 'string' },
     key: { type: 'string' },
     'answer-bytes': { type: 'string' },
+    model: { type: 'string' },
   },
 });
 const num = (v: string | undefined): number | undefined => (v === undefined ? undefined : Number(v));
@@ -32,6 +33,7 @@ const stub = await startOpenAIStub(
     ...(kind ? { faultKind: (kind === 'reset' ? 'reset' : Number(kind)) as StubFaultKind } : {}),
     ...(key ? { expectedKey: key } : {}),
     ...(values['answer-bytes'] ? { answerBytes: num(values['answer-bytes'])! } : {}),
+    ...(values.model ? { model: values.model } : {}),
   },
   Number(values.port),
 );

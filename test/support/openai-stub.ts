@@ -46,7 +46,10 @@
  * written in 64 KiB chunks as the client reads them (a model that will not stop); `bytesWritten`
  * counts what the sockets took of those bodies, so a test can see a client stop reading early.
  * `received()` lists every request's headers (but Authorization) and body, in arrival order.
- * GET /v1/models → a one-model list (key-checked, never faulted, counted apart in `modelLists`).
+ * `model`: the model every answer names (as a server that serves one model does, whatever the
+ * request asked for) and the one GET /v1/models lists; unset, an answer names the requested model
+ * and the list is `stub`. `systemFingerprint` (default `fp_stub`) is each answer's system_fingerprint.
+ * GET /v1/models → that one-model list (key-checked, never faulted, counted apart in `modelLists`).
  * GET /stats → { requests, completions, faults, unauthorized, maxInFlight, bytesWritten, modelLists }; POST /reset zeroes them;
  * POST /options replaces the options given in its JSON body.
  */
@@ -77,6 +80,10 @@ export interface OpenAIStubOptions {
   noModelList?: boolean;
   /** Pad every answer's content to an HTTP body of about this many bytes, written as the client reads. @default no padding */
   answerBytes?: number;
+  /** The model every answer names and GET /v1/models lists. @default the requested model (the list: `stub`) */
+  model?: string;
+  /** @default 'fp_stub' */
+  systemFingerprint?: string;
 }
 
 export interface StubStats {
@@ -369,10 +376,10 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
       id: `chatcmpl-stub-${id}`,
       object: 'chat.completion',
       created: 1_700_000_000,
-      model: body.model ?? 'stub',
+      model: options.model ?? body.model ?? 'stub',
       choices: [{ index: 0, message, logprobs: null, finish_reason: answer.toolCall ? 'tool_calls' : 'stop' }],
       usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-      system_fingerprint: 'fp_stub',
+      system_fingerprint: options.systemFingerprint ?? 'fp_stub',
     };
     if (options.answerBytes !== undefined) {
       await sendPadded(res, completion, options.answerBytes, (n) => {
@@ -392,7 +399,10 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
       sendJson(res, 401, errorBody('Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'));
       return;
     }
-    sendJson(res, 200, { object: 'list', data: [{ id: 'stub', object: 'model', created: 1_700_000_000, owned_by: 'stub' }] });
+    sendJson(res, 200, {
+      object: 'list',
+      data: [{ id: options.model ?? 'stub', object: 'model', created: 1_700_000_000, owned_by: 'stub' }],
+    });
   };
 
   const server: Server = createServer((req, res) => {

@@ -88,11 +88,19 @@ function clientFor(baseURL: string, apiKey: string, timeoutMs: number, maxRespon
 /** The request body sent (and hashed for the cache): only parameters that are set. */
 export function requestBody(config: LlmConfig, messages: readonly ChatMessage[]): Record<string, unknown> {
   const body: Record<string, unknown> = { model: config.model, messages, temperature: config.temperature };
+  if (config.topP !== undefined) body.top_p = config.topP;
   if (config.maxTokens !== undefined) body.max_tokens = config.maxTokens;
   if (config.seed !== undefined) body.seed = config.seed;
   if (config.tools !== undefined) body.tools = config.tools;
   return body;
 }
+
+/**
+ * The repeat index the cache key holds: the play's at a temperature above 0, so each repeat of a
+ * sampled answer is its own call; 0 at temperature 0, where every repeat asks the same
+ * deterministic question and is served the first repeat's answer (identical by construction).
+ */
+export const cacheRepeat = (config: LlmConfig, repeat: number | undefined): number => (config.temperature > 0 ? (repeat ?? 0) : 0);
 
 /** 429, 408, 409, any 5xx, and no HTTP answer at all (refused, reset, timed out) are worth another try. */
 function retryable(err: unknown): { retry: boolean; status: number | null } {
@@ -127,6 +135,8 @@ export interface CallModelOptions {
   /** Seeds the backoff jitter: (episode seed, call number), so waits do not depend on the worker. */
   seed: number;
   callNumber: number;
+  /** Which play of its episode this call belongs to (CallContext.repeat); part of the cache key when sampling is random. */
+  repeat?: number | undefined;
   signal?: AbortSignal;
 }
 
@@ -135,7 +145,7 @@ export async function callModel(o: CallModelOptions): Promise<ModelCallResult> {
   const apiKey = readApiKey(config.apiKeyEnv);
   const body = requestBody(config, o.messages);
   const useCache = cacheEnabled(config);
-  const key = useCache ? cacheKey(config.baseURL, body) : '';
+  const key = useCache ? cacheKey(config.baseURL, body, cacheRepeat(config, o.repeat)) : '';
   const t0 = performance.now();
   const cache = useCache ? currentCache() : undefined;
   if (!cache) return callEndpoint(o, body, apiKey, undefined, key);
@@ -278,6 +288,9 @@ function circuitFailure(err: unknown, retries: RetryEvent[]): unknown {
   return err instanceof CircuitOpenError ? new InfraFailure(err.message, retries, err.code) : err;
 }
 
+/** A string field of an answer worth recording: non-empty and short (an identifier, not a flood). */
+const shortText = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' && v.length <= 256 ? v : undefined);
+
 /** A token count as the endpoint reported it, when it is one: a missing, negative or non-numeric count reads 0. */
 const tokenCount = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
 
@@ -292,7 +305,7 @@ function responseOf(completion: OpenAI.ChatCompletion, baseURL: string, apiKey: 
   const m = choice.message;
   const message: CachedResponse['message'] = { role: 'assistant', content: m.content ?? null };
   if (m.tool_calls && m.tool_calls.length > 0) message.tool_calls = m.tool_calls;
-  return {
+  const response: CachedResponse = {
     message: redactDeep(message, apiKey),
     finish_reason: choice.finish_reason ?? null,
     usage: {
@@ -300,4 +313,10 @@ function responseOf(completion: OpenAI.ChatCompletion, baseURL: string, apiKey: 
       completion_tokens: tokenCount(completion.usage?.completion_tokens),
     },
   };
+  // What the provider says answered (an alias resolves to a dated snapshot) and its backend's fingerprint.
+  const reported = shortText(completion.model);
+  const fingerprint = shortText(completion.system_fingerprint);
+  if (reported !== undefined) response.model = redact(reported, apiKey);
+  if (fingerprint !== undefined) response.system_fingerprint = redact(fingerprint, apiKey);
+  return response;
 }

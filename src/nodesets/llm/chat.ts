@@ -11,6 +11,7 @@ import { readLlmConfig } from './llm-config.js';
 import { recordedMessage } from './recorded-message.js';
 import { redactDeepModelKeys } from './api-key.js';
 import type { CachedResponse } from './response-cache.js';
+import { reportedFields } from './reported-model.js';
 import { emptyUsage, type LlmUsage } from './usage.js';
 import { createHash } from 'node:crypto';
 
@@ -93,6 +94,7 @@ export async function chat({ inputs, config, ctx, signal }: NodeCallArgs): Promi
       messages: state.conversation,
       seed: ctx.seed,
       callNumber: usage.llm_calls,
+      repeat: ctx.repeat,
       ...(signal ? { signal } : {}),
     });
   } catch (err) {
@@ -120,6 +122,7 @@ export async function chat({ inputs, config, ctx, signal }: NodeCallArgs): Promi
   const event = {
     type: 'llm_call',
     model: c.model,
+    ...reportedFields(response),
     call: usage.llm_calls,
     ...(prefixHash ? { prior_messages: sentBefore, prior_sha256: prefixHash } : {}),
     messages: newMessages.map((m) => recordedMessage(m, c.recordMaxChars)),

@@ -7,6 +7,7 @@ import type { NodeCallArgs, NodeOutputs } from '../../core/types.js';
 import { callModel, InfraFailure, type ChatMessage, type ModelCallResult } from './call-model.js';
 import { readLlmConfig } from './llm-config.js';
 import { recordedMessage, recordedText } from './recorded-message.js';
+import { reportedFields } from './reported-model.js';
 
 export const DEFAULT_RUBRIC =
   'The submission is correct when it states the same final answer as the expected answer; wording, units and formatting do not matter.';
@@ -65,7 +66,14 @@ export async function judge({ inputs, config, ctx, signal }: NodeCallArgs): Prom
   let result: ModelCallResult;
   try {
     // Stream 1 of the episode's seed: the judge's backoff draws apart from the agent's.
-    result = await callModel({ config: c, messages, seed: ctx.seed ^ 0x5f3759df, callNumber: used, ...(signal ? { signal } : {}) });
+    result = await callModel({
+      config: c,
+      messages,
+      seed: ctx.seed ^ 0x5f3759df,
+      callNumber: used,
+      repeat: ctx.repeat,
+      ...(signal ? { signal } : {}),
+    });
   } catch (err) {
     if (!(err instanceof InfraFailure)) throw err;
     return {
@@ -104,6 +112,7 @@ export async function judge({ inputs, config, ctx, signal }: NodeCallArgs): Prom
         type: 'llm_call',
         role: 'judge',
         model: c.model,
+        ...reportedFields(result.response),
         call: used + 1,
         messages: messages.map((m) => recordedMessage(m, c.recordMaxChars)),
         response: recordedMessage(result.response.message, c.recordMaxChars),

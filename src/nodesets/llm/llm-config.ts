@@ -27,6 +27,7 @@ export interface LlmConfig {
   baseURL: string;
   model: string;
   temperature: number;
+  topP: number | undefined;
   maxTokens: number | undefined;
   seed: number | undefined;
   tools: unknown[] | undefined;
@@ -97,6 +98,8 @@ export function readLlmConfig(config: Record<string, unknown>, env: NodeJS.Proce
   if (!model) throw new Error('config model is required (or set OPENAI_MODEL)');
   const temperature = numberConfig(config, 'temperature', 0);
   if (temperature < 0 || temperature > 2) throw new Error(`config temperature must be in [0, 2], got ${temperature}`);
+  const topP = config.top_p === undefined || config.top_p === null ? undefined : numberConfig(config, 'top_p', 1);
+  if (topP !== undefined && (topP < 0 || topP > 1)) throw new Error(`config top_p must be in [0, 1], got ${topP}`);
   const tools = config.tools;
   if (tools !== undefined && tools !== null && !Array.isArray(tools)) {
     throw new Error(`config tools must be an array of OpenAI tool definitions, got ${JSON.stringify(tools)}`);
@@ -108,6 +111,7 @@ export function readLlmConfig(config: Record<string, unknown>, env: NodeJS.Proce
     baseURL,
     model,
     temperature,
+    topP,
     maxTokens: config.max_tokens === undefined || config.max_tokens === null ? undefined : integer(config, 'max_tokens', 0, 1),
     seed: config.seed === undefined || config.seed === null ? undefined : integer(config, 'seed', 0, 0),
     tools: Array.isArray(tools) && tools.length > 0 ? tools : undefined,

@@ -1,7 +1,8 @@
 /**
  * The content-addressed response cache: one JSON file per request under
  * `<dir>/<first two hex digits>/<sha256>.json`, the key hashed over the base URL, the model, every
- * request parameter and the messages (never the API key). Written atomically (temp file + rename),
+ * request parameter (temperature, top_p, max_tokens, seed, tools), the messages and the play's
+ * repeat index (never the API key). Written atomically (temp file + rename),
  * so concurrent hosts writing the same entry leave one whole file.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -22,15 +23,20 @@ export function canonicalJson(v: unknown): string {
   );
 }
 
-export const cacheKey = (baseURL: string, request: Record<string, unknown>): string =>
+/** The key of a request; `repeat` 0 (a play without repeats, or any call at temperature 0) keeps the key such a request always had. */
+export const cacheKey = (baseURL: string, request: Record<string, unknown>, repeat = 0): string =>
   createHash('sha256')
-    .update(canonicalJson({ base_url: baseURL, request }))
+    .update(canonicalJson(repeat === 0 ? { base_url: baseURL, request } : { base_url: baseURL, request, repeat }))
     .digest('hex');
 
 export interface CachedResponse {
   message: { role: 'assistant'; content: string | null; tool_calls?: unknown[] };
   finish_reason: string | null;
   usage: { prompt_tokens: number; completion_tokens: number };
+  /** The model the provider said answered (its `model` field), when it said. */
+  model?: string;
+  /** The provider's `system_fingerprint`, when it sent one. */
+  system_fingerprint?: string;
 }
 
 export class ResponseCache {
@@ -76,6 +82,8 @@ function isCachedResponse(v: unknown): v is CachedResponse {
     (message.tool_calls === undefined || Array.isArray(message.tool_calls)) &&
     (typeof v.finish_reason === 'string' || v.finish_reason === null) &&
     isCount(usage.prompt_tokens) &&
-    isCount(usage.completion_tokens)
+    isCount(usage.completion_tokens) &&
+    (v.model === undefined || typeof v.model === 'string') &&
+    (v.system_fingerprint === undefined || typeof v.system_fingerprint === 'string')
   );
 }

@@ -45,3 +45,24 @@ describe('ResponseCache', () => {
     expect(await cache.get(key)).toEqual(response);
   });
 });
+
+describe('cacheKey', () => {
+  const request = { model: 'm', messages: [{ role: 'user', content: 'a' }], temperature: 0.7 };
+
+  it('tells apart the repeats of a play, every sampling parameter and the endpoint; repeat 0 keeps the key a run without repeats had', () => {
+    const plain = cacheKey('http://x/v1', request);
+    expect(cacheKey('http://x/v1', request, 0)).toBe(plain);
+    const keys = [
+      plain,
+      cacheKey('http://x/v1', request, 1),
+      cacheKey('http://x/v1', request, 2),
+      cacheKey('http://x/v1', { ...request, top_p: 0.9 }),
+      cacheKey('http://x/v1', { ...request, temperature: 0.8 }),
+      cacheKey('http://x/v1', { ...request, seed: 1 }),
+      cacheKey('http://x/v1', { ...request, max_tokens: 10 }),
+      cacheKey('http://x/v1', { ...request, model: 'n' }),
+      cacheKey('http://y/v1', request),
+    ];
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+});

@@ -18,7 +18,7 @@ export const RunRowFields = graphql(
 /** A row of the runs list: what tells the run apart (labels, spec) and how its episodes ended. */
 export const RunListFields = graphql(
   `
-  fragment RunListFields on Run { ...RunRowFields name tags note error { code message } statusCounts { status count } spec }
+  fragment RunListFields on Run { ...RunRowFields name tags note error { code message } statusCounts { status count } spec models { node model reported { model } } }
 `,
   [RunRowFields],
 );
@@ -31,6 +31,7 @@ export const RunDetailFields = graphql(
     retiredWorkers { workerId reason }
     aggregateByTask { task metrics { ...MetricAggregateFields } }
     statusCounts { status count }
+    models { node type model baseUrl sampling reported { model systemFingerprint calls } repeatsNote }
   }
 `,
   [RunRowFields, MetricAggregateFields],
@@ -60,6 +61,7 @@ export type RunRow = ResultOf<typeof RunRowFields>;
 export type RunListRow = ResultOf<typeof RunListFields>;
 export type RunDetail = ResultOf<typeof RunDetailFields>;
 export type TaskAggregate = RunDetail['aggregateByTask'][number];
+export type RunModel = RunDetail['models'][number];
 export type EpisodeRow = ResultOf<typeof EpisodeRowFields>;
 export type QueueEntry = ResultOf<typeof QueueEntryFields>;
 export type ActiveJob = ResultOf<typeof ActiveJobFields>;

@@ -1,7 +1,9 @@
 /**
  * What tells runs apart in a list: the config values that differ between the runs in view,
- * read from each run's spec (overrides flattened to `node.key`), so ten runs of a sweep show
- * `agent.epsilon=0.1` … instead of ten identical rows.
+ * read from each run's spec (overrides flattened to `node.key`, and each model-backed node's
+ * frozen model, endpoint and sampling as `llm.model`, `llm.base_url`, `llm.temperature` …), so ten
+ * runs of a sweep show `agent.epsilon=0.1` … instead of ten identical rows, and two runs against
+ * two models show `llm.model=…`.
  */
 import { metricsOf } from './metrics.js';
 
@@ -22,6 +24,8 @@ export interface ConfigValue {
   label: string;
   /** The value as shown; `–` when the run does not set it. */
   text: string;
+  /** From the spec's frozen models rather than the overrides: shown only where runs differ in it. */
+  model?: true;
 }
 
 /** A spec's comparable config: the fields above and each override as `node.key`, values as display text. */
@@ -35,6 +39,22 @@ export function configOf(spec: unknown): Map<string, ConfigValue> {
     for (const [k, v] of Object.entries(metricsOf(patch)).sort(([a], [b]) => a.localeCompare(b))) {
       const key = `${node}.${k}`;
       out.set(key, { key, label: key, text: show(v) });
+    }
+  }
+  // The model each node asked, as resolved at submit: the effective value, whether an override or the environment set it.
+  for (const m of Array.isArray(s.models) ? s.models : []) {
+    const model = metricsOf(m);
+    const node = typeof model.node === 'string' ? model.node : undefined;
+    if (!node) continue;
+    const values: Array<[string, unknown]> = [
+      ['model', model.model],
+      ['base_url', model.baseUrl],
+      ...Object.entries(metricsOf(model.sampling)),
+    ];
+    for (const [k, v] of values) {
+      if (v === undefined || v === null) continue;
+      const key = `${node}.${k}`;
+      out.set(key, { key, label: key, text: show(v), ...(out.has(key) ? {} : { model: true as const }) });
     }
   }
   return out;
@@ -53,7 +73,7 @@ export function configDiffs(runs: ReadonlyArray<{ id: string; spec?: unknown }>)
   const keys = new Set<string>();
   for (const c of configs) for (const k of c.config.keys()) keys.add(k);
   const differing = [...keys].filter((k) => {
-    if (configs.length < 2) return k.includes('.');
+    if (configs.length < 2) return k.includes('.') && !configs[0]?.config.get(k)?.model;
     const first = configs[0]!.config.get(k)?.text;
     return configs.some((c) => c.config.get(k)?.text !== first);
   });

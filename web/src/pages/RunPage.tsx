@@ -11,6 +11,7 @@ import { EpisodeDrawer } from '../components/EpisodeDrawer.js';
 import { EpisodeTable } from '../components/EpisodeTable.js';
 import { MetricCards } from '../components/MetricCards.js';
 import { RunAbout } from '../components/RunAbout.js';
+import { RunModels } from '../components/RunModels.js';
 import { RunEndings } from '../components/RunEndings.js';
 import { ProgressBar } from '../components/ProgressBar.js';
 import { RunReportSection } from '../components/RunReport.js';
@@ -181,6 +182,8 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
       <DeterminismAudit runId={run.id} runStatus={run.status} />
 
       <RunAbout runId={run.id} onEdited={q.refetch} />
+
+      <RunModels models={run.models} />
 
       <section className="panel">
         <h2>Metrics</h2>

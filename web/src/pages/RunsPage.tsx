@@ -200,6 +200,7 @@ export function RunsPage({ initial }: { initial: RunsFilters }) {
                 <th>run</th>
                 <th>status</th>
                 <th>graph</th>
+                <th title="The model each model-backed node asked for (and, where the provider named another, what answered)">model</th>
                 <th title="The config values that are not the same in every run on this page">config</th>
                 <th className="progress-col">progress</th>
                 <th>headline metrics</th>
@@ -269,6 +270,9 @@ export function RunsPage({ initial }: { initial: RunsFilters }) {
                     )}
                   </td>
                   <td>{r.graphName}</td>
+                  <td className="model-cell">
+                    {r.models.length === 0 ? <span className="muted">–</span> : r.models.map((m) => <ModelChip key={m.node} model={m} />)}
+                  </td>
                   <td>
                     <div className="config-cell">
                       {(diffs.get(r.id) ?? []).map((c) => (
@@ -317,5 +321,20 @@ export function RunsPage({ initial }: { initial: RunsFilters }) {
         </div>
       )}
     </div>
+  );
+}
+
+/** "fake-1", or "gpt-4o → gpt-4o-2024-08-06" when the answers named another model than the one asked. */
+function ModelChip({ model: m }: { model: { node: string; model: string; reported: ReadonlyArray<{ model: string }> } }) {
+  const answered = [...new Set(m.reported.map((r) => r.model))].filter((name) => name !== m.model);
+  return (
+    <span
+      className="config-chip"
+      data-testid="run-model"
+      title={`node ${m.node} asks ${m.model}${answered.length ? `; answered by ${answered.join(', ')}` : ''}`}
+    >
+      {m.model}
+      {answered.length > 0 && <> → {answered.join(', ')}</>}
+    </span>
   );
 }
