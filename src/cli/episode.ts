@@ -2,13 +2,17 @@
  * `evalctl episode <graph> --index I [--seed S] [--json] [--step-budget B]
  * [--set node.key=value …] [--dataset D] [--split S] [--outputs DIR] [--allow-code-tools]`: runs one episode with
  * real hosts, in this process, and prints its record. Episode I here is episode I of a run
- * with the same seed: the same env episode, the same seed, the same metrics.
+ * with the same seed: the same env episode, the same seed, the same metrics. A dataset
+ * episode's record is followed by its sample (input, target, answer, extracted answer, each
+ * score with its explanation), then, with --json, its transcript (the events.jsonl entries).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BadInputError } from '../errors.js';
+import { EPISODE_FILES } from '../eval-process/episode-writer.js';
 import { runBatch } from '../eval-process/run-batch.js';
+import { isSampleRecord, sampleColumnsOf } from '../export/sample-columns.js';
 import { initialSummary } from '../eval-process/summary-writer.js';
 import { createRunDir, episodeDir, writeSpec, writeSummary } from '../store/run-dir.js';
 import type { EpisodeRecord } from '../store/types.js';
@@ -95,7 +99,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     // The record speaks of the episode asked for, not of its place in this one-episode run.
     const record: EpisodeRecord = { ...raw, index };
-    if (values.json) process.stdout.write(JSON.stringify(record, null, 2) + '\n');
+    if (values.json) process.stdout.write(JSON.stringify(await withSample(record, episodeDir(dir, 0)), null, 2) + '\n');
     else process.stdout.write(renderRecord(record, keep ? episodeDir(dir, 0) : undefined));
     return controller.signal.aborted ? signalExitCode(caught) : 0;
   } finally {
@@ -105,11 +109,33 @@ export async function run(argv: string[]): Promise<number> {
   }
 }
 
+/** A dataset episode's record with its sample view and its transcript (the events.jsonl entries); any other record as it is. */
+async function withSample(r: EpisodeRecord, dir: string): Promise<EpisodeRecord | Record<string, unknown>> {
+  if (!isSampleRecord(r)) return r;
+  const { input, target, answer, extracted } = sampleColumnsOf(r);
+  const sample = { input, target, answer, extracted, scores: r.scores ?? [] };
+  let text = '';
+  try {
+    text = await readFile(join(dir, EPISODE_FILES.events), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const transcript: unknown[] = text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as unknown);
+  return { ...r, sample, transcript };
+}
+
 function renderRecord(r: EpisodeRecord, dir: string | undefined): string {
   const lines = [
     `episode ${r.index} (${r.episodeId}): ${r.status} after ${r.steps} of ${r.stepBudget} steps, ${r.durationMs} ms, seed ${r.seed}`,
   ];
-  if (r.instruction) lines.push(`  instruction: ${r.instruction}`);
+  if (isSampleRecord(r)) {
+    const c = sampleColumnsOf(r);
+    for (const k of ['input', 'target', 'answer', 'extracted'] as const) if (c[k] !== null) lines.push(`  ${k}: ${c[k]}`);
+    for (const s of r.scores ?? []) lines.push(`  score ${s.scorer}${s.rescored ? ' (rescored)' : ''}: ${s.value} (${s.explanation})`);
+  } else if (r.instruction) lines.push(`  instruction: ${r.instruction}`);
   if (r.error) lines.push(`  error: ${r.error}`);
   const names = Object.keys(r.metrics);
   const w = Math.max(0, ...names.map((n) => n.length));

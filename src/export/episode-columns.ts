@@ -1,12 +1,14 @@
 /**
  * The columns of an episode export (CSV), fixed and documented in docs/export.md: the
- * episode's identity and ending, then its metrics sorted by name as `metric.<name>`, then the
+ * episode's identity and ending, what a dataset episode was asked and answered (cut, see
+ * sample-columns.ts), then its metrics sorted by name as `metric.<name>`, then the
  * timing and placement fields (the only ones that may differ between worker counts) last.
  */
 import { orderMetrics } from '../compare/metric-order.js';
 import type { MetricRanges } from '../core/types.js';
 import type { EpisodeRecord } from '../store/types.js';
 import { defuseFormula } from './defuse-formula.js';
+import { SAMPLE_COLUMNS, type SampleColumn, sampleColumnsOf } from './sample-columns.js';
 
 /** Columns before the metrics. */
 export const LEADING_COLUMNS = [
@@ -22,6 +24,7 @@ export const LEADING_COLUMNS = [
   'cluster',
   'scene',
   'instruction',
+  ...SAMPLE_COLUMNS,
   'error',
   'droppedMetrics',
 ] as const;
@@ -70,8 +73,10 @@ export function droppedText(record: EpisodeRecord): string {
 
 /** One record's cells in header order. */
 export function rowOf(record: EpisodeRecord & Record<string, unknown>, metrics: readonly string[]): string[] {
+  const sample = sampleColumnsOf(record);
+  const isSample = (c: string): c is SampleColumn => (SAMPLE_COLUMNS as readonly string[]).includes(c);
   return [
-    ...LEADING_COLUMNS.map((c) => cellText(c === 'droppedMetrics' ? droppedText(record) : record[c])),
+    ...LEADING_COLUMNS.map((c) => cellText(c === 'droppedMetrics' ? droppedText(record) : isSample(c) ? sample[c] : record[c])),
     ...metrics.map((m) => cellText(record.metrics[m])),
     ...TRAILING_COLUMNS.map((c) => cellText(record[c])),
   ];

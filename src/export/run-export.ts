@@ -14,6 +14,7 @@ import { changedAfterFinish, recordedSummary } from '../store/summary-digest.js'
 import { parseSummaryText } from '../store/summary-schema.js';
 import { csvRow } from './csv-field.js';
 import { headerOf, rowOf } from './episode-columns.js';
+import { isSampleRecord, sampleColumnsOf } from './sample-columns.js';
 import { listTree, tarChunks } from './ustar.js';
 
 export const EXPORT_FORMATS = ['csv', 'jsonl', 'json', 'tar'] as const;
@@ -69,11 +70,15 @@ export async function* csvLines(runDir: string, signal?: AbortSignal): AsyncGene
   }
 }
 
-/** The episodes as JSON Lines: each record as its episode.json holds it, one per line, in index order. */
+/**
+ * The episodes as JSON Lines: each record as its episode.json holds it, one per line, in index
+ * order; a dataset episode's line ends with the flat `input`, `target`, `answer` and `extracted`
+ * of the CSV, so a reader need not dig them out of `scores`.
+ */
 export async function* jsonlLines(runDir: string, signal?: AbortSignal): AsyncGenerator<string> {
   for await (const r of episodeRecords(runDir)) {
     signal?.throwIfAborted();
-    yield JSON.stringify(r) + '\n';
+    yield JSON.stringify(isSampleRecord(r) ? { ...r, ...sampleColumnsOf(r) } : r) + '\n';
   }
 }
 

@@ -6,6 +6,7 @@ import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DIST_DIR } from '../../src/paths.js';
 import type { EpisodeRecord } from '../../src/store/types.js';
+import { startOpenAIStub } from '../support/openai-stub.js';
 
 const CLI = join(DIST_DIR, 'main.js');
 let tmp: string;
@@ -51,5 +52,35 @@ describe('evalctl episode', () => {
     const missing = await evalctl(['episode', 'gridnav_planner']);
     expect(missing.exitCode).toBe(2);
     expect(missing.stderr.trim()).toBe('evalctl: --index I is required');
+  });
+
+  it('qa_llm --json: the sample (input, target, answer, extracted, each score) before the transcript', async () => {
+    const stub = await startOpenAIStub();
+    try {
+      const env = {
+        ACTIVE_WORKSPACE_DIR: '',
+        OPENAI_MODEL: 'stand-in-model',
+        OPENAI_BASE_URL: stub.baseURL,
+        OPENAI_API_KEY: 'none',
+        EVAL_LLM_CACHE_DIR: '',
+      };
+      const r = await execa(process.execPath, [CLI, 'episode', 'qa_llm', '--index', '0', '--json'], { reject: false, env });
+      expect(r.exitCode, r.stderr).toBe(0);
+      const out = JSON.parse(r.stdout) as EpisodeRecord & { sample: Record<string, unknown>; transcript: Array<{ type: string }> };
+      const score = out.scores![0]!;
+      expect(out.sample).toEqual({
+        input: out.instruction,
+        target: String(score.target),
+        answer: score.answer,
+        extracted: score.extracted,
+        scores: out.scores,
+      });
+      expect(typeof out.sample.input).toBe('string');
+      expect(score.explanation.length).toBeGreaterThan(0);
+      expect(out.transcript.map((e) => e.type)).toContain('llm_call');
+      expect(Object.keys(out).slice(-2)).toEqual(['sample', 'transcript']);
+    } finally {
+      await stub.close();
+    }
   });
 });

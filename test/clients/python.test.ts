@@ -5,7 +5,7 @@
  * raises the server's error codes as exceptions. follow()'s edges (streams that close early,
  * stall or hold garbage) run against a scripted local server speaking the same SSE format.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -125,6 +125,44 @@ describe('clients/python (batch_eval)', { timeout: 120_000 }, () => {
       followUnknown: ['NotFoundError', 'NOT_FOUND'],
     });
     expect(out.again).toBe('COMPLETED');
+  });
+
+  it("episodes(): a dataset run's input, target, answer and extracted answer are flat columns", async () => {
+    const runId = '20260103_080000';
+    const runDir = join(server.dir, 'outputs', 'eval_runs', runId);
+    const record = {
+      index: 0,
+      episodeId: 'arith/test/q7',
+      status: 'COMPLETED',
+      steps: 1,
+      metrics: { score: 1 },
+      seed: 1,
+      workerId: 0,
+      durationMs: 5,
+      startedAt: '2026-01-03T08:00:00.000Z',
+      finishedAt: '2026-01-03T08:00:01.000Z',
+      instruction: 'What is 6 * 7?',
+      sampleId: 'q7',
+      stepBudget: 4,
+      assets: [],
+      scores: [{ scorer: 'numeric', value: 1, answer: 'It is 42.', extracted: '42', target: 42, explanation: '42 = 42' }],
+    };
+    await mkdir(join(runDir, 'episodes', 'ep0000'), { recursive: true });
+    await writeFile(join(runDir, 'episodes', 'ep0000', 'episode.json'), JSON.stringify(record));
+    await writeFile(
+      join(runDir, 'spec.json'),
+      JSON.stringify({ runId, graphName: 'qa_llm', episodeCount: 1, workerCount: 1, createdAt: record.startedAt }),
+    );
+    const script = `
+import json, sys
+from batch_eval import Client
+eps = Client(sys.argv[1] + "/graphql", token=sys.argv[2]).episodes(sys.argv[3])
+cols = ["input", "target", "answer", "extracted", "metric.score"]
+print(json.dumps(eps[cols].iloc[0].tolist() if hasattr(eps, "columns") else [eps[0][c] for c in cols[:4]], default=lambda v: v.item()))
+`;
+    const r = await execa(python, ['-c', script, server.url, TOKEN, runId], { reject: false, cwd: tmp });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual(['What is 6 * 7?', '42', 'It is 42.', '42', ...(hasPandas ? [1] : [])]);
   });
 
   it('follow() against streams that close early, come empty, stall or hold garbage: only terminal states, bounded retries, typed errors', async () => {

@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIST_DIR } from '../../src/paths.js';
 import { episodeDir, FILES, runsRoot } from '../../src/store/run-dir.js';
 import { runSpecSchema } from '../../src/spec/run-spec.js';
+import { rescoreRun } from '../../src/store/rescore-run.js';
 import { startOpenAIStub, type OpenAIStub } from '../support/openai-stub.js';
 import { expectAccessible } from './axe.js';
 import { type Session, sessionPerTest } from './harness.js';
@@ -78,6 +79,7 @@ const EVENTS = [
 /** Sentiment labels: what each episode's sample expects and what the model answered (episode 5 never got an answer). */
 const TARGETS = ['negative', 'positive', 'positive', 'negative', 'positive'];
 const ANSWERS = ['negative', 'positive', 'maybe', 'positive', 'positive'];
+const REVIEWS = ['Dull.', 'A delight from start to finish.', 'It was fine, I guess.', 'Never again.', 'Loved it.', 'Superb.'];
 
 /** What the run's llm node asked, as frozen at submit. */
 const MODEL = {
@@ -110,6 +112,8 @@ async function writeLabelRun(outputsDir: string): Promise<string> {
       finishedAt: new Date(t0 + i * 1000 + 500 + 10 * i).toISOString(),
       stepBudget: 10,
       assets: [],
+      instruction: REVIEWS[i],
+      sampleId: `s${i}`,
       ...(infra
         ? { error: 'the endpoint did not answer after 4 retries' }
         : {
@@ -192,10 +196,11 @@ async function writeLabelRun(outputsDir: string): Promise<string> {
 
 const sessions = sessionPerTest();
 
-function openWithRun(): Promise<Session> {
+function openWithRun(opts: { rescore?: string } = {}): Promise<Session> {
   return sessions.open({
     prepare: async (out) => {
       const runDir = await writeLabelRun(out);
+      if (opts.rescore) await rescoreRun({ runDir, scorer: opts.rescore });
       const ep = episodeDir(runDir, 1);
       await mkdir(ep, { recursive: true });
       await writeFile(join(ep, 'events.jsonl'), `${EVENTS.map((e) => JSON.stringify(e)).join('\n')}\n`);
@@ -293,6 +298,31 @@ describe('a model-backed run on the dashboard', { timeout: 60_000 }, () => {
     // The events are asked for once the record is shown: wait for that answer.
     await page.waitForSelector('[data-testid=conversation-loading]', { state: 'detached' });
     expect(await page.$('[data-testid=conversation]')).toBeNull();
+  });
+
+  it("shows a rescored episode's sample: input, target, answer, both scores labelled, then the conversation", async () => {
+    const s = await openWithRun({ rescore: 'includes' });
+    const { page, url } = s;
+    await page.goto(`${url}#/runs/${RUN_ID}/episodes/1`);
+    await page.waitForSelector('[data-testid=sample-view]');
+    expect(await page.textContent('[data-testid=sample-input]')).toBe('A delight from start to finish.');
+    expect(await page.textContent('[data-testid=sample-target]')).toBe('positive');
+    expect(await page.textContent('[data-testid=sample-answer]')).toBe('positive');
+    const rows = await page.$$eval('[data-testid=sample-scores] tbody tr', (trs) =>
+      trs.map((tr) => Array.from(tr.children).map((c) => c.textContent?.trim())),
+    );
+    expect(rows).toEqual([
+      ['exact', '1', 'matches'],
+      ['includes rescored', '1', 'the answer contains target "positive"'],
+    ]);
+    // The sample comes before the transcript.
+    await page.waitForSelector('[data-testid=conversation]');
+    const order = await page.$$eval('[data-testid=sample-view], [data-testid=conversation]', (els) =>
+      els.map((e) => e.getAttribute('data-testid')),
+    );
+    expect(order).toEqual(['sample-view', 'conversation']);
+    await expectAccessible(page, 'the episode drawer with a rescored sample');
+    await s.screenshot('llm-episode-sample');
   });
 });
 

@@ -10,6 +10,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csvField, csvRow } from '../../src/export/csv-field.js';
 import { headerOf, rowOf } from '../../src/export/episode-columns.js';
+import { SAMPLE_TEXT_CHARS } from '../../src/export/sample-columns.js';
 import { DIST_DIR } from '../../src/paths.js';
 import { runsRoot } from '../../src/store/run-dir.js';
 import { startServer, type TestServer } from '../app.helpers.js';
@@ -112,6 +113,10 @@ describe('run exports', { timeout: 30_000 }, () => {
       'cluster',
       'scene',
       'instruction',
+      'input',
+      'target',
+      'answer',
+      'extracted',
       'error',
       'droppedMetrics',
       'metric.note',
@@ -281,5 +286,31 @@ describe('CSV text cells', () => {
       'metric.ok': 'true',
       index: '0',
     });
+  });
+});
+
+describe('what a dataset episode was asked and answered', () => {
+  it('comes out as flat input, target, answer and extracted cells, cut at SAMPLE_TEXT_CHARS and formula-safe', () => {
+    const { header, metrics } = headerOf(['score']);
+    const long = 'x'.repeat(SAMPLE_TEXT_CHARS + 50);
+    const score = { scorer: 'exact', value: 0, answer: long, extracted: '=1+1', target: ['-3', 'minus three'], explanation: 'no' };
+    const record = {
+      index: 0,
+      episodeId: 'qa/test/q1',
+      status: 'COMPLETED',
+      steps: 1,
+      sampleId: 'q1',
+      instruction: '@What is 1 - 4?',
+      metrics: { score: 0 },
+      scores: [score, { ...score, scorer: 'includes', value: 1, rescored: true }],
+    };
+    const text = csvRow(header) + csvRow(rowOf(record as unknown as Parameters<typeof rowOf>[0], metrics));
+    const [row] = parse(text, { columns: true }) as Array<Record<string, string>>;
+    expect(row).toMatchObject({ input: "'@What is 1 - 4?", target: '["-3","minus three"]', extracted: "'=1+1", 'metric.score': '0' });
+    expect(row!.answer).toHaveLength(SAMPLE_TEXT_CHARS);
+    expect(row!.answer!.endsWith('x…')).toBe(true);
+    // Not a dataset episode: the cells stay empty.
+    const plain = rowOf({ ...record, sampleId: undefined, scores: undefined } as unknown as Parameters<typeof rowOf>[0], metrics);
+    expect(['input', 'target', 'answer', 'extracted'].map((c) => plain[header.indexOf(c)])).toEqual(['', '', '', '']);
   });
 });

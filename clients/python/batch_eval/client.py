@@ -364,7 +364,8 @@ class Client:
 
         as_frame: a pandas DataFrame (one row per episode, each metric a `metric.<name>`
         column, as in the CSV export) when True, or by default when pandas is installed;
-        a list of dicts when False or without pandas.
+        a list of dicts when False or without pandas. A dataset episode's row (and dict) has
+        flat `input`, `target`, `answer` and `extracted` text, each cut at 1000 characters.
         """
         records = []
         request = urllib.request.Request(self._run_path(run_id, "export.jsonl"), headers=self._headers())

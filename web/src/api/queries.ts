@@ -30,7 +30,7 @@ export const EPISODE = graphql(
   `
   query Episode($id: ID!, $index: Int!, $logOffset: Int, $logFirst: Int) {
     run(id: $id) { id graphName episode(index: $index) {
-      ...EpisodeRowFields scene instruction error stepBudget
+      ...EpisodeRowFields scene instruction sampleId scores error stepBudget
       nodeErrors { nodeId step message }
       assets { name mime bytes url nodeId step }
       log(offset: $logOffset, first: $logFirst) { total lines { line step nodeId type ms inputs outputs error } }

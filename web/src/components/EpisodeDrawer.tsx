@@ -8,6 +8,7 @@ import { fmtBytes, fmtDuration, fmtMetricValue, fmtTime } from '../lib/format.js
 import { metricsOf } from '../lib/metrics.js';
 import { EpisodeConversation } from './Conversation.js';
 import { Json } from './Json.js';
+import { SampleView, scoresOf } from './SampleView.js';
 import { StatusBadge } from './StatusBadge.js';
 import { ErrorBox, Loading } from './States.js';
 
@@ -111,6 +112,8 @@ function EpisodeBody({
   const others = ep.assets.filter((a) => !a.mime.startsWith('image/'));
   const metrics = Object.entries(metricsOf(ep.metrics));
   const log = ep.log;
+  // A dataset episode shows its input in the sample view, beside its target and answer.
+  const isSample = ep.sampleId != null || ep.scores.length > 0;
   return (
     <>
       <section className="ep-summary">
@@ -125,7 +128,7 @@ function EpisodeBody({
       )}
       {(ep.instruction || ep.scene || ep.task) && (
         <section>
-          {ep.instruction && <p className="instruction">“{ep.instruction}”</p>}
+          {ep.instruction && !isSample && <p className="instruction">“{ep.instruction}”</p>}
           <dl className="kv">
             {ep.task && (
               <>
@@ -142,6 +145,7 @@ function EpisodeBody({
           </dl>
         </section>
       )}
+      {isSample && <SampleView input={ep.sampleId != null ? (ep.instruction ?? null) : null} scores={scoresOf(ep.scores)} />}
       {images.length > 0 && (
         <section className="ep-images">
           {images.map((a) => (
@@ -156,6 +160,7 @@ function EpisodeBody({
           ))}
         </section>
       )}
+      <EpisodeConversation runId={runId} index={ep.index} />
       <section>
         <h3>Metrics</h3>
         {metrics.length ? (
@@ -173,7 +178,6 @@ function EpisodeBody({
           <p className="muted">No metrics were recorded.</p>
         )}
       </section>
-      <EpisodeConversation runId={runId} index={ep.index} />
       <section>
         <h3>Record</h3>
         <dl className="kv">
