@@ -9,7 +9,7 @@ import { comparisonWarnings } from '../compare/comparison-warnings.js';
 import type { PowerPlan, MetricPower } from '../compare/power-plan.js';
 import { builder } from './builder.js';
 import { EpisodeRef, RunRef, type EpisodeSource } from './refs.js';
-import { CiMethodRef, MetricGoalRef, MetricVerdictRef } from './stats-refs.js';
+import { CiMethodRef, MetricGoalRef, MetricVerdictRef, TestMethodRef } from './stats-refs.js';
 import { compareRunsById, powerPlanById, runSource, type RunComparisonSource } from './compare-source.js';
 import { loadRun, loadSummary } from './run-source.js';
 import type { ApiContext } from './context.js';
@@ -114,7 +114,8 @@ export const MetricComparisonRef = builder.objectRef<MetricComparisonSource>('Me
     }),
     ciMethod: t.field({
       type: CiMethodRef,
-      description: 'T (n−1 df), CLUSTERED_T (C−1 df), or NEWCOMBE for a difference of 0/1 rates.',
+      description:
+        'T (n−1 df), CLUSTERED_T (C−1 df), or NEWCOMBE for a difference of 0/1 rates where unclustered (or where the clustered t has no width).',
       resolve: (s) => s.m.ciMethod,
     }),
     df: t.int({ description: 'Degrees of freedom of the paired interval.', resolve: (s) => Math.max(0, s.m.df) }),
@@ -131,12 +132,13 @@ export const MetricComparisonRef = builder.objectRef<MetricComparisonSource>('Me
     }),
     unpairedStderr: t.float({
       nullable: true,
-      description: 'Standard error as if the runs shared no episodes (Welch), for contrast.',
+      description:
+        "Standard error as if the runs shared no episodes (Welch), for contrast: √(SE_A² + SE_B²), each side's clustered standard error where episodes carry clusters.",
       resolve: (s) => finite(s.m.unpairedStderr),
     }),
     unpairedCi95Low: t.float({
       nullable: true,
-      description: 'Unpaired (Welch) 95 % interval, lower end.',
+      description: 'Unpaired (Welch) 95 % interval, lower end (clustered sides, Satterthwaite degrees of freedom, where episodes carry clusters).',
       resolve: (s) => finite(s.m.unpairedCi95?.[0]),
     }),
     unpairedCi95High: t.float({
@@ -146,15 +148,27 @@ export const MetricComparisonRef = builder.objectRef<MetricComparisonSource>('Me
     }),
     pValue: t.float({
       nullable: true,
-      description: 'Two-sided p: McNemar exact for 0/1 metrics, else the paired t test (clustered when clusters exist).',
+      description:
+        "Two-sided p behind the BH flag (testMethod): McNemar's for 0/1 metrics, else the paired t test; each clustered when episodes carry clusters.",
       resolve: (s) => finite(s.m.testP),
+    }),
+    testMethod: t.field({ type: TestMethodRef, description: 'The test behind pValue.', resolve: (s) => s.m.testMethod }),
+    designEffect: t.float({
+      nullable: true,
+      description:
+        'Clustered over unclustered variance of the paired mean, never below 1 (1 without clusters); the MDE and a plan are scaled by it.',
+      resolve: (s) => finite(s.m.designEffect),
     }),
     pairedTP: t.float({
       nullable: true,
       description: 'Two-sided p of the paired t test, for every metric.',
       resolve: (s) => finite(s.m.pValue),
     }),
-    mcnemarP: t.float({ nullable: true, description: "McNemar's exact p (0/1 metrics only).", resolve: (s) => finite(s.m.mcnemarP) }),
+    mcnemarP: t.float({
+      nullable: true,
+      description: "McNemar's p (0/1 metrics only): exact, or Durkalski's cluster-adjusted test where episodes carry clusters.",
+      resolve: (s) => finite(s.m.mcnemarP),
+    }),
     goal: t.field({
       type: MetricGoalRef,
       nullable: true,
@@ -184,7 +198,8 @@ export const MetricComparisonRef = builder.objectRef<MetricComparisonSource>('Me
     }),
     mde: t.float({
       nullable: true,
-      description: 'Minimum detectable effect at this n (α = 0.05 two-sided, 80 % power) from the spread of the differences.',
+      description:
+        'Minimum detectable effect at this n (α = 0.05 two-sided, 80 % power) from the spread of the differences, times √designEffect.',
       resolve: (s) => finite(s.m.mde),
     }),
     flips: t.field({

@@ -1,8 +1,9 @@
 /**
  * McNemar's exact test for paired 0/1 outcomes: a two-sided binomial test on the discordant
- * pairs (under no difference each discordant pair goes either way with probability ½).
+ * pairs (under no difference each discordant pair goes either way with probability ½); and its
+ * cluster-adjusted form for pairs that come in clusters.
  */
-import { binomialCdfOf } from './distributions.js';
+import { binomialCdfOf, zTwoSidedP } from './distributions.js';
 
 export interface WinTieLoss {
   /** Candidate 1, baseline 0. */
@@ -31,4 +32,27 @@ export function mcnemarExactP(b: number, c: number): number {
   const n = b + c;
   if (n === 0) return 1;
   return Math.min(1, 2 * binomialCdfOf(Math.min(b, c), n, 0.5));
+}
+
+/**
+ * Durkalski's cluster-adjusted McNemar test (Durkalski, Palesch, Lipsitz & Rust, Statistics in
+ * Medicine 22:2417–2428, 2003): with b_k and c_k the discordant pairs of cluster k,
+ * X² = (Σ_k (b_k − c_k))² / Σ_k (b_k − c_k)², referred to χ² with 1 df. It reduces to McNemar's
+ * (b − c)²/(b + c) when every cluster holds one pair. `clusters[i]` names pair i's cluster
+ * (clusters summed in first-seen order); 1 when no pair is discordant.
+ */
+export function durkalskiP(baseline: readonly number[], candidate: readonly number[], clusters: readonly string[]): number {
+  const net = new Map<string, number>();
+  for (let i = 0; i < baseline.length; i++) {
+    const d = candidate[i]! - baseline[i]!;
+    net.set(clusters[i]!, (net.get(clusters[i]!) ?? 0) + d);
+  }
+  let sum = 0;
+  let sq = 0;
+  for (const d of net.values()) {
+    sum += d;
+    sq += d * d;
+  }
+  if (sq === 0) return 1;
+  return zTwoSidedP(sum / Math.sqrt(sq));
 }
