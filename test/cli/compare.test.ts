@@ -194,8 +194,8 @@ describe('evalctl plan', () => {
       runId: 'r',
       source: 'own',
       metrics: [
-        { metric: 'success', n: 40, sd: 0.5, mde: 0.2, effect: 0.001, episodesNeeded: 1_732_921 },
-        { metric: 'spl', n: 40, sd: 0.1, mde: 0.05, effect: 0.001, episodesNeeded: 80_000 },
+        { metric: 'success', n: 40, sd: 0.5, designEffect: 1, mde: 0.2, effect: 0.001, episodesNeeded: 1_732_921 },
+        { metric: 'spl', n: 40, sd: 0.1, designEffect: 1, mde: 0.05, effect: 0.001, episodesNeeded: 80_000 },
       ],
     });
     expect(text).toContain('success: more episodes than one run takes (100000)');
@@ -207,9 +207,11 @@ describe('evalctl plan', () => {
       runId: 'r',
       source: 'paired',
       referenceRunId: 'q',
-      metrics: [{ metric: 'success', n: 40, sd: 0, mde: 0, effect: 0.1, episodesNeeded: episodesForEffect(0, 0.1) }],
+      metrics: [
+        { metric: 'success', n: 40, sd: 0, designEffect: 1, referenceRunId: 'q', mde: 0, effect: 0.1, episodesNeeded: episodesForEffect(0, 0.1) },
+      ],
     });
-    expect(text).toMatch(/success\s+40\s+0\.0000\s+0\.0000\s+0\.1000\s+2\n/);
+    expect(text).toMatch(/success\s+q\s+40\s+0\.0000\s+0\.0000\s+0\.1000\s+2\n/);
     expect(text).toContain('success: sd 0 (the same difference on every shared episode)');
   });
 
