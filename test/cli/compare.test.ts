@@ -184,7 +184,7 @@ describe('evalctl plan', () => {
     });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toContain(`paired against ${ids.base}`);
-    expect(r.stdout).toMatch(/success\s+12\s+\d\.\d{4}\s+\d\.\d{4}\s+0\.1000\s+\d+/);
+    expect(r.stdout).toMatch(new RegExp(`success\\s+${ids.base}\\s+12\\s+\\d\\.\\d{4}\\s+\\d\\.\\d{4}\\s+0\\.1000\\s+\\d+`));
     const bad = await execa('node', [MAIN, 'plan', ids.cand!, '--effect', '0', '--outputs', outputs], { reject: false });
     expect(bad.exitCode).toBe(2);
   });
