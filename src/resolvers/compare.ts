@@ -265,7 +265,7 @@ const PowerSourceRef = builder.enumType('PowerSource', {
   values: {
     PAIRED: {
       value: 'paired' as const,
-      description: 'The per-episode differences against the latest comparable run (same graph, shared episodes).',
+      description: 'The per-episode differences against a comparable run (same graph, shared episodes), chosen per metric.',
     },
     OWN: {
       value: 'own' as const,
@@ -280,7 +280,19 @@ const MetricPowerRef = builder.objectRef<MetricPower>('MetricPower').implement({
     metric: t.exposeString('metric', { description: 'The metric name.' }),
     n: t.exposeInt('n', { description: 'Episodes (or pairs) the spread came from: the MDE is at this n.' }),
     sd: t.float({ nullable: true, description: 'Standard deviation used (of the differences when PAIRED).', resolve: (p) => finite(p.sd) }),
-    mde: t.float({ nullable: true, description: 'Minimum detectable effect at n.', resolve: (p) => finite(p.mde) }),
+    designEffect: t.float({
+      nullable: true,
+      description: 'Clustered over independent variance of the mean, never below 1 (1 without clusters): the MDE and episodesNeeded include it.',
+      resolve: (p) => finite(p.designEffect),
+    }),
+    clusters: t.int({ nullable: true, description: 'Clusters among the episodes, when they carry one.', resolve: (p) => p.clusters ?? null }),
+    reference: t.field({
+      type: RunRef,
+      nullable: true,
+      description: "The run this metric's differences are against (the comparable run sharing the most episodes with a difference); null for the run's own spread.",
+      resolve: (p, _a, ctx) => (p.referenceRunId ? loadRun(p.referenceRunId, ctx) : null),
+    }),
+    mde: t.float({ nullable: true, description: 'Minimum detectable effect at n, with the design effect.', resolve: (p) => finite(p.mde) }),
     effect: t.float({ nullable: true, description: 'The effect asked about, if any.', resolve: (p) => p.effect ?? null }),
     episodesNeeded: t.int({
       nullable: true,
@@ -303,7 +315,7 @@ const PowerPlanRef = builder.objectRef<PowerPlan>('PowerPlan').implement({
     reference: t.field({
       type: RunRef,
       nullable: true,
-      description: 'The comparable run whose differences gave the spread (PAIRED only).',
+      description: "The first paired metric's reference (PAIRED only); each metric names its own.",
       resolve: (p, _a, ctx) => (p.referenceRunId ? loadRun(p.referenceRunId, ctx) : null),
     }),
     metrics: t.field({ type: [MetricPowerRef], description: 'Each metric, sorted by name.', resolve: (p) => p.metrics }),
@@ -325,7 +337,7 @@ builder.queryFields((t) => ({
   powerPlan: t.field({
     type: PowerPlanRef,
     description:
-      'Minimum detectable effect (α = 0.05, 80 % power) at the run’s n, and the episodes needed for `effect`, from the paired spread against the latest comparable run (same graph, shared episodes), else the run’s own spread.',
+      'Minimum detectable effect (α = 0.05, 80 % power) at the run’s n, and the episodes needed for `effect`, from the paired spread against a comparable run chosen per metric (same graph, the most shared episodes with a difference), else the run’s own spread; with the design effect where episodes carry clusters.',
     args: {
       run: t.arg.id({ required: true, description: 'The run id.' }),
       effect: t.arg.float({ description: 'An effect (difference of means) to size for.' }),
