@@ -7,7 +7,7 @@
  * episodes carry clusters.
  */
 import { parseEffects, powerPlan, type PowerPlan } from '../compare/power-plan.js';
-import { comparableRuns, readRunScores } from '../compare/run-scores.js';
+import { comparableRuns, readRunScores, type RunScores } from '../compare/run-scores.js';
 import { BadInputError } from '../errors.js';
 import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
 import { RunReader } from '../store/run-reader.js';
@@ -33,15 +33,7 @@ export function renderPlan(p: PowerPlan, pinned = false): string {
   const withEffect = p.metrics.some((m) => m.effect !== undefined);
   const clustered = p.metrics.some((m) => m.designEffect > 1);
   const rows = [
-    [
-      'metric',
-      'reference',
-      'n',
-      'sd',
-      ...(clustered ? ['deff', 'C'] : []),
-      'MDE',
-      ...(withEffect ? ['effect', 'n needed'] : []),
-    ],
+    ['metric', 'reference', 'n', 'sd', ...(clustered ? ['deff', 'C'] : []), 'MDE', ...(withEffect ? ['effect', 'n needed'] : [])],
     ...p.metrics.map((m) => [
       m.metric,
       m.referenceRunId ?? '(own)',
@@ -51,7 +43,9 @@ export function renderPlan(p: PowerPlan, pinned = false): string {
       num(m.mde),
       ...(withEffect
         ? [
-            m.effect === undefined ? '–' : `${num(m.effect)}${m.relativeEffect !== undefined ? ` (${+(m.relativeEffect * 100).toPrecision(6)} %)` : ''}`,
+            m.effect === undefined
+              ? '–'
+              : `${num(m.effect)}${m.relativeEffect !== undefined ? ` (${+(m.relativeEffect * 100).toPrecision(6)} %)` : ''}`,
             m.episodesNeeded === undefined ? '–' : String(m.episodesNeeded),
           ]
         : []),
@@ -102,7 +96,7 @@ export async function run(argv: string[]): Promise<number> {
   const reader = new RunReader(ref.outputsDir);
   const target = await readRunScores(reader, ref.runId);
   const pinned = values.reference !== undefined;
-  let references;
+  let references: RunScores[];
   if (pinned) {
     const other = await readRunScores(reader, runRefOf(values.reference!, ref.outputsDir).runId);
     if (![...target.scores.episodes.keys()].some((id) => other.scores.episodes.has(id)))

@@ -167,7 +167,11 @@ export function powerPlan(run: RunTable, references: readonly RunTable[], opts: 
 }
 
 /** The design effect of one run's own scores: (clustered SE / (sd/√n))², at least 1. */
-function ownDesignEffect(values: readonly number[], clusters: readonly (string | undefined)[], sd: number): { deff: number; clusters?: number } {
+function ownDesignEffect(
+  values: readonly number[],
+  clusters: readonly (string | undefined)[],
+  sd: number,
+): { deff: number; clusters?: number } {
   if (!anyCluster(clusters) || values.length < 2) return { deff: 1 };
   const cl = clusteredStderr(
     values,

@@ -138,7 +138,8 @@ export const MetricComparisonRef = builder.objectRef<MetricComparisonSource>('Me
     }),
     unpairedCi95Low: t.float({
       nullable: true,
-      description: 'Unpaired (Welch) 95 % interval, lower end (clustered sides, Satterthwaite degrees of freedom, where episodes carry clusters).',
+      description:
+        'Unpaired (Welch) 95 % interval, lower end (clustered sides, Satterthwaite degrees of freedom, where episodes carry clusters).',
       resolve: (s) => finite(s.m.unpairedCi95?.[0]),
     }),
     unpairedCi95High: t.float({
@@ -282,14 +283,20 @@ const MetricPowerRef = builder.objectRef<MetricPower>('MetricPower').implement({
     sd: t.float({ nullable: true, description: 'Standard deviation used (of the differences when PAIRED).', resolve: (p) => finite(p.sd) }),
     designEffect: t.float({
       nullable: true,
-      description: 'Clustered over independent variance of the mean, never below 1 (1 without clusters): the MDE and episodesNeeded include it.',
+      description:
+        'Clustered over independent variance of the mean, never below 1 (1 without clusters): the MDE and episodesNeeded include it.',
       resolve: (p) => finite(p.designEffect),
     }),
-    clusters: t.int({ nullable: true, description: 'Clusters among the episodes, when they carry one.', resolve: (p) => p.clusters ?? null }),
+    clusters: t.int({
+      nullable: true,
+      description: 'Clusters among the episodes, when they carry one.',
+      resolve: (p) => p.clusters ?? null,
+    }),
     reference: t.field({
       type: RunRef,
       nullable: true,
-      description: "The run this metric's differences are against (the comparable run sharing the most episodes with a difference); null for the run's own spread.",
+      description:
+        "The run this metric's differences are against (the comparable run sharing the most episodes with a difference); null for the run's own spread.",
       resolve: (p, _a, ctx) => (p.referenceRunId ? loadRun(p.referenceRunId, ctx) : null),
     }),
     mde: t.float({ nullable: true, description: 'Minimum detectable effect at n, with the design effect.', resolve: (p) => finite(p.mde) }),

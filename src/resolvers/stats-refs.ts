@@ -48,14 +48,18 @@ export const MetricVerdictRef = builder.enumType('MetricVerdict', {
 });
 
 export const TestMethodRef = builder.enumType('TestMethod', {
-  description: 'The test behind a comparison row\'s pValue and its Benjamini–Hochberg flag (docs/statistics.md).',
+  description: "The test behind a comparison row's pValue and its Benjamini–Hochberg flag (docs/statistics.md).",
   values: {
     PAIRED_T: { value: 'paired-t' as TestMethod, description: 'Paired t test, n−1 degrees of freedom.' },
-    CLUSTERED_T: { value: 'clustered-t' as TestMethod, description: 'Paired t test with the cluster-robust standard error, C−1 degrees of freedom.' },
+    CLUSTERED_T: {
+      value: 'clustered-t' as TestMethod,
+      description: 'Paired t test with the cluster-robust standard error, C−1 degrees of freedom.',
+    },
     MCNEMAR_EXACT: { value: 'mcnemar-exact' as TestMethod, description: "McNemar's exact test on the discordant pairs (0/1 metrics)." },
     MCNEMAR_CLUSTERED: {
       value: 'mcnemar-clustered' as TestMethod,
-      description: "Durkalski et al.'s (2003) cluster-adjusted McNemar test, (Σ_k (b_k − c_k))² / Σ_k (b_k − c_k)² against χ² with 1 df (0/1 metrics with clusters).",
+      description:
+        "Durkalski et al.'s (2003) cluster-adjusted McNemar test, (Σ_k (b_k − c_k))² / Σ_k (b_k − c_k)² against χ² with 1 df (0/1 metrics with clusters).",
     },
   },
 });

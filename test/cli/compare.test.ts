@@ -208,7 +208,16 @@ describe('evalctl plan', () => {
       source: 'paired',
       referenceRunId: 'q',
       metrics: [
-        { metric: 'success', n: 40, sd: 0, designEffect: 1, referenceRunId: 'q', mde: 0, effect: 0.1, episodesNeeded: episodesForEffect(0, 0.1) },
+        {
+          metric: 'success',
+          n: 40,
+          sd: 0,
+          designEffect: 1,
+          referenceRunId: 'q',
+          mde: 0,
+          effect: 0.1,
+          episodesNeeded: episodesForEffect(0, 0.1),
+        },
       ],
     });
     expect(text).toMatch(/success\s+q\s+40\s+0\.0000\s+0\.0000\s+0\.1000\s+2\n/);

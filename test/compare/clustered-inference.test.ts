@@ -55,7 +55,7 @@ function rec(index: number, metrics: Record<string, number>, cluster: string): E
 // The script's dataset: 80 episodes in 5 clusters; the candidate solves every episode of clusters 3 and 4.
 const N = 80;
 const k = (i: number) => i % 5;
-const baseSuccess = (i: number) => (((i * 37 + 11) % 17) < 3 + 2 * k(i) ? 1 : 0);
+const baseSuccess = (i: number) => ((i * 37 + 11) % 17 < 3 + 2 * k(i) ? 1 : 0);
 const candSuccess = (i: number) => (k(i) >= 3 ? 1 : baseSuccess(i));
 const baseSteps = (i: number) => 10 + 3 * k(i) + ((i * 13) % 7);
 const candSteps = (i: number) => baseSteps(i) - (k(i) % 3) + ((i * 5) % 4) - 1.5;
@@ -185,20 +185,17 @@ describe('a clustered 0/1 rate', () => {
 
   it('never leaves [0, 1], and holds its mean (property)', () => {
     fc.assert(
-      fc.property(
-        fc.array(fc.tuple(fc.constantFrom(0, 1), fc.integer({ min: 0, max: 6 })), { minLength: 2, maxLength: 120 }),
-        (pairs) => {
-          const s = metricSpread(
-            pairs.map((p) => p[0]),
-            pairs.map((p) => `c${p[1]}`),
-          );
-          if (s.ci95 === null) return;
-          expect(s.ci95[0]).toBeGreaterThanOrEqual(0);
-          expect(s.ci95[1]).toBeLessThanOrEqual(1);
-          expect(s.ci95[0]).toBeLessThanOrEqual(s.mean + 1e-12);
-          expect(s.ci95[1]).toBeGreaterThanOrEqual(s.mean - 1e-12);
-        },
-      ),
+      fc.property(fc.array(fc.tuple(fc.constantFrom(0, 1), fc.integer({ min: 0, max: 6 })), { minLength: 2, maxLength: 120 }), (pairs) => {
+        const s = metricSpread(
+          pairs.map((p) => p[0]),
+          pairs.map((p) => `c${p[1]}`),
+        );
+        if (s.ci95 === null) return;
+        expect(s.ci95[0]).toBeGreaterThanOrEqual(0);
+        expect(s.ci95[1]).toBeLessThanOrEqual(1);
+        expect(s.ci95[0]).toBeLessThanOrEqual(s.mean + 1e-12);
+        expect(s.ci95[1]).toBeGreaterThanOrEqual(s.mean - 1e-12);
+      }),
       { numRuns: 500, seed: 43 },
     );
   });
