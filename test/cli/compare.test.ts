@@ -189,6 +189,29 @@ describe('evalctl plan', () => {
     expect(bad.exitCode).toBe(2);
   });
 
+  it('takes --reference and an effect per metric, absolute or relative, and names the reference', async () => {
+    const r = await execa(
+      'node',
+      [MAIN, 'plan', ids.cand!, '--reference', ids.base!, '--effect', 'success=10%', '--effect', 'spl=0.2', '--json', '--outputs', outputs],
+      { reject: false },
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    const plan = JSON.parse(r.stdout);
+    const byName = Object.fromEntries(plan.metrics.map((m: { metric: string }) => [m.metric, m]));
+    // 10 % of the reference's success rate, 0.75.
+    expect(byName.success).toMatchObject({ referenceRunId: ids.base, relativeEffect: 0.1, designEffect: 1 });
+    expect(byName.success.effect).toBeCloseTo(0.075, 15);
+    expect(byName.spl).toMatchObject({ referenceRunId: ids.base, effect: 0.2 });
+    const text = await execa('node', [MAIN, 'plan', ids.cand!, '--reference', ids.base!, '--outputs', outputs]);
+    expect(text.stdout).toContain(`paired against ${ids.base} (--reference)`);
+    const apart = await execa('node', [MAIN, 'plan', ids.cand!, '--reference', ids.apart!, '--outputs', outputs], { reject: false });
+    expect(apart.exitCode).toBe(2);
+    expect(apart.stderr).toContain('shares no episode');
+    const bad = await execa('node', [MAIN, 'plan', ids.cand!, '--effect', 'success=abc', '--outputs', outputs], { reject: false });
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain('--effect "success=abc"');
+  });
+
   it('says when the episodes needed are more than one run takes', () => {
     const text = renderPlan({
       runId: 'r',
