@@ -258,3 +258,46 @@ describe('evalctl plan', () => {
     expect(compare.stderr).toContain('metric "nope" is not reported by these runs');
   });
 });
+
+describe('clustered dataset runs', () => {
+  // The dataset of test/compare/clustered-inference.test.ts (80 samples in 5 clusters; the candidate solves clusters 3 and 4), as run directories: the numbers come through summary.json and the score index, against the same statsmodels/scipy output pasted there.
+  const k = (i: number) => i % 5;
+  const baseSuccess = (i: number) => ((i * 37 + 11) % 17 < 3 + 2 * k(i) ? 1 : 0);
+  const rec = (i: number, success: number, steps: number): EpisodeRecord => ({
+    ...record(i, success),
+    episodeId: `qa/test/${i}`,
+    metrics: { success, steps },
+    cluster: `c${k(i)}`,
+  });
+  const baseSteps = (i: number) => 10 + 3 * k(i) + ((i * 13) % 7);
+
+  it('compare, plan and the run table give the clustered figures', async () => {
+    const out = join(dir, 'clustered');
+    const base = Array.from({ length: 80 }, (_, i) => rec(i, baseSuccess(i), baseSteps(i)));
+    const cand = Array.from({ length: 80 }, (_, i) =>
+      rec(i, k(i) >= 3 ? 1 : baseSuccess(i), baseSteps(i) - (k(i) % 3) + ((i * 5) % 4) - 1.5),
+    );
+    const a = await writeRun(new Date(2026, 0, 2, 0, 0, 0), base, out);
+    const b = await writeRun(new Date(2026, 0, 2, 0, 0, 1), cand, out);
+    const j = await execa('node', [MAIN, 'compare', a, b, '--json', '--outputs', out]);
+    const rows = Object.fromEntries(JSON.parse(j.stdout).candidates[0].metrics.map((m: { metric: string }) => [m.metric, m]));
+    expect(rows.success).toMatchObject({ testMethod: 'mcnemar-clustered', clusters: 5 });
+    expect(rows.success.testP).toBeCloseTo(0.16151331846753808, 12);
+    expect(rows.success.bhAdjustedP).toBeCloseTo(0.16151331846753808, 12);
+    expect(rows.success.pairedStderr).toBeCloseTo(0.10897247358851682, 12);
+    expect(rows.success.unpairedStderr).toBeCloseTo(0.1916213714594486, 12);
+    expect(rows.success.mde).toBeCloseTo(0.30529567118679457, 12);
+    expect(rows.steps).toMatchObject({ testMethod: 'clustered-t', ciMethod: 'clustered-t', df: 4 });
+    expect(rows.steps.testP).toBeCloseTo(0.09930068321372679, 12);
+    expect(rows.steps.unpairedCi95[0]).toBeCloseTo(-7.8782245629617185, 11);
+    expect(rows.steps.mde).toBeCloseTo(1.048257202602907, 12);
+    const text = await execa('node', [MAIN, 'compare', a, b, '--outputs', out]);
+    expect(text.stdout).toContain('mcnemar (clustered)');
+    const p = await execa('node', [MAIN, 'plan', b, '--effect', 'success=0.1', '--effect', 'steps=-5%', '--json', '--outputs', out]);
+    const plan = Object.fromEntries(JSON.parse(p.stdout).metrics.map((m: { metric: string }) => [m.metric, m]));
+    expect(plan.success).toMatchObject({ referenceRunId: a, clusters: 5, episodesNeeded: 746 });
+    expect(plan.steps).toMatchObject({ referenceRunId: a, episodesNeeded: 98 });
+    const pt = await execa('node', [MAIN, 'plan', b, '--outputs', out]);
+    expect(pt.stdout).toMatch(/success\s+\S+\s+80\s+0\.3824\s+6\.4978\s+5\s+0\.3053/);
+  });
+});
