@@ -59,7 +59,7 @@ export const TestMethodRef = builder.enumType('TestMethod', {
     MCNEMAR_CLUSTERED: {
       value: 'mcnemar-clustered' as TestMethod,
       description:
-        "Durkalski et al.'s (2003) cluster-adjusted McNemar test, (Σ_k (b_k − c_k))² / Σ_k (b_k − c_k)² against χ² with 1 df (0/1 metrics with clusters).",
+        "Durkalski et al.'s (2003) cluster-adjusted McNemar test, (Σ_k (b_k − c_k)/n_k)² / Σ_k ((b_k − c_k)/n_k)² against χ² with 1 df (0/1 metrics with clusters).",
     },
   },
 });

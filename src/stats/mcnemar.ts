@@ -36,22 +36,25 @@ export function mcnemarExactP(b: number, c: number): number {
 
 /**
  * Durkalski's cluster-adjusted McNemar test (Durkalski, Palesch, Lipsitz & Rust, Statistics in
- * Medicine 22:2417–2428, 2003): with b_k and c_k the discordant pairs of cluster k,
- * X² = (Σ_k (b_k − c_k))² / Σ_k (b_k − c_k)², referred to χ² with 1 df. It reduces to McNemar's
- * (b − c)²/(b + c) when every cluster holds one pair. `clusters[i]` names pair i's cluster
- * (clusters summed in first-seen order); 1 when no pair is discordant.
+ * Medicine 22:2417–2428, 2003): with b_k and c_k the discordant pairs of cluster k and n_k its
+ * pairs, X² = (Σ_k (b_k − c_k)/n_k)² / Σ_k ((b_k − c_k)/n_k)², referred to χ² with 1 df (as
+ * clust.bin.pair's durkalski.test computes it). It reduces to McNemar's (b − c)²/(b + c) when
+ * every cluster holds one pair. `clusters[i]` names pair i's cluster (clusters summed in
+ * first-seen order); 1 when no pair is discordant.
  */
 export function durkalskiP(baseline: readonly number[], candidate: readonly number[], clusters: readonly string[]): number {
-  const net = new Map<string, number>();
+  const net = new Map<string, { d: number; n: number }>();
   for (let i = 0; i < baseline.length; i++) {
-    const d = candidate[i]! - baseline[i]!;
-    net.set(clusters[i]!, (net.get(clusters[i]!) ?? 0) + d);
+    const c = net.get(clusters[i]!) ?? { d: 0, n: 0 };
+    c.d += candidate[i]! - baseline[i]!;
+    c.n += 1;
+    net.set(clusters[i]!, c);
   }
   let sum = 0;
   let sq = 0;
-  for (const d of net.values()) {
-    sum += d;
-    sq += d * d;
+  for (const { d, n } of net.values()) {
+    sum += d / n;
+    sq += (d / n) * (d / n);
   }
   if (sq === 0) return 1;
   return zTwoSidedP(sum / Math.sqrt(sq));

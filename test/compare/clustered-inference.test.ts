@@ -17,7 +17,7 @@
  *       mde = (stats.norm.ppf(0.975)+stats.norm.ppf(0.8)) * np.sqrt(deff) * d.std(ddof=1)/np.sqrt(n)
  *       _, sa, _, dfa = clustered(a, cl); _, sb, _, dfb = clustered(b, cl)
  *       use = sa**2 + sb**2; udf = use**2/(sa**4/dfa + sb**4/dfb); uh = stats.t.ppf(0.975, udf)*np.sqrt(use)
- *       # 0/1 only: Durkalski (2003), D_k = Σ_{i∈k} (b_i − a_i): stats.chi2.sf(D.sum()**2 / (D**2).sum(), 1)
+ *       # 0/1 only: Durkalski (2003), D_k = Σ_{i∈k} (b_i − a_i)/n_k (equal n_k here): stats.chi2.sf(D.sum()**2 / (D**2).sum(), 1)
  *   multipletests([durkalski_p, steps_p], method='fdr_bh')
  *   # a clustered rate: L = log(p/(1−p)); h = stats.t.ppf(0.975, df)*se/(p*(1−p)); expit(L ∓ h)
  *   # plan: ceil((z · sd)² · deff / effect²), effect success 0.1, steps −5 % of the baseline's mean
@@ -215,5 +215,14 @@ describe("Durkalski's test", () => {
       0.09558070454562936,
     );
     expect(durkalskiP([1, 0], [1, 0], ['a', 'b'])).toBe(1);
+  });
+
+  it("weighs each cluster's net discordance by its pairs, as clust.bin.pair's durkalski.test does", () => {
+    // R/durkalski.R of clust.bin.pair: sum((bk-ck)/nk)^2 / sum(((bk-ck)/nk)^2). Clusters of 2, 5 and 9 pairs, net +1, +1, +3:
+    // v = [1/2, 1/5, 3/9]; stats.chi2.sf(v.sum()**2 / (v**2).sum(), 1) = 0.10276821619031566 (unweighted it would be 0.1317)
+    const a = [1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0];
+    const b = [1, 1, 1, 1, 0, 1, 0, 1, 0, 1, 0, 1, 1, 1, 1, 0];
+    const g = [...Array(2).fill('x'), ...Array(5).fill('y'), ...Array(9).fill('z')];
+    close(durkalskiP(a, b, g), 0.10276821619031566);
   });
 });
