@@ -13,6 +13,7 @@ import {
   type CandidateComparison,
   type MetricComparison,
   type RunComparison,
+  type TestMethod,
 } from '../compare/compare-runs.js';
 import { comparisonWarnings } from '../compare/comparison-warnings.js';
 import { readRunScores } from '../compare/run-scores.js';
@@ -35,6 +36,13 @@ const signed = (v: number | null | undefined): string =>
 const ci = (c: [number, number] | null): string => (c ? `[${signed(c[0])}, ${signed(c[1])}]` : '–');
 const pFmt = (p: number | null): string => (p === null || !Number.isFinite(p) ? '–' : p < 1e-4 ? p.toExponential(1) : p.toFixed(4));
 
+const TEST_LABEL: Record<TestMethod, string> = {
+  'paired-t': ' t',
+  'clustered-t': ' t (clustered)',
+  'mcnemar-exact': ' mcnemar',
+  'mcnemar-clustered': ' mcnemar (clustered)',
+};
+
 function metricRow(m: MetricComparison): string[] {
   const method = m.ciMethod === 'clustered-t' ? ` C=${m.clusters}` : '';
   return [
@@ -46,7 +54,7 @@ function metricRow(m: MetricComparison): string[] {
     ci(m.ci95) + method,
     ci(m.unpairedCi95),
     num(m.correlation, 3),
-    pFmt(m.testP) + (m.binary ? ' mcnemar' : ' t'),
+    pFmt(m.testP) + TEST_LABEL[m.testMethod],
     `${m.wins}/${m.ties}/${m.losses}`,
     m.verdict === null ? '' : m.verdict.toLowerCase().replace('_', ' '),
     m.bhSignificant ? '*' : '',

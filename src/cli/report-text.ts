@@ -1,6 +1,7 @@
 /** The evaluation report as text for a terminal (`evalctl report`, `evalctl rescore`). */
 import type { ScorerReport, RunReport } from '../store/report.js';
 import { describeRunModel } from '../store/run-models.js';
+import { shownStderr } from '../store/aggregate.js';
 
 const f3 = (v: number | null | undefined): string => (v === null || v === undefined ? '—' : v.toFixed(3));
 const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;
@@ -70,7 +71,7 @@ export function renderReport(r: RunReport): string {
             typeof extra.ci95Low === 'number' && typeof extra.ci95High === 'number'
               ? `95% CI [${f3(extra.ci95Low)}, ${f3(extra.ci95High)}]`
               : '';
-          return [m.name, f3(m.mean), '±', f3(m.stderr), `n=${m.count}`, ci];
+          return [m.name, f3(m.mean), '±', f3(shownStderr(m)), `n=${m.count}`, ci];
         }),
       ),
     );

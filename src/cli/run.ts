@@ -36,7 +36,7 @@ import { runPolicyFromEnv } from '../spec/run-policy.js';
 import { assertTaskHasShards, describeIndices, episodeIndicesOf, parseShardFlag, type ShardTask } from '../spec/shards.js';
 import { FILES, createRunDir, isDone, readSummary, touchDone, writeSpec, writeSummary } from '../store/run-dir.js';
 import { describeStorage, storageCodeOfExit } from '../store/storage-fault.js';
-import { ci95Of } from '../store/aggregate.js';
+import { ci95Of, shownStderr } from '../store/aggregate.js';
 import type { MetricAggregate, RunSpec, RunSummary } from '../store/types.js';
 import { textTable } from './text-table.js';
 import { orderAggregates } from '../compare/metric-order.js';
@@ -487,7 +487,7 @@ function ciCell(m: MetricAggregate): string {
   if (!ci) return '–';
   const method = m.ciMethod ?? 't';
   // Wilson with a clustered standard error beside it: a rate at 0 or 100 % over C clusters, each counted once.
-  const clustered = method === 'clustered-t' || (method === 'wilson' && m.clusteredStderr !== undefined);
+  const clustered = method === 'clustered-t' || method === 'clustered-logit-t' || (method === 'wilson' && m.clusteredStderr !== undefined);
   return `[${fmt(ci[0])}, ${fmt(ci[1])}] ${method}${m.clusters !== undefined && clustered ? ` C=${m.clusters}` : ''}`;
 }
 
@@ -522,7 +522,7 @@ export function renderSummary(s: RunSummary, dir: string, models: readonly RunMo
       ...orderAggregates(s.aggregateMetrics).map((m) => [
         `${m.name}${m.primary ? ' *' : ''}${m.goal === 'max' ? ' ↑' : m.goal === 'min' ? ' ↓' : ''}`,
         fmt(m.mean),
-        fmt(m.stderr),
+        fmt(shownStderr(m)),
         fmt(m.min),
         fmt(m.max),
         String(m.count),

@@ -8,7 +8,7 @@ import { CodedError } from '../errors.js';
 import type { MetricGoal, MetricRange, MetricRanges } from '../core/types.js';
 import { benjaminiHochberg } from '../stats/benjamini-hochberg.js';
 import { coveringRange } from '../stats/intervals.js';
-import { mcnemarExactP, winTieLoss, type WinTieLoss } from '../stats/mcnemar.js';
+import { durkalskiP, mcnemarExactP, winTieLoss, type WinTieLoss } from '../stats/mcnemar.js';
 import { pairedDifference, type PairedDifference } from '../stats/paired.js';
 import { minimumDetectableEffect } from '../stats/power.js';
 import { columnsOf, type ScoreColumns, type ScoreTable } from './episode-scores.js';
@@ -64,6 +64,12 @@ export interface FlippedEpisode {
  */
 export type MetricVerdict = 'BETTER' | 'WORSE' | 'NO_DIFFERENCE';
 
+/**
+ * The test behind a comparison's testP: the paired t (n−1 df), the clustered paired t (C−1 df),
+ * McNemar's exact test, or Durkalski's cluster-adjusted McNemar (0/1 metrics with clusters).
+ */
+export type TestMethod = 'paired-t' | 'clustered-t' | 'mcnemar-exact' | 'mcnemar-clustered';
+
 export interface MetricComparison extends PairedDifference, WinTieLoss {
   metric: string;
   /** Which way is better, as both runs declare it (docs/statistics.md); null when undeclared. `wins` are pairs where the candidate is better that way (higher without a direction). */
@@ -71,13 +77,15 @@ export interface MetricComparison extends PairedDifference, WinTieLoss {
   verdict: MetricVerdict | null;
   /** Shared episodes left out of this metric: an ending not counted, or the metric missing, on either side. */
   excludedPairs: number;
-  /** McNemar exact p for 0/1 metrics; null otherwise. */
+  /** McNemar's p for 0/1 metrics: exact, or Durkalski's cluster-adjusted test where episodes carry clusters; null otherwise. */
   mcnemarP: number | null;
-  /** The p the BH flags use: McNemar's for 0/1 metrics, the paired t test's otherwise. */
+  /** The p the BH flags use: McNemar's for 0/1 metrics, the paired t test's otherwise (each clustered where episodes carry clusters). */
   testP: number | null;
+  /** The test behind testP. */
+  testMethod: TestMethod;
   bhAdjustedP: number | null;
   bhSignificant: boolean;
-  /** Minimum detectable effect at this n (α = 0.05, 80 % power) from the paired spread. */
+  /** Minimum detectable effect at this n (α = 0.05, 80 % power) from the paired spread, times √designEffect where clustered. */
   mde: number | null;
   /** Episodes whose 0/1 value differs between the runs (0/1 metrics only), by baseline index. */
   flips: FlippedEpisode[];
@@ -200,7 +208,21 @@ function compareMetric(metric: string, shared: SharedRows, range: MetricRange | 
       });
     }
   }
-  const mcnemarP = binary ? mcnemarExactP(wtl.losses, wtl.wins) : null;
+  // The clustered model wherever the paired interval is clustered: one model for every number of the row.
+  const clusteredRow = diff.clusters !== undefined && diff.clusters >= 2;
+  let testMethod: TestMethod = diff.ciMethod === 'clustered-t' ? 'clustered-t' : 'paired-t';
+  let mcnemarP: number | null = null;
+  if (binary && clusteredRow) {
+    testMethod = 'mcnemar-clustered';
+    mcnemarP = durkalskiP(
+      base,
+      cand,
+      clusters.map((c, i) => c ?? `\u0000episode:${i}`),
+    );
+  } else if (binary) {
+    testMethod = 'mcnemar-exact';
+    mcnemarP = mcnemarExactP(wtl.losses, wtl.wins);
+  }
   return {
     metric,
     goal,
@@ -210,9 +232,10 @@ function compareMetric(metric: string, shared: SharedRows, range: MetricRange | 
     excludedPairs: rowsA.length - base.length,
     mcnemarP,
     testP: binary ? mcnemarP : diff.pValue,
+    testMethod,
     bhAdjustedP: null,
     bhSignificant: false,
-    mde: diff.n > 1 ? minimumDetectableEffect(diff.diffSd, diff.n) : null,
+    mde: diff.n > 1 ? minimumDetectableEffect(diff.diffSd * Math.sqrt(diff.designEffect ?? 1), diff.n) : null,
     flips,
   };
 }

@@ -41,15 +41,20 @@ export async function readRunScores(reader: RunReader, runId: string): Promise<R
 /** How many earlier runs a plan looks through for a comparable one. */
 const LOOKBACK = 20;
 
-/** The newest other finished run of the same graph sharing an episode with `run` (run ids sort by time). */
-export async function latestComparableRun(reader: RunReader, run: RunScores): Promise<RunScores | undefined> {
+/**
+ * The other finished runs of the same graph that share an episode with `run` and score one
+ * differently (isPowerReference), newest first (run ids sort by time), among the LOOKBACK newest
+ * of that graph.
+ */
+export async function comparableRuns(reader: RunReader, run: RunScores): Promise<RunScores[]> {
   let ids: string[];
   try {
     ids = (await readdir(runsRoot(reader.outputsDir))).filter((id) => isValidRunId(id) && id !== run.runId);
   } catch {
-    return undefined;
+    return [];
   }
   ids.sort((a, b) => (a < b ? 1 : a > b ? -1 : 0));
+  const out: RunScores[] = [];
   let looked = 0;
   for (const id of ids) {
     const dir = reader.runDir(id);
@@ -67,7 +72,7 @@ export async function latestComparableRun(reader: RunReader, run: RunScores): Pr
     }
     if (!other || other.graphName !== run.graphName || !isTerminalRunStatus(other.status as RunStatus)) continue;
     if (++looked > LOOKBACK) break;
-    if (isPowerReference(run.scores, other.scores)) return other;
+    if (isPowerReference(run.scores, other.scores)) out.push(other);
   }
-  return undefined;
+  return out;
 }

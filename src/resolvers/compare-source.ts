@@ -101,15 +101,12 @@ export async function powerPlanById(
   if (effect !== undefined && (!Number.isFinite(effect) || effect === 0))
     throw new BadInputError(`effect must be a non-zero number, got ${effect}`);
   const run = await runScores(runId, ctx);
-  // The newest other finished run of the same graph that shares episodes with this one and scores one differently.
-  let reference: { runId: string; scores: ScoreTable } | undefined;
+  // The newer other finished runs of the same graph that share episodes with this one and score one differently; each metric picks its own among them.
+  const references: { runId: string; scores: ScoreTable }[] = [];
   const rows = ctx.catalog.listRuns({ graphName: run.graphName }).filter((r) => r.id !== runId && isTerminalRunStatus(r.status));
   for (const row of rows.slice(0, REFERENCE_LOOKBACK)) {
     const other = await runScores(row.id, ctx);
-    if (isPowerReference(run.scores, other.scores)) {
-      reference = other;
-      break;
-    }
+    if (isPowerReference(run.scores, other.scores)) references.push(other);
   }
-  return powerPlan(run, reference, { effect, metrics });
+  return powerPlan(run, references, { effects: effect !== undefined ? { '*': { value: effect, relative: false } } : undefined, metrics });
 }

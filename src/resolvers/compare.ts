@@ -9,7 +9,7 @@ import { comparisonWarnings } from '../compare/comparison-warnings.js';
 import type { PowerPlan, MetricPower } from '../compare/power-plan.js';
 import { builder } from './builder.js';
 import { EpisodeRef, RunRef, type EpisodeSource } from './refs.js';
-import { CiMethodRef, MetricGoalRef, MetricVerdictRef } from './stats-refs.js';
+import { CiMethodRef, MetricGoalRef, MetricVerdictRef, TestMethodRef } from './stats-refs.js';
 import { compareRunsById, powerPlanById, runSource, type RunComparisonSource } from './compare-source.js';
 import { loadRun, loadSummary } from './run-source.js';
 import type { ApiContext } from './context.js';
@@ -114,7 +114,8 @@ export const MetricComparisonRef = builder.objectRef<MetricComparisonSource>('Me
     }),
     ciMethod: t.field({
       type: CiMethodRef,
-      description: 'T (n−1 df), CLUSTERED_T (C−1 df), or NEWCOMBE for a difference of 0/1 rates.',
+      description:
+        'T (n−1 df), CLUSTERED_T (C−1 df), or NEWCOMBE for a difference of 0/1 rates where unclustered (or where the clustered t has no width).',
       resolve: (s) => s.m.ciMethod,
     }),
     df: t.int({ description: 'Degrees of freedom of the paired interval.', resolve: (s) => Math.max(0, s.m.df) }),
@@ -131,12 +132,14 @@ export const MetricComparisonRef = builder.objectRef<MetricComparisonSource>('Me
     }),
     unpairedStderr: t.float({
       nullable: true,
-      description: 'Standard error as if the runs shared no episodes (Welch), for contrast.',
+      description:
+        "Standard error as if the runs shared no episodes (Welch), for contrast: √(SE_A² + SE_B²), each side's clustered standard error where episodes carry clusters.",
       resolve: (s) => finite(s.m.unpairedStderr),
     }),
     unpairedCi95Low: t.float({
       nullable: true,
-      description: 'Unpaired (Welch) 95 % interval, lower end.',
+      description:
+        'Unpaired (Welch) 95 % interval, lower end (clustered sides, Satterthwaite degrees of freedom, where episodes carry clusters).',
       resolve: (s) => finite(s.m.unpairedCi95?.[0]),
     }),
     unpairedCi95High: t.float({
@@ -146,15 +149,27 @@ export const MetricComparisonRef = builder.objectRef<MetricComparisonSource>('Me
     }),
     pValue: t.float({
       nullable: true,
-      description: 'Two-sided p: McNemar exact for 0/1 metrics, else the paired t test (clustered when clusters exist).',
+      description:
+        "Two-sided p behind the BH flag (testMethod): McNemar's for 0/1 metrics, else the paired t test; each clustered when episodes carry clusters.",
       resolve: (s) => finite(s.m.testP),
+    }),
+    testMethod: t.field({ type: TestMethodRef, description: 'The test behind pValue.', resolve: (s) => s.m.testMethod }),
+    designEffect: t.float({
+      nullable: true,
+      description:
+        'Clustered over unclustered variance of the paired mean, never below 1 (1 without clusters); the MDE and a plan are scaled by it.',
+      resolve: (s) => finite(s.m.designEffect),
     }),
     pairedTP: t.float({
       nullable: true,
       description: 'Two-sided p of the paired t test, for every metric.',
       resolve: (s) => finite(s.m.pValue),
     }),
-    mcnemarP: t.float({ nullable: true, description: "McNemar's exact p (0/1 metrics only).", resolve: (s) => finite(s.m.mcnemarP) }),
+    mcnemarP: t.float({
+      nullable: true,
+      description: "McNemar's p (0/1 metrics only): exact, or Durkalski's cluster-adjusted test where episodes carry clusters.",
+      resolve: (s) => finite(s.m.mcnemarP),
+    }),
     goal: t.field({
       type: MetricGoalRef,
       nullable: true,
@@ -184,7 +199,8 @@ export const MetricComparisonRef = builder.objectRef<MetricComparisonSource>('Me
     }),
     mde: t.float({
       nullable: true,
-      description: 'Minimum detectable effect at this n (α = 0.05 two-sided, 80 % power) from the spread of the differences.',
+      description:
+        'Minimum detectable effect at this n (α = 0.05 two-sided, 80 % power) from the spread of the differences, times √designEffect.',
       resolve: (s) => finite(s.m.mde),
     }),
     flips: t.field({
@@ -250,7 +266,7 @@ const PowerSourceRef = builder.enumType('PowerSource', {
   values: {
     PAIRED: {
       value: 'paired' as const,
-      description: 'The per-episode differences against the latest comparable run (same graph, shared episodes).',
+      description: 'The per-episode differences against a comparable run (same graph, shared episodes), chosen per metric.',
     },
     OWN: {
       value: 'own' as const,
@@ -265,7 +281,25 @@ const MetricPowerRef = builder.objectRef<MetricPower>('MetricPower').implement({
     metric: t.exposeString('metric', { description: 'The metric name.' }),
     n: t.exposeInt('n', { description: 'Episodes (or pairs) the spread came from: the MDE is at this n.' }),
     sd: t.float({ nullable: true, description: 'Standard deviation used (of the differences when PAIRED).', resolve: (p) => finite(p.sd) }),
-    mde: t.float({ nullable: true, description: 'Minimum detectable effect at n.', resolve: (p) => finite(p.mde) }),
+    designEffect: t.float({
+      nullable: true,
+      description:
+        'Clustered over independent variance of the mean, never below 1 (1 without clusters): the MDE and episodesNeeded include it.',
+      resolve: (p) => finite(p.designEffect),
+    }),
+    clusters: t.int({
+      nullable: true,
+      description: 'Clusters among the episodes, when they carry one.',
+      resolve: (p) => p.clusters ?? null,
+    }),
+    reference: t.field({
+      type: RunRef,
+      nullable: true,
+      description:
+        "The run this metric's differences are against (the comparable run sharing the most episodes with a difference); null for the run's own spread.",
+      resolve: (p, _a, ctx) => (p.referenceRunId ? loadRun(p.referenceRunId, ctx) : null),
+    }),
+    mde: t.float({ nullable: true, description: 'Minimum detectable effect at n, with the design effect.', resolve: (p) => finite(p.mde) }),
     effect: t.float({ nullable: true, description: 'The effect asked about, if any.', resolve: (p) => p.effect ?? null }),
     episodesNeeded: t.int({
       nullable: true,
@@ -288,7 +322,7 @@ const PowerPlanRef = builder.objectRef<PowerPlan>('PowerPlan').implement({
     reference: t.field({
       type: RunRef,
       nullable: true,
-      description: 'The comparable run whose differences gave the spread (PAIRED only).',
+      description: "The first paired metric's reference (PAIRED only); each metric names its own.",
       resolve: (p, _a, ctx) => (p.referenceRunId ? loadRun(p.referenceRunId, ctx) : null),
     }),
     metrics: t.field({ type: [MetricPowerRef], description: 'Each metric, sorted by name.', resolve: (p) => p.metrics }),
@@ -310,7 +344,7 @@ builder.queryFields((t) => ({
   powerPlan: t.field({
     type: PowerPlanRef,
     description:
-      'Minimum detectable effect (α = 0.05, 80 % power) at the run’s n, and the episodes needed for `effect`, from the paired spread against the latest comparable run (same graph, shared episodes), else the run’s own spread.',
+      'Minimum detectable effect (α = 0.05, 80 % power) at the run’s n, and the episodes needed for `effect`, from the paired spread against a comparable run chosen per metric (same graph, the most shared episodes with a difference), else the run’s own spread; with the design effect where episodes carry clusters.',
     args: {
       run: t.arg.id({ required: true, description: 'The run id.' }),
       effect: t.arg.float({ description: 'An effect (difference of means) to size for.' }),

@@ -35,7 +35,8 @@ export const MetricAggregateRef = builder.objectRef<MetricAggregate>('MetricAggr
     }),
     count: t.exposeInt('count', { description: 'How many episodes reported it.' }),
     stderr: t.float({
-      description: 'Standard error of the mean (sample standard deviation / √count); null below two episodes.',
+      description:
+        'Standard error of the mean (sample standard deviation / √count), as if episodes were independent; null below two episodes. Where ciMethod is clustered, clusteredStderr is the one the interval was built from.',
       nullable: true,
       resolve: (m) => (m.count < 2 ? null : finite(m.stderr)),
     }),
@@ -60,7 +61,7 @@ export const MetricAggregateRef = builder.objectRef<MetricAggregate>('MetricAggr
     }),
     binary: t.boolean({
       description:
-        "True when every value was 0 or 1 and the metric's declared range allows a rate: its interval is Wilson (clustered-t cut to [0, 1] when episodes carry clusters, but Wilson over the clusters at 0 % or 100 %).",
+        "True when every value was 0 or 1 and the metric's declared range allows a rate: its interval is Wilson (CLUSTERED_LOGIT_T when episodes carry clusters, inside (0, 1) by construction, but Wilson over the clusters at 0 % or 100 %).",
       resolve: (m) => m.binary ?? false,
     }),
     clusters: t.int({
@@ -72,7 +73,7 @@ export const MetricAggregateRef = builder.objectRef<MetricAggregate>('MetricAggr
     clusteredStderr: t.float({
       nullable: true,
       description:
-        'Cluster-robust standard error sqrt(C/(C−1)·Σ_c(Σ_{i∈c}(s_i−s̄))²)/n, used with C−1 degrees of freedom; null without clusters.',
+        'Cluster-robust standard error sqrt(C/(C−1)·Σ_c(Σ_{i∈c}(s_i−s̄))²)/n, used with C−1 degrees of freedom; null without clusters. Where the interval is clustered, this (not stderr, which stays sd/√n) is the standard error to show beside it.',
       resolve: (m) => (m.clusteredStderr === undefined ? null : finite(m.clusteredStderr)),
     }),
     repeats: t.float({

@@ -10,7 +10,7 @@ import { tQuantileOf, zOf } from './distributions.js';
 /** The confidence level of every interval the platform reports. */
 export const CONFIDENCE = 0.95;
 
-export type CiMethod = 't' | 'wilson' | 'clustered-t';
+export type CiMethod = 't' | 'wilson' | 'clustered-t' | 'clustered-logit-t';
 
 /** Mean and sample standard deviation (n−1); sd is 0 for one value, NaN for none. */
 export function meanAndSd(values: readonly number[]): { mean: number; sd: number } {
@@ -71,6 +71,19 @@ export function tInterval(mean: number, se: number, df: number): [number, number
 /** `ci` cut to [lo, hi]: the range a rate (or a difference of rates) cannot leave, which a t interval over few values or clusters can reach past. */
 export function withinRange(ci: [number, number], lo: number, hi: number): [number, number] {
   return [Math.max(lo, ci[0]), Math.min(hi, ci[1])];
+}
+
+/**
+ * The clustered interval of a 0/1 rate p (0 < p < 1) with clustered standard error `se`: the
+ * clustered t interval on the logit scale, logit(p) ± t_{0.975, df} · se / (p(1 − p)) (the delta
+ * method), mapped back. It lies inside (0, 1) by construction, where the t interval on the rate
+ * itself reaches past a bound with few clusters.
+ */
+export function logitClusteredInterval(p: number, se: number, df: number): [number, number] {
+  const logit = Math.log(p / (1 - p));
+  const h = (tQuantileOf(1 - (1 - CONFIDENCE) / 2, df) * se) / (p * (1 - p));
+  const expit = (x: number): number => 1 / (1 + Math.exp(-x));
+  return [expit(logit - h), expit(logit + h)];
 }
 
 /** Wilson score interval of `successes` out of `n` (stays inside [0, 1], sane at 0 and n). */
@@ -195,8 +208,9 @@ export interface MetricSpread {
 
 /**
  * The spread of one metric. With `clusters` (one per value) and at least two distinct ones,
- * the interval is the clustered t (C−1 df), cut to [0, 1] for 0/1 values — but Wilson over the
- * C clusters when 0/1 values are all 0 or all 1 (the clustered t has zero width there); else
+ * the interval is the clustered t (C−1 df); for 0/1 values the clustered t on the logit scale
+ * (inside (0, 1) by construction) — but Wilson over the C clusters when 0/1 values are all 0 or
+ * all 1 (the clustered standard error is 0 there); else
  * Wilson for 0/1 values, else t (n−1 df). `range`, the metric's declared range, cuts every interval to it
  * (when the values keep to it), and only a range inside [0, 1] lets 0/1 values be a rate.
  */
@@ -239,9 +253,14 @@ export function metricSpread(values: readonly number[], clusters?: readonly (str
       }
       // See cancelledClusters: then the unclustered interval below.
       if (!cancelledClusters(cl.se, stderr)) {
+        if (binary) {
+          // A rate strictly between 0 and 1 here (0 and 1 took Wilson above): the logit-scale interval, inside (0, 1) by construction.
+          out.ciMethod = 'clustered-logit-t';
+          out.ci95 = withinDeclared(logitClusteredInterval(mean, cl.se, cl.clusters - 1), held);
+          return out;
+        }
         out.ciMethod = 'clustered-t';
-        const ci = tInterval(mean, cl.se, cl.clusters - 1);
-        out.ci95 = withinDeclared(binary ? withinRange(ci, 0, 1) : ci, held);
+        out.ci95 = withinDeclared(tInterval(mean, cl.se, cl.clusters - 1), held);
         return out;
       }
     }

@@ -22,7 +22,7 @@ import {
 } from './intervals.js';
 
 /** How a paired difference's interval was computed. */
-export type DifferenceCiMethod = Exclude<CiMethod, 'wilson'> | 'newcombe';
+export type DifferenceCiMethod = Exclude<CiMethod, 'wilson' | 'clustered-logit-t'> | 'newcombe';
 
 export interface PairedDifference {
   /** Pairs compared. */
@@ -35,6 +35,12 @@ export interface PairedDifference {
   diffSd: number;
   /** Standard error of meanDiff from the differences (clustered when clusters are given). */
   pairedStderr: number;
+  /**
+   * Design effect of the paired mean: pairedStderr² over the unclustered diffSd²/n, never below
+   * 1 (clusters that happen to cancel do not make a sample worth more than independent pairs);
+   * 1 without clusters, null below two pairs or without spread.
+   */
+  designEffect: number | null;
   /** The paired t interval, cut to [−1, 1] when `binary`, to [−(max − min), max − min] for a metric of declared range. */
   ci95: [number, number] | null;
   /** 't' or 'clustered-t'; 'newcombe' for a difference of 0/1 rates where the pairs are not clustered, or where the clustered t would have no width. */
@@ -48,17 +54,15 @@ export interface PairedDifference {
   pValue: number | null;
   /** Pearson correlation of the pairs; null when either side is constant. */
   correlation: number | null;
-  /** Welch standard error, as if the runs shared no episodes. */
+  /** Welch standard error, as if the runs shared no episodes (each side's clustered standard error when clusters are given). */
   unpairedStderr: number;
   /** The Welch interval, cut as `ci95` is. */
   unpairedCi95: [number, number] | null;
 }
 
-/** Welch–Satterthwaite degrees of freedom of two independent means. */
-function welchDf(va: number, na: number, vb: number, nb: number): number {
-  const a = va / na;
-  const b = vb / nb;
-  return (a + b) ** 2 / ((a * a) / (na - 1) + (b * b) / (nb - 1));
+/** Welch–Satterthwaite degrees of freedom of two independent means with these variances. */
+function satterthwaiteDf(a: SideVariance, b: SideVariance): number {
+  return (a.v + b.v) ** 2 / ((a.v * a.v) / a.df + (b.v * b.v) / b.df);
 }
 
 /** What a difference of the metric cannot leave: [−1, 1] for rates, ± the width of a range both sides keep to; null when unbounded. */
@@ -86,7 +90,7 @@ interface PairedPart {
   sd: number;
   se: number;
   df: number;
-  ciMethod: Exclude<CiMethod, 'wilson'>;
+  ciMethod: Exclude<CiMethod, 'wilson' | 'clustered-logit-t'>;
   clusters?: number;
   ci95: [number, number] | null;
   pValue: number | null;
@@ -115,13 +119,54 @@ function pairedPart(baseline: readonly number[], candidate: readonly number[], c
   return { mean: d.mean, sd: d.sd, se, df, ciMethod, ...(C !== undefined ? { clusters: C } : {}), ci95, pValue: pOf(d.mean, se, df) };
 }
 
-/** Welch's standard error and interval around `meanDiff`, from the two sides' standard deviations. */
-function unpairedPart(meanDiff: number, sdA: number, sdB: number, n: number): { se: number; ci95: [number, number] | null } {
-  const se = n > 1 ? Math.sqrt((sdA * sdA) / n + (sdB * sdB) / n) : Number.NaN;
-  if (!(n > 1)) return { se, ci95: null };
-  const wdf = se > 0 ? welchDf(sdA * sdA, n, sdB * sdB, n) : n - 1;
+/** One side's mean as the unpaired contrast sees it: its squared standard error and that estimate's degrees of freedom. */
+interface SideVariance {
+  v: number;
+  df: number;
+}
+
+/**
+ * One side's variance of the mean: clustered (C/(C−1) · Σ_c r_c² / n², C−1 df) when `clusters`
+ * name at least two that do not cancel, else sd²/n with n−1 df.
+ */
+function sideVariance(values: readonly number[], sd: number, clusters: readonly string[] | undefined): SideVariance {
+  const n = values.length;
+  const iid = (sd * sd) / n;
+  if (clusters) {
+    const cl = clusteredStderr(values, clusters);
+    if (cl.clusters >= 2 && !cancelledClusters(cl.se, Math.sqrt(iid))) return { v: cl.se * cl.se, df: cl.clusters - 1 };
+  }
+  return { v: iid, df: n - 1 };
+}
+
+/**
+ * The unpaired contrast around `meanDiff`, as if the runs shared no episodes: Welch's standard
+ * error √(v_A + v_B) with Satterthwaite's degrees of freedom (v_A + v_B)² / (v_A²/df_A + v_B²/df_B).
+ * Unclustered that is Welch's interval; with clusters each side's v is its clustered variance
+ * of the mean with C−1 df, so the contrast is on the same model as the paired interval.
+ */
+function unpairedPart(
+  meanDiff: number,
+  a: { values: readonly number[]; sd: number },
+  b: { values: readonly number[]; sd: number },
+  clusters: readonly string[] | undefined,
+): { se: number; ci95: [number, number] | null } {
+  const n = a.values.length;
+  if (!(n > 1)) return { se: Number.NaN, ci95: null };
+  const va = sideVariance(a.values, a.sd, clusters);
+  const vb = sideVariance(b.values, b.sd, clusters);
+  const se = Math.sqrt(va.v + vb.v);
+  const wdf = se > 0 ? satterthwaiteDf(va, vb) : n - 1;
   const h = tQuantileOf(1 - (1 - CONFIDENCE) / 2, wdf) * se;
   return { se, ci95: [meanDiff - h, meanDiff + h] };
+}
+
+/** pairedStderr² / (sd²/n), at least 1; null where either is not a positive finite number. */
+function designEffectOf(d: PairedPart, n: number): number | null {
+  if (d.ciMethod !== 'clustered-t') return n > 1 ? 1 : null;
+  const iid = d.sd / Math.sqrt(n);
+  const ratio = (d.se / iid) ** 2;
+  return Number.isFinite(ratio) ? Math.max(1, ratio) : null;
 }
 
 const finitePair = (ci: [number, number] | null): boolean => ci === null || (Number.isFinite(ci[0]) && Number.isFinite(ci[1]));
@@ -184,7 +229,7 @@ export function pairedDifference(
   const b = meanAndSd(candidate);
   const named = clusters?.some((c) => c !== undefined) ? clusters.map((c, i) => c ?? `\u0000episode:${i}`) : undefined;
   let d = pairedPart(baseline, candidate, named);
-  let u = unpairedPart(d.mean, a.sd, b.sd, n);
+  let u = unpairedPart(d.mean, { values: baseline, sd: a.sd }, { values: candidate, sd: b.sd }, named);
   if (!pairedHeld(d, n) || !unpairedHeld(u, n)) {
     // Values near the largest double: a difference (1e308 against −1e308), or a sum over the differences or of the sds' squares, overflowed. As in meanAndSd, the part that did is computed over the values divided by their largest magnitude and multiplied back (p, df and the method have no unit); a statistic still beyond a double's range comes back ±Infinity, which the API and JSON give as null. Ordinary values never come here and keep their exact bits.
     const scale = Math.max(largestMagnitude(baseline), largestMagnitude(candidate));
@@ -194,7 +239,7 @@ export function pairedDifference(
       const ds = pairedPart(bs, cs, named);
       if (!pairedHeld(d, n)) d = { ...ds, mean: ds.mean * scale, sd: ds.sd * scale, se: ds.se * scale, ci95: times(ds.ci95, scale) };
       if (!unpairedHeld(u, n)) {
-        const us = unpairedPart(ds.mean, meanAndSd(bs).sd, meanAndSd(cs).sd, n);
+        const us = unpairedPart(ds.mean, { values: bs, sd: meanAndSd(bs).sd }, { values: cs, sd: meanAndSd(cs).sd }, named);
         u = { se: us.se * scale, ci95: times(us.ci95, scale) };
       }
     }
@@ -211,6 +256,7 @@ export function pairedDifference(
     meanDiff: d.mean,
     diffSd: d.sd,
     pairedStderr: d.se,
+    designEffect: designEffectOf(d, n),
     ci95,
     ciMethod: rates ? 'newcombe' : d.ciMethod,
     binary,

@@ -3,6 +3,7 @@
 // the packages are ~450 small modules that take ~100 ms of CPU to load, the bundle ~15 ms.
 module.exports = {
   binomialCdf: require('@stdlib/stats-base-dists-binomial-cdf'),
+  erfc: require('@stdlib/math-base-special-erfc'),
   normalQuantile: require('@stdlib/stats-base-dists-normal-quantile'),
   tCdf: require('@stdlib/stats-base-dists-t-cdf'),
   tQuantile: require('@stdlib/stats-base-dists-t-quantile'),

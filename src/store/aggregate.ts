@@ -51,6 +51,16 @@ export function summarizeValues(
   return out;
 }
 
+/**
+ * The standard error shown beside a metric's interval: the clustered one where the interval is
+ * clustered (the SE it was built from), else `stderr` (sd/√n). summary.json keeps `stderr` as
+ * sd/√n for every metric, as it always was, and `clusteredStderr` beside it.
+ */
+export function shownStderr(m: Pick<MetricAggregate, 'stderr' | 'clusteredStderr' | 'ciMethod'>): number {
+  const clustered = m.ciMethod === 'clustered-t' || m.ciMethod === 'clustered-logit-t';
+  return clustered && typeof m.clusteredStderr === 'number' ? m.clusteredStderr : m.stderr;
+}
+
 const finite = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
 /**

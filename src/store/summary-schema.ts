@@ -33,7 +33,7 @@ const metricAggregateSchema = z.object({
   max: number,
   ci95Low: number.optional(),
   ci95High: number.optional(),
-  ciMethod: z.enum(['t', 'wilson', 'clustered-t']).optional(),
+  ciMethod: z.enum(['t', 'wilson', 'clustered-t', 'clustered-logit-t']).optional(),
   binary: z.boolean().optional(),
   clusters: count.optional(),
   clusteredStderr: number.optional(),

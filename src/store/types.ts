@@ -61,7 +61,7 @@ export interface EpisodeRecord {
 }
 
 /** How a metric's 95 % interval was computed (docs/statistics.md). */
-export type CiMethod = 't' | 'wilson' | 'clustered-t';
+export type CiMethod = 't' | 'wilson' | 'clustered-t' | 'clustered-logit-t';
 
 export interface MetricAggregate {
   name: string;

@@ -184,9 +184,32 @@ describe('evalctl plan', () => {
     });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toContain(`paired against ${ids.base}`);
-    expect(r.stdout).toMatch(/success\s+12\s+\d\.\d{4}\s+\d\.\d{4}\s+0\.1000\s+\d+/);
+    expect(r.stdout).toMatch(new RegExp(`success\\s+${ids.base}\\s+12\\s+\\d\\.\\d{4}\\s+\\d\\.\\d{4}\\s+0\\.1000\\s+\\d+`));
     const bad = await execa('node', [MAIN, 'plan', ids.cand!, '--effect', '0', '--outputs', outputs], { reject: false });
     expect(bad.exitCode).toBe(2);
+  });
+
+  it('takes --reference and an effect per metric, absolute or relative, and names the reference', async () => {
+    const r = await execa(
+      'node',
+      [MAIN, 'plan', ids.cand!, '--reference', ids.base!, '--effect', 'success=10%', '--effect', 'spl=0.2', '--json', '--outputs', outputs],
+      { reject: false },
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    const plan = JSON.parse(r.stdout);
+    const byName = Object.fromEntries(plan.metrics.map((m: { metric: string }) => [m.metric, m]));
+    // 10 % of the reference's success rate, 0.75.
+    expect(byName.success).toMatchObject({ referenceRunId: ids.base, relativeEffect: 0.1, designEffect: 1 });
+    expect(byName.success.effect).toBeCloseTo(0.075, 15);
+    expect(byName.spl).toMatchObject({ referenceRunId: ids.base, effect: 0.2 });
+    const text = await execa('node', [MAIN, 'plan', ids.cand!, '--reference', ids.base!, '--outputs', outputs]);
+    expect(text.stdout).toContain(`paired against ${ids.base} (--reference)`);
+    const apart = await execa('node', [MAIN, 'plan', ids.cand!, '--reference', ids.apart!, '--outputs', outputs], { reject: false });
+    expect(apart.exitCode).toBe(2);
+    expect(apart.stderr).toContain('shares no episode');
+    const bad = await execa('node', [MAIN, 'plan', ids.cand!, '--effect', 'success=abc', '--outputs', outputs], { reject: false });
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain('--effect "success=abc"');
   });
 
   it('says when the episodes needed are more than one run takes', () => {
@@ -194,8 +217,8 @@ describe('evalctl plan', () => {
       runId: 'r',
       source: 'own',
       metrics: [
-        { metric: 'success', n: 40, sd: 0.5, mde: 0.2, effect: 0.001, episodesNeeded: 1_732_921 },
-        { metric: 'spl', n: 40, sd: 0.1, mde: 0.05, effect: 0.001, episodesNeeded: 80_000 },
+        { metric: 'success', n: 40, sd: 0.5, designEffect: 1, mde: 0.2, effect: 0.001, episodesNeeded: 1_732_921 },
+        { metric: 'spl', n: 40, sd: 0.1, designEffect: 1, mde: 0.05, effect: 0.001, episodesNeeded: 80_000 },
       ],
     });
     expect(text).toContain('success: more episodes than one run takes (100000)');
@@ -207,9 +230,20 @@ describe('evalctl plan', () => {
       runId: 'r',
       source: 'paired',
       referenceRunId: 'q',
-      metrics: [{ metric: 'success', n: 40, sd: 0, mde: 0, effect: 0.1, episodesNeeded: episodesForEffect(0, 0.1) }],
+      metrics: [
+        {
+          metric: 'success',
+          n: 40,
+          sd: 0,
+          designEffect: 1,
+          referenceRunId: 'q',
+          mde: 0,
+          effect: 0.1,
+          episodesNeeded: episodesForEffect(0, 0.1),
+        },
+      ],
     });
-    expect(text).toMatch(/success\s+40\s+0\.0000\s+0\.0000\s+0\.1000\s+2\n/);
+    expect(text).toMatch(/success\s+q\s+40\s+0\.0000\s+0\.0000\s+0\.1000\s+2\n/);
     expect(text).toContain('success: sd 0 (the same difference on every shared episode)');
   });
 
@@ -222,5 +256,48 @@ describe('evalctl plan', () => {
     });
     expect(compare.exitCode).toBe(2);
     expect(compare.stderr).toContain('metric "nope" is not reported by these runs');
+  });
+});
+
+describe('clustered dataset runs', () => {
+  // The dataset of test/compare/clustered-inference.test.ts (80 samples in 5 clusters; the candidate solves clusters 3 and 4), as run directories: the numbers come through summary.json and the score index, against the same statsmodels/scipy output pasted there.
+  const k = (i: number) => i % 5;
+  const baseSuccess = (i: number) => ((i * 37 + 11) % 17 < 3 + 2 * k(i) ? 1 : 0);
+  const rec = (i: number, success: number, steps: number): EpisodeRecord => ({
+    ...record(i, success),
+    episodeId: `qa/test/${i}`,
+    metrics: { success, steps },
+    cluster: `c${k(i)}`,
+  });
+  const baseSteps = (i: number) => 10 + 3 * k(i) + ((i * 13) % 7);
+
+  it('compare, plan and the run table give the clustered figures', async () => {
+    const out = join(dir, 'clustered');
+    const base = Array.from({ length: 80 }, (_, i) => rec(i, baseSuccess(i), baseSteps(i)));
+    const cand = Array.from({ length: 80 }, (_, i) =>
+      rec(i, k(i) >= 3 ? 1 : baseSuccess(i), baseSteps(i) - (k(i) % 3) + ((i * 5) % 4) - 1.5),
+    );
+    const a = await writeRun(new Date(2026, 0, 2, 0, 0, 0), base, out);
+    const b = await writeRun(new Date(2026, 0, 2, 0, 0, 1), cand, out);
+    const j = await execa('node', [MAIN, 'compare', a, b, '--json', '--outputs', out]);
+    const rows = Object.fromEntries(JSON.parse(j.stdout).candidates[0].metrics.map((m: { metric: string }) => [m.metric, m]));
+    expect(rows.success).toMatchObject({ testMethod: 'mcnemar-clustered', clusters: 5 });
+    expect(rows.success.testP).toBeCloseTo(0.16151331846753808, 12);
+    expect(rows.success.bhAdjustedP).toBeCloseTo(0.16151331846753808, 12);
+    expect(rows.success.pairedStderr).toBeCloseTo(0.10897247358851682, 12);
+    expect(rows.success.unpairedStderr).toBeCloseTo(0.1916213714594486, 12);
+    expect(rows.success.mde).toBeCloseTo(0.30529567118679457, 12);
+    expect(rows.steps).toMatchObject({ testMethod: 'clustered-t', ciMethod: 'clustered-t', df: 4 });
+    expect(rows.steps.testP).toBeCloseTo(0.09930068321372679, 12);
+    expect(rows.steps.unpairedCi95[0]).toBeCloseTo(-7.8782245629617185, 11);
+    expect(rows.steps.mde).toBeCloseTo(1.048257202602907, 12);
+    const text = await execa('node', [MAIN, 'compare', a, b, '--outputs', out]);
+    expect(text.stdout).toContain('mcnemar (clustered)');
+    const p = await execa('node', [MAIN, 'plan', b, '--effect', 'success=0.1', '--effect', 'steps=-5%', '--json', '--outputs', out]);
+    const plan = Object.fromEntries(JSON.parse(p.stdout).metrics.map((m: { metric: string }) => [m.metric, m]));
+    expect(plan.success).toMatchObject({ referenceRunId: a, clusters: 5, episodesNeeded: 746 });
+    expect(plan.steps).toMatchObject({ referenceRunId: a, episodesNeeded: 98 });
+    const pt = await execa('node', [MAIN, 'plan', b, '--outputs', out]);
+    expect(pt.stdout).toMatch(/success\s+\S+\s+80\s+0\.3824\s+6\.4978\s+5\s+0\.3053/);
   });
 });

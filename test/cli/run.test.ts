@@ -305,6 +305,21 @@ describe('evalctl run argument parsing and rendering', () => {
     expect(renderSummary(s, '/runs/x')).toMatch(/correct\s+1\s+0\s+1\s+1\s+4\s+\[0\.3424, 1\] wilson C=2/);
   });
 
+  it('shows the clustered standard error beside a clustered interval, and the logit interval of a clustered rate', () => {
+    // 20 values in 5 clusters, p = 0.8: statsmodels cluster-robust SE 0.2 (sd/√n 0.0918); logit interval [0.1106, 0.9923] (test/stats/stats.test.ts).
+    const v = [1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1];
+    const g = v.map((_, i) => 'abcde'[Math.floor(i / 4)]!);
+    const s: RunSummary = {
+      ...initialSummary(
+        { runId: '20260101_000000', graphName: 'qa_llm', episodeCount: 20, workerCount: 1, seed: 0, priority: 0, createdAt: '' },
+        'COMPLETED',
+      ),
+      episodesDone: 20,
+      aggregateMetrics: [summarizeValues('correct', v, g)],
+    };
+    expect(renderSummary(s, '/runs/x')).toMatch(/correct\s+0\.8000\s+0\.2000\s+0\s+1\s+20\s+\[0\.1106, 0\.9923\] clustered-logit-t C=5/);
+  });
+
   it('reads --repeats and, on a run with repeats, says what n counts and which dial narrows the bar', () => {
     expect((parseRunArgs(['g', '--episodes', '6', '--repeats', '3']) as { input: unknown }).input).toMatchObject({
       episodeCount: 6,

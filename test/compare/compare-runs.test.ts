@@ -152,13 +152,13 @@ describe('powerPlan', () => {
   it('plans from the paired sd a comparison reports, also where a difference overflows (1e308 against −1e308)', () => {
     const ref = run('A', [1e308, 1e308, -1e308, -1e308]);
     const own = run('B', [-1e308, -1e308, 1e308, 1e308]);
-    const plan = powerPlan(own, ref, { effect: 1e308 });
+    const plan = powerPlan(own, [ref], { effects: { '*': { value: 1e308, relative: false } } });
     const cmp = compareRuns(ref, [own]).candidates[0]!.metrics[0]!;
     // Differences ±2e308: their sd (2e308 · 2/√3) is beyond a double, and so is the plan's; never NaN.
     expect(plan).toMatchObject({ source: 'paired', metrics: [{ n: 4, sd: cmp.diffSd }] });
     expect(cmp.diffSd).toBe(Number.POSITIVE_INFINITY);
     // A spread that fits: differences 1.8e308 and 1e308 ×3 (one overflows), sd 0.4e308.
-    const fits = powerPlan(run('B', [9e307, 5e307, 5e307, 5e307]), run('A', [-9e307, -5e307, -5e307, -5e307]));
+    const fits = powerPlan(run('B', [9e307, 5e307, 5e307, 5e307]), [run('A', [-9e307, -5e307, -5e307, -5e307])]);
     expect(fits.metrics[0]!.sd / 4e307).toBeCloseTo(1, 14);
     expect(Number.isFinite(fits.metrics[0]!.mde)).toBe(true);
   });
@@ -166,9 +166,9 @@ describe('powerPlan', () => {
   it("keeps the plain sd's bits for ordinary runs", () => {
     const a = [0.61, 0.48, 0.9, 0.33, 0.75];
     const b = [0.66, 0.5, 0.97, 0.31, 0.83];
-    const plan = powerPlan(run('B', b), run('A', a), { effect: 0.1 });
+    const plan = powerPlan(run('B', b), [run('A', a)], { effects: { '*': { value: 0.1, relative: false } } });
     expect(plan.metrics[0]!.sd).toBe(meanAndSd(b.map((v, i) => v - a[i]!)).sd);
-    expect(powerPlan(run('B', b), undefined).metrics[0]!.sd).toBe(meanAndSd(b).sd);
+    expect(powerPlan(run('B', b), []).metrics[0]!.sd).toBe(meanAndSd(b).sd);
   });
 });
 

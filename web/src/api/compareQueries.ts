@@ -9,7 +9,7 @@ export const MetricComparisonFields = graphql(`
   fragment MetricComparisonFields on MetricComparison {
     metric n binary baselineMean candidateMean meanDiff pairedStderr ci95Low ci95High ciMethod df clusters
     unpairedStderr unpairedCi95Low unpairedCi95High correlation goal verdict wins ties losses
-    mcnemarP pairedTP pValue bhAdjustedP bhSignificant excludedPairs mde
+    mcnemarP pairedTP pValue testMethod designEffect bhAdjustedP bhSignificant excludedPairs mde
   }
 `);
 

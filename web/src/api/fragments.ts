@@ -2,7 +2,7 @@
 import { graphql, type ResultOf } from './graphql.js';
 
 export const MetricAggregateFields = graphql(`
-  fragment MetricAggregateFields on MetricAggregate { name mean count stderr min max imputedValue goal primary }
+  fragment MetricAggregateFields on MetricAggregate { name mean count stderr clusteredStderr ciMethod min max imputedValue goal primary }
 `);
 
 export const RunRowFields = graphql(

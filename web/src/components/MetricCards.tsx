@@ -1,6 +1,6 @@
 import type { MetricAggregate } from '../api/fragments.js';
 import { fmtNumber } from '../lib/format.js';
-import { headlineMetrics } from '../lib/metrics.js';
+import { headlineMetrics, shownStderr } from '../lib/metrics.js';
 import { Empty } from './States.js';
 
 /** One card per metric: mean ± standard error, the count it is over, and the range. */
@@ -16,7 +16,7 @@ export function MetricCards({ metrics, live }: { metrics: MetricAggregate[]; liv
           <div className="card-label">{m.name}</div>
           <div className="card-value">
             {fmtNumber(m.mean)}
-            {m.stderr != null && <span className="stderr"> ± {fmtNumber(m.stderr, 2)}</span>}
+            {shownStderr(m) != null && <span className="stderr"> ± {fmtNumber(shownStderr(m), 2)}</span>}
           </div>
           <div className="card-foot">
             n = {m.count} · {fmtNumber(m.min)} … {fmtNumber(m.max)}

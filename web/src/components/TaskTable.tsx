@@ -1,5 +1,6 @@
 import type { TaskAggregate } from '../api/fragments.js';
 import { fmtNumber } from '../lib/format.js';
+import { shownStderr } from '../lib/metrics.js';
 
 /** Aggregates per task: one row per task, mean ± stderr per metric. */
 export function TaskTable({ tasks }: { tasks: TaskAggregate[] }) {
@@ -31,7 +32,7 @@ export function TaskTable({ tasks }: { tasks: TaskAggregate[] }) {
                     <td key={n} className="num">
                       {m ? (
                         <>
-                          {fmtNumber(m.mean)} {m.stderr != null && <span className="muted">± {fmtNumber(m.stderr, 2)}</span>}
+                          {fmtNumber(m.mean)} {shownStderr(m) != null && <span className="muted">± {fmtNumber(shownStderr(m), 2)}</span>}
                         </>
                       ) : (
                         '–'

@@ -110,3 +110,9 @@ export function histogram(values: number[], maxBins = 30): Histogram {
   const centers = counts.map((_, i) => min + (i + 0.5) * width);
   return { centers, counts, binWidth: width, discrete: false };
 }
+
+/** The standard error shown beside a metric: the clustered one where its interval is clustered (the SE the interval was built from), else sd/√n. */
+export function shownStderr(m: Pick<MetricAggregate, 'stderr' | 'clusteredStderr' | 'ciMethod'>): number | null {
+  const clustered = m.ciMethod === 'CLUSTERED_T' || m.ciMethod === 'CLUSTERED_LOGIT_T';
+  return clustered && m.clusteredStderr != null ? m.clusteredStderr : m.stderr;
+}

@@ -95,7 +95,10 @@ function metric(m: Obj): ReportMetric | null {
   const name = str(m.name);
   const mean = num(m.mean);
   if (name === null || mean === null) return null;
-  const stderr = num(m.stderr);
+  // The SE the interval was built from: the clustered one beside a clustered interval (summary.json's `stderr` is always sd/√n).
+  const method = str(m.ciMethod);
+  const clustered = method === 'clustered-t' || method === 'clustered-logit-t';
+  const stderr = (clustered ? num(m.clusteredStderr) : null) ?? num(m.stderr);
   const ownLow = num(m.ci95Low);
   const ownHigh = num(m.ci95High);
   const hasOwn = ownLow !== null && ownHigh !== null;
@@ -108,7 +111,7 @@ function metric(m: Obj): ReportMetric | null {
     max: num(m.max),
     low: hasOwn ? ownLow : stderr !== null ? mean - 1.96 * stderr : null,
     high: hasOwn ? ownHigh : stderr !== null ? mean + 1.96 * stderr : null,
-    method: hasOwn ? (str(m.ciMethod) ?? 'reported') : stderr !== null ? 'normal' : null,
+    method: hasOwn ? (method ?? 'reported') : stderr !== null ? 'normal' : null,
   };
 }
 

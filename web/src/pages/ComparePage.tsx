@@ -183,7 +183,13 @@ const ci = (lo: number | null | undefined, hi: number | null | undefined) =>
 function pLabel(m: MetricComparison): string {
   if (m.pValue == null) return '–';
   const p = m.pValue < 0.001 ? '<0.001' : fmtNumber(m.pValue, 2);
-  return m.binary && m.mcnemarP != null ? `${p} (McNemar)` : `${p} (paired t)`;
+  const test: Record<string, string> = {
+    PAIRED_T: 'paired t',
+    CLUSTERED_T: 'clustered paired t',
+    MCNEMAR_EXACT: 'McNemar',
+    MCNEMAR_CLUSTERED: 'clustered McNemar',
+  };
+  return `${p} (${test[m.testMethod] ?? 'paired t'})`;
 }
 
 function MetricsPanel({ comparison: c }: { comparison: Comparison }) {

@@ -16,7 +16,7 @@ import { useQuery } from '../hooks/useQuery.js';
 import { useSubscription } from '../hooks/useSubscription.js';
 import { useThrottled } from '../hooks/useThrottled.js';
 import { elapsedMs, fmtDuration, fmtNumber, fmtTime, titleCase } from '../lib/format.js';
-import { headlineMetrics, metricsOf } from '../lib/metrics.js';
+import { headlineMetrics, metricsOf, shownStderr } from '../lib/metrics.js';
 import { problemCount, runColor } from '../lib/endings.js';
 import { configDiffs } from '../lib/runConfig.js';
 import { RUN_STATUSES, isLiveRun } from '../lib/statuses.js';
@@ -291,7 +291,7 @@ export function RunsPage({ initial }: { initial: RunsFilters }) {
                         <span
                           key={m.name}
                           className="metric-chip"
-                          title={`${m.name}: mean ${m.mean}${m.stderr != null ? ` ± ${m.stderr}` : ''} (n=${m.count})`}
+                          title={`${m.name}: mean ${m.mean}${shownStderr(m) != null ? ` ± ${shownStderr(m)}` : ''} (n=${m.count})`}
                         >
                           {m.name} <b>{fmtNumber(m.mean)}</b>
                         </span>
