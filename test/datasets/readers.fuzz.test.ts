@@ -11,6 +11,7 @@ import type { Dataset } from '../../src/datasets/index.js';
 import { loadDataset } from '../../src/datasets/index.js';
 import { readCsv } from '../../src/datasets/read-csv.js';
 import { readJsonArray } from '../../src/datasets/read-json-array.js';
+import type { RawRecord } from '../../src/datasets/raw-record.js';
 import { streamJsonl } from '../../src/datasets/read-records.js';
 import { readParquet } from '../../src/datasets/read-parquet.js';
 import { MAX_RECORD_DEPTH, sampleOf } from '../../src/datasets/sample-of.js';
@@ -154,6 +155,19 @@ const textFragment = fc.oneof(
 );
 const datasetText = fc.array(textFragment, { maxLength: 8 }).map((p) => p.join(''));
 
+/** A reader's answer: records each with a line, whose samples come out or are refused naming file and line; or a refusal naming the file. */
+function expectRecordsOrRefusal(r: { ok: true; value: RawRecord[] } | { ok: false; error: unknown }, file: string): void {
+  if (!r.ok) {
+    expectCoded(r.error, ['DATASET_INVALID'], file);
+    return;
+  }
+  for (const rec of r.value) {
+    expect(Number.isSafeInteger(rec.line) && rec.line >= 1).toBe(true);
+    const s = attempt(() => sampleOf(rec, { file, unit: 'line' }));
+    if (!s.ok) expectCoded(s.error, ['DATASET_INVALID'], `${file}:${rec.line}:`);
+  }
+}
+
 describe('dataset text readers under generated input', () => {
   it.each([
     ['JSON', readJsonArray, '/d/train.json'],
@@ -162,15 +176,7 @@ describe('dataset text readers under generated input', () => {
     fc.assert(
       fc.property(datasetText, (text) => {
         const r = attempt(() => read(file, text));
-        if (!r.ok) {
-          expectCoded(r.error, ['DATASET_INVALID'], file);
-          return;
-        }
-        for (const rec of r.value) {
-          expect(Number.isSafeInteger(rec.line) && rec.line >= 1).toBe(true);
-          const s = attempt(() => sampleOf(rec, { file, unit: 'line' }));
-          if (!s.ok) expectCoded(s.error, ['DATASET_INVALID'], `${file}:${rec.line}:`);
-        }
+        expectRecordsOrRefusal(r, file);
       }),
       fuzzParams(350),
     );
@@ -182,19 +188,11 @@ describe('dataset text readers under generated input', () => {
       fc.asyncProperty(datasetText, async (text) => {
         await writeFile(file, text);
         const r = await attemptAsync(async () => {
-          const out = [];
+          const out: RawRecord[] = [];
           for await (const rec of streamJsonl(file)) out.push(rec);
           return out;
         });
-        if (!r.ok) {
-          expectCoded(r.error, ['DATASET_INVALID'], file);
-          return;
-        }
-        for (const rec of r.value) {
-          expect(Number.isSafeInteger(rec.line) && rec.line >= 1).toBe(true);
-          const s = attempt(() => sampleOf(rec, { file, unit: 'line' }));
-          if (!s.ok) expectCoded(s.error, ['DATASET_INVALID'], `${file}:${rec.line}:`);
-        }
+        expectRecordsOrRefusal(r, file);
       }),
       fuzzParamsAsync(120),
     );
