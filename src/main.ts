@@ -4,12 +4,15 @@
  * Each subcommand lives in src/cli/<name>.ts and exports `run(argv): Promise<number>` (the exit code).
  */
 import module from 'node:module';
+import { resolve } from 'node:path';
 import { errorMessage, isInputFault } from './errors.js';
 import { discardEvalSpare, startEvalSpareFor } from './cli/eval-spare.js';
 import { takeModelKeys } from './core/model-keys.js';
 
 // Model keys leave the environment before anything is started (docs/llm.md, "Keys").
 takeModelKeys();
+// A relative workspace is the user's working directory's: eval processes and hosts start in other folders.
+if (process.env.ACTIVE_WORKSPACE_DIR) process.env.ACTIVE_WORKSPACE_DIR = resolve(process.env.ACTIVE_WORKSPACE_DIR);
 useCompileCache();
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run(argv: string[]): Promise<number> }> }> = {

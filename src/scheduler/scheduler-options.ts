@@ -3,6 +3,7 @@
  * naming the option and what it got.
  */
 import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
 import { BadInputError } from '../errors.js';
 import { EVAL_PROCESS_MAIN } from '../paths.js';
 import { ResourceSampler, type ResourceSource } from './admission/resource-sampler.js';
@@ -141,7 +142,8 @@ export function resolveSchedulerOptions(options: JobSchedulerOptions): Scheduler
     sampler: options.sampler ?? new ResourceSampler(),
     ownsSampler: options.sampler === undefined,
     graphDirs: {
-      workspaceDir: options.workspaceDir ?? (process.env.ACTIVE_WORKSPACE_DIR || undefined),
+      // Absolute: eval processes start in their run's folder, where a relative path would name another place.
+      workspaceDir: absoluteOrUndefined(options.workspaceDir ?? (process.env.ACTIVE_WORKSPACE_DIR || undefined)),
       builtinGraphsDir: options.builtinGraphsDir,
       builtinNodesetsDir: options.builtinNodesetsDir,
     },
@@ -151,3 +153,5 @@ export function resolveSchedulerOptions(options: JobSchedulerOptions): Scheduler
     policy: runPolicyFromEnv(process.env, { allowCodeTools: options.allowCodeTools }),
   };
 }
+
+const absoluteOrUndefined = (dir: string | undefined): string | undefined => (dir === undefined ? undefined : resolve(dir));

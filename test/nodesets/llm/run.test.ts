@@ -9,7 +9,7 @@ import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative as relativePath } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIST_DIR, PACKAGE_ROOT } from '../../../src/paths.js';
@@ -288,6 +288,31 @@ describe('llm graphs through evalctl run', () => {
       expect(up.stats()).toMatchObject({ modelLists: 1, completions: 2 });
     } finally {
       await up.close();
+    }
+  });
+
+  it('through the server, takes a workspace given as a relative path (eval processes start in their run folders)', async () => {
+    process.env.OPENAI_API_KEY = KEY;
+    const relative = relativePath(process.cwd(), WORKSPACE);
+    const server = await startServer({ outputsDir: join(outputs, 'server-relative'), scheduler: { workspaceDir: relative } });
+    try {
+      const started = await server.gql(START_EVAL, {
+        input: { graphName: 'llm_fixture_qa', episodeCount: 1, overrides: { llm: { base_url: stub.baseURL } } },
+      });
+      expect(started.errors).toBeUndefined();
+      const id = started.data!.startEval.runId as string;
+      const run = await waitFor(
+        'the run to end',
+        async () => {
+          const r = await server.gql(`query($id: ID!) { run(id: $id) { status error { code message } } }`, { id });
+          return r.data?.run && !['QUEUED', 'RUNNING'].includes(r.data.run.status) ? r.data.run : undefined;
+        },
+        40_000,
+      );
+      expect(run).toMatchObject({ status: 'COMPLETED', error: null });
+    } finally {
+      await server.stop();
+      delete process.env.OPENAI_API_KEY;
     }
   });
 
