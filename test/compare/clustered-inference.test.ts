@@ -31,26 +31,14 @@ import { metricSpread } from '../../src/stats/intervals.js';
 import { durkalskiP } from '../../src/stats/mcnemar.js';
 import { aggregateMetrics, shownStderr } from '../../src/store/aggregate.js';
 import type { EpisodeRecord } from '../../src/store/types.js';
+import { scoredRecord } from '../support/scored-run.js';
 
 const close = (got: number | null | undefined, want: number, digits = 12) => expect(got).toBeCloseTo(want, digits);
 
-function rec(index: number, metrics: Record<string, number>, cluster: string): EpisodeRecord {
-  return {
-    index,
-    episodeId: `e/${index}`,
-    status: 'COMPLETED',
-    steps: 1,
-    metrics,
-    seed: index,
-    workerId: 0,
-    durationMs: 1,
-    startedAt: '',
-    finishedAt: '',
-    stepBudget: 10,
-    assets: [],
-    cluster,
-  };
-}
+const rec = (index: number, metrics: Record<string, number>, cluster: string): EpisodeRecord => ({
+  ...scoredRecord(index, metrics, `e/${index}`),
+  cluster,
+});
 
 // The script's dataset: 80 episodes in 5 clusters; the candidate solves every episode of clusters 3 and 4.
 const N = 80;

@@ -6,6 +6,7 @@ import { orderAggregates, orderMetrics } from '../../src/compare/metric-order.js
 import type { MetricRanges } from '../../src/core/types.js';
 import { computeAggregates } from '../../src/store/aggregate.js';
 import type { EpisodeRecord } from '../../src/store/types.js';
+import { scoredRecord } from '../support/scored-run.js';
 
 const declared: MetricRanges = {
   success: { min: 0, max: 1, goal: 'max', primary: true },
@@ -13,20 +14,7 @@ const declared: MetricRanges = {
   distance_to_goal: { min: 0, goal: 'min' },
 };
 
-const play = (index: number, metrics: EpisodeRecord['metrics']): EpisodeRecord => ({
-  index,
-  episodeId: `maze/${index}`,
-  status: 'COMPLETED',
-  steps: 1,
-  metrics,
-  seed: 0,
-  workerId: 0,
-  durationMs: 1,
-  startedAt: '',
-  finishedAt: '',
-  stepBudget: 100,
-  assets: [],
-});
+const play = (index: number, metrics: EpisodeRecord['metrics']): EpisodeRecord => scoredRecord(index, metrics, `maze/${index}`);
 
 // The better policy reaches the goal more often, in fewer steps, ending closer: every metric says so by its own goal.
 const better = Array.from({ length: 12 }, (_, i) => play(i, { success: 1, steps: 10 + (i % 3), distance_to_goal: 0, extra: i }));

@@ -3,6 +3,7 @@ import { DEFAULT_TASK, aggregateByTask, aggregateMetrics, computeAggregates, sum
 import type { EpisodeRecord } from '../../src/store/types.js';
 import { scoreTable } from '../../src/compare/episode-scores.js';
 import type { EpisodeStatus } from '../../src/statuses.js';
+import { scoredRecord } from '../support/scored-run.js';
 
 function rec(index: number, metrics: EpisodeRecord['metrics'], status: EpisodeStatus = 'COMPLETED', task?: string): EpisodeRecord {
   return {
@@ -111,18 +112,8 @@ describe('aggregates', () => {
 
 describe("every counted play scores, by the metric's declared rule", () => {
   const play = (index: number, status: EpisodeRecord['status'], metrics: EpisodeRecord['metrics'] = {}): EpisodeRecord => ({
-    index,
-    episodeId: `d/s/${index}`,
+    ...scoredRecord(index, metrics),
     status,
-    steps: 1,
-    metrics,
-    seed: 0,
-    workerId: 0,
-    durationMs: 1,
-    startedAt: '',
-    finishedAt: '',
-    stepBudget: 1,
-    assets: [],
   });
   // A scorer's metrics score 0 when missing; latency is a measurement, left out when missing.
   const declared = { correct: { min: 0, max: 1, missing: 0 }, llm_latency_ms: { min: 0, missing: 'exclude' as const } };
