@@ -179,6 +179,7 @@ function meansOfOverflowed(
   ranges: MetricRanges | undefined,
 ): void {
   const byId = new Map([...overflowed].map((s) => [s.episodeId, { score: s, values: new Map<string, number[]>() }]));
+  const imputable = imputableOf(ranges);
   for (const r of sorted) {
     const e = byId.get(r.episodeId);
     if (!e || !isCountedEnding(r.status)) continue;
@@ -191,7 +192,7 @@ function meansOfOverflowed(
       const v = numericValue(r.metrics[name]);
       if (v !== undefined) add(name, v);
     }
-    for (const [name, v] of imputableOf(ranges)) if (numericValue(r.metrics[name]) === undefined) add(name, v);
+    for (const [name, v] of imputable) if (numericValue(r.metrics[name]) === undefined) add(name, v);
   }
   for (const { score, values } of byId.values())
     for (const [name, list] of values) if (!Number.isFinite(score.values.get(name)!)) score.values.set(name, meanOf(list));

@@ -28,6 +28,3 @@ export function orderAggregates<T extends { name: string; goal?: MetricGoal | un
   const rank = (i: T): number => (i.primary ? 0 : i.goal !== undefined ? 1 : 2);
   return [...items].sort((a, b) => rank(a) - rank(b));
 }
-
-/** The declared direction of `name`, or null. */
-export const goalOf = (name: string, declared: MetricRanges | undefined): MetricGoal | null => declared?.[name]?.goal ?? null;

@@ -28,17 +28,3 @@ export function missingApiKeys(graph: GraphSpec, env: NodeJS.ProcessEnv = proces
   }
   return problems;
 }
-
-/** One problem per llm node that names no model, in its config or through OPENAI_MODEL; empty when all do. */
-export function missingModels(graph: GraphSpec, env: NodeJS.ProcessEnv = process.env): string[] {
-  const problems: string[] = [];
-  for (const node of graph.nodes) {
-    if (!LLM_TYPES.has(node.type)) continue;
-    const model = node.config?.model;
-    if ((typeof model === 'string' && model !== '') || env.OPENAI_MODEL) continue;
-    problems.push(
-      `node "${node.id}" (${node.type}) names no model: set config model (--set ${node.id}.model=NAME) or OPENAI_MODEL in the server's environment`,
-    );
-  }
-  return problems;
-}
