@@ -2,24 +2,13 @@ import { useMemo } from 'react';
 import uPlot from 'uplot';
 import { fmtNumber } from '../lib/format.js';
 import { histogram, metricSeries } from '../lib/metrics.js';
-import type { EpisodeRow } from '../api/fragments.js';
+import type { MetricChartProps } from './MetricSeriesChart.js';
 import { UPlotChart } from './UPlotChart.js';
 
 const bars = uPlot.paths.bars!({ size: [0.9, 120] });
 
 /** The distribution of one metric over the run's episodes. */
-export function HistogramChart({
-  episodes,
-  metric,
-  missing = null,
-  height = 240,
-}: {
-  episodes: EpisodeRow[];
-  metric: string;
-  /** As MetricSeriesChart's. */
-  missing?: number | null;
-  height?: number;
-}) {
+export function HistogramChart({ episodes, metric, missing = null, height = 240 }: MetricChartProps) {
   const hist = useMemo(() => histogram(metricSeries(episodes, metric, missing).y), [episodes, metric, missing]);
   const data = useMemo(() => [hist.centers, hist.counts] as uPlot.AlignedData, [hist]);
   const lo = hist.centers.length ? hist.centers[0]! - hist.binWidth / 2 : 0;

@@ -14,18 +14,16 @@ function rangeWithZero(min: number | null, max: number | null): [number, number]
 }
 
 /** One metric per episode index (points) with its running mean over the index order (line). */
-export function MetricSeriesChart({
-  episodes,
-  metric,
-  missing = null,
-  height = 240,
-}: {
+/** What a chart of one metric over a run's episodes takes. */
+export interface MetricChartProps {
   episodes: EpisodeRow[];
   metric: string;
   /** What an episode that never produced the metric scores (MetricAggregate.imputedValue); null: left out. */
   missing?: number | null;
   height?: number;
-}) {
+}
+
+export function MetricSeriesChart({ episodes, metric, missing = null, height = 240 }: MetricChartProps) {
   const data = useMemo(() => {
     const s = metricSeries(episodes, metric, missing);
     return [s.x, s.y, s.mean] as uPlot.AlignedData;
