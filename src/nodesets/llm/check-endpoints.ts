@@ -8,7 +8,7 @@
 import type { NodesetPreflight, PreflightNode } from '../../core/types.js';
 import { CodedError, errorMessage } from '../../errors.js';
 import { readApiKey, redact } from './api-key.js';
-import { httpFetch } from './http-fetch.js';
+import { ENDPOINT_CHECK_MAX_BYTES, limitedFetch } from './http-fetch.js';
 import { readLlmConfig } from './llm-config.js';
 
 /** How long one request of the check may take. */
@@ -80,7 +80,7 @@ interface Answer {
 async function ask(e: Endpoint, method: string, url: string, body: string | undefined, signal: AbortSignal): Promise<Answer> {
   const timeout = AbortSignal.timeout(CHECK_TIMEOUT_MS);
   try {
-    const res = await httpFetch(url, {
+    const res = await limitedFetch(ENDPOINT_CHECK_MAX_BYTES)(url, {
       method,
       headers: { authorization: `Bearer ${e.key}`, accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}) },
       ...(body ? { body } : {}),

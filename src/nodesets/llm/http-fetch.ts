@@ -183,6 +183,12 @@ export function httpFetch(input: string | URL | Request, init?: RequestInit): Pr
   return fetchBounded(input, init, Number.POSITIVE_INFINITY);
 }
 
+/**
+ * What an endpoint's models list or a check's error body may take: a list of a few hundred
+ * models is tens of KB, and no answer to a check is worth more.
+ */
+export const ENDPOINT_CHECK_MAX_BYTES = 1024 * 1024;
+
 /** A fetch-compatible function that reads at most `maxBytes` of an answer (a ResponseTooLargeError past them). */
 export function limitedFetch(maxBytes: number): FetchFunction {
   return (input, init) => fetchBounded(input, init, maxBytes);

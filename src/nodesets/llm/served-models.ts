@@ -8,6 +8,7 @@
 import type { GraphSpec, ReportedModel } from '../../core/types.js';
 import type { FrozenModel } from '../../graph/model-setup.js';
 import { NO_KEY } from './api-key.js';
+import { ENDPOINT_CHECK_MAX_BYTES, limitedFetch } from './http-fetch.js';
 import { readLlmConfig } from './llm-config.js';
 
 /** How long the list may take: a retry waits no longer than this per endpoint. */
@@ -19,7 +20,8 @@ const SHOWN = 5;
 export async function listedModels(baseURL: string, apiKey: string | undefined, signal?: AbortSignal): Promise<string[] | undefined> {
   const timeout = AbortSignal.timeout(LIST_TIMEOUT_MS);
   try {
-    const res = await fetch(`${baseURL}/models`, {
+    // Through the nodeset's own HTTP path (proxies as its model calls), and bounded: a list is small.
+    const res = await limitedFetch(ENDPOINT_CHECK_MAX_BYTES)(`${baseURL}/models`, {
       headers: apiKey && apiKey !== NO_KEY ? { authorization: `Bearer ${apiKey}` } : {},
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
     });
