@@ -290,10 +290,38 @@ export interface EnvPanelHandler {
 }
 
 /** Default export of a JS/TS nodeset module. */
+/** One model endpoint a host calls, as its GET /stats shows it: the limit on calls in flight and how the endpoint answered. */
+export interface EndpointStats {
+  /** The base URL without credentials, query or fragment. */
+  baseUrl: string;
+  model: string;
+  mode: 'adaptive' | 'fixed';
+  /** Calls allowed in flight now. */
+  level: number;
+  floor: number;
+  cap: number;
+  inFlight: number;
+  waiting: number;
+  /** Calls answered (2xx) since the host started. */
+  answered: number;
+  /** 429 answers since the host started. */
+  count429: number;
+  /** 503 answers since the host started. */
+  count503: number;
+  /** The last Retry-After the endpoint sent, in ms; null when it never sent one. */
+  lastRetryAfterMs: number | null;
+  /** How long new calls are still held for a Retry-After, in ms (0: not held). */
+  pausedForMs: number;
+  /** Callers (run ids) with a call in flight or waiting, or one in the last minute. */
+  callers: string[];
+}
+
 export interface NodesetModule {
   functions?: Record<string, NodeFunction>;
   batched?: Record<string, BatchedNodeFunction>;
   panel?: EnvPanelHandler;
+  /** The model endpoints this host calls and their limits, for GET /stats. */
+  endpoints?(): EndpointStats[];
   /** Drops keyed per-episode state. */
   evict?(episodeKey: string): void;
   /** Called once in the host before serving; `dir` is the nodeset's folder (for weights, data). */

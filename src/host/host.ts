@@ -10,6 +10,7 @@ import { bodyText } from './in-process-hosts.js';
 import type { JsonHttpAnswer, JsonHttpRequest, JsonHttpServer } from './json-http-server.js';
 import type {
   BatchedNodeFunction,
+  EndpointStats,
   FunctionSpec,
   HostCallRequest,
   HostHealth,
@@ -56,6 +57,8 @@ export interface HostStats {
   calls: number;
   /** The batcher's counters; null when the nodeset has no batched function. */
   batcher: BatcherStats | null;
+  /** The model endpoints the nodeset calls, with their limits (empty when it calls none). */
+  endpoints: EndpointStats[];
 }
 
 /** A request the client got wrong: answered with this status and a message naming the bad value. */
@@ -310,7 +313,7 @@ export function createHost(options: CreateHostOptions): Host {
       case 'GET /health':
         return { status: 200, json: healthJson };
       case 'GET /stats': {
-        const stats: HostStats = { calls, batcher: batcher?.stats() ?? null };
+        const stats: HostStats = { calls, batcher: batcher?.stats() ?? null, endpoints: mod.endpoints?.() ?? [] };
         return ok(stats);
       }
       case 'POST /call':

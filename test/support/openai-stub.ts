@@ -40,7 +40,11 @@
  * `faultRate: p` fails a request when sha256(faultSeed, body, n) < p, n being how many times the
  * same body arrived before (so a retry of a failed request draws again, and the draws do not
  * depend on the order requests from different callers arrive in). The fault is `faultKind`:
- * 429, 500 or 'reset' (the socket is destroyed). `latencyMs` delays every answer.
+ * 429, 500, 503 or 'reset' (the socket is destroyed). `latencyMs` delays every answer.
+ * `maxConcurrent: n` answers 429 at once to a completion request that arrives while n are already
+ * in flight (a provider's concurrency limit; counted in `faults` and `overLimit`). `retryAfterSec`
+ * puts `Retry-After: <s>` (and `retry-after-ms`) on every 429 and 503 the stub sends; `GET /stats`
+ * and `stats()` give `lastAcceptedAt`, when the last request was let through (ms since the epoch).
  * `expectedKey`: requests without `Authorization: Bearer <key>` get a 401.
  * `answerBytes: n`: every answer's content is padded with `x` to an HTTP body of about n bytes,
  * written in 64 KiB chunks as the client reads them (a model that will not stop); `bytesWritten`
@@ -50,14 +54,14 @@
  * request asked for) and the one GET /v1/models lists; unset, an answer names the requested model
  * and the list is `stub`. `systemFingerprint` (default `fp_stub`) is each answer's system_fingerprint.
  * GET /v1/models → that one-model list (key-checked, never faulted, counted apart in `modelLists`).
- * GET /stats → { requests, completions, faults, unauthorized, maxInFlight, bytesWritten, modelLists }; POST /reset zeroes them;
+ * GET /stats → { requests, completions, faults, unauthorized, maxInFlight, bytesWritten, modelLists, overLimit, lastAcceptedAt }; POST /reset zeroes them;
  * POST /options replaces the options given in its JSON body.
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type StubFaultKind = 429 | 500 | 'reset';
+export type StubFaultKind = 429 | 500 | 503 | 'reset';
 
 export interface OpenAIStubOptions {
   /** Delay before every answer, in ms. @default 0 */
@@ -70,6 +74,10 @@ export interface OpenAIStubOptions {
   faultSeed?: number;
   /** @default 429 */
   faultKind?: StubFaultKind;
+  /** Answer 429 at once to a completion request arriving while this many are in flight. @default no limit */
+  maxConcurrent?: number;
+  /** Send `Retry-After` (seconds) and `retry-after-ms` with every 429 and 503. @default none */
+  retryAfterSec?: number;
   /** When set, the Authorization header must be `Bearer <expectedKey>`. */
   expectedKey?: string;
   /** The letter answered to multiple-choice questions. @default 'A' */
@@ -97,6 +105,10 @@ export interface StubStats {
   bytesWritten: number;
   /** GET /v1/models requests (a run's preflight); `requests` counts chat completions only. */
   modelLists: number;
+  /** Requests refused because `maxConcurrent` were in flight. */
+  overLimit: number;
+  /** When a request was last let through the over-limit check (ms since the epoch); 0 before the first. */
+  lastAcceptedAt: number;
 }
 
 export interface OpenAIStub {
@@ -263,9 +275,9 @@ export function stubAnswer(
   return { content: `echo: ${userText}` };
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }
 
@@ -316,7 +328,22 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0): Promise<OpenAIStub> {
   let options: OpenAIStubOptions = { ...initial };
-  const stats: StubStats = { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0, bytesWritten: 0, modelLists: 0 };
+  const zero = (): StubStats => ({
+    requests: 0,
+    completions: 0,
+    faults: 0,
+    unauthorized: 0,
+    maxInFlight: 0,
+    bytesWritten: 0,
+    modelLists: 0,
+    overLimit: 0,
+    lastAcceptedAt: 0,
+  });
+  const stats: StubStats = zero();
+  const retryAfter = (): Record<string, string> =>
+    options.retryAfterSec === undefined
+      ? {}
+      : { 'retry-after': String(options.retryAfterSec), 'retry-after-ms': String(Math.round(options.retryAfterSec * 1000)) };
   let inFlight = 0;
   const seen = new Map<string, number>();
   let nextId = 0;
@@ -343,6 +370,13 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
       sendJson(res, 400, errorBody("'messages' must be a non-empty array", 'invalid_request_error', null));
       return;
     }
+    if (options.maxConcurrent !== undefined && inFlight > options.maxConcurrent) {
+      stats.faults++;
+      stats.overLimit++;
+      sendJson(res, 429, errorBody('Rate limit reached: too many requests in flight', 'requests', 'rate_limit_exceeded'), retryAfter());
+      return;
+    }
+    stats.lastAcceptedAt = Date.now();
     const repeat = seen.get(raw) ?? 0;
     seen.set(raw, repeat + 1);
     const everyHit = options.faultEvery !== undefined && options.faultEvery > 0 && n % options.faultEvery === 0;
@@ -355,7 +389,9 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
         req.socket.destroy();
         return;
       }
-      if (kind === 429) sendJson(res, 429, errorBody('Rate limit reached for requests', 'requests', 'rate_limit_exceeded'));
+      if (kind === 429) sendJson(res, 429, errorBody('Rate limit reached for requests', 'requests', 'rate_limit_exceeded'), retryAfter());
+      else if (kind === 503)
+        sendJson(res, 503, errorBody('The engine is currently overloaded, please try again later.', 'server_error', null), retryAfter());
       else sendJson(res, 500, errorBody('The server had an error while processing your request.', 'server_error', null));
       return;
     }
@@ -421,7 +457,7 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
         case 'GET /stats':
           return sendJson(res, 200, stats);
         case 'POST /reset':
-          Object.assign(stats, { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0, bytesWritten: 0, modelLists: 0 });
+          Object.assign(stats, zero());
           seen.clear();
           return sendJson(res, 200, stats);
         case 'POST /options':
@@ -446,7 +482,7 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
     port: actual,
     stats: () => ({ ...stats }),
     reset: () => {
-      Object.assign(stats, { requests: 0, completions: 0, faults: 0, unauthorized: 0, maxInFlight: 0, bytesWritten: 0, modelLists: 0 });
+      Object.assign(stats, zero());
       seen.clear();
     },
     setOptions: (o) => {

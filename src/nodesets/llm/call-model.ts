@@ -1,6 +1,6 @@
 /**
  * One chat-completions call: the response cache first, then the endpoint through the official
- * `openai` client under the provider's concurrency limit, retried with exponential backoff on
+ * `openai` client under the endpoint's concurrency limit (endpoint-limiter.ts), retried with exponential backoff on
  * 429, 5xx and connection failures. The client's own retries are off (maxRetries 0) so each retry
  * is counted and reported here. Every string that leaves is scrubbed of the API key. An answer
  * longer than `max_response_bytes` fails the call unread and unretried; an endpoint that keeps
@@ -13,8 +13,9 @@ import { sleep } from '../_lib/sleep.js';
 import { readApiKey, redact, redactDeep } from './api-key.js';
 import { breakerFor, CircuitOpenError } from './circuit-breaker.js';
 import { limitedFetch, ResponseTooLargeError } from './http-fetch.js';
-import { cacheEnabled, type LlmConfig } from './llm-config.js';
-import { limiterFor } from './provider-limiter.js';
+import { limiterFor, type CallOutcome } from './endpoint-limiter.js';
+import { cacheEnabled, limiterSettings, type LlmConfig } from './llm-config.js';
+import { retryAfterMs } from './retry-after.js';
 import { cacheDir, cacheKey, ResponseCache, type CachedResponse } from './response-cache.js';
 
 /** The longest wait between two tries. */
@@ -137,8 +138,18 @@ export interface CallModelOptions {
   callNumber: number;
   /** Which play of its episode this call belongs to (CallContext.repeat); part of the cache key when sampling is random. */
   repeat?: number | undefined;
+  /** Who the endpoint's waiting calls are shared between, turn by turn: the run id. @default '' (one caller) */
+  caller?: string;
+  /** How many calls the caller's run would have in flight: lifts an adaptive endpoint limit not yet cut up to it. */
+  runInFlight?: number;
   signal?: AbortSignal;
 }
+
+/** The first run id of an episode key `<runId>:<episodeIndex>`: the unit a shared endpoint is shared fairly between. */
+export const runOfEpisodeKey = (episodeKey: string): string => {
+  const at = episodeKey.lastIndexOf(':');
+  return at < 0 ? episodeKey : episodeKey.slice(0, at);
+};
 
 export async function callModel(o: CallModelOptions): Promise<ModelCallResult> {
   const { config } = o;
@@ -210,18 +221,18 @@ async function callEndpoint(
 ): Promise<ModelCallResult> {
   const { config } = o;
   const client = clientFor(config.baseURL, apiKey, config.timeoutMs, config.maxResponseBytes);
-  const limiter = limiterFor(config.baseURL, config.maxConcurrency);
+  const limiter = limiterFor(config.baseURL, config.model, limiterSettings(config));
   const breaker = breakerFor(config.baseURL, { failures: config.circuitFailures, cooldownMs: config.circuitCooldownMs });
   // Made at the first retry: most calls need none.
   let prng: Prng | undefined;
   const retries: RetryEvent[] = [];
   for (let attempt = 0; ; attempt++) {
-    const release = await limiter.acquire(o.signal);
+    const permit = await limiter.acquire(o.caller ?? '', o.signal, o.runInFlight);
     let probe: boolean;
     try {
       probe = breaker.admit();
     } catch (err) {
-      release();
+      permit.release({ kind: 'other' });
       throw circuitFailure(err, retries);
     }
     const tCall = performance.now();
@@ -234,12 +245,11 @@ async function callEndpoint(
       );
     } catch (err) {
       failure = err;
-    } finally {
-      release();
     }
+    const latencyMs = performance.now() - tCall;
+    permit.release(outcomeOf(completion, failure, latencyMs));
     if (completion) {
       breaker.succeeded();
-      const latencyMs = performance.now() - tCall;
       const response = responseOf(completion, config.baseURL, apiKey);
       // A cache that cannot be written costs a re-run a call, not this episode its answer.
       if (cache) await cache.put(key, response).catch(() => {});
@@ -281,6 +291,15 @@ async function callEndpoint(
     retries.push({ type: 'infra', kind: 'retry', attempt: attempt + 1, status, error: message, delay_ms: delay });
     await sleep(delay, o.signal);
   }
+}
+
+/** What a call tells the limiter: answered with its latency, overloaded (429, 503) with the wait asked for, or nothing. */
+function outcomeOf(completion: unknown, failure: unknown, latencyMs: number): CallOutcome {
+  if (completion) return { kind: 'answered', latencyMs };
+  if (failure instanceof OpenAI.APIError && (failure.status === 429 || failure.status === 503)) {
+    return { kind: 'overloaded', status: failure.status, retryAfterMs: retryAfterMs(failure.headers) };
+  }
+  return { kind: 'other' };
 }
 
 /** An open circuit as the InfraFailure that ends the episode INFRA_ERROR; any other error as it is. */

@@ -6,7 +6,7 @@
  * episode through `$ending`, with the usage so far.
  */
 import type { NodeCallArgs, NodeOutputs } from '../../core/types.js';
-import { callModel, InfraFailure, type ChatMessage, type ModelCallResult } from './call-model.js';
+import { callModel, InfraFailure, runOfEpisodeKey, type ChatMessage, type ModelCallResult } from './call-model.js';
 import { readLlmConfig } from './llm-config.js';
 import { recordedMessage } from './recorded-message.js';
 import { redactDeepModelKeys } from './api-key.js';
@@ -95,6 +95,7 @@ export async function chat({ inputs, config, ctx, signal }: NodeCallArgs): Promi
       seed: ctx.seed,
       callNumber: usage.llm_calls,
       repeat: ctx.repeat,
+      caller: runOfEpisodeKey(ctx.episodeKey),
       ...(signal ? { signal } : {}),
     });
   } catch (err) {

@@ -2,6 +2,7 @@
 import type { NodesetModule } from '../../core/types.js';
 import { chat, evictChat } from './chat.js';
 import { evictJudge, judge } from './judge.js';
+import { endpointLimiterStats } from './endpoint-limiter.js';
 import { warmUpClient } from './warm-up.js';
 
 const llm: NodesetModule = {
@@ -10,6 +11,7 @@ const llm: NodesetModule = {
   init: async () => {
     await warmUpClient();
   },
+  endpoints: endpointLimiterStats,
   evict(episodeKey) {
     evictChat(episodeKey);
     evictJudge(episodeKey);

@@ -4,7 +4,7 @@
  * `role: "judge"`. The grade is the last `GRADE: C|P|I` line of the judge's reply (1, 0.5, 0).
  */
 import type { NodeCallArgs, NodeOutputs } from '../../core/types.js';
-import { callModel, InfraFailure, type ChatMessage, type ModelCallResult } from './call-model.js';
+import { callModel, InfraFailure, runOfEpisodeKey, type ChatMessage, type ModelCallResult } from './call-model.js';
 import { readLlmConfig } from './llm-config.js';
 import { recordedMessage, recordedText } from './recorded-message.js';
 import { reportedFields } from './reported-model.js';
@@ -72,6 +72,7 @@ export async function judge({ inputs, config, ctx, signal }: NodeCallArgs): Prom
       seed: ctx.seed ^ 0x5f3759df,
       callNumber: used,
       repeat: ctx.repeat,
+      caller: runOfEpisodeKey(ctx.episodeKey),
       ...(signal ? { signal } : {}),
     });
   } catch (err) {

@@ -6,13 +6,18 @@
 import { BadInputError } from '../../errors.js';
 import { booleanConfig, numberConfig } from '../_lib/config.js';
 import { keyVariableRefusal } from './api-key.js';
+import type { LimiterSettings } from './endpoint-limiter.js';
 
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 export const DEFAULT_API_KEY_ENV = 'OPENAI_API_KEY';
 export const DEFAULT_MAX_LLM_CALLS = 50;
 export const DEFAULT_MAX_RETRIES = 4;
 export const DEFAULT_RETRY_BASE_MS = 500;
-export const DEFAULT_MAX_CONCURRENCY = 16;
+/** Where an adaptive endpoint limit starts (llm `max_concurrency` unset). */
+export const DEFAULT_CONCURRENCY_START = 16;
+export const DEFAULT_CONCURRENCY_FLOOR = 1;
+/** High enough that no run asking for many calls at once is held below it unawares. */
+export const DEFAULT_CONCURRENCY_CAP = 4096;
 export const DEFAULT_TIMEOUT_MS = 60_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 /** The most `max_response_bytes` may be: a run cannot lift the bound that keeps the shared host small. */
@@ -39,7 +44,11 @@ export interface LlmConfig {
   maxEpisodeTokens: number;
   maxRetries: number;
   retryBaseMs: number;
-  maxConcurrency: number;
+  /** A fixed limit of calls in flight to this endpoint (adaptation off); undefined: adaptive. */
+  maxConcurrency: number | undefined;
+  /** The bounds of the adaptive limit. */
+  concurrencyFloor: number;
+  concurrencyCap: number;
   timeoutMs: number;
   /** '' means the endpoint needs no key. */
   apiKeyEnv: string;
@@ -121,7 +130,9 @@ export function readLlmConfig(config: Record<string, unknown>, env: NodeJS.Proce
     maxEpisodeTokens: integer(config, 'max_episode_tokens', 0, 0),
     maxRetries: integer(config, 'max_retries', DEFAULT_MAX_RETRIES, 0),
     retryBaseMs: integer(config, 'retry_base_ms', DEFAULT_RETRY_BASE_MS, 0),
-    maxConcurrency: integer(config, 'max_concurrency', DEFAULT_MAX_CONCURRENCY, 1),
+    maxConcurrency:
+      config.max_concurrency === undefined || config.max_concurrency === null ? undefined : integer(config, 'max_concurrency', 1, 1),
+    ...concurrencyBounds(config),
     timeoutMs: integer(config, 'timeout_ms', DEFAULT_TIMEOUT_MS, 1),
     apiKeyEnv,
     maxResponseBytes: integer(config, 'max_response_bytes', DEFAULT_MAX_RESPONSE_BYTES, 1024, MAX_RESPONSE_BYTES_LIMIT),
@@ -130,6 +141,23 @@ export function readLlmConfig(config: Record<string, unknown>, env: NodeJS.Proce
     circuitCooldownMs: integer(config, 'circuit_cooldown_ms', DEFAULT_CIRCUIT_COOLDOWN_MS, 0),
   };
 }
+
+function concurrencyBounds(config: Record<string, unknown>): { concurrencyFloor: number; concurrencyCap: number } {
+  const concurrencyFloor = integer(config, 'concurrency_floor', DEFAULT_CONCURRENCY_FLOOR, 1);
+  const concurrencyCap = integer(config, 'concurrency_cap', DEFAULT_CONCURRENCY_CAP, 1);
+  if (concurrencyFloor > concurrencyCap) {
+    throw new BadInputError(`config concurrency_floor (${concurrencyFloor}) must not exceed concurrency_cap (${concurrencyCap})`);
+  }
+  return { concurrencyFloor, concurrencyCap };
+}
+
+/** The endpoint limiter's settings of a call's config: fixed when `max_concurrency` is set, else adaptive within the floor and cap. */
+export const limiterSettings = (c: LlmConfig): LimiterSettings => ({
+  fixed: c.maxConcurrency,
+  initial: DEFAULT_CONCURRENCY_START,
+  floor: c.concurrencyFloor,
+  cap: c.concurrencyCap,
+});
 
 /** Whether responses are read from and written to the cache: `auto` caches only deterministic (temperature 0) calls. */
 export const cacheEnabled = (c: LlmConfig): boolean => (c.cache === 'auto' ? c.temperature === 0 : c.cache);
