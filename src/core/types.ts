@@ -316,6 +316,12 @@ export interface EndpointStats {
   callers: string[];
 }
 
+/** An endpoint as the server shows it: which shared host calls it. */
+export interface EndpointUse extends EndpointStats {
+  /** The nodeset whose shared host calls it. */
+  nodeset: string;
+}
+
 export interface NodesetModule {
   functions?: Record<string, NodeFunction>;
   batched?: Record<string, BatchedNodeFunction>;

@@ -2,6 +2,7 @@
  * What every resolver can reach: the services of one running app. Each service is typed by the
  * part of it the API uses, so the schema can be built (and printed) without starting anything.
  */
+import type { EndpointUse } from '../core/types.js';
 import type { DatasetCatalog } from '../datasets/dataset-catalog.js';
 import type { GraphCatalog } from '../graph/graph-catalog.js';
 import type { NodesetEntry } from '../nodeset-registry/registry.js';
@@ -37,6 +38,8 @@ export interface SchedulerApi {
   subscribe?(listener: (e: SchedulerEvent) => void): () => void;
   /** Queues a new attempt of a finished run (docs/retry.md). */
   retry?(runId: string, endings?: readonly string[] | null): Promise<RetryResult>;
+  /** The model endpoints the shared hosts call, with their live limits. */
+  endpoints?(signal?: AbortSignal): Promise<EndpointUse[]>;
   /** A run's final summary that the disk refused (full, read-only, run dir deleted); the API answers from it. */
   unrecordedSummary?(runId: string): RunSummary | undefined;
 }

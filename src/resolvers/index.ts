@@ -19,6 +19,7 @@ import './manifest.js';
 import './audit.js';
 import './retry.js';
 import './scaleout.js';
+import './endpoint.js';
 
 let schema: GraphQLSchema | undefined;
 

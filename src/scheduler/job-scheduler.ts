@@ -60,7 +60,12 @@ import type {
   SharedHostStatus,
 } from './types.js';
 
+import type { EndpointUse } from '../core/types.js';
+
 export type { JobSchedulerOptions } from './scheduler-options.js';
+
+/** The longest wait for a shared host's /stats when the API asks for the endpoints: a busy host must not hold a page. */
+const ENDPOINT_STATS_TIMEOUT_MS = 2000;
 
 const UNMEASURED: ResourceSample = { ramTotalMb: null, ramFreeMb: null, vramTotalMb: null, vramFreeMb: null };
 
@@ -487,6 +492,24 @@ export class JobScheduler {
   /** The backend's shared nodeset hosts and who holds them. */
   sharedHosts(): SharedHostStatus[] {
     return this.hosts.list();
+  }
+
+  /**
+   * The model endpoints the shared hosts call, with their limits now (each host's GET /stats);
+   * a host that does not answer in time, or keeps no such figures, adds none.
+   */
+  async endpoints(signal?: AbortSignal): Promise<EndpointUse[]> {
+    const timeout = AbortSignal.timeout(ENDPOINT_STATS_TIMEOUT_MS);
+    const asked = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const lists = await Promise.all(
+      Object.entries(this.hosts.urls()).map(([nodeset, url]) =>
+        new HostClient(url).stats(asked).then(
+          (s) => (s.endpoints ?? []).map((e) => ({ ...e, nodeset })),
+          () => [],
+        ),
+      ),
+    );
+    return lists.flat();
   }
 
   /** The run's folder; NOT_FOUND when there is none. */

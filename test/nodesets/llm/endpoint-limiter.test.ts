@@ -94,6 +94,11 @@ describe('EndpointLimiter', () => {
     expect(retryAfterMs(new Headers())).toBeUndefined();
   });
 
+  it('stats name the base URL without credentials, query or fragment', () => {
+    const l = new EndpointLimiter('https://user:sk-secret@api.example.com/v1/?key=sk-secret#x', 'm', adaptive);
+    expect(l.stats().baseUrl).toBe('https://api.example.com/v1');
+  });
+
   it('config: max_concurrency set is a fixed level; unset, adaptive within concurrency_floor and concurrency_cap', () => {
     const env = { OPENAI_MODEL: 'm', OPENAI_API_KEY: 'k' };
     expect(readLlmConfig({}, env)).toMatchObject({ maxConcurrency: undefined, concurrencyFloor: 1, concurrencyCap: 4096 });
