@@ -4,8 +4,8 @@
  * limit holds machine-wide.
  *
  * Adaptive (the default) it is an AIMD limit with slow start, as TCP and Netflix's AIMDLimit: it
- * starts at `initial`; while the limit is in use and latency holds (a call's latency within
- * LATENCY_TOLERANCE of the fastest seen lately) each answered call raises it by 1 (doubling per
+ * starts at `initial`; while the limit is in use and latency holds (the recent mean latency within
+ * LATENCY_TOLERANCE of the fastest seen lately, as Gradient2 compares them) each answered call raises it by 1 (doubling per
  * round trip) until the first cut, then by 1 / level (one per round trip). A 429 or 503 cuts it to
  * BACKOFF × level, once per round trip: a call granted before the last cut does not cut again. A
  * `Retry-After` on such an answer holds every new call to the endpoint until it has passed. Fixed
@@ -41,10 +41,12 @@ export interface Permit {
 
 /** A level cut keeps this share: CUBIC's β (TCP Reno halves; Netflix's AIMDLimit keeps 0.9). */
 export const BACKOFF = 0.7;
-/** Latency "holds" while a call's latency is within this factor of the fastest seen lately (Gradient2's default is 2). */
+/** Latency "holds" while the recent mean latency is within this factor of the fastest seen lately (Gradient2's default is 2). */
 export const LATENCY_TOLERANCE = 2;
 /** Plus this much, so the jitter of a near-zero latency (a local server) does not read as queueing. */
 const LATENCY_SLACK_MS = 25;
+/** Weight of a new answer in the recent mean latency: about the last 20 answers count, so one slow answer does not stop the climb. */
+const LATENCY_SMOOTHING = 0.1;
 /** Answers per window of the fastest-latency estimate: the baseline is the least of this window's and the last. */
 const LATENCY_WINDOW = 200;
 /** The longest Retry-After honoured: a wrong header cannot stall every run on the machine for long. */
@@ -77,6 +79,7 @@ export class EndpointLimiter {
   #latencyMin = Number.POSITIVE_INFINITY;
   #latencyPrevMin = Number.POSITIVE_INFINITY;
   #latencyCount = 0;
+  #latencyMean: number | undefined;
   /** Waiting calls by caller, and the callers with any, in round-robin order from `#turn`. */
   readonly #queues = new Map<string, Waiter[]>();
   readonly #ring: string[] = [];
@@ -196,7 +199,8 @@ export class EndpointLimiter {
   }
 
   #raise(latencyMs: number): void {
-    const holds = latencyMs <= this.#observeLatency(latencyMs) * LATENCY_TOLERANCE + LATENCY_SLACK_MS;
+    const baseline = this.#observeLatency(latencyMs);
+    const holds = (this.#latencyMean ?? latencyMs) <= baseline * LATENCY_TOLERANCE + LATENCY_SLACK_MS;
     if (!holds) {
       // Queueing at the endpoint: stop doubling, hold the level.
       this.#threshold = Math.min(this.#threshold, this.#level);
@@ -219,6 +223,7 @@ export class EndpointLimiter {
       this.#latencyCount = 1;
     }
     this.#latencyMin = Math.min(this.#latencyMin, latencyMs);
+    this.#latencyMean = this.#latencyMean === undefined ? latencyMs : this.#latencyMean + LATENCY_SMOOTHING * (latencyMs - this.#latencyMean);
     return Math.min(this.#latencyMin, this.#latencyPrevMin);
   }
 

@@ -126,6 +126,14 @@ export const RUN_SHARDS = graphql(`
 `);
 export type ShardRow = NonNullable<NonNullable<ResultOf<typeof RUN_SHARDS>['run']>['shards']>[number];
 
+/** The model endpoints a run is calling, with their limits now (polled: the host's counters are sampled, not pushed). */
+export const RUN_ENDPOINTS = graphql(`
+  query RunEndpoints($id: ID!) {
+    run(id: $id) { id endpoints { baseUrl model mode level floor cap inFlight waiting count429 count503 lastRetryAfterMs pausedForMs } }
+  }
+`);
+export type EndpointRow = NonNullable<ResultOf<typeof RUN_ENDPOINTS>['run']>['endpoints'][number];
+
 /** What a graph's env offers to pick episodes from (datasets, splits, episode count) for the form's dataset and split. */
 export const EPISODE_CHOICES = graphql(`
   query EpisodeChoices($graph: String!, $dataset: String, $split: String) {

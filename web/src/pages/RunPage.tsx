@@ -19,6 +19,7 @@ import { Reproducibility } from '../components/Reproducibility.js';
 import { DeterminismAudit } from '../components/DeterminismAudit.js';
 import { StatusBadge } from '../components/StatusBadge.js';
 import { Empty, ErrorBox, Loading } from '../components/States.js';
+import { RunEndpoints } from '../components/RunEndpoints.js';
 import { ShardBands } from '../components/ShardBands.js';
 import { TaskTable } from '../components/TaskTable.js';
 import { href, navigate } from '../hooks/useHashRoute.js';
@@ -178,6 +179,8 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
       </section>
 
       <ShardBands runId={run.id} live={live} />
+
+      <RunEndpoints runId={run.id} live={live} />
 
       <DeterminismAudit runId={run.id} runStatus={run.status} />
 
