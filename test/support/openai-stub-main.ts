@@ -1,7 +1,8 @@
 /**
  * The stand-in OpenAI server as a process, for benches and manual runs:
  * `node --import tsx test/support/openai-stub-main.ts --port 0 [--latency-ms 200] [--fault-rate 0.3]
- * [--fault-kind 429|500|reset] [--fault-every k] [--fault-seed n] [--key K] [--answer-bytes n] [--model NAME]`.
+ * [--fault-kind 429|500|503|reset] [--fault-every k] [--fault-seed n] [--max-concurrent n] [--retry-after-sec s] [--key K]
+ * [--answer-bytes n] [--model NAME]`.
  * Prints `OPENAI_STUB_URL http://127.0.0.1:<port>/v1` once it listens; stops on SIGTERM/SIGINT.
  * The key may also come from the environment variable OPENAI_STUB_KEY (so it stays off argv).
  */
@@ -19,6 +20,8 @@ const { values } = parseArgs({
     key: { type: 'string' },
     'answer-bytes': { type: 'string' },
     model: { type: 'string' },
+    'max-concurrent': { type: 'string' },
+    'retry-after-sec': { type: 'string' },
   },
 });
 const num = (v: string | undefined): number | undefined => (v === undefined ? undefined : Number(v));
@@ -34,6 +37,8 @@ const stub = await startOpenAIStub(
     ...(key ? { expectedKey: key } : {}),
     ...(values['answer-bytes'] ? { answerBytes: num(values['answer-bytes'])! } : {}),
     ...(values.model ? { model: values.model } : {}),
+    ...(values['max-concurrent'] ? { maxConcurrent: num(values['max-concurrent'])! } : {}),
+    ...(values['retry-after-sec'] ? { retryAfterSec: num(values['retry-after-sec'])! } : {}),
   },
   Number(values.port),
 );
