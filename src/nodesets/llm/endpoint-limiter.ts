@@ -52,6 +52,8 @@ const LATENCY_WINDOW = 200;
 /** The longest Retry-After honoured: a wrong header cannot stall every run on the machine for long. */
 export const MAX_RETRY_AFTER_MS = 60_000;
 const CALLER_MEMORY_MS = 60_000;
+/** Callers remembered before the idle ones are forgotten without a stats read: a long-lived host meets many runs. */
+const MAX_CALLERS_KEPT = 256;
 
 interface Waiter {
   caller: string;
@@ -120,6 +122,7 @@ export class EndpointLimiter {
    */
   acquire(caller: string, signal?: AbortSignal, runInFlight?: number): Promise<Permit> {
     signal?.throwIfAborted();
+    if (this.#seen.size >= MAX_CALLERS_KEPT) this.#forgetIdleCallers(this.#now());
     this.#seen.set(caller, this.#now());
     if (runInFlight !== undefined && this.#settings.fixed === undefined && this.#threshold === Number.POSITIVE_INFINITY) {
       this.#level = Math.max(this.#level, Math.min(this.#settings.cap, runInFlight));
@@ -155,7 +158,7 @@ export class EndpointLimiter {
     const now = this.#now();
     let waiting = 0;
     for (const q of this.#queues.values()) waiting += q.length;
-    for (const [caller, at] of this.#seen) if (now - at > CALLER_MEMORY_MS && !this.#queues.has(caller)) this.#seen.delete(caller);
+    this.#forgetIdleCallers(now);
     return {
       baseUrl: shownBaseUrl(this.baseUrl),
       model: this.model,
@@ -172,6 +175,10 @@ export class EndpointLimiter {
       pausedForMs: Math.max(0, this.#pausedUntil - now),
       callers: [...this.#seen.keys()].sort(),
     };
+  }
+
+  #forgetIdleCallers(now: number): void {
+    for (const [caller, at] of this.#seen) if (now - at > CALLER_MEMORY_MS && !this.#queues.has(caller)) this.#seen.delete(caller);
   }
 
   #permit(): Permit {
@@ -223,7 +230,8 @@ export class EndpointLimiter {
       this.#latencyCount = 1;
     }
     this.#latencyMin = Math.min(this.#latencyMin, latencyMs);
-    this.#latencyMean = this.#latencyMean === undefined ? latencyMs : this.#latencyMean + LATENCY_SMOOTHING * (latencyMs - this.#latencyMean);
+    this.#latencyMean =
+      this.#latencyMean === undefined ? latencyMs : this.#latencyMean + LATENCY_SMOOTHING * (latencyMs - this.#latencyMean);
     return Math.min(this.#latencyMin, this.#latencyPrevMin);
   }
 
