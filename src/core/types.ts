@@ -308,7 +308,7 @@ export interface EndpointStats {
   count429: number;
   /** 503 answers since the host started. */
   count503: number;
-  /** The last Retry-After the endpoint sent, in ms; null when it never sent one. */
+  /** The last Retry-After the endpoint sent, in ms, as honoured (at most a minute); null when it never sent one. */
   lastRetryAfterMs: number | null;
   /** How long new calls are still held for a Retry-After, in ms (0: not held). */
   pausedForMs: number;

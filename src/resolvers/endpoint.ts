@@ -33,7 +33,7 @@ const EndpointRef = builder.objectRef<EndpointUse>('Endpoint').implement({
     count503: t.exposeInt('count503', { description: '503 (overloaded) answers.' }),
     lastRetryAfterMs: t.exposeInt('lastRetryAfterMs', {
       nullable: true,
-      description: 'The last Retry-After the endpoint sent, in ms (null: never sent one).',
+      description: 'The last Retry-After the endpoint sent, in ms, as honoured: at most 60,000 (null: never sent one).',
     }),
     pausedForMs: t.exposeInt('pausedForMs', { description: 'How much longer new calls are held for a Retry-After, in ms.' }),
     runIds: t.stringList({

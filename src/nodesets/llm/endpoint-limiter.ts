@@ -240,7 +240,7 @@ export class EndpointLimiter {
     else this.#count503++;
     if (outcome.retryAfterMs !== undefined) {
       const ms = Math.min(MAX_RETRY_AFTER_MS, Math.max(0, outcome.retryAfterMs));
-      this.#lastRetryAfterMs = outcome.retryAfterMs;
+      this.#lastRetryAfterMs = ms;
       this.#pause(this.#now() + ms);
     }
     if (this.#settings.fixed !== undefined || cutsAtGrant !== this.#cuts) return;

@@ -63,6 +63,13 @@ describe('EndpointLimiter', () => {
     for (const q of p) q.release({ kind: 'overloaded', status: 503, retryAfterMs: undefined });
     expect(fixed.stats()).toMatchObject({ mode: 'fixed', level: 3, count503: 3 });
 
+    // A Retry-After of a day is honoured for a minute at most.
+    const held = new EndpointLimiter('http://x/v1', 'm', adaptive);
+    (await held.acquire('r')).release({ kind: 'overloaded', status: 429, retryAfterMs: 86_400_000 });
+    expect(held.stats()).toMatchObject({ lastRetryAfterMs: 60_000, pausedForMs: expect.any(Number) });
+    expect(held.stats().pausedForMs).toBeGreaterThan(50_000);
+    expect(held.stats().pausedForMs).toBeLessThanOrEqual(60_000);
+
     const floored = new EndpointLimiter('http://x/v1', 'm', { ...adaptive, floor: 3 });
     for (let i = 0; i < 4; i++) (await floored.acquire('r')).release({ kind: 'overloaded', status: 429, retryAfterMs: undefined });
     expect(floored.level).toBe(3);
