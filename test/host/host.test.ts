@@ -223,7 +223,7 @@ describe('createHost (in this process)', () => {
       expect(await client.call(req('add', { a: 2, b: 3 }))).toEqual({ sum: 5 });
       expect(await client.health()).toEqual({ ok: true, nodeset: 'tiny', tag: null, pid: process.pid });
       await expect(client.panel()).rejects.toThrow('nodeset "tiny" has no panel');
-      expect(await client.stats()).toEqual({ calls: 1, batcher: null });
+      expect(await client.stats()).toEqual({ calls: 1, batcher: null, endpoints: [] });
     } finally {
       client.close();
       await Promise.all([host.close(), host.close()]);
