@@ -17,7 +17,7 @@ import type { GraphSpec } from '../core/types.js';
 import type { RunStatus } from '../statuses.js';
 import { readJson, writeJsonAtomic } from '../store/atomic.js';
 import { SpecInvalidError } from '../spec/spec-errors.js';
-import { effectiveWorkerCount } from '../spec/effective-workers.js';
+import { describeConcurrency, runConcurrency, withInFlightDefaults } from '../spec/run-concurrency.js';
 import { availableParallelism } from 'node:os';
 import { episodeIndicesOf } from '../spec/shards.js';
 import { FILES, readSharedUrls, readSpec, readSummary, touchDone, writeSummary } from '../store/run-dir.js';
@@ -138,9 +138,15 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       ...(opts.builtinNodesetsDir ? { builtinDir: opts.builtinNodesetsDir } : {}),
       ...(workspaceDir ? { workspaceDir } : {}),
     });
-    const graphSpec = await freezeGraph(runDir, spec, workspaceDir, opts.builtinGraphsDir);
-    const graph = validateGraph(graphSpec, registry);
-    const used = placedNodesets(graph, registry);
+    const frozen = await freezeGraph(runDir, spec, workspaceDir, opts.builtinGraphsDir);
+    const frozenGraph = validateGraph(frozen, registry);
+    const used = placedNodesets(frozenGraph, registry);
+    const playCount = (retryIndices ?? episodeIndicesOf(spec)).length;
+    const concurrency = runConcurrency(spec, frozenGraph, used, playCount);
+    // The graph as played: a node's own concurrency limit, left unset, follows the run's in-flight count.
+    const graphSpec = withInFlightDefaults(frozen, frozenGraph, concurrency.maxInFlight);
+    const graph = graphSpec === frozen ? frozenGraph : validateGraph(graphSpec, registry);
+    log(describeConcurrency(concurrency));
     const shared = used.filter((e) => e.manifest.parallelism === 'shared');
     const replicated = used.filter((e) => e.manifest.parallelism === 'replicated');
     // Before any host boots: a dependency that does not answer fails the run now, not every episode later.
@@ -156,7 +162,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     // The run's workspace reaches its hosts too (env_dataset reads its datasets there), also when this process's environment has another.
     const hostEnv =
       opts.hostEnv || workspaceDir ? { ...opts.hostEnv, ...(workspaceDir ? { ACTIVE_WORKSPACE_DIR: workspaceDir } : {}) } : undefined;
-    const workers = Math.max(1, Math.min(effectiveWorkerCount(spec), (retryIndices ?? episodeIndicesOf(spec)).length));
+    const { workers } = concurrency;
     const cores = opts.cores ?? availableParallelism();
     const lanes = playLaneCount({
       used,
@@ -179,6 +185,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
             spec,
             graph: graphSpec,
             counts,
+            maxInFlight: concurrency.maxInFlight,
             cursor: cursorBuffer,
             cores,
             lent,
@@ -240,6 +247,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       pool,
       summary,
       runWorkerCount: workers,
+      concurrency,
       sharedUrls,
       lentNodesets: shared.filter((e) => lent[e.name]).map((e) => e.name),
       log,
