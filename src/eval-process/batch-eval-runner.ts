@@ -270,7 +270,9 @@ export class BatchEvalRunner {
     };
     const episodes = this.#o.concurrency ? episodesOfWorker(this.#o.concurrency, workerId) : 1;
     // The first keeps the worker's own caller id: a run of one episode per worker calls the batchers as before.
-    const callers = Array.from({ length: episodes }, (_, j) => (j === 0 ? `${spec.runId}/w${workerId}` : `${spec.runId}/w${workerId}.${j}`));
+    const callers = Array.from({ length: episodes }, (_, j) =>
+      j === 0 ? `${spec.runId}/w${workerId}` : `${spec.runId}/w${workerId}.${j}`,
+    );
     try {
       if (!(await this.#orRetire(workerId, cursor, 'could not start', () => pool.ready(workerId)))) {
         lane.retired = true;
@@ -328,12 +330,12 @@ export class BatchEvalRunner {
   async #healthy(lane: WorkerLane, cursor: EpisodeCursor): Promise<boolean> {
     const { pool } = this.#o;
     const workerId = lane.slot.workerId;
-    lane.checking ??= this.#orRetire(workerId, cursor, 'could not be started again', () => pool.ensureHealthy(workerId, this.#o.signal)).then(
-      (up) => {
-        if (!up) lane.retired = true;
-        return up;
-      },
-    );
+    lane.checking ??= this.#orRetire(workerId, cursor, 'could not be started again', () =>
+      pool.ensureHealthy(workerId, this.#o.signal),
+    ).then((up) => {
+      if (!up) lane.retired = true;
+      return up;
+    });
     const checking = lane.checking;
     try {
       return await checking;

@@ -62,8 +62,7 @@ export function runConcurrency(
   const asked = spec.maxInFlight ?? null;
   const limits: ConcurrencyLimit[] = [];
   const replicated = used.filter((e) => e.manifest.parallelism === 'replicated');
-  const awaitsIo =
-    replicated.length === 0 && used.some((e) => e.manifest.modelKeys === true) && !used.some((e) => heavyInRun(e.manifest));
+  const awaitsIo = replicated.length === 0 && used.some((e) => e.manifest.modelKeys === true) && !used.some((e) => heavyInRun(e.manifest));
   let basis: string;
   let inFlight: number;
   if (asked !== null) {

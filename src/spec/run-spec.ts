@@ -329,10 +329,7 @@ function checkInFlight(input: { workerCount?: number | undefined; maxInFlight?: 
 }
 
 /** What a user submits. Only graphName and episodeCount are required. */
-export const runInputSchema = z
-  .strictObject(inputFields)
-  .superRefine(checkPlayCount)
-  .superRefine(checkInFlight);
+export const runInputSchema = z.strictObject(inputFields).superRefine(checkPlayCount).superRefine(checkInFlight);
 /** A submitted run as given (optional fields may be left out). */
 export type RunInputFields = z.input<typeof runInputSchema>;
 /** A submitted run, checked, with every default filled in. */

@@ -38,7 +38,13 @@ function concurrencyOf(graph: GraphSpec, spec: { workerCount: number; episodeCou
 describe('runConcurrency', () => {
   it('defaults an all-I/O graph (qa_llm) to many episodes per worker, a replicated env (gridnav) to one per worker', () => {
     const qa = concurrencyOf(builtin('qa_llm'), { workerCount: 2, episodeCount: 1000 });
-    expect(qa).toMatchObject({ workers: 2, maxInFlight: DEFAULT_IO_IN_FLIGHT, perWorker: DEFAULT_IO_IN_FLIGHT / 2, asked: null, limits: [] });
+    expect(qa).toMatchObject({
+      workers: 2,
+      maxInFlight: DEFAULT_IO_IN_FLIGHT,
+      perWorker: DEFAULT_IO_IN_FLIGHT / 2,
+      asked: null,
+      limits: [],
+    });
     const grid = concurrencyOf(builtin('gridnav_planner'), { workerCount: 4, episodeCount: 1000 });
     expect(grid).toMatchObject({ workers: 4, maxInFlight: 4, perWorker: 1, asked: null, limits: [] });
     expect(grid.basis).toContain('env_gridnav is replicated');
