@@ -38,6 +38,18 @@ const RunConcurrencyRef = builder.objectRef<RunConcurrency>('RunConcurrency').im
   }),
 });
 
+/** A run's spec never changes, so neither does its concurrency: the run page asks again at every update. */
+const known = new Map<string, RunConcurrency | null>();
+const KNOWN_MAX = 512;
+
+function cached(runId: string, compute: () => RunConcurrency | null): RunConcurrency | null {
+  if (known.has(runId)) return known.get(runId)!;
+  const c = compute();
+  if (known.size >= KNOWN_MAX) known.delete(known.keys().next().value!);
+  known.set(runId, c);
+  return c;
+}
+
 builder.objectField(RunRef, 'concurrency', (t) =>
   t.field({
     type: RunConcurrencyRef,
@@ -45,8 +57,11 @@ builder.objectField(RunRef, 'concurrency', (t) =>
     description:
       "What bounds the run's concurrency, from its spec and its frozen graph's placement; null for a run recorded before graphs were frozen, or whose graph the server's nodesets no longer validate.",
     resolve: async (src: RunSource, _a, ctx) => {
+      if (known.has(src.row.id)) return known.get(src.row.id)!;
       const spec = await loadSpec(src, ctx);
-      return spec ? concurrencyOfSpec(spec, await ctx.nodesets.list()) : null;
+      if (!spec) return null;
+      const nodesets = await ctx.nodesets.list();
+      return cached(src.row.id, () => concurrencyOfSpec(spec, nodesets));
     },
   }),
 );
