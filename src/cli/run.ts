@@ -403,11 +403,13 @@ export async function followRemoteRun(
 /** `--server`: queue the run there, follow its subscription with the same live line, print the same table (or summary with --json). */
 async function runRemote(args: RunArgs, opts: RemoteOptions): Promise<number> {
   const server = new RemoteServer(opts);
-  const runId = await server.start(args.input, opts.waitForRoomSec);
-  if (!args.json)
+  const { runId, concurrency } = await server.start(args.input, opts.waitForRoomSec);
+  if (!args.json) {
     process.stderr.write(
       `run ${runId}: ${args.input.graphName}, ${args.input.episodeCount} episodes on ${args.input.workerCount} worker(s), queued on ${server.base}\n`,
     );
+    if (concurrency) process.stderr.write(`${describeConcurrency(concurrency)}\n`);
+  }
   const interrupted = await followRemoteRun(server, runId, { json: args.json, command: 'evalctl run', what: 'the run' });
   const summary = await server.summary(runId);
   if (args.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
