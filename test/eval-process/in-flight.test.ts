@@ -80,19 +80,23 @@ function resultBytes(s: RunSummary): string {
 }
 
 describe('episodes in flight', () => {
-  it('gives byte-identical records and aggregates at 1, 64 and 1,024 in flight (1,024 plays, one worker)', async () => {
+  it('gives byte-identical records and aggregates at 1, 64 and 1,024 in flight (1,024 plays; 1,024 over 4 workers)', async () => {
     const plays = ['--episodes', '64', '--repeats', '16'];
     const one = await runJson([...plays, '--max-in-flight', '1']);
     expect(one.statusCounts).toEqual({ COMPLETED: 1024 });
     expect(one.episodes.every((e) => e.metrics.llm_calls === 1 && e.scores?.[0]?.scorer === 'numeric')).toBe(true);
-    for (const inFlight of ['64', '1024']) {
+    for (const [inFlight, workers] of [
+      ['64', '1'],
+      ['1024', '4'],
+    ] as const) {
       stub.reset();
       // A model that takes a while, so the calls overlap and their answers come back out of order.
       stub.setOptions({ latencyMs: 50 });
-      const many = await runJson([...plays, '--max-in-flight', inFlight]);
-      expect(resultBytes(many), `${inFlight} in flight`).toBe(resultBytes(one));
+      const many = await runJson([...plays, '--max-in-flight', inFlight, '--workers', workers]);
+      expect(resultBytes(many), `${inFlight} in flight on ${workers} worker(s)`).toBe(resultBytes(one));
       // More than one call at a time reached the endpoint: the run did play several episodes per worker.
-      expect(stub.stats().maxInFlight).toBeGreaterThan(1);
+      expect(stub.stats().maxInFlight).toBeGreaterThan(Number(workers));
+      expect(new Set(many.episodes.map((e) => e.workerId)).size).toBe(Number(workers));
     }
   }, 180_000);
 
