@@ -112,8 +112,10 @@ export function episodesOfWorker(c: Pick<RunConcurrency, 'workers' | 'maxInFligh
 
 /**
  * The graph the eval process plays: every node whose function declares `max_concurrency` and
- * whose config leaves it unset gets the run's in-flight count there, so its calls follow the run
- * rather than the nodeset's default. The frozen graph (graph.json, spec.json) keeps what the user wrote.
+ * whose config leaves it unset gets the run's in-flight count there (never below the key's
+ * declared default: a shared host's limit is per endpoint and the latest configured value wins,
+ * so a small run must not pull a big one below what it had), so its calls follow the run rather
+ * than the nodeset's default. The frozen graph (graph.json, spec.json) keeps what the user wrote.
  */
 export function withInFlightDefaults(spec: GraphSpec, graph: ValidatedGraph, inFlight: number): GraphSpec {
   let changed = false;
@@ -121,7 +123,8 @@ export function withInFlightDefaults(spec: GraphSpec, graph: ValidatedGraph, inF
     const declared = graph.nodes.get(node.id)?.resolved?.fn.config?.[CONCURRENCY_CONFIG_KEY];
     if (!declared || node.config?.[CONCURRENCY_CONFIG_KEY] != null) return node;
     changed = true;
-    return { ...node, config: { ...node.config, [CONCURRENCY_CONFIG_KEY]: inFlight } };
+    const floor = typeof declared.default === 'number' ? declared.default : 1;
+    return { ...node, config: { ...node.config, [CONCURRENCY_CONFIG_KEY]: Math.max(inFlight, floor) } };
   });
   return changed ? { ...spec, nodes } : spec;
 }

@@ -89,6 +89,9 @@ describe('runConcurrency', () => {
     expect(played.nodes.find((n) => n.id === 'llm')?.config?.max_concurrency).toBe(512);
     expect(played.nodes.find((n) => n.id === 'env')?.config?.max_concurrency).toBeUndefined();
     expect(qa.nodes.find((n) => n.id === 'llm')?.config?.max_concurrency).toBeUndefined();
+    // Never below the nodeset's own default (16), which other runs calling the same shared host keep.
+    const few = withInFlightDefaults(qa, validateGraph(qa, registry), 2);
+    expect(few.nodes.find((n) => n.id === 'llm')?.config?.max_concurrency).toBe(16);
     const set = builtin('qa_llm');
     set.nodes.find((n) => n.id === 'llm')!.config!.max_concurrency = 8;
     expect(withInFlightDefaults(set, validateGraph(set, registry), 512)).toBe(set);
