@@ -278,7 +278,15 @@ export class BatchEvalRunner {
         lane.retired = true;
         return;
       }
-      const results = await Promise.allSettled(callers.map((callerId) => this.#play(lane, cursor, callerId)));
+      const results = await Promise.allSettled(
+        callers.map((callerId) =>
+          this.#play(lane, cursor, callerId).catch((err: unknown) => {
+            // The worker's other episodes, and the other workers, stop now rather than when this worker's last episode ends.
+            if (!this.#stopped()) this.#fatal.abort(err);
+            throw err;
+          }),
+        ),
+      );
       await lane.written.tail;
       if (lane.written.failed) throw lane.written.error;
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
