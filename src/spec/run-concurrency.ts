@@ -10,6 +10,7 @@ import type { GraphSpec } from '../core/types.js';
 import type { ValidatedGraph } from '../graph/graph.js';
 import type { NodesetManifest } from '../core/types.js';
 import { heavyInRun } from '../nodeset-registry/placement.js';
+import { MAX_SOCKETS } from '../host/host-client.js';
 import { effectiveWorkerCount } from './effective-workers.js';
 import { playCountOf } from './repeats.js';
 import type { RunSpec } from './run-spec.js';
@@ -91,6 +92,12 @@ export function runConcurrency(
     if (asked !== null) limits.push({ name: 'plays', limit: plays, reason: `the run has ${plays} play(s)` });
     inFlight = plays;
   }
+  if (inFlight > MAX_SOCKETS)
+    limits.push({
+      name: 'host connections',
+      limit: MAX_SOCKETS,
+      reason: `calls to a nodeset served as a process of its own (a server's shared llm host, env_dataset, score) share at most ${MAX_SOCKETS} connections per host; more wait for one. Hosts in the eval process (a local run's llm thread) are not bound`,
+    });
   for (const n of graph.nodes.values()) {
     const declared = n.resolved?.fn.config?.[CONCURRENCY_CONFIG_KEY];
     const own = n.node.config?.[CONCURRENCY_CONFIG_KEY];

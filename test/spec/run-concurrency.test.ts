@@ -59,6 +59,11 @@ describe('runConcurrency', () => {
     expect(few.maxInFlight).toBe(30);
     expect(few.limits).toEqual([{ name: 'plays', limit: 30, reason: 'the run has 30 play(s)' }]);
 
+    // Past the connections one host process takes, the run says calls to such a host wait for one.
+    const wide = concurrencyOf(builtin('qa_llm'), { workerCount: 1, episodeCount: 80, repeats: 20, maxInFlight: 1024 });
+    expect(wide.maxInFlight).toBe(1024);
+    expect(wide.limits).toEqual([expect.objectContaining({ name: 'host connections', limit: 256 })]);
+
     const capped = builtin('qa_llm');
     const llm = capped.nodes.find((n) => n.id === 'llm')!;
     llm.config = { ...llm.config, max_concurrency: 16 };
