@@ -38,7 +38,7 @@ export interface AuditOptions {
 }
 
 /** Spec fields that are not the run's config: its labels and its place in a sweep or shard plan. */
-const NOT_COPIED = new Set(['name', 'tags', 'note', 'sweepId', 'sweepPoint', 'shardSize', 'workerCount']);
+const NOT_COPIED = new Set(['name', 'tags', 'note', 'sweepId', 'sweepPoint', 'shardSize', 'workerCount', 'maxInFlight']);
 
 /** One audit start or settle at a time per run (a double click queues one scratch run). */
 const busy = new Map<string, Promise<unknown>>();

@@ -4,6 +4,7 @@
  * and final table as a local run. Ctrl-C cancels it on the server (cancelRun) and waits for
  * the end. The token comes from `--token` or EVAL_API_TOKEN.
  */
+import type { RunConcurrency } from '../spec/run-concurrency.js';
 import { CodedError, type ErrorCode, errorMessage, isPublicCode } from '../errors.js';
 import type { RunInput } from '../spec/run-spec.js';
 import type { RunSummary } from '../store/types.js';
@@ -68,12 +69,13 @@ export class RemoteServer {
     return body.data;
   }
 
-  async start(input: RunInput, waitForRoomSec: number | undefined): Promise<string> {
-    const data = await this.gql<{ startEval: { runId: string } }>(
-      'mutation Start($input: StartEvalInput!) { startEval(input: $input) { runId status } }',
+  /** Queues the run; its id, and what bounds its concurrency as the server sees it (null when it cannot tell). */
+  async start(input: RunInput, waitForRoomSec: number | undefined): Promise<{ runId: string; concurrency: RunConcurrency | null }> {
+    const data = await this.gql<{ startEval: { runId: string; run: { concurrency: RunConcurrency | null } } }>(
+      'mutation Start($input: StartEvalInput!) { startEval(input: $input) { runId status run { concurrency { workers perWorker maxInFlight asked basis limits { name limit reason } } } } }',
       { input: { ...input, ...(waitForRoomSec !== undefined ? { waitForRoomSec } : {}) } },
     );
-    return data.startEval.runId;
+    return { runId: data.startEval.runId, concurrency: data.startEval.run.concurrency };
   }
 
   async cancel(runId: string): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * `evalctl run <graph> --episodes N [--workers K] [--seed S] [--step-budget B]
+ * `evalctl run <graph> --episodes N [--workers K] [--max-in-flight N] [--seed S] [--step-budget B]
  * [--set node.key=value …] [--outputs DIR] [--json] [--dataset D] [--split S]
  * [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] [--config eval.toml]
  * [--name N] [--tag T …] [--note TEXT] [--shard-size N] [--shard k/K] [--allow-code-tools]`: one batch through a
@@ -39,13 +39,15 @@ import { describeStorage, storageCodeOfExit } from '../store/storage-fault.js';
 import { ci95Of, shownStderr } from '../store/aggregate.js';
 import type { MetricAggregate, RunSpec, RunSummary } from '../store/types.js';
 import { textTable } from './text-table.js';
+import { concurrencyOfSpec } from '../scheduler/concurrency-of-spec.js';
+import { describeConcurrency } from '../spec/run-concurrency.js';
 import { orderAggregates } from '../compare/metric-order.js';
 import { readRunModels } from '../store/report.js';
 import { describeRunModel, type RunModel } from '../store/run-models.js';
 import { repeatsAdvice } from '../stats/variance-components.js';
 
 const USAGE =
-  'usage: evalctl run [<graph>] [--config eval.toml] --episodes N [--workers K] [--seed S] [--step-budget B] [--set node.key=value …] ' +
+  'usage: evalctl run [<graph>] [--config eval.toml] --episodes N [--workers K] [--max-in-flight N] [--seed S] [--step-budget B] [--set node.key=value …] ' +
   '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] [--repeats K] ' +
   '[--max-infra-error-rate R] [--no-preflight] ' +
   '[--name N] [--tag T …] [--note TEXT] [--shard-size N] [--shard k/K] [--allow-code-tools] [--server URL [--token T] [--wait-for-room SEC]]';
@@ -59,6 +61,7 @@ export const FLAG_LABELS: FieldLabels = {
   graphName: 'the graph name',
   episodeCount: '--episodes',
   workerCount: '--workers',
+  maxInFlight: '--max-in-flight',
   seed: '--seed',
   stepBudget: '--step-budget',
   perStepTimeoutSec: '--per-step-timeout',
@@ -127,6 +130,7 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
     options: {
       episodes: { type: 'string', short: 'n' },
       workers: { type: 'string', short: 'w' },
+      'max-in-flight': { type: 'string' },
       seed: { type: 'string' },
       'step-budget': { type: 'string' },
       'per-step-timeout': { type: 'string' },
@@ -165,6 +169,7 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
     graphName: positionals[0],
     episodeCount: numeric(values.episodes),
     workerCount: numeric(values.workers),
+    maxInFlight: numeric(values['max-in-flight']),
     seed: numeric(values.seed),
     stepBudget: numeric(values['step-budget']),
     perStepTimeoutSec: numeric(values['per-step-timeout']),
@@ -301,6 +306,8 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(
       `run ${runId}: ${spec.graphName}, ${spec.shard ? `shard task ${spec.shard.task}/${spec.shard.of} (episodes ${describeIndices(episodeIndicesOf(spec))}) of ` : ''}${spec.episodeCount} episodes${spec.repeats !== undefined && spec.repeats > 1 ? ` × ${spec.repeats} repeats` : ''} on ${spec.workerCount} worker(s) → ${dir}\n`,
     );
+  const concurrency = args.json ? null : concurrencyOfSpec(spec, nodesets);
+  if (concurrency) process.stderr.write(`${describeConcurrency(concurrency)}\n`);
 
   if (interrupted) {
     process.off('SIGINT', onSigint);
@@ -396,11 +403,13 @@ export async function followRemoteRun(
 /** `--server`: queue the run there, follow its subscription with the same live line, print the same table (or summary with --json). */
 async function runRemote(args: RunArgs, opts: RemoteOptions): Promise<number> {
   const server = new RemoteServer(opts);
-  const runId = await server.start(args.input, opts.waitForRoomSec);
-  if (!args.json)
+  const { runId, concurrency } = await server.start(args.input, opts.waitForRoomSec);
+  if (!args.json) {
     process.stderr.write(
       `run ${runId}: ${args.input.graphName}, ${args.input.episodeCount} episodes on ${args.input.workerCount} worker(s), queued on ${server.base}\n`,
     );
+    if (concurrency) process.stderr.write(`${describeConcurrency(concurrency)}\n`);
+  }
   const interrupted = await followRemoteRun(server, runId, { json: args.json, command: 'evalctl run', what: 'the run' });
   const summary = await server.summary(runId);
   if (args.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');

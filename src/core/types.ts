@@ -245,6 +245,8 @@ export interface CallContext {
   callerId?: string;
   /** Which play of its episode this is (0-based) on a run with repeats; absent means 0. */
   repeat?: number;
+  /** The run's episodes in flight: a hint for a shared limiter's starting level (llm), never an input to a result. */
+  runInFlight?: number;
 }
 
 export interface NodeCallArgs {

@@ -1,7 +1,8 @@
 /**
  * BatchEvalRunner: runs a run's episodes over the worker pool. Each worker, pinned to its own
- * slot, takes the next episode index from a shared cursor when it is free, with no step
- * barrier between workers. Each episode: env panel cascade + play + load, step
+ * slot, plays its share of the run's episodes in flight (one, or many where every node awaits
+ * I/O: run-concurrency.ts), each taking the next episode index from a shared cursor when it is
+ * free, with no step barrier between them. Each episode: env panel cascade + play + load, step
  * budget resolution, a fresh LoopRunner under a wall-clock limit, a full record whatever the
  * ending, eviction of its keyed state, then the record is appended and the aggregates
  * recomputed under the summary lock.
@@ -23,6 +24,7 @@ import { dispatchOrder } from './dispatch-order.js';
 import { resolveStepBudget } from './step-budget.js';
 import { perCallTimeoutSecOf, perStepTimeoutSecOf } from '../spec/run-spec.js';
 import { effectiveWorkerCount } from '../spec/effective-workers.js';
+import { episodesOfWorker, type RunConcurrency } from '../spec/run-concurrency.js';
 import { ReportedModelTally, type ReportedModel } from '../store/reported-models.js';
 import { playCountOf, playOf, playSeed, repeatsOf } from '../spec/repeats.js';
 import type { RunSpan } from '../tracing/spans.js';
@@ -69,6 +71,11 @@ export interface BatchEvalRunnerOptions {
    * only this lane's: the hand-out order is planned for all of them. @default the pool's
    */
   runWorkerCount?: number;
+  /**
+   * Episodes in flight across the run (run-concurrency.ts): worker k plays episodesOfWorker(k)
+   * of them at once. @default one per worker
+   */
+  concurrency?: Pick<RunConcurrency, 'workers' | 'maxInFlight'>;
   /** The env panel to drive; without one each episode gets `<graph>/<index>` as its id. */
   envPanel?: EnvPanelTarget;
   /** URLs of the shared hosts the graph calls (evicted after each episode, callers released at the end). */
@@ -98,6 +105,17 @@ export interface BatchEvalRunnerOptions {
   log?(message: string): void;
 }
 
+/** One worker's state shared by its episodes in flight. */
+interface WorkerLane {
+  slot: WorkerSlot;
+  /** The chain of this worker's episode writes, and the first that failed. */
+  written: { tail: Promise<void>; failed: boolean; error: unknown };
+  /** The health check under way, which every episode of the worker waits on. */
+  checking: Promise<boolean> | undefined;
+  /** The worker retired (its hosts could not be brought up): its episodes take no more. */
+  retired: boolean;
+}
+
 /** How long a worker waits for a lent shared host that died to be back (the server restarts one in about a second). */
 const LENT_RECOVERY_MS = 15_000;
 
@@ -118,7 +136,7 @@ export class BatchEvalRunner {
   constructor(options: BatchEvalRunnerOptions) {
     this.#o = options;
     this.#cancelSignal = options.signal ? AbortSignal.any([options.signal, this.#fatal.signal]) : this.#fatal.signal;
-    // Every worker's running episode listens on it: one listener per worker, not a leak.
+    // Every episode in flight listens on it: one listener per episode, not a leak.
     setMaxListeners(0, this.#cancelSignal);
     this.#sharedClients = new Map(Object.entries(options.sharedUrls ?? {}).map(([name, url]) => [name, new HostClient(url)]));
   }
@@ -243,50 +261,94 @@ export class BatchEvalRunner {
       return;
     }
     const { pool, spec } = this.#o;
-    const callerId = `${spec.runId}/w${workerId}`;
     const slot = pool.lease(workerId);
-    /** The chain of this worker's episode writes, and the first that failed. */
-    const written: { tail: Promise<void>; failed: boolean; error: unknown } = { tail: Promise.resolve(), failed: false, error: undefined };
-    let standing = true;
+    const lane: WorkerLane = {
+      slot,
+      written: { tail: Promise.resolve(), failed: false, error: undefined },
+      checking: undefined,
+      retired: false,
+    };
+    const episodes = this.#o.concurrency ? episodesOfWorker(this.#o.concurrency, workerId) : 1;
+    // The first keeps the worker's own caller id: a run of one episode per worker calls the batchers as before.
+    const callers = Array.from({ length: episodes }, (_, j) =>
+      j === 0 ? `${spec.runId}/w${workerId}` : `${spec.runId}/w${workerId}.${j}`,
+    );
     try {
       if (!(await this.#orRetire(workerId, cursor, 'could not start', () => pool.ready(workerId)))) {
-        standing = false;
+        lane.retired = true;
         return;
       }
-      for (;;) {
-        if (written.failed) throw written.error;
-        if (this.#stopped() || cursor.remaining === 0) break;
-        if (!(await this.#orRetire(workerId, cursor, 'could not be started again', () => pool.ensureHealthy(workerId, this.#o.signal)))) {
-          standing = false;
-          break;
-        }
-        if (this.#stopped()) break;
-        // Taken only once the slot is healthy, so a respawn never holds an episode another worker could run.
-        const index = cursor.take();
-        if (index === null) break;
-        const { record, finish } = await this.#runEpisode(slot, index, callerId);
-        // The episode's files and summary entry are written while the next episode plays (in order,
-        // one behind): with many workers finishing at once, the next model call or step goes out
-        // first instead of queueing behind every other worker's writes.
-        written.tail = written.tail.then(finish).catch((err: unknown) => {
-          written.failed = true;
-          written.error = err;
-          if (!this.#stopped()) this.#fatal.abort(err);
-        });
-        if (record.status === 'CRASHED' || (record.status === 'TIMEOUT' && !(await answers(slot)))) pool.markSuspect(workerId);
-        if (record.status === 'CRASHED') await this.#lentHostsBack();
-      }
-      await written.tail;
-      if (written.failed) throw written.error;
+      const results = await Promise.allSettled(
+        callers.map((callerId) =>
+          this.#play(lane, cursor, callerId).catch((err: unknown) => {
+            // The worker's other episodes, and the other workers, stop now rather than when this worker's last episode ends.
+            if (!this.#stopped()) this.#fatal.abort(err);
+            throw err;
+          }),
+        ),
+      );
+      await lane.written.tail;
+      if (lane.written.failed) throw lane.written.error;
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
     } catch (err) {
       if (!this.#stopped()) this.#fatal.abort(err);
       throw err;
     } finally {
       // Every record this worker played is on disk (or has failed) before the worker counts as done.
-      await written.tail;
-      if (standing) cursor.leave();
+      await lane.written.tail;
+      if (!lane.retired) cursor.leave();
       pool.release(workerId);
-      await this.#releaseCaller(callerId);
+      await Promise.all(callers.map((c) => this.#releaseCaller(c)));
+    }
+  }
+
+  /**
+   * One of a worker's episodes in flight: takes the next index, plays it, and again, until the
+   * cursor is drained, the run stops or the worker retires. A worker whose hosts are replicated
+   * plays one at a time (run-concurrency.ts), so replacing its hosts never cuts another episode short.
+   */
+  async #play(lane: WorkerLane, cursor: EpisodeCursor, callerId: string): Promise<void> {
+    const { pool } = this.#o;
+    const { slot, written } = lane;
+    const workerId = slot.workerId;
+    for (;;) {
+      if (written.failed) throw written.error;
+      if (lane.retired || this.#stopped() || cursor.remaining === 0) break;
+      if (!(await this.#healthy(lane, cursor))) break;
+      if (this.#stopped()) break;
+      // Taken only once the slot is healthy, so a respawn never holds an episode another worker could run.
+      const index = cursor.take();
+      if (index === null) break;
+      const { record, finish } = await this.#runEpisode(slot, index, callerId);
+      // The episode's files and summary entry are written while the next episode plays (in order,
+      // one behind): with many workers finishing at once, the next model call or step goes out
+      // first instead of queueing behind every other worker's writes.
+      written.tail = written.tail.then(finish).catch((err: unknown) => {
+        written.failed = true;
+        written.error = err;
+        if (!this.#stopped()) this.#fatal.abort(err);
+      });
+      if (record.status === 'CRASHED' || (record.status === 'TIMEOUT' && !(await answers(slot)))) pool.markSuspect(workerId);
+      if (record.status === 'CRASHED') await this.#lentHostsBack();
+    }
+  }
+
+  /** The worker's hosts, replaced where dead or suspect; one check at a time per worker, so a worker retires once. False: it retired. */
+  async #healthy(lane: WorkerLane, cursor: EpisodeCursor): Promise<boolean> {
+    const { pool } = this.#o;
+    const workerId = lane.slot.workerId;
+    lane.checking ??= this.#orRetire(workerId, cursor, 'could not be started again', () =>
+      pool.ensureHealthy(workerId, this.#o.signal),
+    ).then((up) => {
+      if (!up) lane.retired = true;
+      return up;
+    });
+    const checking = lane.checking;
+    try {
+      return await checking;
+    } finally {
+      if (lane.checking === checking) lane.checking = undefined;
     }
   }
 
@@ -407,7 +469,15 @@ export class BatchEvalRunner {
       span?.loopStarted();
       result = await runner.run(graph, {
         stepBudget,
-        context: { runSeed: spec.seed, episodeIndex, seed, episodeKey, callerId, ...(play.repeat > 0 ? { repeat: play.repeat } : {}) },
+        context: {
+          runSeed: spec.seed,
+          episodeIndex,
+          seed,
+          episodeKey,
+          callerId,
+          ...(play.repeat > 0 ? { repeat: play.repeat } : {}),
+          ...(this.#o.concurrency ? { runInFlight: this.#o.concurrency.maxInFlight } : {}),
+        },
         signal,
         callTimeoutMs,
         onCallTimeout,

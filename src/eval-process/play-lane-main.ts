@@ -92,6 +92,7 @@ async function main(): Promise<void> {
       summary: sink,
       sharedUrls: hosts.sharedUrls,
       runWorkerCount: data.runWorkerCount,
+      concurrency: { workers: data.runWorkerCount, maxInFlight: data.maxInFlight },
       lentNodesets: shared.filter((e) => data.lent[e.name]).map((e) => e.name),
       signal: stop.signal,
       log,

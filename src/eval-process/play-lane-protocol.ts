@@ -14,6 +14,8 @@ export interface PlayLaneData {
   workerCount: number;
   /** Workers in every lane together. */
   runWorkerCount: number;
+  /** Episodes in flight across the run (run-concurrency.ts), split over every lane's workers. */
+  maxInFlight: number;
   /** The shared position in the hand-out order (which comes with `go`). */
   cursor: SharedArrayBuffer;
   /**

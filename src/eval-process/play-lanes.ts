@@ -65,6 +65,8 @@ export interface PlayLanesOptions {
   graph: GraphSpec;
   /** Workers per lane (splitWorkers); lane 0 is the caller's own and is not started here. */
   counts: readonly number[];
+  /** Episodes in flight across the run. @default one per worker */
+  maxInFlight?: number;
   /** The run's cursor position (the order comes with go()). */
   cursor: SharedArrayBuffer;
   cores: number;
@@ -165,6 +167,7 @@ export function startPlayLanes(o: PlayLanesOptions): PlayLanes {
       firstWorkerId: state.firstWorkerId,
       workerCount: state.workerCount,
       runWorkerCount: o.counts.reduce((s, n) => s + n, 0),
+      maxInFlight: o.maxInFlight ?? o.counts.reduce((s, n) => s + n, 0),
       cursor: o.cursor,
       claims: claims.buffer as SharedArrayBuffer,
       beats: beats.buffer as SharedArrayBuffer,

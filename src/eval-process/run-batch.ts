@@ -17,7 +17,7 @@ import type { GraphSpec } from '../core/types.js';
 import type { RunStatus } from '../statuses.js';
 import { readJson, writeJsonAtomic } from '../store/atomic.js';
 import { SpecInvalidError } from '../spec/spec-errors.js';
-import { effectiveWorkerCount } from '../spec/effective-workers.js';
+import { describeConcurrency, runConcurrency } from '../spec/run-concurrency.js';
 import { availableParallelism } from 'node:os';
 import { episodeIndicesOf } from '../spec/shards.js';
 import { FILES, readSharedUrls, readSpec, readSummary, touchDone, writeSummary } from '../store/run-dir.js';
@@ -141,6 +141,9 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     const graphSpec = await freezeGraph(runDir, spec, workspaceDir, opts.builtinGraphsDir);
     const graph = validateGraph(graphSpec, registry);
     const used = placedNodesets(graph, registry);
+    const playCount = (retryIndices ?? episodeIndicesOf(spec)).length;
+    const concurrency = runConcurrency(spec, graph, used, playCount);
+    log(describeConcurrency(concurrency));
     const shared = used.filter((e) => e.manifest.parallelism === 'shared');
     const replicated = used.filter((e) => e.manifest.parallelism === 'replicated');
     // Before any host boots: a dependency that does not answer fails the run now, not every episode later.
@@ -156,7 +159,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     // The run's workspace reaches its hosts too (env_dataset reads its datasets there), also when this process's environment has another.
     const hostEnv =
       opts.hostEnv || workspaceDir ? { ...opts.hostEnv, ...(workspaceDir ? { ACTIVE_WORKSPACE_DIR: workspaceDir } : {}) } : undefined;
-    const workers = Math.max(1, Math.min(effectiveWorkerCount(spec), (retryIndices ?? episodeIndicesOf(spec)).length));
+    const { workers } = concurrency;
     const cores = opts.cores ?? availableParallelism();
     const lanes = playLaneCount({
       used,
@@ -179,6 +182,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
             spec,
             graph: graphSpec,
             counts,
+            maxInFlight: concurrency.maxInFlight,
             cursor: cursorBuffer,
             cores,
             lent,
@@ -240,6 +244,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       pool,
       summary,
       runWorkerCount: workers,
+      concurrency,
       sharedUrls,
       lentNodesets: shared.filter((e) => lent[e.name]).map((e) => e.name),
       log,

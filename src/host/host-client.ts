@@ -21,7 +21,7 @@ import type { JsonHttpAnswer } from './json-http-server.js';
 const DEAD_HOST_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /** Sockets open to one host at most; further requests wait for one to be free. */
-const MAX_SOCKETS = 256;
+export const MAX_SOCKETS = 256;
 /** An idle socket older than this is closed rather than reused, well before a host's own idle timeout. */
 const IDLE_REUSE_MS = 4000;
 const HEADER_END = Buffer.from('\r\n\r\n');

@@ -5,6 +5,7 @@ import type { GraphQLSchema } from 'graphql';
 import { builder } from './builder.js';
 import './run.js';
 import './run-labels.js';
+import './concurrency.js';
 import './episode.js';
 import './queue.js';
 import './graph.js';

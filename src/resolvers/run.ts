@@ -475,6 +475,9 @@ export const StartEvalInputRef = builder.inputType('StartEvalInput', {
       defaultValue: D.workerCount,
       description: `Parallel workers (each with its own env host), 1..${L.maxWorkers}; a speed dial, never a result dial.`,
     }),
+    maxInFlight: t.int({
+      description: `Episodes in flight at once across the run, workerCount..${L.maxInFlight}: where every node awaits I/O (a model call) each worker plays its share at once; a replicated env plays one per worker. A speed dial, never a result dial. Default: from the graph's placement (Run.concurrency says what it came to and what bounds it).`,
+    }),
     seed: t.int({
       defaultValue: D.seed,
       description:

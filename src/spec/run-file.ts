@@ -28,6 +28,8 @@ const KEY_HINTS: Record<string, string> = {
   graph: 'graphName',
   episodes: 'episodeCount',
   workers: 'workerCount',
+  'max-in-flight': 'maxInFlight',
+  max_in_flight: 'maxInFlight',
   'step-budget': 'stepBudget',
   step_budget: 'stepBudget',
   'per-step-timeout': 'perStepTimeoutSec',

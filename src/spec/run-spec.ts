@@ -25,6 +25,8 @@ export const RUN_LIMITS = {
   maxEpisodes: 100_000,
   /** Parallel workers per run: each owns a host process per replicated nodeset. */
   maxWorkers: 64,
+  /** Episodes in flight at once across a run (`maxInFlight`): each waits on I/O, not on a core of its own. */
+  maxInFlight: 16_384,
   /** Admission priority runs from -maxPriority to maxPriority. */
   maxPriority: 1_000_000,
   /** Wall-clock seconds per step. */
@@ -226,6 +228,13 @@ const inputFields = {
   episodeCount: intIn(1, RUN_LIMITS.maxEpisodes),
   /** Parallel workers; a speed dial, never a result dial. */
   workerCount: intIn(1, RUN_LIMITS.maxWorkers).default(RUN_DEFAULTS.workerCount),
+  /**
+   * Episodes in flight at once across the run, at least one per worker: each worker plays its
+   * share of them at the same time where every node of the graph awaits I/O (a model call), one
+   * at a time where a replicated env keeps per-worker state (docs/throughput.md, "In flight").
+   * A speed dial, never a result dial. @default from the graph's placement (run-concurrency.ts)
+   */
+  maxInFlight: intIn(1, RUN_LIMITS.maxInFlight).optional(),
   /** Run seed; each episode's seed derives from it and the episode index. */
   seed: intIn(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER).default(RUN_DEFAULTS.seed),
   /** Steps per episode, overriding the env's and the graph's budget. */
@@ -305,8 +314,22 @@ function checkPlayCount(input: { episodeCount: number; repeats?: number | undefi
   }
 }
 
+/** Each worker plays at least one episode at a time: fewer in flight than workers would leave some idle. */
+function checkInFlight(input: { workerCount?: number | undefined; maxInFlight?: number | undefined }, ctx: z.RefinementCtx): void {
+  const { workerCount, maxInFlight } = input;
+  if (maxInFlight === undefined || workerCount === undefined || !Number.isSafeInteger(maxInFlight)) return;
+  if (maxInFlight < workerCount) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['maxInFlight'],
+      message: `must be at least workerCount (${workerCount}): each worker plays at least one episode at a time, got ${maxInFlight}`,
+      params: { omitInput: true },
+    });
+  }
+}
+
 /** What a user submits. Only graphName and episodeCount are required. */
-export const runInputSchema = z.strictObject(inputFields).superRefine(checkPlayCount);
+export const runInputSchema = z.strictObject(inputFields).superRefine(checkPlayCount).superRefine(checkInFlight);
 /** A submitted run as given (optional fields may be left out). */
 export type RunInputFields = z.input<typeof runInputSchema>;
 /** A submitted run, checked, with every default filled in. */

@@ -9,11 +9,11 @@
  * report of a real `evalctl run` of qa_llm_labels over the sentiment dataset against the
  * stand-in server.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIST_DIR } from '../../src/paths.js';
+import { BUILTIN_GRAPHS_DIR, DIST_DIR } from '../../src/paths.js';
 import { episodeDir, FILES, runsRoot } from '../../src/store/run-dir.js';
 import { runSpecSchema } from '../../src/spec/run-spec.js';
 import { rescoreRun } from '../../src/store/rescore-run.js';
@@ -145,6 +145,8 @@ async function writeLabelRun(outputsDir: string): Promise<string> {
     graphName: 'qa_llm',
     episodeCount: 6,
     workerCount: 2,
+    maxInFlight: 64,
+    graph: JSON.parse(await readFile(join(BUILTIN_GRAPHS_DIR, 'qa_llm.json'), 'utf8')),
     createdAt,
     codeTools: ['tools.python'],
     models: [MODEL],
@@ -255,6 +257,9 @@ describe('a model-backed run on the dashboard', { timeout: 60_000 }, () => {
       'temperature=0, max_tokens=64',
       'stand-in-model-0601 (fp_e2e) ×5',
     ]);
+    // What bounded the run: it asked for 64 in flight and had 6 plays.
+    expect(await page.textContent('[data-testid=run-concurrency]')).toMatch(/6 episodes in flight on 2 workers \(up to 3 each\)/);
+    expect(await page.getAttribute('[data-testid=concurrency-limit]', 'title')).toBe('the run has 6 play(s)');
     await expectAccessible(page, 'the run page with its report');
     await s.screenshot('llm-run-report');
 

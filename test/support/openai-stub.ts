@@ -54,7 +54,8 @@
  * request asked for) and the one GET /v1/models lists; unset, an answer names the requested model
  * and the list is `stub`. `systemFingerprint` (default `fp_stub`) is each answer's system_fingerprint.
  * GET /v1/models → that one-model list (key-checked, never faulted, counted apart in `modelLists`).
- * GET /stats → { requests, completions, faults, unauthorized, maxInFlight, bytesWritten, modelLists, overLimit, lastAcceptedAt }; POST /reset zeroes them;
+ * `hold`: every answer waits for `release()` (or its client hanging up), so a test can count the calls in flight at once.
+ * GET /stats → { requests, completions, faults, unauthorized, maxInFlight, inFlight, bytesWritten, modelLists, overLimit, lastAcceptedAt }; POST /reset zeroes them;
  * POST /options replaces the options given in its JSON body.
  */
 import { createHash } from 'node:crypto';
@@ -92,6 +93,8 @@ export interface OpenAIStubOptions {
   model?: string;
   /** @default 'fp_stub' */
   systemFingerprint?: string;
+  /** Hold every answer (after `latencyMs`) until `release()` or until its client hangs up. @default false */
+  hold?: boolean;
 }
 
 export interface StubStats {
@@ -101,6 +104,8 @@ export interface StubStats {
   unauthorized: number;
   /** Most completion requests in flight at once. */
   maxInFlight: number;
+  /** Completion requests in flight now. */
+  inFlight: number;
   /** Bytes of padded (`answerBytes`) bodies the sockets accepted. */
   bytesWritten: number;
   /** GET /v1/models requests (a run's preflight); `requests` counts chat completions only. */
@@ -118,6 +123,8 @@ export interface OpenAIStub {
   stats(): StubStats;
   reset(): void;
   setOptions(options: OpenAIStubOptions): void;
+  /** Answers every held request and holds no more (`hold`). */
+  release(): void;
   /** Every completion request so far: its headers but Authorization (JSON) and its body, as received. */
   received(): string[];
   close(): Promise<void>;
@@ -334,6 +341,7 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
     faults: 0,
     unauthorized: 0,
     maxInFlight: 0,
+    inFlight: 0,
     bytesWritten: 0,
     modelLists: 0,
     overLimit: 0,
@@ -345,6 +353,7 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
       ? {}
       : { 'retry-after': String(options.retryAfterSec), 'retry-after-ms': String(Math.round(options.retryAfterSec * 1000)) };
   let inFlight = 0;
+  const held = new Set<() => void>();
   const seen = new Map<string, number>();
   let nextId = 0;
   const received: string[] = [];
@@ -382,6 +391,13 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
     const everyHit = options.faultEvery !== undefined && options.faultEvery > 0 && n % options.faultEvery === 0;
     const rateHit = (options.faultRate ?? 0) > 0 && hashUnit(options.faultSeed ?? 0, raw, repeat) < options.faultRate!;
     if (options.latencyMs) await new Promise((r) => setTimeout(r, options.latencyMs));
+    if (options.hold) {
+      await new Promise<void>((resolve) => {
+        held.add(resolve);
+        res.once('close', resolve);
+      });
+      if (res.destroyed) return;
+    }
     if (everyHit || rateHit) {
       stats.faults++;
       const kind = options.faultKind ?? 429;
@@ -455,7 +471,7 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
           if (options.noModelList) break;
           return listModels(req, res);
         case 'GET /stats':
-          return sendJson(res, 200, stats);
+          return sendJson(res, 200, { ...stats, inFlight });
         case 'POST /reset':
           Object.assign(stats, zero());
           seen.clear();
@@ -480,13 +496,18 @@ export async function startOpenAIStub(initial: OpenAIStubOptions = {}, port = 0)
   return {
     baseURL: `http://127.0.0.1:${actual}/v1`,
     port: actual,
-    stats: () => ({ ...stats }),
+    stats: () => ({ ...stats, inFlight }),
     reset: () => {
       Object.assign(stats, zero());
       seen.clear();
     },
     setOptions: (o) => {
       options = { ...o };
+    },
+    release: () => {
+      options = { ...options, hold: false };
+      for (const resolve of held) resolve();
+      held.clear();
     },
     received: () => [...received],
     close: () => {

@@ -30,6 +30,7 @@ RUN_FIELDS = """
   aggregateMetrics { name mean stderr count min max }
   statusCounts { status count }
   error { code message }
+  concurrency { workers perWorker maxInFlight asked basis limits { name limit reason } }
 """
 
 PROGRESS = """subscription Follow($id: ID!) {
@@ -60,6 +61,7 @@ COMPARE = """query Compare($baseline: ID!, $candidates: [ID!]!, $metrics: [Strin
 _FIELD_OF = {
     "episodes": "episodeCount",
     "workers": "workerCount",
+    "max_in_flight": "maxInFlight",
     "step_budget": "stepBudget",
     "per_step_timeout_sec": "perStepTimeoutSec",
     "per_call_timeout_sec": "perCallTimeoutSec",

@@ -96,6 +96,7 @@ export async function chat({ inputs, config, ctx, signal }: NodeCallArgs): Promi
       callNumber: usage.llm_calls,
       repeat: ctx.repeat,
       caller: runOfEpisodeKey(ctx.episodeKey),
+      ...(ctx.runInFlight !== undefined ? { runInFlight: ctx.runInFlight } : {}),
       ...(signal ? { signal } : {}),
     });
   } catch (err) {

@@ -73,6 +73,7 @@ export async function judge({ inputs, config, ctx, signal }: NodeCallArgs): Prom
       callNumber: used,
       repeat: ctx.repeat,
       caller: runOfEpisodeKey(ctx.episodeKey),
+      ...(ctx.runInFlight !== undefined ? { runInFlight: ctx.runInFlight } : {}),
       ...(signal ? { signal } : {}),
     });
   } catch (err) {

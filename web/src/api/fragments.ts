@@ -32,6 +32,7 @@ export const RunDetailFields = graphql(
     aggregateByTask { task metrics { ...MetricAggregateFields } }
     statusCounts { status count }
     models { node type model baseUrl sampling reported { model systemFingerprint calls } repeatsNote }
+    concurrency { workers perWorker maxInFlight asked basis limits { name limit reason } }
   }
 `,
   [RunRowFields, MetricAggregateFields],
@@ -62,6 +63,7 @@ export type RunListRow = ResultOf<typeof RunListFields>;
 export type RunDetail = ResultOf<typeof RunDetailFields>;
 export type TaskAggregate = RunDetail['aggregateByTask'][number];
 export type RunModel = RunDetail['models'][number];
+export type RunConcurrency = NonNullable<RunDetail['concurrency']>;
 export type EpisodeRow = ResultOf<typeof EpisodeRowFields>;
 export type QueueEntry = ResultOf<typeof QueueEntryFields>;
 export type ActiveJob = ResultOf<typeof ActiveJobFields>;

@@ -12,6 +12,7 @@ import { EpisodeTable } from '../components/EpisodeTable.js';
 import { MetricCards } from '../components/MetricCards.js';
 import { RunAbout } from '../components/RunAbout.js';
 import { RunModels } from '../components/RunModels.js';
+import { RunConcurrency } from '../components/RunConcurrency.js';
 import { RunEndings } from '../components/RunEndings.js';
 import { ProgressBar } from '../components/ProgressBar.js';
 import { RunReportSection } from '../components/RunReport.js';
@@ -118,6 +119,7 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
               </span>
             )}
           </p>
+          <RunConcurrency concurrency={run.concurrency} />
         </div>
         <div className="actions">
           {live && <CancelButton runId={run.id} stopping={run.cancelRequested} onCancelled={q.refetch} />}
