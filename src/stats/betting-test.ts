@@ -66,7 +66,7 @@ export class BettingTest {
 }
 
 /** Points tested per unit of [0, 1] by BettingSequence: its bounds are exact to 1/GRID_POINTS of the values' range. */
-export const GRID_POINTS = 400;
+export const GRID_POINTS = 1000;
 
 /**
  * The betting confidence sequence of values in [0, 1], fed in index order: the hull of the grid

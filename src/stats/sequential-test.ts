@@ -33,10 +33,7 @@ export class SequentialTest {
   private readonly decisions: ThresholdDecision[];
   private count = 0;
 
-  constructor(
-    thresholds: readonly number[],
-    private readonly opts: SequentialTestOptions,
-  ) {
+  constructor(thresholds: readonly number[], opts: SequentialTestOptions) {
     this.decisions = thresholds.map((threshold) => ({ threshold, decided: null }));
     if (opts.bounds) {
       const [lo, hi] = opts.bounds;

@@ -17,11 +17,7 @@ describe('BettingTest', () => {
 
   it('decides once the capital reaches 2/α, and keeps that decision', () => {
     const t = new BettingTest(0.5, 0.05);
-    let n = 0;
-    while (t.decided === null) {
-      t.push(1);
-      n++;
-    }
+    while (t.decided === null) t.push(1);
     // All ones against m = 1/2: every bet after the first is the cap, so K_n = 1.5^(n−1) ≥ 40 first at n = 11.
     expect(t.decided).toEqual({ side: 'above', at: 11 });
     expect(Math.log(1.5) * 10).toBeGreaterThanOrEqual(Math.log(40));

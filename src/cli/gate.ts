@@ -1,0 +1,91 @@
+/**
+ * `evalctl gate --baseline A --candidate B [--require "success >= -0.02" …] [--config gate.toml]
+ * [--alpha 0.05] [--format text|markdown|json] [--junit FILE] [--outputs DIR]`: the verdict of
+ * a candidate run against a baseline (compare/gate-verdicts.ts) for a CI job. Exit 0 pass,
+ * 1 fail, 2 inconclusive; 3 for bad input (a flag, the config, an unknown run, runs that share
+ * no episode), 4 for anything else (docs/cli.md).
+ */
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { assertDistinctRuns } from '../compare/compare-runs.js';
+import { parseRequirement } from '../compare/gate-requirement.js';
+import { GATE_VERDICTS, gateVerdicts, type GateResult } from '../compare/gate-verdicts.js';
+import { readRunScores } from '../compare/run-scores.js';
+import { BadInputError, errorMessage, isInputFault } from '../errors.js';
+import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
+import { RunReader } from '../store/run-reader.js';
+import { parseCommandArgs } from './args.js';
+import { readGateConfig } from './gate-config.js';
+import { gateJunitXml } from './gate-junit.js';
+import { renderGateMarkdown, renderGateText } from './gate-report.js';
+import { runRefOf } from './run-dir-arg.js';
+
+const USAGE =
+  'usage: evalctl gate --baseline RUN --candidate RUN [--require "METRIC >= -0.02" …] [--config gate.toml] [--alpha 0.05] [--format text|markdown|json] [--junit FILE] [--outputs DIR] (a run: its id under --outputs, or its directory)';
+
+/** Exit code of bad input (a flag, the config, a run); 4 for any other error. 0–2 are the verdicts. */
+export const GATE_INPUT_ERROR_EXIT_CODE = 3;
+export const GATE_OTHER_ERROR_EXIT_CODE = 4;
+
+const FORMATS = ['text', 'markdown', 'json'] as const;
+
+async function gate(argv: string[]): Promise<number> {
+  const parsed = parseCommandArgs(
+    argv,
+    {
+      baseline: { type: 'string' },
+      candidate: { type: 'string' },
+      require: { type: 'string', short: 'r', multiple: true },
+      config: { type: 'string' },
+      alpha: { type: 'string' },
+      format: { type: 'string' },
+      junit: { type: 'string' },
+      outputs: { type: 'string' },
+    },
+    USAGE,
+  );
+  if (!parsed) return 0;
+  const { values, positionals } = parsed;
+  if (positionals.length > 0) throw new BadInputError(`unexpected argument "${positionals[0]}"; ${USAGE}`);
+  if (!values.baseline || !values.candidate) throw new BadInputError(`give --baseline and --candidate; ${USAGE}`);
+  const format = values.json === true ? 'json' : (values.format ?? 'text');
+  if (!(FORMATS as readonly string[]).includes(format))
+    throw new BadInputError(`--format must be one of ${FORMATS.join(', ')}, got "${format}"`);
+  const config = values.config ? await readGateConfig(values.config) : {};
+  let alpha = config.alpha;
+  if (values.alpha !== undefined) {
+    alpha = Number(values.alpha);
+    if (values.alpha.trim() === '' || !(alpha > 0 && alpha < 1))
+      throw new BadInputError(`--alpha must be a number strictly between 0 and 1, got "${values.alpha}"`);
+  }
+  // Flags win over the config's list as a whole: a CI job can tighten one gate without editing the file.
+  const texts = values.require && values.require.length > 0 ? values.require : (config.require ?? []);
+  const requirements = texts.map(parseRequirement);
+  const outputs = values.outputs ?? DEFAULT_OUTPUTS_DIR;
+  const refs = [values.baseline, values.candidate].map((arg) => {
+    const ref = runRefOf(arg, outputs);
+    return { reader: new RunReader(ref.outputsDir), runId: ref.runId };
+  });
+  assertDistinctRuns(refs.map((r) => ({ key: resolve(r.reader.runDir(r.runId)), runId: r.runId })));
+  const [baseline, candidate] = await Promise.all(refs.map((r) => readRunScores(r.reader, r.runId)));
+  const result: GateResult = gateVerdicts(baseline!, candidate!, { requirements, alpha });
+  if (values.junit) await writeFile(values.junit, gateJunitXml(result));
+  process.stdout.write(
+    format === 'json'
+      ? JSON.stringify(result, null, 2) + '\n'
+      : format === 'markdown'
+        ? renderGateMarkdown(result)
+        : renderGateText(result),
+  );
+  return GATE_VERDICTS.indexOf(result.verdict);
+}
+
+export async function run(argv: string[]): Promise<number> {
+  try {
+    return await gate(argv);
+  } catch (err) {
+    // Errors exit 3 or more, apart from the verdicts' 0, 1 and 2, which a CI job branches on.
+    process.stderr.write(`evalctl gate: ${errorMessage(err)}\n`);
+    return isInputFault((err as { code?: string }).code) ? GATE_INPUT_ERROR_EXIT_CODE : GATE_OTHER_ERROR_EXIT_CODE;
+  }
+}
