@@ -6,6 +6,7 @@
  */
 import { BadInputError } from '../errors.js';
 import type { MetricGoal } from '../core/types.js';
+import type { ThresholdDecision } from '../stats/sequential-test.js';
 
 export type GateQuestion = 'superiority' | 'non-inferiority' | 'equivalence';
 
@@ -67,3 +68,31 @@ export function checkAgainstGoal(r: GateRequirement, goal: MetricGoal | null): v
       `requirement "${r.text}" asks ${r.metric} to go ${r.direction === 'up' ? 'up' : 'down'}, but ${goal === 'max' ? 'higher' : 'lower'} is better for it (its declared goal is ${goal}); write "${r.metric} ${goal === 'max' ? '>=' : '<='} …"`,
     );
 }
+
+export type GateVerdict = 'pass' | 'fail' | 'inconclusive';
+
+/**
+ * The verdict the tests of a requirement's thresholds (in thresholdsOf's order) have reached,
+ * and after how many pairs. Equivalence passes once shown above −margin and below +margin,
+ * fails once shown past either.
+ */
+export function requirementVerdict(
+  decisions: readonly ThresholdDecision[],
+  r: GateRequirement,
+): { verdict: GateVerdict; at: number | null } {
+  const [first, second] = decisions;
+  if (r.direction !== null) {
+    const d = first!.decided;
+    if (d === null) return { verdict: 'inconclusive', at: null };
+    return { verdict: (d.side === 'above') === (r.direction === 'up') ? 'pass' : 'fail', at: d.at };
+  }
+  const low = first!.decided;
+  const high = second!.decided;
+  const past = [low?.side === 'below' ? low.at : Infinity, high?.side === 'above' ? high.at : Infinity];
+  if (Math.min(...past) < Infinity) return { verdict: 'fail', at: Math.min(...past) };
+  if (low?.side === 'above' && high?.side === 'below') return { verdict: 'pass', at: Math.max(low.at, high.at) };
+  return { verdict: 'inconclusive', at: null };
+}
+
+/** The thresholds a requirement's tests watch: its bound, or −margin and +margin for equivalence. */
+export const thresholdsOf = (r: GateRequirement): number[] => (r.direction === null ? [-r.margin, r.margin] : [r.threshold]);

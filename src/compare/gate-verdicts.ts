@@ -14,10 +14,18 @@ import { heldRange, isBinary, mayBeRate, meanAndSd } from '../stats/intervals.js
 import { DEFAULT_ALPHA, episodesForEffect, minimumDetectableEffect } from '../stats/power.js';
 import { SequentialTest, sequenceInterval, type SequenceMethod } from '../stats/sequential-test.js';
 import { pairMetric, type ScoredRun } from './compare-runs.js';
-import { checkAgainstGoal, defaultRequirement, type GateQuestion, type GateRequirement } from './gate-requirement.js';
+import {
+  checkAgainstGoal,
+  defaultRequirement,
+  requirementVerdict,
+  thresholdsOf,
+  type GateQuestion,
+  type GateRequirement,
+  type GateVerdict,
+} from './gate-requirement.js';
 import { orderMetrics } from './metric-order.js';
 
-export type GateVerdict = 'pass' | 'fail' | 'inconclusive';
+export type { GateVerdict };
 
 /** The three verdicts, in the order of their exit codes (0, 1, 2). */
 export const GATE_VERDICTS = ['pass', 'fail', 'inconclusive'] as const satisfies readonly GateVerdict[];
@@ -77,32 +85,13 @@ function differenceBounds(base: readonly number[], cand: readonly number[], rang
   return [held.min - held.max, held.max - held.min];
 }
 
-const thresholdsOf = (r: GateRequirement): number[] => (r.direction === null ? [-r.margin, r.margin] : [r.threshold]);
-
-interface Outcome {
-  verdict: GateVerdict;
-  at: number | null;
-}
+type Outcome = ReturnType<typeof requirementVerdict>;
 
 /** The verdict one metric's differences reach at `level`. */
 function outcomeAt(diffs: readonly number[], r: GateRequirement, bounds: [number, number] | null, level: number): Outcome {
   const test = new SequentialTest(thresholdsOf(r), { alpha: level, bounds });
   for (let i = 0; i < diffs.length; i++) test.push(diffs[i]!);
-  const [first, second] = test.thresholds();
-  if (r.direction !== null) {
-    const d = first!.decided;
-    if (d === null) return { verdict: 'inconclusive', at: null };
-    return { verdict: (d.side === 'above') === (r.direction === 'up') ? 'pass' : 'fail', at: d.at };
-  }
-  // Equivalence: inside when shown above −margin and below +margin; outside when shown past either.
-  const low = first!.decided;
-  const high = second!.decided;
-  if (low?.side === 'below' || high?.side === 'above') {
-    const ats = [low?.side === 'below' ? low.at : Infinity, high?.side === 'above' ? high.at : Infinity];
-    return { verdict: 'fail', at: Math.min(...ats) };
-  }
-  if (low?.side === 'above' && high?.side === 'below') return { verdict: 'pass', at: Math.max(low.at, high.at) };
-  return { verdict: 'inconclusive', at: null };
+  return requirementVerdict(test.thresholds(), r);
 }
 
 interface Prepared {
