@@ -1,14 +1,14 @@
 /**
  * `evalctl gate --baseline A --candidate B [--require "success >= -0.02" …] [--config gate.toml]
- * [--alpha 0.05] [--format text|markdown|json] [--junit FILE] [--outputs DIR]`: the verdict of
- * a candidate run against a baseline (compare/gate-verdicts.ts) for a CI job. Exit 0 pass,
- * 1 fail, 2 inconclusive; 3 for bad input (a flag, the config, an unknown run, runs that share
- * no episode), 4 for anything else (docs/cli.md).
+ * [--alpha 0.05] [--format text|markdown|json] [--junit FILE] [--outputs DIR | --server URL]`: the
+ * verdict of a candidate run against a baseline (compare/gate-verdicts.ts, or the server's `gate`
+ * query) for a CI job. Exit 0 pass, 1 fail, 2 inconclusive; 3 for bad input (a flag, the config,
+ * an unknown run, runs that share no episode), 4 for anything else (docs/cli.md).
  */
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { assertDistinctRuns } from '../compare/compare-runs.js';
-import { parseRequirement } from '../compare/gate-requirement.js';
+import { parseRequirement, type GateRequirement } from '../compare/gate-requirement.js';
 import { GATE_VERDICTS, gateVerdicts, type GateResult } from '../compare/gate-verdicts.js';
 import { readRunScores } from '../compare/run-scores.js';
 import { BadInputError, errorMessage, isInputFault } from '../errors.js';
@@ -16,12 +16,13 @@ import { DEFAULT_OUTPUTS_DIR } from '../paths.js';
 import { RunReader } from '../store/run-reader.js';
 import { parseCommandArgs } from './args.js';
 import { readGateConfig } from './gate-config.js';
+import { remoteGate } from './remote-gate.js';
 import { gateJunitXml } from './gate-junit.js';
 import { renderGateMarkdown, renderGateText } from './gate-report.js';
 import { runRefOf } from './run-dir-arg.js';
 
 const USAGE =
-  'usage: evalctl gate --baseline RUN --candidate RUN [--require "METRIC >= -0.02" …] [--config gate.toml] [--alpha 0.05] [--format text|markdown|json] [--junit FILE] [--outputs DIR] (a run: its id under --outputs, or its directory)';
+  'usage: evalctl gate --baseline RUN --candidate RUN [--require "METRIC >= -0.02" …] [--config gate.toml] [--alpha 0.05] [--format text|markdown|json] [--junit FILE] [--outputs DIR | --server URL [--token T]] (a run: its id under --outputs or on the server, or its directory)';
 
 /** Exit code of bad input (a flag, the config, a run); 4 for any other error. 0–2 are the verdicts. */
 export const GATE_INPUT_ERROR_EXIT_CODE = 3;
@@ -41,6 +42,8 @@ async function gate(argv: string[]): Promise<number> {
       format: { type: 'string' },
       junit: { type: 'string' },
       outputs: { type: 'string' },
+      server: { type: 'string' },
+      token: { type: 'string' },
     },
     USAGE,
   );
@@ -61,14 +64,17 @@ async function gate(argv: string[]): Promise<number> {
   // Flags win over the config's list as a whole: a CI job can tighten one gate without editing the file.
   const texts = values.require && values.require.length > 0 ? values.require : (config.require ?? []);
   const requirements = texts.map(parseRequirement);
-  const outputs = values.outputs ?? DEFAULT_OUTPUTS_DIR;
-  const refs = [values.baseline, values.candidate].map((arg) => {
-    const ref = runRefOf(arg, outputs);
-    return { reader: new RunReader(ref.outputsDir), runId: ref.runId };
-  });
-  assertDistinctRuns(refs.map((r) => ({ key: resolve(r.reader.runDir(r.runId)), runId: r.runId })));
-  const [baseline, candidate] = await Promise.all(refs.map((r) => readRunScores(r.reader, r.runId)));
-  const result: GateResult = gateVerdicts(baseline!, candidate!, { requirements, alpha });
+  if (values.server === undefined && values.token !== undefined) throw new BadInputError('--token needs --server URL');
+  const result = values.server
+    ? await remoteGate({
+        server: values.server,
+        token: values.token ?? (process.env.EVAL_API_TOKEN || undefined),
+        baseline: values.baseline,
+        candidate: values.candidate,
+        requirements: texts,
+        alpha,
+      })
+    : await localGate(values.baseline, values.candidate, values.outputs ?? DEFAULT_OUTPUTS_DIR, requirements, alpha);
   if (values.junit) await writeFile(values.junit, gateJunitXml(result));
   process.stdout.write(
     format === 'json'
@@ -78,6 +84,23 @@ async function gate(argv: string[]): Promise<number> {
         : renderGateText(result),
   );
   return GATE_VERDICTS.indexOf(result.verdict);
+}
+
+/** The gate over two runs in outputs folders (ids under `outputs`, or run directories). */
+async function localGate(
+  baselineArg: string,
+  candidateArg: string,
+  outputs: string,
+  requirements: GateRequirement[],
+  alpha: number | undefined,
+): Promise<GateResult> {
+  const refs = [baselineArg, candidateArg].map((arg) => {
+    const ref = runRefOf(arg, outputs);
+    return { reader: new RunReader(ref.outputsDir), runId: ref.runId };
+  });
+  assertDistinctRuns(refs.map((r) => ({ key: resolve(r.reader.runDir(r.runId)), runId: r.runId })));
+  const [baseline, candidate] = await Promise.all(refs.map((r) => readRunScores(r.reader, r.runId)));
+  return gateVerdicts(baseline!, candidate!, { requirements, alpha });
 }
 
 export async function run(argv: string[]): Promise<number> {
