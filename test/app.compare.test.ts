@@ -150,7 +150,11 @@ describe('compareRuns over two gridnav runs (epsilon 0.1 vs 0.3)', () => {
       { reject: false },
     );
     expect(cli.exitCode, cli.stderr).toBe(0);
-    expect(JSON.parse(cli.stdout).metrics[0]).toMatchObject({ verdict: 'pass', question: 'superiority', decidedAt: g.metrics[0].decidedAt });
+    expect(JSON.parse(cli.stdout).metrics[0]).toMatchObject({
+      verdict: 'pass',
+      question: 'superiority',
+      decidedAt: g.metrics[0].decidedAt,
+    });
     const bad = await server.gql(GATE, { b: a1, c: b1, r: ['success < 0'] });
     expect(codeOf(bad)).toBe('BAD_USER_INPUT');
     expect(bad.errors![0]!.message).toMatch(/higher is better/);
