@@ -109,9 +109,35 @@ export class BettingSequence {
   }
 }
 
-/** The betting confidence sequence of `x` (values in [0, 1], index order) after the last. */
+/** Halvings of the step between a rejected and a kept grid point that bettingInterval makes at each end. */
+const REFINE_STEPS = 24;
+
+/**
+ * The betting confidence sequence of `x` (values in [0, 1], index order) after the last. Each
+ * end is the grid's, then narrowed by bisection between the last rejected grid point and the
+ * first kept one, to the rejected side: the end is a point some test rejected, so a bound that
+ * decided a requirement lies outside the interval, as the decision says.
+ */
 export function bettingInterval(x: readonly number[], alpha: number, points = GRID_POINTS): [number, number] {
+  const rejected = (m: number): boolean => {
+    const test = new BettingTest(m, alpha);
+    for (let i = 0; i < x.length && test.decided === null; i++) test.push(x[i]!);
+    return test.decided !== null;
+  };
   const s = new BettingSequence(alpha, points);
   for (let i = 0; i < x.length; i++) s.push(x[i]!);
-  return s.interval();
+  let [lo, hi] = s.interval();
+  const step = 1 / points;
+  const refine = (out: number, kept: number): number => {
+    for (let k = 0; k < REFINE_STEPS; k++) {
+      const mid = (out + kept) / 2;
+      if (rejected(mid)) out = mid;
+      else kept = mid;
+    }
+    return out;
+  };
+  // interval() widened each end by a step past a kept point: that point is the rejected one, unless it is 0 or 1.
+  if (lo > 0 && !rejected(lo + step) && rejected(lo)) lo = refine(lo, lo + step);
+  if (hi < 1 && !rejected(hi - step) && rejected(hi)) hi = refine(hi, hi - step);
+  return [lo, hi];
 }

@@ -47,11 +47,19 @@ describe('the betting confidence sequence', () => {
     expect(hi).toBeGreaterThan(0.3);
     expect(widths[1]!).toBeLessThan(widths[0]!);
     expect(widths[2]!).toBeLessThan(widths[1]!);
-    expect(bettingInterval(x, 0.05)).toEqual([lo, hi]);
-    // A point outside the interval (past its one-step margin) was rejected by its own test.
-    const outside = new BettingTest(Math.max(0, lo - 0.01), 0.05);
-    for (const v of x) outside.push(v);
-    expect(outside.decided?.side).toBe('above');
+    // The batch interval narrows the grid's ends by bisection: inside the incremental one, each end rejected by its own test, a hair inside kept.
+    const [a, b] = bettingInterval(x, 0.05);
+    expect(a).toBeGreaterThanOrEqual(lo);
+    expect(b).toBeLessThanOrEqual(hi);
+    const decided = (m: number) => {
+      const t = new BettingTest(m, 0.05);
+      for (const v of x) t.push(v);
+      return t.decided?.side ?? null;
+    };
+    expect(decided(a)).toBe('above');
+    expect(decided(b)).toBe('below');
+    expect(decided(a + 1e-4)).toBeNull();
+    expect(decided(b - 1e-4)).toBeNull();
   });
 
   it('reads differences in their own range: a −1/0/1 difference maps back from [0, 1]', () => {
