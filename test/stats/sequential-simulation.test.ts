@@ -4,6 +4,8 @@
  * figures docs/statistics.md prints.
  */
 import { describe, expect, it } from 'vitest';
+import { createPrng } from '../../src/core/prng.js';
+import { SequentialTest } from '../../src/stats/sequential-test.js';
 import { simulate } from '../support/sequential-simulation.js';
 
 const SIZE = { sequences: 2000, budget: 2000, alpha: 0.05, seed: 47 };
@@ -26,6 +28,20 @@ describe('anytime-valid paired comparison of a 0/1 metric', () => {
     expect(r.wrongRate).toBe(0);
     expect(r.power).toBeGreaterThan(0.99);
     expect(r.meanEpisodes).toBeLessThanOrEqual(0.6 * r.fixedAtSamePower!);
+  });
+
+  it('A/A on an unbounded, skewed metric: the asymptotic sequence decides wrongly at most α of the time too', () => {
+    let wrong = 0;
+    for (let s = 0; s < SIZE.sequences; s++) {
+      const rng = createPrng(SIZE.seed, s);
+      const test = new SequentialTest([0], { alpha: SIZE.alpha, bounds: null });
+      // Differences of two exponential draws: no bound, heavy right tails on both sides.
+      for (let n = 0; n < SIZE.budget && test.thresholds()[0]!.decided === null; n++)
+        test.push(Math.log1p(-rng.next()) - Math.log1p(-rng.next()));
+      if (test.thresholds()[0]!.decided) wrong++;
+    }
+    console.log(`A/A, exponential differences, asymptotic sequence: false decisions ${wrong / SIZE.sequences}`);
+    expect(wrong / SIZE.sequences).toBeLessThanOrEqual(0.05);
   });
 
   it('gives the same figures for the same seed', () => {
