@@ -110,3 +110,19 @@ export function stopDecision(
   }
   return { stop: false, reason: null, atEpisode: null, verdict: test ? 'inconclusive' : null, interval: sequence.interval() };
 }
+
+/** What `--stop-when` says, before the metric and requirement are known: `decided`, or `halfwidth<=x`. */
+export type StopWhen = { kind: 'decided' } | { kind: 'halfwidth'; halfwidth: number };
+
+/** Parses `--stop-when decided|halfwidth<=x`; BAD_USER_INPUT naming the text otherwise. */
+export function parseStopWhen(text: string): StopWhen {
+  const t = text.trim();
+  if (t === 'decided') return { kind: 'decided' };
+  const m = /^halfwidth\s*<=\s*([0-9]*\.?[0-9]+(?:e[-+]?\d+)?)$/i.exec(t);
+  const x = m ? Number(m[1]) : Number.NaN;
+  if (!(x > 0 && Number.isFinite(x)))
+    throw new BadInputError(
+      `--stop-when "${text}": write "decided" (against --against BASELINE) or "halfwidth<=X" with X > 0, e.g. halfwidth<=0.02`,
+    );
+  return { kind: 'halfwidth', halfwidth: x };
+}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { scoreTable } from '../../src/compare/episode-scores.js';
 import { parseRequirement } from '../../src/compare/gate-requirement.js';
-import { stopDecision } from '../../src/compare/stop-decision.js';
+import { parseStopWhen, stopDecision } from '../../src/compare/stop-decision.js';
 import { createPrng } from '../../src/core/prng.js';
 import type { MetricRanges } from '../../src/core/types.js';
 import type { EpisodeRecord } from '../../src/store/types.js';
@@ -48,5 +48,15 @@ describe('stopDecision', () => {
   it('refuses to stop on a decision with no baseline, or at a half-width ≤ 0', () => {
     expect(() => stopDecision([], null, decided)).toThrow(/against a baseline/);
     expect(() => stopDecision([], null, { kind: 'halfwidth', metric: 'success', halfwidth: 0 })).toThrow(/> 0/);
+  });
+});
+
+describe('parseStopWhen', () => {
+  it('reads decided and halfwidth<=x, and refuses anything else naming it', () => {
+    expect(parseStopWhen('decided')).toEqual({ kind: 'decided' });
+    expect(parseStopWhen('halfwidth<=0.02')).toEqual({ kind: 'halfwidth', halfwidth: 0.02 });
+    expect(parseStopWhen(' halfwidth <= 1e-3 ')).toEqual({ kind: 'halfwidth', halfwidth: 0.001 });
+    for (const bad of ['halfwidth<=0', 'halfwidth<-0.1', 'soon', 'halfwidth<=abc'])
+      expect(() => parseStopWhen(bad), bad).toThrow(new RegExp(`--stop-when "${bad}"`));
   });
 });
