@@ -27,6 +27,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run(argv
   rescore: { summary: "score a run's stored answers again with another scorer", load: () => import('./cli/rescore.js') },
   export: { summary: "export a run's episodes (CSV, JSONL), summary (JSON) or directory (tar.gz)", load: () => import('./cli/export.js') },
   compare: { summary: 'compare runs episode by episode (paired)', load: () => import('./cli/compare.js') },
+  gate: { summary: 'pass, fail or inconclusive: a candidate run against a baseline, for CI', load: () => import('./cli/gate.js') },
   plan: { summary: 'minimum detectable effect and episodes needed for a run', load: () => import('./cli/plan.js') },
   audit: { summary: 'check that a finished run gives the same records at another worker count', load: () => import('./cli/audit.js') },
   retry: { summary: "play a finished run's failed or missing episodes again, as a new attempt", load: () => import('./cli/retry.js') },

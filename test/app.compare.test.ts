@@ -4,10 +4,12 @@
  * few cheap steps, and a tight step budget so both fail sometimes: about 50 % vs 23 % success).
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { START_EVAL, codeOf, startServer, wsCollect, type TestServer } from './app.helpers.js';
 
+const MAIN = resolve(import.meta.dirname, '../dist/main.js');
 let server: TestServer;
 beforeAll(async () => {
   server = await startServer();
@@ -118,6 +120,44 @@ describe('compareRuns over two gridnav runs (epsilon 0.1 vs 0.3)', () => {
     const strip = (d: any) => d.data.compareRuns.candidates[0].metrics;
     expect(strip(one)).toHaveLength(4);
     expect(strip(four)).toEqual(strip(one));
+  });
+
+  it('gates the better epsilon as a pass, the worse as a fail, a run against its own config as inconclusive, the same at 1 and 4 workers', async () => {
+    const GATE = `query($b: ID!, $c: ID!, $r: [String!]) {
+      gate(baseline: $b, candidate: $c, requirements: $r) {
+        verdict alpha correction baseline { id } candidate { id }
+        metrics { metric requirement question verdict decidedAt n intervalLow intervalHigh method level mde episodesNeeded reason }
+      }
+    }`;
+    const better = await server.gql(GATE, { b: b1, c: a1, r: ['success > 0'] });
+    expect(better.errors).toBeUndefined();
+    const g = better.data!.gate;
+    expect(g).toMatchObject({ verdict: 'PASS', alpha: 0.05, correction: 'holm', baseline: { id: b1 }, candidate: { id: a1 } });
+    expect(g.metrics[0]).toMatchObject({ metric: 'success', question: 'SUPERIORITY', verdict: 'PASS', n: EPISODES, method: 'BETTING' });
+    expect(g.metrics[0].decidedAt).toBeLessThan(EPISODES);
+    expect(g.metrics[0].intervalLow).toBeGreaterThan(0);
+    const four = await server.gql(GATE, { b: b4, c: a4, r: ['success > 0'] });
+    expect(four.data!.gate.metrics).toEqual(g.metrics);
+    const worse = await server.gql(GATE, { b: a1, c: b1, r: ['success >= -0.02'] });
+    expect(worse.data!.gate.verdict).toBe('FAIL');
+    // The same config at 1 and 4 workers plays the same episodes alike: nothing to tell apart.
+    const same = await server.gql(GATE, { b: a1, c: a4, r: ['success > 0'] });
+    expect(same.data!.gate.metrics[0]).toMatchObject({ verdict: 'INCONCLUSIVE', decidedAt: null });
+    // `evalctl gate --server` asks the same query and exits on its verdict.
+    const cli = await execa(
+      'node',
+      [MAIN, 'gate', '--server', server.url, '--baseline', b1, '--candidate', a1, '--require', 'success > 0', '--format', 'json'],
+      { reject: false },
+    );
+    expect(cli.exitCode, cli.stderr).toBe(0);
+    expect(JSON.parse(cli.stdout).metrics[0]).toMatchObject({
+      verdict: 'pass',
+      question: 'superiority',
+      decidedAt: g.metrics[0].decidedAt,
+    });
+    const bad = await server.gql(GATE, { b: a1, c: b1, r: ['success < 0'] });
+    expect(codeOf(bad)).toBe('BAD_USER_INPUT');
+    expect(bad.errors![0]!.message).toMatch(/higher is better/);
   });
 
   it('flags many comparisons with Benjamini–Hochberg, and plans power from the paired spread', async () => {

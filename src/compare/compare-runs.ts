@@ -158,37 +158,73 @@ function sharedRows(a: ScoreColumns, b: ScoreColumns): SharedRows {
   return { a, b, rowsA: Int32Array.from(rowsA), rowsB: Int32Array.from(rowsB) };
 }
 
-/** One metric over the shared episodes. */
-function compareMetric(metric: string, shared: SharedRows, range: MetricRange | undefined): MetricComparison {
+/** One metric's values over the shared episodes where both runs have one, in the baseline's order, with the rows they came from. */
+interface MetricPairs {
+  base: number[];
+  cand: number[];
+  clusters: (string | undefined)[];
+  anyCluster: boolean;
+  keptA: number[];
+  keptB: number[];
+}
+
+function metricPairs(metric: string, shared: SharedRows): MetricPairs {
   const { a, b, rowsA, rowsB } = shared;
   const colA = a.values.get(metric);
   const colB = b.values.get(metric);
-  const base: number[] = [];
-  const cand: number[] = [];
-  const clusters: (string | undefined)[] = [];
-  const keptA: number[] = [];
-  const keptB: number[] = [];
-  let anyCluster = false;
+  const out: MetricPairs = { base: [], cand: [], clusters: [], anyCluster: false, keptA: [], keptB: [] };
   const clustered = a.clusters !== undefined || b.clusters !== undefined;
-  if (colA && colB) {
-    for (let i = 0; i < rowsA.length; i++) {
-      const ra = rowsA[i]!;
-      const rb = rowsB[i]!;
-      const va = colA[ra];
-      const vb = colB[rb];
-      if (va === null || va === undefined || vb === null || vb === undefined) continue;
-      base.push(va);
-      cand.push(vb);
-      if (clustered) {
-        // The baseline's cluster names the pair (both runs evaluate the same episode).
-        const cluster = a.clusters?.[ra] ?? b.clusters?.[rb] ?? undefined;
-        if (cluster !== undefined) anyCluster = true;
-        clusters.push(cluster);
-      }
-      keptA.push(ra);
-      keptB.push(rb);
+  if (!colA || !colB) return out;
+  for (let i = 0; i < rowsA.length; i++) {
+    const ra = rowsA[i]!;
+    const rb = rowsB[i]!;
+    const va = colA[ra];
+    const vb = colB[rb];
+    if (va === null || va === undefined || vb === null || vb === undefined) continue;
+    out.base.push(va);
+    out.cand.push(vb);
+    if (clustered) {
+      // The baseline's cluster names the pair (both runs evaluate the same episode).
+      const cluster = a.clusters?.[ra] ?? b.clusters?.[rb] ?? undefined;
+      if (cluster !== undefined) out.anyCluster = true;
+      out.clusters.push(cluster);
     }
+    out.keptA.push(ra);
+    out.keptB.push(rb);
   }
+  return out;
+}
+
+/** One metric of two runs paired as compareRuns pairs them: by episodeId, in the baseline's index order, pairs where either side lacks a counted value left out. */
+export interface PairedMetric {
+  baseline: number[];
+  candidate: number[];
+  /** Shared episodes left out: an ending not counted, or the metric missing, on either side. */
+  excludedPairs: number;
+  /** Whether any pair carries a cluster. */
+  clustered: boolean;
+  /** The range both runs declare for the metric (the one covering the two), if both do. */
+  range: MetricRange | undefined;
+}
+
+/** `metric` of `baseline` and `candidate` paired episode by episode; NoSharedEpisodesError when they share no episode. */
+export function pairMetric(baseline: ScoredRun, candidate: ScoredRun, metric: string): PairedMetric {
+  const shared = sharedRows(columnsOf(baseline.scores), columnsOf(candidate.scores));
+  if (shared.rowsA.length === 0) throw new NoSharedEpisodesError(`run ${baseline.runId}`, `run ${candidate.runId}`);
+  const p = metricPairs(metric, shared);
+  return {
+    baseline: p.base,
+    candidate: p.cand,
+    excludedPairs: shared.rowsA.length - p.base.length,
+    clustered: p.anyCluster,
+    range: sharedRange(baseline.scores.metricRanges, candidate.scores.metricRanges, metric),
+  };
+}
+
+/** One metric over the shared episodes. */
+function compareMetric(metric: string, shared: SharedRows, range: MetricRange | undefined): MetricComparison {
+  const { a, b, rowsA } = shared;
+  const { base, cand, clusters, anyCluster, keptA, keptB } = metricPairs(metric, shared);
   const diff = pairedDifference(base, cand, anyCluster ? clusters : undefined, range);
   const goal = range?.goal ?? null;
   // Lower is better for a `min` metric: a win is a pair where the candidate went down.

@@ -15,6 +15,7 @@ import './play.js';
 import './dataset.js';
 import './report.js';
 import './compare.js';
+import './gate.js';
 import './sweep.js';
 import './manifest.js';
 import './audit.js';

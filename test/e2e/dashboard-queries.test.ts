@@ -5,14 +5,14 @@ import { buildSchema, parse, validate } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { documentText } from '../../web/src/api/client.js';
-import { CANCEL_SWEEP, COMPARE_RUNS, FLIP_PAIR, SWEEP } from '../../web/src/api/compareQueries.js';
+import { CANCEL_SWEEP, COMPARE_RUNS, FLIP_PAIR, GATE, SWEEP } from '../../web/src/api/compareQueries.js';
 import * as inputDefaults from '../../web/src/api/inputDefaults.js';
 import * as queries from '../../web/src/api/queries.js';
 
 const schema = buildSchema(readFileSync(join(PACKAGE_ROOT, 'schema', 'schema.graphql'), 'utf8'));
 
 // Both modules export documents only; the compare page's module exports fragments too, so its operations are named.
-const documents = Object.entries({ ...queries, ...inputDefaults, COMPARE_RUNS, FLIP_PAIR, SWEEP, CANCEL_SWEEP });
+const documents = Object.entries({ ...queries, ...inputDefaults, COMPARE_RUNS, FLIP_PAIR, GATE, SWEEP, CANCEL_SWEEP });
 
 describe('dashboard queries', () => {
   it('finds the documents', () => {

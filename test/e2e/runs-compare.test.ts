@@ -112,8 +112,23 @@ describe('runs list and compare', { timeout: 120_000 }, () => {
     await page.waitForSelector('[data-testid=flip-list][data-flips="5"]');
     expect(await page.locator('[data-testid=flip-pair][data-direction=LOST]').count()).toBe(5);
     await page.locator('[data-testid=flip-pair] img').first().waitFor();
+    // The gate: every metric with a goal must beat the baseline; 10 pairs cannot show that, nor its opposite, at α/4.
+    const gateSuccess = page.locator('[data-testid=gate-metrics] tr[data-metric=success]');
+    await gateSuccess.waitFor();
+    expect(await gateSuccess.getAttribute('data-verdict')).toBe('INCONCLUSIVE');
+    expect(await gateSuccess.locator('td').nth(1).textContent()).toBe('success > 0');
+    expect(await page.locator('[data-testid=gate]').getAttribute('data-verdict')).toBe('INCONCLUSIVE');
     await expectAccessible(page, 'the compare page');
     await s.screenshot('compare');
+    // A requirement typed in replaces the default ones; one that cannot be read is said, and the rest of the page stands.
+    await page.fill('input[name=gate-requirements]', 'success >= -0.9');
+    await page.click('[data-testid=gate-panel] button[type=submit]');
+    await page.waitForSelector('[data-testid=gate-metrics] tr[data-metric=success] code:text-is("success >= -0.9")');
+    expect(await page.locator('[data-testid=gate-metrics] tbody tr').count()).toBe(1);
+    await page.fill('input[name=gate-requirements]', 'success => 0');
+    await page.click('[data-testid=gate-panel] button[type=submit]');
+    expect(await page.locator('[data-testid=gate-error]').textContent()).toMatch(/requirement "success => 0": not understood/);
+    await page.waitForSelector('[data-testid=compare-metrics]');
 
     // The shared link opens the same comparison; a flipped episode opens in its run.
     const again = await s.newPage();

@@ -68,3 +68,15 @@ export type CandidateComparison = Comparison['candidates'][number];
 export type MetricComparison = CandidateComparison['metrics'][number];
 export type CompareRun = ResultOf<typeof CompareRunFields>;
 export type SweepResult = ResultOf<typeof SWEEP>['sweep'];
+
+/** The gate's verdicts for one candidate (what `evalctl gate` exits on). */
+export const GATE = graphql(`
+  query Gate($baseline: ID!, $candidate: ID!, $requirements: [String!]) {
+    gate(baseline: $baseline, candidate: $candidate, requirements: $requirements) {
+      verdict alpha correction notes
+      metrics { metric requirement question goal verdict decidedAt n meanDiff intervalLow intervalHigh method level mde episodesNeeded reason }
+    }
+  }
+`);
+
+export type GateResult = ResultOf<typeof GATE>['gate'];

@@ -1,7 +1,8 @@
 /**
  * Runs side by side: candidates against a baseline, paired by episode. A table of every metric's
  * difference with its paired and unpaired 95 % intervals, a forest plot per metric, and the
- * episodes whose 0/1 outcome flipped, both records side by side. The address is the comparison:
+ * episodes whose 0/1 outcome flipped, both records side by side; the gate's pass / fail /
+ * inconclusive per requirement, from anytime-valid intervals. The address is the comparison:
  * `#/compare?baseline=<id>&candidates=<id>,<id>` can be shared.
  */
 import { useMemo, useState } from 'react';
@@ -12,6 +13,8 @@ import {
   type CompareRun,
   type Comparison,
   FLIP_PAIR,
+  GATE,
+  type GateResult,
   type MetricComparison,
 } from '../api/compareQueries.js';
 import { ForestPlot } from '../charts/ForestPlot.js';
@@ -68,6 +71,7 @@ function ComparisonView({ baseline, candidates }: { baseline: string; candidates
       </header>
       <RunsPanel comparison={c} />
       <MetricsPanel comparison={c} />
+      <GatePanel comparison={c} />
       <ForestPanel comparison={c} />
       <FlipsPanel comparison={c} />
     </div>
@@ -286,6 +290,134 @@ function MetricsPanel({ comparison: c }: { comparison: Comparison }) {
         </tbody>
       </table>
     </section>
+  );
+}
+
+/** Requirements as typed: comma-separated bounds on candidate − baseline. */
+const requirementsOf = (text: string): string[] =>
+  text
+    .split(',')
+    .map((r) => r.trim())
+    .filter((r) => r !== '');
+
+function GatePanel({ comparison: c }: { comparison: Comparison }) {
+  const [draft, setDraft] = useState('');
+  const [applied, setApplied] = useState<string[]>([]);
+  return (
+    <section className="panel table-wrap" data-testid="gate-panel">
+      <h2>Gate</h2>
+      <p className="muted small">
+        Pass, fail or inconclusive per requirement, from intervals that stay valid however often the comparison is watched (pairs read in
+        episode order; Holm over the metrics): what <code>evalctl gate</code> exits on. A requirement bounds candidate − baseline:{' '}
+        <code>success &gt;= -0.02</code>, <code>steps &lt;= 2</code>, <code>|success| &lt;= 0.02</code>. Empty: every metric with a goal
+        must beat the baseline.
+      </p>
+      <form
+        className="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setApplied(requirementsOf(draft));
+        }}
+      >
+        <label>
+          Requirements{' '}
+          <input
+            name="gate-requirements"
+            value={draft}
+            placeholder="success >= -0.02, |steps| <= 2"
+            onChange={(e) => setDraft(e.target.value)}
+          />
+        </label>{' '}
+        <button type="submit">Apply</button>
+      </form>
+      {c.candidates.map((cand) => (
+        <GateTable
+          key={cand.candidate.id}
+          baseline={c.baseline.id}
+          candidate={cand.candidate.id}
+          label={c.candidates.length > 1 ? runLabel(cand.candidate) : null}
+          requirements={applied}
+        />
+      ))}
+    </section>
+  );
+}
+
+const VERDICT_CLASS: Record<string, string> = { PASS: 'better', FAIL: 'worse', INCONCLUSIVE: 'muted' };
+
+function GateTable(props: { baseline: string; candidate: string; label: string | null; requirements: string[] }) {
+  const q = useQuery(GATE, {
+    baseline: props.baseline,
+    candidate: props.candidate,
+    requirements: props.requirements.length > 0 ? props.requirements : null,
+  });
+  const g: GateResult | undefined = q.data?.gate;
+  if (!g) {
+    // A requirement that cannot be read, or runs with no goal to gate on, is said in a line: the rest of the page stands.
+    if (q.error)
+      return (
+        <p className="small" role="alert" data-testid="gate-error">
+          {q.error.message}
+        </p>
+      );
+    return <p className="muted small">Judging…</p>;
+  }
+  return (
+    <div data-testid="gate" data-candidate={props.candidate} data-verdict={g.verdict}>
+      <p>
+        {props.label && <>{props.label}: </>}
+        <strong className={VERDICT_CLASS[g.verdict]}>{g.verdict.toLowerCase()}</strong>{' '}
+        <span className="muted small">
+          (α = {fmtNumber(g.alpha)}, {g.correction} over {g.metrics.length} metric{g.metrics.length === 1 ? '' : 's'})
+        </span>
+      </p>
+      <table className="grid compact" data-testid="gate-metrics">
+        <thead>
+          <tr>
+            <th>metric</th>
+            <th>requirement</th>
+            <th>verdict</th>
+            <th className="num">difference</th>
+            <th title="Valid however often the comparison was watched, at the level Holm gave the metric">anytime interval</th>
+            <th className="num" title="The pair, in episode order, at which the verdict was reached">
+              decided at
+            </th>
+            <th className="num" title="Fixed-n minimum detectable effect at this n (80 % power)">
+              MDE
+            </th>
+            <th className="num" title="Episodes a fixed-n plan would need to tell the difference from the bound (80 % power)">
+              episodes needed
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {g.metrics.map((m) => (
+            <tr key={m.metric} data-metric={m.metric} data-verdict={m.verdict} title={m.reason}>
+              <td>{m.metric}</td>
+              <td>
+                <code>{m.requirement}</code>
+              </td>
+              <td className={VERDICT_CLASS[m.verdict]}>{m.verdict.toLowerCase()}</td>
+              <td className="num">{fmtNumber(m.meanDiff)}</td>
+              <td>
+                {ci(m.intervalLow, m.intervalHigh)}{' '}
+                <span className="muted small">
+                  {fmtNumber(100 * (1 - m.level))} % · {m.method.toLowerCase()}
+                </span>
+              </td>
+              <td className="num">{m.decidedAt ?? '–'}</td>
+              <td className="num">{fmtNumber(m.mde)}</td>
+              <td className="num">{m.episodesNeeded ?? '–'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {g.notes.map((n) => (
+        <p key={n} className="muted small">
+          {n}
+        </p>
+      ))}
+    </div>
   );
 }
 
