@@ -298,6 +298,13 @@ export interface NodesetModule {
   evict?(episodeKey: string): void;
   /** Called once in the host before serving; `dir` is the nodeset's folder (for weights, data). */
   init?(opts: { dir: string; manifest: NodesetManifest }): void | Promise<void>;
+  /**
+   * For a module whose state belongs to one host (its run), not to the process: a host served on
+   * the eval process's thread gets a module of its own from this (initialised, `init` is not
+   * called again), where the others share the process's one instance. `env` is the host's
+   * environment as a child process would see it (the run's `ACTIVE_WORKSPACE_DIR`).
+   */
+  forHost?(opts: { dir: string; manifest: NodesetManifest; env: Readonly<Record<string, string | undefined>> }): Promise<NodesetModule>;
 }
 
 /** One node a nodeset's preflight checks: its id, the function it calls and its config (overrides applied). */
