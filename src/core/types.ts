@@ -277,6 +277,12 @@ export interface PanelLoadResult {
 export interface EnvPanelHandler {
   /** Allowed values of `field` given the values of the fields before it. */
   options(field: string, values: PanelValues): Array<string | number>;
+  /**
+   * Optional: the one of `options(field, values)` equal to `value` (the same value, or the same
+   * text), else undefined, found without listing them all. For a field with many options (a
+   * dataset's samples), where every episode's load would otherwise list and scan them.
+   */
+  option?(field: string, value: string | number, values: PanelValues): string | number | undefined;
   /** Creates the episode selected by `values` under `episodeKey` and describes it. */
   load(values: PanelValues, episodeKey: string): PanelLoadResult | Promise<PanelLoadResult>;
   /**

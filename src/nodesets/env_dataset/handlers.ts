@@ -77,6 +77,13 @@ function datasetEnv(workspaceDir?: string): NodesetModule {
             throw new Error(`unknown env_dataset panel field ${JSON.stringify(field)}; fields: dataset, split, episode`);
         }
       },
+      option(field: string, value: string | number, values: PanelValues): string | number | undefined {
+        if (field !== 'episode') return this.options(field, values).find((o) => o === value || String(o) === String(value));
+        const { dataset, split } = loaded().resolve({ ...values, episode: 0 });
+        const index = Number(value);
+        const inRange = Number.isInteger(index) && index >= 0 && index < loaded().get(dataset).splits[split]!.length;
+        return inRange && String(index) === String(value) ? index : undefined;
+      },
       load(values: PanelValues, episodeKey: string): PanelLoadResult {
         const ep = episodeAt(loaded().resolve(values));
         episodes.set(episodeKey, ep);
