@@ -148,7 +148,7 @@ function table(headers: string[], rows: string[][]): string {
 
 const median = (v: number[]): number => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
 
-/** Sizes per in-flight level: the (1: 32 samples, 64 and 256: 512, 1,024: 10,000), or quick ones. */
+/** Sizes per in-flight level (1: 32 samples, 64 and 256: 512, 1,024: 10,000), or quick ones. */
 function samplesFor(inFlight: number, quick: boolean): number {
   if (quick) return inFlight === 1 ? 8 : inFlight <= 64 ? 256 : inFlight <= 256 ? 512 : 2048;
   return inFlight === 1 ? 32 : inFlight <= 256 ? 512 : 10_000;
