@@ -17,6 +17,7 @@ import type { RunSummary } from '../../src/store/types.js';
 import { makeRun, resultBytes } from './run-helpers.js';
 
 let tmp: string;
+const pids: number[] = [];
 
 /** The sample's id scored against its target (numeric: 1 where the id is the target's number), and the target against itself (exact). */
 const PROBE: GraphSpec = {
@@ -73,8 +74,6 @@ async function play(ws: string, workerCount: number, hostEnv: Record<string, str
   });
   return { summary, processes };
 }
-
-const pids: number[] = [];
 
 beforeAll(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'light-hosts-'));
