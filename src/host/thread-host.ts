@@ -18,11 +18,11 @@ import { stderrTail, untilReady, type HostExit, type HostProcess, type SpawnHost
 import type { JsonHttpAnswer, JsonHttpRequest } from './json-http-server.js';
 import type { ThreadHostData, ThreadHostMessage, ThreadHostRequest } from './thread-host-main.js';
 
-/** A request the thread cannot answer any more: HostClient reads the code as a host that went away. */
 /** How long an eviction waits for a request to ride with before it is sent alone. */
 const EVICT_DELAY_MS = 50;
 const EVICTED = JSON.stringify({ ok: true });
 
+/** A request the thread cannot answer any more: HostClient reads the code as a host that went away. */
 class ThreadGone extends Error {
   readonly code = 'ECONNRESET';
 }
