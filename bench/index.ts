@@ -12,6 +12,7 @@ const BENCHES: Record<string, (flags: string[]) => Promise<void>> = {
   graphql: async () => (await import('./graphql.js')).benchGraphql(),
   export: async () => (await import('./export.js')).benchExport(),
   llm: async () => (await import('./llm.js')).benchLlm(),
+  'llm-scale': async (flags) => (await import('./llm-scale.js')).benchLlmScale(flags),
   compare: async () => (await import('./compare.js')).benchCompare(),
   scaling: async (flags) => (await import('./scaling.js')).benchScaling(flags),
   tracing: async () => (await import('./tracing.js')).benchTracing(),

@@ -279,6 +279,12 @@ export interface PanelLoadResult {
 export interface EnvPanelHandler {
   /** Allowed values of `field` given the values of the fields before it. */
   options(field: string, values: PanelValues): Array<string | number>;
+  /**
+   * Optional: the one of `options(field, values)` equal to `value` (the same value, or the same
+   * text), else undefined, found without listing them all. For a field with many options (a
+   * dataset's samples), where every episode's load would otherwise list and scan them.
+   */
+  option?(field: string, value: string | number, values: PanelValues): string | number | undefined;
   /** Creates the episode selected by `values` under `episodeKey` and describes it. */
   load(values: PanelValues, episodeKey: string): PanelLoadResult | Promise<PanelLoadResult>;
   /**
@@ -334,6 +340,13 @@ export interface NodesetModule {
   evict?(episodeKey: string): void;
   /** Called once in the host before serving; `dir` is the nodeset's folder (for weights, data). */
   init?(opts: { dir: string; manifest: NodesetManifest }): void | Promise<void>;
+  /**
+   * For a module whose state belongs to one host (its run), not to the process: a host served on
+   * the eval process's thread gets a module of its own from this (initialised, `init` is not
+   * called again), where the others share the process's one instance. `env` is the host's
+   * environment as a child process would see it (the run's `ACTIVE_WORKSPACE_DIR`).
+   */
+  forHost?(opts: { dir: string; manifest: NodesetManifest; env: Readonly<Record<string, string | undefined>> }): Promise<NodesetModule>;
 }
 
 /** One node a nodeset's preflight checks: its id, the function it calls and its config (overrides applied). */

@@ -50,7 +50,7 @@ function moduleOf(entry: HostEntry): Promise<NodesetModule> {
   if (!mod) {
     mod = (async () => {
       const m = await loadNodesetModule(entry.dir, entry.manifest);
-      await m.init?.({ dir: entry.dir, manifest: entry.manifest });
+      if (!m.forHost) await m.init?.({ dir: entry.dir, manifest: entry.manifest });
       return m;
     })();
     modules.set(entry.dir, mod);
@@ -71,6 +71,8 @@ export async function startHost(options: SpawnHostOptions): Promise<RunHost> {
   let mod: NodesetModule;
   try {
     mod = await moduleOf(entry);
+    // A module whose state is one run's (env_dataset's datasets, read from the run's workspace) gets an instance per host.
+    if (mod.forHost) mod = await mod.forHost({ dir: entry.dir, manifest: entry.manifest, env: { ...process.env, ...options.env } });
   } catch (err) {
     throw new HostError(`host ${label} could not start in-process: ${errorMessage(err)}`, { cause: err });
   }

@@ -24,6 +24,7 @@ import { startHeartbeat } from './heartbeat.js';
 import { runBatch } from './run-batch.js';
 import { loadDistributions } from '../stats/distributions.js';
 import { isStorageCode, STORAGE_EXIT_CODES, storageCodeOf } from '../store/storage-fault.js';
+import { lineBatch } from './line-batch.js';
 import { watchParent } from './parent-watch.js';
 import { adoptHostSecretsFromEnv, rememberHostSecret } from '../host/host-secret.js';
 import { adoptModelKeys, readModelKeysFromFd, takeModelKeys } from '../core/model-keys.js';
@@ -34,7 +35,11 @@ import { TRACEPARENT_ENV } from '../tracing/traceparent.js';
 const CANCEL_GRACE_MS = 8000;
 
 const stamp = () => `+${Math.round(performance.now())}ms`;
-const out = (line: string) => process.stdout.write(`[eval ${stamp()}] ${line}\n`);
+const episodeLines = lineBatch((text) => process.stdout.write(text), 500);
+const out = (line: string) => {
+  episodeLines.flush();
+  process.stdout.write(`[eval ${stamp()}] ${line}\n`);
+};
 const err = (line: string) => process.stderr.write(`[eval ${stamp()}] ${line}\n`);
 
 // A reader that went away (a closed pipe) must not take the run down with it.
@@ -146,7 +151,8 @@ async function main(): Promise<number> {
             process.send?.({ type: 'episodeDone', index: r.index } satisfies EvalToBackendMessage),
         }
       : {}),
-    onEpisode: (r, s) => out(`episode ${r.index} ${r.status} in ${r.durationMs} ms (${s.episodesDone}/${s.episodeCount})`),
+    onEpisode: (r, s) =>
+      episodeLines.push(`[eval ${stamp()}] episode ${r.index} ${r.status} in ${r.durationMs} ms (${s.episodesDone}/${s.episodeCount})\n`),
   });
   out(`run ${summary.runId} ${summary.status}${summary.error ? `: ${summary.error.message}` : ''}`);
   if (summary.status === 'COMPLETED' || summary.status === 'CANCELLED') return 0;
@@ -192,6 +198,7 @@ const mainThenFlush = () => main().finally(shutdownTracing);
 mainThenFlush().then(
   (code) => process.stdout.write('', () => process.exit(code)),
   (e: unknown) => {
+    episodeLines.flush();
     err(`eval process failed: ${errorMessage(e)}`);
     // A storage fault says which in the exit code: the disk may refuse the log line and the summary.
     const storage = storageCodeOf(e, runDirOfThisProcess);

@@ -157,18 +157,21 @@ class PanelModel {
     }
     const values: PanelValues = {};
     for (const field of this.fields) {
-      const allowed = this.handler.options(field.name, { ...values });
       const value = g[field.name];
       let match: string | number | undefined;
       if (value === undefined) {
+        const allowed = this.handler.options(field.name, { ...values });
         const def = field.default;
         match = def !== undefined ? (allowed.find((o) => sameValue(o, def)) ?? allowed[0]) : allowed[0];
       } else {
         if (typeof value !== 'string' && typeof value !== 'number') {
           throw new RouteError(400, `panel field "${field.name}" needs a string or number value, got ${JSON.stringify(value)}`);
         }
-        match = allowed.find((o) => sameValue(o, value));
+        match = this.handler.option
+          ? this.handler.option(field.name, value, { ...values })
+          : this.handler.options(field.name, { ...values }).find((o) => sameValue(o, value));
         if (match === undefined) {
+          const allowed = this.handler.options(field.name, { ...values });
           throw new RouteError(
             400,
             `bad value ${JSON.stringify(value)} for panel field "${field.name}"; allowed: ${formatAllowed(allowed)}`,

@@ -2,7 +2,8 @@
  * The inside of a thread host (thread-host.ts): loads one nodeset in this worker thread and
  * answers the requests its parent posts, `{ id, method, path, body }` with the body as JSON
  * text, with `{ id, status, text }`. A `{ id, hangUp: true }` aborts that request as a caller
- * hanging up does; `{ close: true }` closes the host and ends the thread. A handler that calls
+ * hanging up does; `evicts` (alone or with a request) are evictions, handled first and never
+ * answered; `{ close: true }` closes the host and ends the thread. A handler that calls
  * `process.exit` ends only this thread, which the parent reads as a host that died.
  */
 import { parentPort, workerData } from 'node:worker_threads';
@@ -24,8 +25,12 @@ export interface ThreadHostData {
   modelKeys?: Record<string, string>;
 }
 
-/** Parent → thread. */
-export type ThreadHostRequest = { id: number; method: string; path: string; body: string } | { id: number; hangUp: true } | { close: true };
+/** Parent → thread. `evicts`: bodies of `POST /evict` requests, handled first and never answered. */
+export type ThreadHostRequest =
+  | { id: number; method: string; path: string; body: string; evicts?: string[] }
+  | { evicts: string[] }
+  | { id: number; hangUp: true }
+  | { close: true };
 
 /** Thread → parent: `ready` once the host serves, `failed` when it cannot start, else one answer. */
 export type ThreadHostMessage = { ready: true } | { failed: string } | { id: number; status: number; text: string };
@@ -83,6 +88,8 @@ async function main(): Promise<void> {
       open.get(msg.id)?.hangUp();
       return;
     }
+    for (const body of msg.evicts ?? []) void host.handle(inProcessCall('POST', '/evict', body).req).catch(() => {});
+    if (!('id' in msg)) return;
     const call = inProcessCall(msg.method, msg.path, msg.body);
     open.set(msg.id, call);
     waiting.push({ id: msg.id, call });

@@ -18,6 +18,10 @@ import { stderrTail, untilReady, type HostExit, type HostProcess, type SpawnHost
 import type { JsonHttpAnswer, JsonHttpRequest } from './json-http-server.js';
 import type { ThreadHostData, ThreadHostMessage, ThreadHostRequest } from './thread-host-main.js';
 
+/** How long an eviction waits for a request to ride with before it is sent alone. */
+const EVICT_DELAY_MS = 50;
+const EVICTED = JSON.stringify({ ok: true });
+
 /** A request the thread cannot answer any more: HostClient reads the code as a host that went away. */
 class ThreadGone extends Error {
   readonly code = 'ECONNRESET';
@@ -93,15 +97,31 @@ export async function startThreadHost(options: SpawnHostOptions): Promise<HostPr
   });
   let next = 0;
   const post = (m: ThreadHostRequest): void => worker.postMessage(m);
+  // An eviction needs no answer: it rides with the next request, or goes alone after EVICT_DELAY_MS,
+  // sparing a message each way per episode (each the wake-up of a thread that sleeps between calls).
+  let evicts: string[] = [];
+  let evictTimer: NodeJS.Timeout | undefined;
+  const takeEvicts = (): string[] => {
+    clearTimeout(evictTimer);
+    evictTimer = undefined;
+    const taken = evicts;
+    evicts = [];
+    return taken;
+  };
   const url = registerInProcessHost(label, {
     handle(req: JsonHttpRequest): Promise<JsonHttpAnswer> {
       if (!alive) return Promise.reject(new ThreadGone(`host ${label} is gone`));
+      if (req.method === 'POST' && req.path === '/evict') {
+        evicts.push(bodyText(req));
+        evictTimer ??= setTimeout(() => alive && post({ evicts: takeEvicts() }), EVICT_DELAY_MS).unref();
+        return Promise.resolve({ status: 200, json: EVICTED });
+      }
       const id = ++next;
       const answer = new Promise<JsonHttpAnswer>((resolve, reject) => pending.set(id, { resolve, reject }));
       req.onHangUp(() => {
         if (pending.delete(id) && alive) post({ id, hangUp: true });
       });
-      post({ id, method: req.method, path: req.path, body: bodyText(req) });
+      post({ id, method: req.method, path: req.path, body: bodyText(req), ...(evicts.length > 0 ? { evicts: takeEvicts() } : {}) });
       return answer;
     },
   });

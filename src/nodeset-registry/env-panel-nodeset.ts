@@ -5,6 +5,7 @@
  * `POST /panel/load` with `values`); the eval process starts it for its run alone.
  */
 import { byName } from '../core/by-name.js';
+import { servedInline } from './placement.js';
 import type { NodesetEntry } from './registry.js';
 
 export function envPanelNodeset(nodesets: readonly NodesetEntry[]): NodesetEntry | undefined {
@@ -15,5 +16,11 @@ export function envPanelNodeset(nodesets: readonly NodesetEntry[]): NodesetEntry
   );
 }
 
-/** Shared nodesets a backend may lend to runs: a shared env panel is each run's own (its panel loads carry a run's workspace and files). */
-export const lendable = (e: NodesetEntry): boolean => e.manifest.parallelism === 'shared' && !e.manifest.panel;
+/**
+ * Shared nodesets a backend may lend to runs: a shared env panel is each run's own (its panel loads
+ * carry a run's workspace and files), and a light nodeset each eval process serves on its own
+ * thread (inline, with no batcher that other runs' calls could fill) costs a process hand-off per
+ * call when lent, for nothing in return.
+ */
+export const lendable = (e: NodesetEntry): boolean =>
+  e.manifest.parallelism === 'shared' && !e.manifest.panel && !(servedInline(e.manifest) && e.manifest.batching === undefined);

@@ -4,12 +4,16 @@
  * instance, an abort that reaches the handler, and a `process.exit` in a handler (crash_at_step)
  * that ends that host only, read by its callers as a host that died.
  */
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CallContext } from '../../src/core/types.js';
 import { IN_PROCESS_ENV, hostMode, startHost, type RunHost } from '../../src/eval-process/in-process-host.js';
 import { HostClient } from '../../src/host/host-client.js';
 import { NodesetRegistry } from '../../src/nodeset-registry/registry.js';
 import type { HostEntry } from '../../src/host/host-process.js';
+import { loadManifest } from '../../src/nodeset-registry/manifest.js';
+
+const ECHO_DIR = join(import.meta.dirname, '..', 'fixtures', 'nodesets', 'echo');
 
 const ctx = (step: number, episodeKey = 'run:0'): CallContext => ({
   runSeed: 3,
@@ -106,6 +110,20 @@ describe('hosts in worker threads', () => {
     expect(await host.exited).toEqual({ code: 1, signal: null });
     expect(host.alive).toBe(false);
     await expect(client.health()).rejects.toMatchObject({ code: 'HOST_DIED' });
+  });
+
+  it('an eviction is answered at once and reaches the thread before the next request', async () => {
+    const manifest = await loadManifest(ECHO_DIR);
+    const { client } = await start({ name: manifest.name, dir: ECHO_DIR, manifest: { ...manifest, inProcess: 'thread' } });
+    const count = async (episodeKey: string) =>
+      (await client.call({ function: 'count', inputs: {}, config: {}, ctx: ctx(0, episodeKey) })) as { count: number };
+    await count('a');
+    expect(await count('a')).toMatchObject({ count: 2 });
+    await count('b');
+    await client.evict('a');
+    await client.evict('b');
+    expect(await count('a')).toMatchObject({ count: 1 });
+    expect(await count('b')).toMatchObject({ count: 1 });
   });
 
   it('stop() ends the thread; later calls fail as to a dead host', async () => {

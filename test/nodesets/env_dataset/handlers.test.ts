@@ -49,6 +49,16 @@ describe('env_dataset panel', () => {
     expect(panel.options('episode', { dataset: 'arith', split: 'dev' })).toEqual(Array.from({ length: 20 }, (_, i) => i));
   });
 
+  it('option finds a value as options would, without listing them: the same value or the same text, else none', () => {
+    const at = { dataset: 'arith', split: 'dev' };
+    const listed = panel.options('episode', at);
+    for (const v of [0, 19, '7', 20, -1, 1.5, '07', ' 3', '', 'x']) {
+      expect(panel.option!('episode', v, at), JSON.stringify(v)).toBe(listed.find((o) => o === v || String(o) === String(v)));
+    }
+    expect(panel.option!('split', 'dev', { dataset: 'arith' })).toBe('dev');
+    expect(panel.option!('dataset', 'nope', {})).toBeUndefined();
+  });
+
   it('a dataset whose files are bad answers with the file and line; a missing split or sample is named', () => {
     expect(() => panel.options('split', { dataset: 'broken' })).toThrow(
       new RegExp(`^${join(ws, 'datasets', 'broken', 'test.jsonl')}:2: not valid JSON`),
