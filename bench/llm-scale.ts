@@ -3,9 +3,8 @@
  * (test/support/openai-stub-main.ts, a process of its own), every figure a whole `evalctl run`:
  * - **in flight**: qa_llm over a generated arithmetic dataset at 1, 64, 256 and 1,024 samples in
  *   flight, 200 ms per call, against the ideal (⌈samples / in flight⌉ × 200 ms). In flight is
- *   `--max-in-flight` where `evalctl run` takes it, else `--workers`; the llm node's
- *   `max_concurrency` is set to it (its default would cap the run). The stand-in counts the calls
- *   it held at once.
+ *   `--max-in-flight`, the llm node's endpoint limit left adaptive (it starts at the run's
+ *   in-flight count). The stand-in counts the calls it held at once.
  * - **CPU per sample**: qa_llm at latency 0, one in flight, at two sizes; the difference of the
  *   whole process tree's CPU (evalctl, eval process and its threads, hosts) over the difference
  *   of samples, so start-up drops out. The stand-in's own CPU is apart.
@@ -111,11 +110,9 @@ async function qaRun(o: {
   outputs: string;
   samples: number;
   inFlight: number;
-  flag: 'max-in-flight' | 'workers';
 }): Promise<QaRun> {
-  const concurrency = o.flag === 'max-in-flight' ? ['--max-in-flight', String(o.inFlight)] : ['--workers', String(o.inFlight)];
-  const args = [CLI, 'run', 'qa_llm', '--dataset', 'bench_arith', '--split', 'test', '--episodes', String(o.samples), ...concurrency];
-  args.push('--set', 'llm.cache=false', '--set', `llm.max_concurrency=${Math.max(1, o.inFlight)}`, '--outputs', o.outputs, '--json');
+  const args = [CLI, 'run', 'qa_llm', '--dataset', 'bench_arith', '--split', 'test', '--episodes', String(o.samples)];
+  args.push('--max-in-flight', String(o.inFlight), '--set', 'llm.cache=false', '--outputs', o.outputs, '--json');
   await o.stub.reset();
   const cpu0 = childrenCpuSec();
   const stub0 = processCpuSec(o.stub.proc.pid!);
@@ -155,16 +152,14 @@ function samplesFor(inFlight: number, quick: boolean): number {
 }
 
 async function sweep(stub: Stub, ws: string, outputs: string, levels: number[], quick: boolean): Promise<void> {
-  const help = await execa(process.execPath, [CLI, 'run', '--help'], { reject: false });
-  const flag = `${help.stdout}${help.stderr}`.includes('--max-in-flight') ? 'max-in-flight' : 'workers';
-  console.log(`\nin flight at ${LATENCY_MS} ms per call (in flight as --${flag}; llm.max_concurrency = in flight)`);
+  console.log(`\nin flight at ${LATENCY_MS} ms per call (--max-in-flight; the endpoint limit adaptive)`);
   await stub.options({ latencyMs: LATENCY_MS });
   const rows: string[][] = [];
   for (const n of levels) {
     const samples = samplesFor(n, quick);
     const ideal = (Math.ceil(samples / n) * LATENCY_MS) / 1000;
     try {
-      const r = await qaRun({ stub, ws, outputs, samples, inFlight: n, flag });
+      const r = await qaRun({ stub, ws, outputs, samples, inFlight: n });
       rows.push([
         String(n),
         String(samples),
@@ -219,8 +214,8 @@ async function cpuPerSample(stub: Stub, ws: string, outputs: string, quick: bool
   const rows: string[][] = [];
   const per: number[] = [];
   for (let i = 0; i < rounds; i++) {
-    const a = await qaRun({ stub, ws, outputs, samples: small, inFlight: 1, flag: 'workers' });
-    const b = await qaRun({ stub, ws, outputs, samples: large, inFlight: 1, flag: 'workers' });
+    const a = await qaRun({ stub, ws, outputs, samples: small, inFlight: 1 });
+    const b = await qaRun({ stub, ws, outputs, samples: large, inFlight: 1 });
     const ms = ((b.cpuS - a.cpuS) * 1000) / (large - small);
     const wallMs = ((b.wallS - a.wallS) * 1000) / (large - small);
     const startCpu = a.cpuS - (ms * small) / 1000;
