@@ -253,7 +253,8 @@ describe('llm graphs through evalctl run', () => {
       'llm_fixture_qa',
       8,
       [`llm.base_url="${url}"`, 'llm.cache=false', 'llm.retry_base_ms=200'],
-      ['--no-preflight'],
+      // Two in flight (this graph's default is many per worker), so the plays after them start once the circuit is open.
+      ['--no-preflight', '--max-in-flight', '2'],
     );
     console.log(`closed port, 8 episodes on 2 workers: ${Math.round(performance.now() - t0)} ms`);
     expect(s.statusCounts).toEqual({ INFRA_ERROR: 8 });
