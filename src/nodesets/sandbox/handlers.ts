@@ -243,7 +243,11 @@ async function check(args: NodeCallArgs): Promise<NodeOutputs> {
   const toolMetrics = { tool_calls: u.calls, tool_errors: u.errors, tool_ms: u.ms };
   if (env.check === undefined) {
     const explanation = 'the sample has no check';
-    return { score: { scorer: 'check', value: 0, answer, explanation }, metrics: { score: 0, correct: 0, ...toolMetrics }, done: true };
+    return {
+      score: { scorer: 'check', value: 0, answer, extracted: null, target: null, explanation },
+      metrics: { score: 0, correct: 0, ...toolMetrics },
+      done: true,
+    };
   }
   const sb = await sandboxFor(args, provider, limits);
   // The answer is there for a check that grades it ($ANSWER_FILE); the agent's files are the rest.
@@ -259,7 +263,7 @@ async function check(args: NodeCallArgs): Promise<NodeOutputs> {
     : `check failed: ${failureOf('check', r, limits.checkTimeoutMs) ?? ''}`;
   const value = passed ? 1 : 0;
   return {
-    score: { scorer: 'check', value, answer, explanation },
+    score: { scorer: 'check', value, answer, extracted: null, target: null, explanation },
     metrics: { score: value, correct: value, ...toolMetrics },
     done: true,
   };

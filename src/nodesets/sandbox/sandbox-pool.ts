@@ -58,6 +58,16 @@ export function reapLeftovers(base: string): number {
 
 const isRoot = (): boolean => process.getuid?.() === 0;
 
+/** Where sandboxes live: every folder above must be traversable by a sandbox's own uid. */
+export const SANDBOX_DIR_ENV = 'EVAL_SANDBOX_DIR';
+
+/** `EVAL_SANDBOX_DIR`, else (as root, whose TMPDIR may be private) /var/tmp/batch-eval-sandboxes, else the OS temp dir's. */
+export function sandboxBase(env: NodeJS.ProcessEnv = process.env): string {
+  const set = env[SANDBOX_DIR_ENV]?.trim();
+  if (set) return resolve(set);
+  return isRoot() ? join('/var/tmp', SANDBOX_ROOT_NAME) : join(tmpdir(), SANDBOX_ROOT_NAME);
+}
+
 function uidFor(key: string): number {
   const h = createHash('sha256').update(`${process.pid}\u0000${key}`).digest().readUInt32BE(0);
   return 1_000_000 + (h % (1 << 24));
@@ -69,7 +79,7 @@ export class SandboxPool {
   readonly #onExit = (): void => this.closeSync();
   readonly #base: string;
 
-  constructor(base = join(tmpdir(), SANDBOX_ROOT_NAME)) {
+  constructor(base = sandboxBase()) {
     this.#base = base;
   }
 

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sandbox, { sandboxPool } from '../../../src/nodesets/sandbox/handlers.js';
 import type { ToolCallEvent, ToolMessage } from '../../../src/nodesets/tools/handlers.js';
+import { waitFor } from '../../eval-process/run-helpers.js';
 import { ctxFor } from '../drive.js';
 
 const SECRET = 'sandbox-secret-5f1c0a9e77';
@@ -98,7 +99,7 @@ describe('sandbox tools', { timeout: 60_000 }, () => {
 
     // A process left running in the background dies with its call: the sandbox's PID namespace goes with it.
     await bash(key, 'nohup sleep 1234567 >/dev/null 2>&1 & echo started');
-    expect(running('sleep\u00001234567')).toEqual([]);
+    expect(await waitFor(() => running('sleep\u00001234567').length === 0, 5000)).toBe(true);
 
     const py = await sandbox.functions!.tools!({
       inputs: {
