@@ -107,7 +107,7 @@ async function sandboxFor(args: NodeCallArgs, provider: Provider, limits: Sandbo
             limits: { timeoutMs: limits.checkTimeoutMs, killGraceMs: limits.killGraceMs, maxOutputChars: limits.maxOutputChars },
             signal: box.controller.signal,
             groups: box.groups,
-          }).then((r) => (r.exitCode === 0 ? undefined : describe('setup', r, limits.checkTimeoutMs)));
+          }).then((r) => (r.exitCode === 0 ? undefined : failureText('setup', r, limits.checkTimeoutMs)));
   }
   const failed = await sb.ready;
   if (failed !== undefined) throw new SandboxSetupError(failed);
@@ -128,7 +128,7 @@ function failureOf(name: string, r: ExecOutcome, timeoutMs: number): string | un
   return undefined;
 }
 
-const describe = (name: string, r: ExecOutcome, timeoutMs: number): string => failureOf(name, r, timeoutMs) ?? `${name} succeeded`;
+const failureText = (name: string, r: ExecOutcome, timeoutMs: number): string => failureOf(name, r, timeoutMs) ?? `${name} succeeded`;
 
 function readCall(v: unknown, i: number): ToolCall {
   const c = v as Partial<ToolCall> | null;
@@ -177,6 +177,9 @@ async function tools(args: NodeCallArgs): Promise<NodeOutputs> {
   const limits = sandboxLimitsOf(config);
   const provider = providerOf(config);
   const maxCalls = numberConfig(config, 'max_calls_per_step', DEFAULT_MAX_CALLS_PER_STEP);
+  if (!Number.isInteger(maxCalls) || maxCalls < 1) {
+    throw new BadInputError(`config max_calls_per_step must be a positive integer, got ${showValue(config.max_calls_per_step)}`);
+  }
   const raw = inputs.tool_calls;
   if (raw === undefined || raw === null) return {};
   if (!Array.isArray(raw)) throw new BadInputError(`tool_calls must be an array, got ${showValue(raw)}`);

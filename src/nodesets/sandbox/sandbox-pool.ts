@@ -77,18 +77,20 @@ export class SandboxPool {
   #root: string | undefined;
   readonly #sandboxes = new Map<string, Sandbox>();
   readonly #onExit = (): void => this.closeSync();
-  readonly #base: string;
+  readonly #givenBase: string | undefined;
 
-  constructor(base = sandboxBase()) {
-    this.#base = base;
+  /** `base`: where the sandboxes live; unset, sandboxBase() at first use. */
+  constructor(base?: string) {
+    this.#givenBase = base;
   }
 
   /** This process's folder of sandboxes; created (after reaping the dead's) on first use. */
   get root(): string {
     if (this.#root === undefined) {
-      mkdirSync(this.#base, { recursive: true, mode: 0o711 });
-      reapLeftovers(this.#base);
-      const root = join(this.#base, `${process.pid}-${startTime(process.pid) ?? '0'}`);
+      const base = this.#givenBase ?? sandboxBase();
+      mkdirSync(base, { recursive: true, mode: 0o711 });
+      reapLeftovers(base);
+      const root = join(base, `${process.pid}-${startTime(process.pid) ?? '0'}`);
       mkdirSync(root, { recursive: true, mode: 0o711 });
       this.#root = root;
       process.once('exit', this.#onExit);

@@ -4,7 +4,7 @@
  * episode is evicted nothing of it is left (no process, no directory).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +23,9 @@ const saved = process.env.OPENAI_API_KEY;
 
 beforeAll(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'sandbox-handlers-'));
+  // A sandbox's own uid must reach its folder.
+  await chmod(tmp, 0o711);
+  process.env.EVAL_SANDBOX_DIR = join(tmp, 'sandboxes');
   await writeFile(join(tmp, 'outputs-secret.txt'), SECRET);
   process.env.OPENAI_API_KEY = SECRET;
   server = createServer((s) => {
@@ -33,6 +36,7 @@ beforeAll(async () => {
   port = (server.address() as { port: number }).port;
 });
 afterAll(async () => {
+  delete process.env.EVAL_SANDBOX_DIR;
   if (saved === undefined) delete process.env.OPENAI_API_KEY;
   else process.env.OPENAI_API_KEY = saved;
   await new Promise((r) => server.close(r));
@@ -159,6 +163,13 @@ describe('sandbox tools', { timeout: 60_000 }, () => {
     });
     expect(after).toMatchObject({ score: { value: 1 }, metrics: { score: 1, correct: 1, tool_calls: 1, tool_errors: 0 }, done: true });
     sandbox.evict!(key);
+  });
+
+  it('ends the episode when the task setup fails, with its output', async () => {
+    await expect(bash('sbtest:setup', 'true', { environment: { setup: 'echo no database >&2; exit 3' } })).rejects.toThrow(
+      'SANDBOX_SETUP_FAILED: setup exited with code 3: no database',
+    );
+    sandbox.evict!('sbtest:setup');
   });
 
   it('refuses provider none unless the run accepts it', async () => {
