@@ -17,6 +17,7 @@ const BENCHES: Record<string, (flags: string[]) => Promise<void>> = {
   scaling: async (flags) => (await import('./scaling.js')).benchScaling(flags),
   tracing: async () => (await import('./tracing.js')).benchTracing(),
   scaleout: async (flags) => (await import('./scaleout.js')).benchScaleout(flags),
+  sandbox: async () => (await import('./sandbox.js')).benchSandbox(),
 };
 
 const args = process.argv.slice(2);

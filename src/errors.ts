@@ -56,6 +56,10 @@ export const ERROR_CODES = {
   OUT_OF_BUDGET: { kind: 'episode', public: false },
   /** A tool that runs the model's code, on a machine where tool calls cannot be isolated (no bwrap, no unshare) and EVAL_TOOL_ISOLATION is not `none`. */
   TOOL_ISOLATION_UNAVAILABLE: { kind: 'episode', public: false },
+  /** A sandboxed tool or check on a machine where the sandbox provider cannot start (bwrap missing or refused), or provider `none` without `allow_unsandboxed`. */
+  SANDBOX_UNAVAILABLE: { kind: 'episode', public: false },
+  /** A task environment's setup command failed in the episode's sandbox: the episode ends ERROR with the command's output. */
+  SANDBOX_SETUP_FAILED: { kind: 'episode', public: false },
   /** A run's eval process sent no heartbeat for the scheduler's hung limit (stopped, or a call holding its main thread): killed, ABORTED, its finished episodes kept. */
   HUNG: { kind: 'episode', public: false },
   SUMMARY_INVALID: { kind: 'internal', public: false },

@@ -40,7 +40,7 @@ describe('GraphQL datasets', () => {
     );
     expect(r.errors).toBeUndefined();
     const byName = Object.fromEntries(r.data!.datasets.map((d) => [d.name, d]));
-    expect(Object.keys(byName)).toEqual(['arith', 'broken', 'chat', 'mcq', 'sentiment']);
+    expect(Object.keys(byName)).toEqual(['arith', 'broken', 'chat', 'mcq', 'sentiment', 'shell_tasks']);
     expect(byName.arith).toEqual({
       name: 'arith',
       source: 'builtin',
@@ -97,7 +97,7 @@ describe('GraphQL datasets', () => {
   it('NOT_FOUND for an unknown dataset, BAD_USER_INPUT for a preview too large', async () => {
     const missing = await server.gql('{ dataset(name: "nope") { name } }');
     expect(codeOf(missing)).toBe('NOT_FOUND');
-    expect(missing.errors![0]!.message).toBe('dataset "nope" not found (known: arith, broken, chat, mcq, sentiment)');
+    expect(missing.errors![0]!.message).toBe('dataset "nope" not found (known: arith, broken, chat, mcq, sentiment, shell_tasks)');
     const big = await server.gql('{ dataset(name: "arith") { splits { preview(first: 101) { id } } } }');
     expect(codeOf(big)).toBe('BAD_USER_INPUT');
   });
@@ -206,7 +206,7 @@ describe('GraphQL datasets', () => {
     const arith = await ask('dataset_probe');
     expect(arith.nodeset).toBe('env_dataset');
     expect(arith.fields).toEqual([
-      { name: 'dataset', label: 'Dataset', options: ['arith', 'broken', 'chat', 'mcq', 'sentiment'], value: 'arith' },
+      { name: 'dataset', label: 'Dataset', options: ['arith', 'broken', 'chat', 'mcq', 'sentiment', 'shell_tasks'], value: 'arith' },
       { name: 'split', label: 'Split', options: ['dev', 'test'], value: 'test' },
     ]);
     expect(arith.episodes).toBe(80);

@@ -159,6 +159,11 @@ export interface ResourceSpec {
   ramMb?: number;
   vramMb?: number;
   /**
+   * RAM each episode in flight holds in this nodeset beyond its host (a sandbox's processes),
+   * counted once per worker for shared and replicated nodesets alike. @default 0
+   */
+  episodeRamMb?: number;
+  /**
    * CPU cores one host uses while it works, for admission; of a replicated nodeset, per worker.
    * A latency-bound env (one that mostly waits) declares less than 1. @default 1
    */

@@ -3,6 +3,7 @@
  * that are not sample fields go into `metadata` (the record's own `metadata` wins on a clash).
  */
 import { createHash } from 'node:crypto';
+import { taskEnvironmentProblem } from './check-task-environment.js';
 import { DatasetInvalidError, type DatasetFault } from './dataset-invalid-error.js';
 import type { DatasetManifest } from './dataset-manifest.js';
 import type { PositionUnit, RawRecord } from './raw-record.js';
@@ -63,6 +64,12 @@ export function sampleOf(raw: RawRecord, opts: SampleOfOptions): { sample: Sampl
   const cluster = Object.hasOwn(metadata, 'cluster') ? metadata.cluster : undefined;
   if (cluster !== undefined && typeof cluster !== 'string' && typeof cluster !== 'number') {
     throw new DatasetInvalidError(at('metadata.cluster'), `must be a string or a number, got ${JSON.stringify(cluster)}`);
+  }
+  if (Object.hasOwn(metadata, 'environment')) {
+    const problem = taskEnvironmentProblem(metadata.environment);
+    const rawId = field('id');
+    const named = typeof rawId === 'string' || typeof rawId === 'number' ? ` (sample ${JSON.stringify(String(rawId))})` : '';
+    if (problem) throw new DatasetInvalidError(at(problem[0]), `${problem[1]}${named}`);
   }
   const split = field('split');
   if (split !== undefined && (typeof split !== 'string' || split === '')) {

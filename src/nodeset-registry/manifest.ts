@@ -110,6 +110,7 @@ export const manifestSchema = z
       .looseObject({
         ramMb: z.number().nonnegative().optional(),
         vramMb: z.number().nonnegative().optional(),
+        episodeRamMb: z.number().nonnegative().optional(),
         cores: z.number().nonnegative().optional(),
       })
       .optional(),

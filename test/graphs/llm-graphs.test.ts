@@ -2,6 +2,7 @@
  * The model-backed example graphs fit the nodesets they name: every node type, port and config
  * key exists, and react_llm shows its model the same calculator the tool node runs.
  */
+import { sandboxToolDeclarations, sandboxToolsOf } from '../../src/nodesets/sandbox/sandbox-tools.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,8 +14,8 @@ import { openAiTools, toolSet } from '../../src/nodesets/tools/tool-set.js';
 
 const nodesetsDir = fileURLToPath(new URL('../../src/nodesets/', import.meta.url));
 const graphsDir = fileURLToPath(new URL('../../graphs/', import.meta.url));
-const NODESETS = ['env_dataset', 'llm', 'score', 'tools'];
-const GRAPHS = ['qa_llm', 'qa_llm_mcq', 'qa_llm_labels', 'react_llm'];
+const NODESETS = ['env_dataset', 'llm', 'score', 'tools', 'sandbox'];
+const GRAPHS = ['qa_llm', 'qa_llm_mcq', 'qa_llm_labels', 'react_llm', 'agent_sandbox'];
 
 async function resolver(): Promise<NodeTypeResolver> {
   const manifests: NodesetManifest[] = await Promise.all(
@@ -53,6 +54,16 @@ describe('model-backed example graphs', () => {
     const tools = spec.nodes.find((n) => n.id === 'tools')!;
     expect(llm.config?.tools).toEqual(openAiTools(toolSet(tools.config ?? {})));
     // The loop must end before the graph's budget: the model's call budget runs out first.
+    expect(spec.step_budget).toBeGreaterThan(llm.config?.max_llm_calls as number);
+  });
+
+  it('agent_sandbox offers the model exactly the tools its sandbox node runs, the sample reaching the sandbox and the check', async () => {
+    const spec = await graph('agent_sandbox');
+    const llm = spec.nodes.find((n) => n.id === 'llm')!;
+    const tools = spec.nodes.find((n) => n.id === 'tools')!;
+    expect(llm.config?.tools).toEqual(sandboxToolDeclarations(sandboxToolsOf(tools.config ?? {})));
+    expect(spec.edges).toContainEqual({ from: 'env.sample', to: 'tools.sample' });
+    expect(spec.edges).toContainEqual({ from: 'env.sample', to: 'check.sample' });
     expect(spec.step_budget).toBeGreaterThan(llm.config?.max_llm_calls as number);
   });
 });

@@ -9,7 +9,7 @@ import type { NodesetManifest, NodesetModule, NodeTypeResolver, ResolvedNodeType
 
 const nodesetsDir = fileURLToPath(new URL('../../src/nodesets/', import.meta.url));
 const graphsDir = fileURLToPath(new URL('../../graphs/', import.meta.url));
-const NODESETS = ['env_gridnav', 'env_cartpole', 'planner', 'policy_mlp', 'score', 'tools'];
+const NODESETS = ['env_gridnav', 'env_cartpole', 'planner', 'policy_mlp', 'score', 'tools', 'sandbox'];
 
 async function manifests(): Promise<NodesetManifest[]> {
   return Promise.all(

@@ -46,3 +46,15 @@ describe('estimateRun cores', () => {
     });
   });
 });
+
+describe('estimateRun memory', () => {
+  it("counts a nodeset's per-episode RAM (a sandbox's) once per worker, shared or replicated", () => {
+    const sandbox: NodesetCost = { name: 'sandbox', parallelism: 'shared', resources: { ramMb: 120, episodeRamMb: 64 } };
+    expect(estimateRun({ workerCount: 8, nodesets: [sandbox], calibratedPeakMb: null })).toMatchObject({
+      ramMb: 120 + 8 * 64,
+      source: 'declared',
+    });
+    expect(estimateRun({ workerCount: 2, nodesets: [sandbox, env()], calibratedPeakMb: null }).ramMb).toBe(120 + 2 * 64 + 2 * 80);
+    expect(estimateRun({ workerCount: 8, nodesets: [sandbox], calibratedPeakMb: 300 }).ramMb).toBe(300);
+  });
+});

@@ -30,3 +30,35 @@ describe('the OpenAI stub', () => {
     expect(first).toMatch(/^call_[0-9a-f]{16}$/);
   });
 });
+
+describe('scripted agents', () => {
+  it('answers a scripted task with its tool calls in the wire format, one per turn, then the final answer', async () => {
+    stub = await startOpenAIStub();
+    const bashTool = [{ type: 'function', function: { name: 'bash', parameters: { type: 'object', properties: { command: {} } } } }];
+    const ask = async (messages: unknown[]) => {
+      const res = await fetch(`${stub!.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'stub', messages, tools: bashTool }),
+      });
+      return ((await res.json()) as { choices: Array<{ finish_reason: string; message: Record<string, unknown> }> }).choices[0]!;
+    };
+    const user = { role: 'user', content: 'Task rename-draft: Rename draft.txt to final.txt.' };
+    const first = await ask([user]);
+    expect(first.finish_reason).toBe('tool_calls');
+    expect(first.message.tool_calls).toEqual([
+      {
+        id: expect.stringMatching(/^call_/),
+        type: 'function',
+        function: { name: 'bash', arguments: '{"command":"mv draft.txt final.txt"}' },
+      },
+    ]);
+    const done = await ask([user, first.message, { role: 'tool', tool_call_id: 'x', content: '' }]);
+    expect(done).toMatchObject({ finish_reason: 'stop', message: { content: 'renamed' } });
+    // A task without a script: a bash tool gets the prompt as its command.
+    const other = await ask([{ role: 'user', content: 'Task word-count: How many words?' }]);
+    expect((other.message.tool_calls as Array<{ function: { arguments: string } }>)[0]!.function.arguments).toBe(
+      '{"command":"Task word-count: How many words?"}',
+    );
+  });
+});

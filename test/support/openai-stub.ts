@@ -4,10 +4,13 @@
  * with content or tool_calls, finish_reason, usage) and answers deterministically from the
  * request body alone:
  *
+ * 0. Tools offered and the first user message starts with `Task <id>:` for an id of STUB_SCRIPTS
+ *    (stub-scripts.ts) → that script's next tool call (one per turn, counted by the `tool` messages
+ *    so far), then its final answer: scripted agents for the shell_tasks dataset.
  * 1. Tools offered and no `tool` message in the conversation yet → one tool call of the first
  *    tool (its id `call_<hash of the request body>`, so it does not depend on arrival order), arguments `{"expression": "<a> <op> <b>"}` when the last user message holds an
  *    arithmetic expression, `{"code": "<last user content>"}` when the tool takes `code` (the
- *    python tool: the user message is the program), else `{"input": "<last user content>"}`;
+ *    python tool: the user message is the program), `{"command": …}` when it takes `command` (bash), else `{"input": "<last user content>"}`;
  *    finish_reason "tool_calls".
  * 2. The last message is a `tool` message → its content is the answer. For a built-in word
  *    problem (rule 6) the stub first checks the tool's result, as a careful agent would: after the
@@ -58,6 +61,7 @@
  * GET /stats → { requests, completions, faults, unauthorized, maxInFlight, inFlight, bytesWritten, modelLists, overLimit, lastAcceptedAt }; POST /reset zeroes them;
  * POST /options replaces the options given in its JSON body.
  */
+import { scriptFor } from './stub-scripts.js';
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -243,6 +247,12 @@ export function stubAnswer(
   const userText = textOf(lastUser?.content);
   const tools = Array.isArray(body.tools) ? body.tools : [];
   const toolMessages = messages.filter((m) => m.role === 'tool');
+  const script = tools.length > 0 ? scriptFor(textOf(messages.find((m) => m.role === 'user')?.content)) : undefined;
+  if (script) {
+    const next = script.calls[toolMessages.length];
+    if (next) return { content: null, toolCall: { name: next.name, arguments: JSON.stringify(next.arguments) } };
+    return { content: script.answer ?? textOf(last?.content).trim() };
+  }
   const word = solveWordProblem(userText);
   if (tools.length > 0 && word && last?.role === 'tool') {
     // Rule 2 for word problems: check the first result with the inverse operation, then answer it.
@@ -258,6 +268,9 @@ export function stubAnswer(
     const name = tools[0]?.function?.name ?? 'tool';
     if (tools[0]?.function?.parameters?.properties?.code !== undefined) {
       return { content: null, toolCall: { name, arguments: JSON.stringify({ code: userText }) } };
+    }
+    if (tools[0]?.function?.parameters?.properties?.command !== undefined) {
+      return { content: null, toolCall: { name, arguments: JSON.stringify({ command: userText }) } };
     }
     return {
       content: null,

@@ -1,6 +1,7 @@
 /**
  * How much RAM and VRAM a run will take, for admission: the measured peak of earlier runs of
- * the same graph at the same worker count, else the nodesets' declared figures, else the
+ * the same graph at the same worker count, else the nodesets' declared figures (with each
+ * nodeset's per-episode RAM, a sandbox's, once per worker), else the
  * run's `marginalVramMb`, else a default. RAM and VRAM calibrate separately: VRAM only where
  * nvidia-smi attributed GPU memory to an earlier run's processes. CPU cores: the average
  * cores earlier runs of the graph at that worker count kept busy, else the replicated
@@ -76,10 +77,15 @@ const roundCores = (c: number): number => Math.max(0.1, Math.ceil(c * 10 - 1e-9)
 
 function estimateMemory(input: EstimateInput): ResourceEstimate {
   const replicated = input.nodesets.filter((n) => n.parallelism === 'replicated');
-  const declaresRam = replicated.some((n) => typeof n.resources?.ramMb === 'number');
+  const declaresRam =
+    replicated.some((n) => typeof n.resources?.ramMb === 'number') || input.nodesets.some((n) => (n.resources?.episodeRamMb ?? 0) > 0);
   const declaresVram = input.nodesets.some((n) => typeof n.resources?.vramMb === 'number');
+  // An episode's own processes (a sandbox) live as long as the episode, whichever host started them: one per worker in flight.
+  const perEpisode = input.nodesets.reduce((s, n) => s + (n.resources?.episodeRamMb ?? 0), 0) * input.workerCount;
   const declaredRam =
-    EVAL_PROCESS_BASE_RAM_MB + replicated.reduce((s, n) => s + (n.resources?.ramMb ?? DEFAULT_HOST_RAM_MB) * input.workerCount, 0);
+    EVAL_PROCESS_BASE_RAM_MB +
+    perEpisode +
+    replicated.reduce((s, n) => s + (n.resources?.ramMb ?? DEFAULT_HOST_RAM_MB) * input.workerCount, 0);
   // Replicated hosts load their own copy of any model per worker; shared hosts are already resident.
   const declaredVram = replicated.reduce((s, n) => s + (n.resources?.vramMb ?? 0) * input.workerCount, 0);
   const marginal = input.marginalVramMb ?? 0;

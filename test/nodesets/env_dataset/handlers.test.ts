@@ -43,7 +43,7 @@ afterAll(async () => {
 
 describe('env_dataset panel', () => {
   it('offers every dataset, the default split first, and one episode per sample', () => {
-    expect(panel.options('dataset', {})).toEqual(['arith', 'broken', 'mcq', 'sentiment', 'tiny']);
+    expect(panel.options('dataset', {})).toEqual(['arith', 'broken', 'mcq', 'sentiment', 'shell_tasks', 'tiny']);
     expect(panel.options('split', { dataset: 'arith' })).toEqual(['test', 'dev']);
     expect(panel.options('split', { dataset: 'tiny' })).toEqual(['train']);
     expect(panel.options('episode', { dataset: 'arith', split: 'dev' })).toEqual(Array.from({ length: 20 }, (_, i) => i));
