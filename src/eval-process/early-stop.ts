@@ -40,7 +40,7 @@ export class EarlyStop {
 
   constructor(o: EarlyStopOptions) {
     this.#o = o;
-    o.order.forEach((index, at) => this.#position.set(index, at));
+    for (const [at, index] of o.order.entries()) this.#position.set(index, at);
     this.#monitor = new StopMonitor(o.baseline?.scores ?? null, o.rule, {
       maxEpisodes: o.order.length,
       metricRanges: o.metricRanges,
