@@ -14,7 +14,7 @@ describe('a run that stops early', { timeout: 120_000 }, () => {
   it('shows its interval narrowing and its final verdict on the run page', async () => {
     const s = await sessions.open();
     const base = await graphql<{ startEval: { runId: string } }>(s.url, START, {
-      i: { graphName: 'gridnav_planner', episodeCount: 300, workerCount: 2, overrides: { agent: { epsilon: 0.3 } } },
+      i: { graphName: 'gridnav_planner', episodeCount: 200, workerCount: 2, overrides: { agent: { epsilon: 0.3 } } },
     });
     const baseline = base.startEval.runId;
     await waitFor(
@@ -25,7 +25,7 @@ describe('a run that stops early', { timeout: 120_000 }, () => {
     const cand = await graphql<{ startEval: { runId: string } }>(s.url, START, {
       i: {
         graphName: 'gridnav_planner',
-        episodeCount: 300,
+        episodeCount: 200,
         workerCount: 1,
         overrides: { agent: { epsilon: 0.1 } },
         stopWhen: { when: 'decided', against: baseline, requirements: ['spl > 0'] },
@@ -41,9 +41,9 @@ describe('a run that stops early', { timeout: 120_000 }, () => {
     const verdict = await s.page.waitForSelector('.run-page[data-status=COMPLETED] [data-testid=stop-when-verdict]', { timeout: 60_000 });
     expect(await verdict.getAttribute('data-verdict')).toBe('PASS');
     const stopped = await s.page.waitForSelector('[data-testid=stop-when-stopped]');
-    const at = Number(/Stopped at episode (\d+) of 300 \(decided\)/.exec((await stopped.textContent()) ?? '')?.[1]);
+    const at = Number(/Stopped at episode (\d+) of 200 \(decided\)/.exec((await stopped.textContent()) ?? '')?.[1]);
     expect(at).toBeGreaterThan(0);
-    expect(at).toBeLessThan(300);
+    expect(at).toBeLessThan(200);
     // The interval's path: one point per prefix read (thinned past 200), narrowing from the first to the last.
     const path = await s.page.waitForSelector('[data-testid=stop-when-path]');
     expect(Number(await path.getAttribute('data-points'))).toBeGreaterThan(10);
