@@ -83,6 +83,17 @@ describe('stopWhen', () => {
     expect(hi).toBeGreaterThan(0);
   }, 120_000);
 
+  it('stops a run without a baseline once its own interval is narrow enough', async () => {
+    const s = await run(['--max-episodes', '300', '--workers', '2', '--stop-when', 'halfwidth<=0.05']);
+    const w = s.stopWhen!;
+    expect(w).toMatchObject({ rule: 'halfwidth<=0.05', metric: 'success', against: null, verdict: null });
+    expect(w.stopped?.reason).toBe('halfwidth');
+    expect(w.stopped!.atEpisode).toBeLessThan(300);
+    const [lo, hi] = w.interval!;
+    expect((hi - lo) / 2).toBeLessThanOrEqual(0.05);
+    expect(s.episodes.filter((r) => r.status !== 'CANCELLED')).toHaveLength(w.stopped!.atEpisode);
+  }, 120_000);
+
   it('refuses an early stop it cannot decide, naming the flag', async () => {
     const cases: Array<[string[], RegExp]> = [
       [['--episodes', '5', '--against', baseline], /--against .*--stop-when decided/],
