@@ -37,8 +37,12 @@ import { assertTaskHasShards, describeIndices, episodeIndicesOf, parseShardFlag,
 import { FILES, createRunDir, isDone, readSummary, touchDone, writeSpec, writeSummary } from '../store/run-dir.js';
 import { describeStorage, storageCodeOfExit } from '../store/storage-fault.js';
 import { ci95Of, shownStderr } from '../store/aggregate.js';
-import type { MetricAggregate, RunSpec, RunSummary } from '../store/types.js';
+import type { MetricAggregate, RunSpec, RunSummary, StopWhenState } from '../store/types.js';
 import { textTable } from './text-table.js';
+import { runRefOf } from './run-dir-arg.js';
+import { RunReader } from '../store/run-reader.js';
+import { parseStopWhen } from '../compare/stop-decision.js';
+import { frozenBaselineFor, writeFrozenBaseline } from '../compare/frozen-baseline.js';
 import { concurrencyOfSpec } from '../scheduler/concurrency-of-spec.js';
 import { describeConcurrency } from '../spec/run-concurrency.js';
 import { orderAggregates } from '../compare/metric-order.js';
@@ -49,7 +53,7 @@ import { repeatsAdvice } from '../stats/variance-components.js';
 const USAGE =
   'usage: evalctl run [<graph>] [--config eval.toml] --episodes N [--workers K] [--max-in-flight N] [--seed S] [--step-budget B] [--set node.key=value …] ' +
   '[--outputs DIR] [--json] [--dataset D] [--split S] [--episode-offset O] [--per-step-timeout SEC] [--per-call-timeout SEC] [--repeats K] ' +
-  '[--max-infra-error-rate R] [--no-preflight] ' +
+  '[--max-infra-error-rate R] [--no-preflight] [--stop-when decided|halfwidth<=X [--against BASELINE_RUN] [--require "success > 0"] [--max-episodes N]] ' +
   '[--name N] [--tag T …] [--note TEXT] [--shard-size N] [--shard k/K] [--allow-code-tools] [--server URL [--token T] [--wait-for-room SEC]]';
 
 const POLL_MS = 200;
@@ -77,6 +81,7 @@ export const FLAG_LABELS: FieldLabels = {
   repeats: '--repeats',
   maxInfraErrorRate: '--max-infra-error-rate',
   preflight: '--no-preflight',
+  stopWhen: '--stop-when',
 };
 
 /** A decimal number as a person writes one (`Number` would also take `0x10`, `0b1` or `1_0`-free forms like `Infinity`). */
@@ -105,6 +110,8 @@ export interface RunArgs {
   remote?: RemoteOptions;
   /** How an error about the overrides names where they came from: `--set`, the run file's line, or both. */
   overridesLabel: string;
+  /** `--against`: the baseline run whose scores are frozen into the run directory (a local run). */
+  against?: { outputsDir: string; runId: string };
   /** `--allow-code-tools`: the run may offer code-running tools (python, command tools); EVAL_ALLOW_CODE_TOOLS=1 does the same. */
   allowCodeTools: boolean;
 }
@@ -154,6 +161,10 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
       'allow-code-tools': { type: 'boolean' },
       'max-infra-error-rate': { type: 'string' },
       'no-preflight': { type: 'boolean' },
+      'stop-when': { type: 'string' },
+      against: { type: 'string' },
+      require: { type: 'string' },
+      'max-episodes': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -165,9 +176,15 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
       file ? `missing the graph name: give it, or set graphName in ${file.path}; ${USAGE}` : `missing the graph name; ${USAGE}`,
     );
   }
+  if (values['max-episodes'] !== undefined && values.episodes !== undefined && values['max-episodes'] !== values.episodes)
+    throw new BadInputError(
+      `--max-episodes ${values['max-episodes']} and --episodes ${values.episodes}: a run that may stop early plays at most its episodes; give one of them`,
+    );
+  const against = values.against === undefined ? undefined : runRefOf(values.against, values.outputs ?? DEFAULT_OUTPUTS_DIR);
   const flags: Record<string, unknown> = {
     graphName: positionals[0],
-    episodeCount: numeric(values.episodes),
+    episodeCount: numeric(values.episodes ?? values['max-episodes']),
+    stopWhen: stopWhenOfFlags(values['stop-when'], against?.runId, values.require),
     workerCount: numeric(values.workers),
     maxInFlight: numeric(values['max-in-flight']),
     seed: numeric(values.seed),
@@ -191,7 +208,8 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
   for (const [k, v] of Object.entries(flags)) if (v !== undefined) raw[k] = v;
   const overrides = mergeOverrides(file?.fields.overrides, setFlags);
   if (overrides !== undefined) raw.overrides = overrides;
-  const labels = { ...FLAG_LABELS };
+  const labels: FieldLabels = { ...FLAG_LABELS };
+  if (values['max-episodes'] !== undefined) labels.episodeCount = '--max-episodes';
   if (file) for (const [k, label] of Object.entries(runFileLabels(file))) if (flags[k] === undefined) labels[k] = label;
   if (file?.fields.overrides !== undefined && Object.keys(setFlags).length > 0) labels.overrides = `${labels.overrides} with --set`;
   const input = parseRunInput(raw, labels);
@@ -226,8 +244,29 @@ export function parseRunArgs(argv: string[]): RunArgs | { help: true } {
     ...(file?.sweep ? { sweep: file.sweep } : {}),
     ...(file ? { configFile: file.path } : {}),
     ...(shard ? { shard } : {}),
+    ...(against && !remote ? { against } : {}),
     overridesLabel: labels.overrides ?? 'overrides',
     allowCodeTools: values['allow-code-tools'] === true,
+  };
+}
+
+/**
+ * The stopWhen of `--stop-when`, `--against` and `--require`; undefined without --stop-when
+ * (BAD_USER_INPUT when --against or --require come without it).
+ */
+function stopWhenOfFlags(text: string | undefined, against: string | undefined, require: string | undefined): unknown {
+  if (text === undefined) {
+    if (against !== undefined || require !== undefined)
+      throw new BadInputError(
+        `--${against !== undefined ? 'against' : 'require'} says what an early stop compares: add --stop-when decided`,
+      );
+    return undefined;
+  }
+  const when = parseStopWhen(text);
+  return {
+    when: when.kind === 'decided' ? 'decided' : { halfwidth: when.halfwidth },
+    ...(against !== undefined ? { against } : {}),
+    ...(require !== undefined ? { requirements: [require] } : {}),
   };
 }
 
@@ -279,6 +318,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (args.remote) return runRemote(args, args.remote);
   const { spec: probe, nodesets } = await checkedInput(args.input, '00000000_000000', args.overridesLabel, args.allowCodeTools);
+  const baseline = args.against ? await frozenBaselineFor(probe, new RunReader(args.against.outputsDir), args.against.runId) : undefined;
   // Ctrl-C from here on cancels the run, also before its eval process exists or has set up its own handlers.
   let interrupted: NodeJS.Signals | undefined;
   let child: EvalRunProcess | undefined;
@@ -297,6 +337,7 @@ export async function run(argv: string[]): Promise<number> {
   const { runId, dir } = createRunDir(args.outputsDir);
   defaultLlmCacheDir(args.outputsDir);
   const spec: RunSpec = { ...probe, runId, ...(args.shard ? { shard: args.shard } : {}) };
+  if (baseline) await writeFrozenBaseline(dir, baseline);
   await writeSpec(dir, spec);
   await recordRunManifest(dir, spec, nodesets, spec.activeWorkspaceDir);
   await writeSummary(dir, { ...initialSummary(spec), seq: 1 });
@@ -518,6 +559,17 @@ function repeatsLines(s: RunSummary): string[] {
   return out;
 }
 
+/** "stopped at episode 84 of 500 (decided: pass, success > 0 against …): 416 not played; a fixed-n plan needed 120". */
+export function stopWhenLine(w: StopWhenState): string {
+  const ci = w.interval ? ` interval [${fmt(w.interval[0])}, ${fmt(w.interval[1])}]` : '';
+  const what = `${w.requirement ?? `${w.rule} on ${w.metric}`}${w.against ? ` against ${w.against}` : ''}`;
+  if (!w.stopped) return `stopWhen ${what}: not stopped after ${w.read} episodes${ci}`;
+  const st = w.stopped;
+  const verdict = w.verdict ? `: ${w.verdict}` : '';
+  const fixed = st.fixedNPlan === null ? '' : `; a fixed-n plan needed about ${st.fixedNPlan}`;
+  return `stopWhen ${what}: stopped at episode ${st.atEpisode} of ${st.planned} (${st.reason}${verdict})${ci}, ${st.saved} not played${fixed}`;
+}
+
 /** The end-of-run table: aggregates per metric, the models asked, counts per ending, where the run lives. */
 export function renderSummary(s: RunSummary, dir: string, models: readonly RunModel[] = []): string {
   const lines: string[] = [];
@@ -548,6 +600,7 @@ export function renderSummary(s: RunSummary, dir: string, models: readonly RunMo
     lines.push(`model ${describeRunModel(m)}`);
     if (m.repeatsNote) lines.push(`  repeats: ${m.repeatsNote}`);
   }
+  if (s.stopWhen) lines.push(stopWhenLine(s.stopWhen));
   const counts = Object.entries(s.statusCounts).map(([k, v]) => `${k} ${v}`);
   if (counts.length > 0) lines.push(`endings: ${counts.join(', ')}${s.timedOut ? ' (timeouts depend on machine speed)' : ''}`);
   lines.push(`run dir: ${dir}`);

@@ -66,6 +66,89 @@ function intervalSequence(bounds: [number, number] | null, alpha: number): { pus
 }
 
 /**
+ * The stop decision fed one record at a time (plan order), for a run that is still playing:
+ * push() each record of the completed prefix as the prefix grows; the first decision that
+ * stops is kept. stopDecision over the same records reaches the same decision.
+ */
+export class StopMonitor {
+  readonly #baseline: ScoreTable | null;
+  readonly #rule: StopRule;
+  readonly #metric: string;
+  readonly #range: MetricRange | undefined;
+  readonly #limit: number;
+  readonly #sequence: ReturnType<typeof intervalSequence>;
+  readonly #test: SequentialTest | null;
+  readonly #diffs: number[] = [];
+  #at = 0;
+  #stopped: StopDecision | null = null;
+
+  /** BAD_USER_INPUT for a `decided` rule without a baseline or a non-positive half-width. */
+  constructor(baseline: ScoreTable | null, rule: StopRule, opts: StopOptions = {}) {
+    const alpha = opts.alpha ?? DEFAULT_ALPHA;
+    this.#metric = rule.kind === 'decided' ? rule.requirement.metric : rule.metric;
+    if (rule.kind === 'decided' && !baseline) throw new BadInputError('a run stops when decided only against a baseline (--against)');
+    if (rule.kind === 'halfwidth' && !(rule.halfwidth > 0))
+      throw new BadInputError(`the half-width to stop at must be > 0, got ${rule.halfwidth}`);
+    this.#baseline = baseline;
+    this.#rule = rule;
+    this.#range = opts.metricRanges?.[this.#metric];
+    const bounds = boundsOf(this.#range, baseline !== null);
+    this.#sequence = intervalSequence(bounds, alpha);
+    this.#test = rule.kind === 'decided' ? new SequentialTest(thresholdsOf(rule.requirement), { alpha, bounds }) : null;
+    this.#limit = opts.maxEpisodes ?? Number.POSITIVE_INFINITY;
+  }
+
+  /** The decision once it stopped, else null. */
+  get stopped(): StopDecision | null {
+    return this.#stopped;
+  }
+
+  /** Records read so far. */
+  get read(): number {
+    return this.#at;
+  }
+
+  /** The paired differences (or own values, without a baseline) read so far, in plan order. */
+  get values(): readonly number[] {
+    return this.#diffs;
+  }
+
+  /** The decision now: the one that stopped, or where it stands (stop false). */
+  current(): StopDecision {
+    if (this.#stopped) return this.#stopped;
+    return { stop: false, reason: null, atEpisode: null, verdict: this.#test ? 'inconclusive' : null, interval: this.#sequence.interval() };
+  }
+
+  /** Reads the next record of the prefix; the decision when this one stops the run, else null (also after it stopped). */
+  push(rec: EpisodeRecordLike): StopDecision | null {
+    if (this.#stopped) return null;
+    const at = ++this.#at;
+    const rule = this.#rule;
+    const own = playValue(rec, this.#metric, this.#range);
+    const base = this.#baseline ? this.#baseline.episodes.get(rec.episodeId)?.values.get(this.#metric) : 0;
+    if (own !== undefined && base !== undefined) {
+      const v = own - base;
+      this.#diffs.push(v);
+      this.#sequence.push(v);
+      this.#test?.push(v);
+    }
+    const test = this.#test;
+    let d: StopDecision | null = null;
+    if (test && rule.kind === 'decided') {
+      const { verdict } = requirementVerdict(test.thresholds(), rule.requirement);
+      if (verdict !== 'inconclusive') d = { stop: true, reason: 'decided', atEpisode: at, verdict, interval: this.#sequence.interval() };
+    } else if (rule.kind === 'halfwidth') {
+      const ci = this.#sequence.interval();
+      if (ci && (ci[1] - ci[0]) / 2 <= rule.halfwidth) d = { stop: true, reason: 'halfwidth', atEpisode: at, verdict: null, interval: ci };
+    }
+    if (!d && at >= this.#limit)
+      d = { stop: true, reason: 'budget', atEpisode: at, verdict: test ? 'inconclusive' : null, interval: this.#sequence.interval() };
+    this.#stopped = d;
+    return d;
+  }
+}
+
+/**
  * The stop decision over `records` (the completed prefix, plan order). `baseline`: the run
  * compared against (needed by a `decided` rule); without it a `halfwidth` rule reads the run's
  * own mean. BAD_USER_INPUT for a `decided` rule without a baseline or a non-positive half-width.
@@ -76,39 +159,12 @@ export function stopDecision(
   rule: StopRule,
   opts: StopOptions = {},
 ): StopDecision {
-  const alpha = opts.alpha ?? DEFAULT_ALPHA;
-  const metric = rule.kind === 'decided' ? rule.requirement.metric : rule.metric;
-  if (rule.kind === 'decided' && !baseline) throw new BadInputError('a run stops when decided only against a baseline (--against)');
-  if (rule.kind === 'halfwidth' && !(rule.halfwidth > 0))
-    throw new BadInputError(`the half-width to stop at must be > 0, got ${rule.halfwidth}`);
-  const range = opts.metricRanges?.[metric];
-  const bounds = boundsOf(range, baseline !== null);
-  const sequence = intervalSequence(bounds, alpha);
-  const r = rule.kind === 'decided' ? rule.requirement : null;
-  const test = r ? new SequentialTest(thresholdsOf(r), { alpha, bounds }) : null;
-  const limit = opts.maxEpisodes ?? Number.POSITIVE_INFINITY;
-  for (let i = 0; i < records.length; i++) {
-    const at = i + 1;
-    const rec = records[i]!;
-    const own = playValue(rec, metric, range);
-    const base = baseline ? baseline.episodes.get(rec.episodeId)?.values.get(metric) : 0;
-    if (own !== undefined && base !== undefined) {
-      const v = own - base;
-      sequence.push(v);
-      test?.push(v);
-    }
-    if (test && r) {
-      const { verdict } = requirementVerdict(test.thresholds(), r);
-      if (verdict !== 'inconclusive') return { stop: true, reason: 'decided', atEpisode: at, verdict, interval: sequence.interval() };
-    } else if (rule.kind === 'halfwidth') {
-      const ci = sequence.interval();
-      if (ci && (ci[1] - ci[0]) / 2 <= rule.halfwidth)
-        return { stop: true, reason: 'halfwidth', atEpisode: at, verdict: null, interval: ci };
-    }
-    if (at >= limit)
-      return { stop: true, reason: 'budget', atEpisode: at, verdict: test ? 'inconclusive' : null, interval: sequence.interval() };
+  const monitor = new StopMonitor(baseline, rule, opts);
+  for (const rec of records) {
+    const d = monitor.push(rec);
+    if (d) return d;
   }
-  return { stop: false, reason: null, atEpisode: null, verdict: test ? 'inconclusive' : null, interval: sequence.interval() };
+  return monitor.current();
 }
 
 /** What `--stop-when` says, before the metric and requirement are known: `decided`, or `halfwidth<=x`. */

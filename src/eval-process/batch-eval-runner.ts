@@ -21,6 +21,7 @@ import { assetWritesBehind, EpisodeWriter } from './episode-writer.js';
 import type { EnvWorkerPool, WorkerSlot } from './env-worker-pool.js';
 import type { EpisodeCursor } from './episode-cursor.js';
 import { dispatchOrder } from './dispatch-order.js';
+import { seededOrder } from './seeded-order.js';
 import { resolveStepBudget } from './step-budget.js';
 import { perCallTimeoutSecOf, perStepTimeoutSecOf } from '../spec/run-spec.js';
 import { effectiveWorkerCount } from '../spec/effective-workers.js';
@@ -93,6 +94,8 @@ export interface BatchEvalRunnerOptions {
   signal?: AbortSignal;
   onEpisodeStart?(info: { index: number; workerId: number }): void;
   onEpisode?(record: EpisodeRecord, summary: RunSummary): void;
+  /** An episode's record as soon as it is built, before its files are written (a stopWhen run decides on it). */
+  onRecord?(record: EpisodeRecord): void;
   /** When an episode's folder is complete on disk, before the summary includes it. */
   onEpisodeWritten?(record: EpisodeRecord): void;
   /** Per-node progress; off in batch runs unless asked for. */
@@ -172,12 +175,18 @@ export class BatchEvalRunner {
   }
 
   /**
-   * Settles the order execute() hands the plays out in: balanced on the env's prices where it prices
-   * them, more than one worker plays more plays than workers, and there are at most
-   * MAX_PRICED_PLAYS; index order otherwise.
+   * Settles the order execute() hands the plays out in: with stopWhen, a permutation seeded by the
+   * run seed (seeded-order.ts); else balanced on the env's prices where it prices them, more than
+   * one worker plays more plays than workers, and there are at most MAX_PRICED_PLAYS; index order
+   * otherwise.
    */
   async planDispatch(): Promise<void> {
     const plays = this.#plays();
+    // A run that may stop early stops on a prefix of this order: a seeded sample of the plan, whatever the prices or workers.
+    if (this.#o.spec.stopWhen) {
+      this.#order = seededOrder(plays, this.#o.spec.seed);
+      return;
+    }
     const count = typeof plays === 'number' ? plays : plays.length;
     const workers = Math.min(this.#o.runWorkerCount ?? this.#o.pool.workerCount, effectiveWorkerCount(this.#o.spec), count);
     this.#order = workers > 1 && count > workers && count <= MAX_PRICED_PLAYS ? await this.#pricedOrder(plays, workers) : plays;
@@ -321,6 +330,7 @@ export class BatchEvalRunner {
       const index = cursor.take();
       if (index === null) break;
       const { record, finish } = await this.#runEpisode(slot, index, callerId);
+      this.#o.onRecord?.(record);
       // The episode's files and summary entry are written while the next episode plays (in order,
       // one behind): with many workers finishing at once, the next model call or step goes out
       // first instead of queueing behind every other worker's writes.

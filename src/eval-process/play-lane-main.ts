@@ -100,6 +100,7 @@ async function main(): Promise<void> {
       ...(span ? { trace: span } : {}),
       onEpisodeStart: ({ index, workerId }) => post({ type: 'start', index, workerId }),
       ...(data.reportWritten ? { onEpisodeWritten: (record) => post({ type: 'written', record }) } : {}),
+      ...(data.reportPlayed ? { onRecord: (record) => post({ type: 'played', record }) } : {}),
     });
     const laneHosts = hosts;
     move = (nodeset, url) => {

@@ -51,6 +51,8 @@ export interface PlayLaneData {
   together: boolean;
   /** Send `written` as each episode's folder is complete (the run has an onEpisodeWritten). */
   reportWritten: boolean;
+  /** Send `played` as each episode's record is built, before its files are written (a stopWhen run decides on it). */
+  reportPlayed?: boolean;
 }
 
 /** How often a lane's thread counts its beat. */
@@ -78,6 +80,7 @@ export type LaneMessage =
   | { type: 'start'; index: number; workerId: number }
   | { type: 'written'; record: EpisodeRecord }
   | { type: 'episode'; record: EpisodeRecord }
+  | { type: 'played'; record: EpisodeRecord }
   | { type: 'retire'; workerId: number; reason: string }
   | { type: 'log'; line: string }
   /** With `together`: this lane has claimed itself and waits for `start`. */

@@ -82,6 +82,8 @@ export interface PlayLanesOptions {
   retireWorker(workerId: number, reason: string): void;
   onEpisodeStart?(info: { index: number; workerId: number }): void;
   onEpisodeWritten?(record: EpisodeRecord): void;
+  /** Each lane's record as soon as it is built, before its files are written. */
+  onRecord?(record: EpisodeRecord): void;
   log(line: string): void;
   /** A lane failed (its error): the caller stops the run. */
   onFailure(err: Error): void;
@@ -181,6 +183,7 @@ export function startPlayLanes(o: PlayLanesOptions): PlayLanes {
       nodesets: o.nodesets,
       together: o.together === true,
       reportWritten: o.onEpisodeWritten !== undefined,
+      ...(o.onRecord ? { reportPlayed: true } : {}),
       ...(resumeOrder !== undefined ? { resumeOrder } : {}),
     };
     const worker = new Worker(PLAY_LANE_MAIN, { workerData: data, name: `play lane ${lane}` });
@@ -209,6 +212,9 @@ export function startPlayLanes(o: PlayLanesOptions): PlayLanes {
           break;
         case 'written':
           o.onEpisodeWritten?.(m.record);
+          break;
+        case 'played':
+          o.onRecord?.(m.record);
           break;
         case 'episode':
           state.inFlight.delete(m.record.index);

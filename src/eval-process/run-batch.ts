@@ -40,6 +40,9 @@ import type { RunSpan } from '../tracing/spans.js';
 import { runSpanInfo } from './run-span-info.js';
 import { runPreflights } from './run-preflights.js';
 import { infraFailureOf } from '../store/infra-failure.js';
+import { readFrozenBaseline } from '../compare/frozen-baseline.js';
+import { EarlyStop, type EarlyStopOptions } from './early-stop.js';
+import { stopRuleOf } from '../compare/stop-rule.js';
 
 export interface RunBatchOptions {
   /** The run directory holding spec.json (and shared_urls.json when the backend lends hosts). */
@@ -126,6 +129,16 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
   /** The run's other play lanes (play-lanes.ts), and the first error one of them failed with. */
   let others: PlayLanes | undefined;
   let laneError: Error | undefined;
+  /** A stopWhen run's watch, once the hand-out order is known; `stopping` is aborted when it decides. */
+  let early: EarlyStop | undefined;
+  const stopping = new AbortController();
+  // Fed as each record is built, not once its files are written: writes run behind the play, and the stop must not wait for them.
+  const onRecord = (record: EpisodeRecord): void => {
+    if (!early) return;
+    const read = early.read;
+    early.add(record);
+    if (early.read !== read) summary.setStopWhen(early.state());
+  };
   const episodeDone = (record: EpisodeRecord, s: RunSummary): void => {
     opts.onEpisode?.(record, s);
     emit(s);
@@ -139,6 +152,9 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       ...(workspaceDir ? { workspaceDir } : {}),
     });
     const graphSpec = await freezeGraph(runDir, spec, workspaceDir, opts.builtinGraphsDir);
+    // Read before any host boots: a baseline that cannot be read, or a rule naming nothing, fails the run now.
+    const stopPlan =
+      spec.stopWhen && !retryIndices && !spec.shard && !spec.audit && !spec.episodeIndices ? await stopPlanOf(runDir, spec) : null;
     const graph = validateGraph(graphSpec, registry);
     const used = placedNodesets(graph, registry);
     const playCount = (retryIndices ?? episodeIndicesOf(spec)).length;
@@ -196,6 +212,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
             },
             ...(opts.onEpisodeStart ? { onEpisodeStart: opts.onEpisodeStart } : {}),
             ...(opts.onEpisodeWritten ? { onEpisodeWritten: opts.onEpisodeWritten } : {}),
+            ...(stopPlan ? { onRecord } : {}),
             log,
             ...(opts.lanesTogether ? { together: true } : {}),
             onFailure: (err) => {
@@ -235,7 +252,10 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       () => {},
     );
 
-    const signal = lanes > 1 ? (opts.signal ? AbortSignal.any([opts.signal, laneFailure.signal]) : laneFailure.signal) : opts.signal;
+    const signals = [opts.signal, lanes > 1 ? laneFailure.signal : undefined, stopPlan ? stopping.signal : undefined].filter(
+      (x): x is AbortSignal => x !== undefined,
+    );
+    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     const envPanel = envPanelOf(used);
     const runner = new BatchEvalRunner({
       spec,
@@ -260,6 +280,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
       ...(opts.onEpisodeStart ? { onEpisodeStart: opts.onEpisodeStart } : {}),
       ...(opts.onEpisodeWritten ? { onEpisodeWritten: opts.onEpisodeWritten } : {}),
       onEpisode: episodeDone,
+      ...(stopPlan ? { onRecord } : {}),
       ...(opts.onStep ? { onStep: opts.onStep } : {}),
       ...(span ? { trace: span } : {}),
     });
@@ -273,6 +294,22 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     // Priced on worker 0's env host before the others boot: on a small machine their start would slow it.
     await runner.planDispatch();
     const cursor = new EpisodeCursor(runner.order, cursorBuffer);
+    if (stopPlan) {
+      const order = typeof runner.order === 'number' ? Array.from({ length: runner.order }, (_, i) => i) : runner.order;
+      early = new EarlyStop({
+        order,
+        ...stopPlan,
+        metricRanges: spec.metricRanges,
+        onStop: (d) => {
+          log(`stopWhen: stopped at episode ${d.atEpisode} of ${order.length} (${d.reason}${d.verdict ? `, ${d.verdict}` : ''})`);
+          const reason = new Error('the run stopped early (stopWhen)');
+          stopping.abort(reason);
+          others?.stop(reason);
+          flushOnStop();
+        },
+      });
+      summary.setStopWhen(early.state());
+    }
     others?.go(runner.order);
     if (others) log(`playing in ${lanes} lanes (workers ${counts.join(' + ')})`);
     const stopOthers = () => others?.stop(opts.signal?.reason);
@@ -294,6 +331,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     others?.dropIdle();
     await others?.done;
     if (laneError && !opts.signal?.aborted) throw laneError;
+    if (early?.stoppedEarly) await cancelOutsidePrefix(summary, early.outsidePrefix());
     if (opts.signal?.aborted) ({ status, error } = stoppedBy(opts.signal.reason));
   } catch (err) {
     if (opts.signal?.aborted) {
@@ -345,6 +383,26 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
   await writeScoreIndexOfSummary(runDir, final).catch((err: unknown) => log(`score-index.json not written: ${errorMessage(err)}`));
   await touchDone(runDir);
   return final;
+}
+
+/** A stopWhen run's rule and frozen baseline. */
+async function stopPlanOf(runDir: string, spec: RunSpec): Promise<Pick<EarlyStopOptions, 'rule' | 'baseline'>> {
+  const stopWhen = spec.stopWhen!;
+  const rule = stopRuleOf(stopWhen, spec.metricRanges);
+  const baseline = stopWhen.against === undefined ? null : await readFrozenBaseline(runDir);
+  return { rule, baseline };
+}
+
+/**
+ * Records every play outside the stopping prefix CANCELLED (those in flight at the stop already
+ * are): a play that finished past the prefix on a fast worker must not enter the statistics, or
+ * they would depend on the worker count.
+ */
+async function cancelOutsidePrefix(summary: SummaryWriter, outside: ReadonlySet<number>): Promise<void> {
+  for (const r of summary.records) {
+    if (!outside.has(r.index) || r.status === 'CANCELLED') continue;
+    await summary.addEpisode({ ...r, status: 'CANCELLED', error: 'played past the prefix the run stopped at (stopWhen)' });
+  }
 }
 
 /** The run's span when tracing is on: under `traceparent` when another process owns the run span. */

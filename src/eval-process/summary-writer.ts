@@ -12,7 +12,7 @@ import { isTerminalRunStatus, type RunStatus } from '../statuses.js';
 import { writeFileAtomic } from '../store/atomic.js';
 import { FILES, readSummary } from '../store/run-dir.js';
 import { recordSummaryDigest } from '../store/summary-digest.js';
-import type { EpisodeRecord, RunSpec, RunSummary } from '../store/types.js';
+import type { EpisodeRecord, RunSpec, RunSummary, StopWhenState } from '../store/types.js';
 import { type Aggregates, computeAggregates } from '../store/aggregate.js';
 import { AggregateFold } from '../store/aggregate-fold.js';
 import { playCountOf, repeatsOf } from '../spec/repeats.js';
@@ -167,6 +167,11 @@ export class SummaryWriter {
   /** Records a worker that retired; it is in summary.json from the next write on (the final one at the latest). */
   retireWorker(workerId: number, reason: string): void {
     this.#summary.retiredWorkers = [...(this.#summary.retiredWorkers ?? []), { workerId, reason }];
+  }
+
+  /** A stopWhen run's watch as it now stands; in summary.json from the next write on. */
+  setStopWhen(state: StopWhenState): void {
+    this.#summary.stopWhen = state;
   }
 
   /** Writes the terminal state, with every episode added. */

@@ -17,7 +17,7 @@ const MAX_REQUIREMENTS = 100;
 
 const finite = (v: number | null | undefined): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
-const GateVerdictRef = builder.enumType('GateVerdict', {
+export const GateVerdictRef = builder.enumType('GateVerdict', {
   description: 'What the gate concludes: `evalctl gate` exits 0, 1 or 2 on these.',
   values: {
     PASS: { value: 'pass' as const, description: 'The anytime-valid interval lies on the required side of the bound.' },

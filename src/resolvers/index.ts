@@ -16,6 +16,7 @@ import './dataset.js';
 import './report.js';
 import './compare.js';
 import './gate.js';
+import './stop-when.js';
 import './sweep.js';
 import './manifest.js';
 import './audit.js';

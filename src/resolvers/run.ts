@@ -17,6 +17,7 @@ import { EPISODES_PAGE, RUNS_PAGE, checkPage } from './paging.js';
 import { EpisodeRef, EpisodeStatusRef, RunRef, RunStatusRef, type EpisodeSource } from './refs.js';
 import { loadRun, loadSpec, loadSummary, sourceFromRow, sourceFromSummary, type RunSource } from './run-source.js';
 import { withoutNulls } from './without-nulls.js';
+import { StopWhenInputRef, stopWhenOfInput } from './stop-when.js';
 import { CiMethodRef, MetricGoalRef } from './stats-refs.js';
 import { orderAggregates } from '../compare/metric-order.js';
 import { ci95Of as intervalOf } from '../store/aggregate.js';
@@ -532,6 +533,7 @@ export const StartEvalInputRef = builder.inputType('StartEvalInput', {
       description:
         'The share of counted plays (all but CANCELLED) that may end INFRA_ERROR, 0..1 (default 0: any fails the run); above it the run ends FAILED with error code INFRA_ERRORS, naming the first error and how many plays it hit.',
     }),
+    stopWhen: t.field({ type: StopWhenInputRef, description: 'Stop the run as soon as its answer is known (docs/statistics.md).' }),
     preflight: t.boolean({
       description:
         "Whether the graph's nodesets check what they depend on (each model endpoint its llm nodes call) once before the first episode; one that does not answer fails the run at once (FAILED, PREFLIGHT_FAILED, naming the URL and the answer). Default true.",
@@ -564,6 +566,7 @@ builder.mutationFields((t) => ({
       try {
         // The scheduler checks the input with the run-spec schema; waitForRoomSec is how to submit, not what.
         const { waitForRoomSec, ...fields } = withoutNulls(input) as SubmitInput & { waitForRoomSec?: number };
+        if (input.stopWhen) Object.assign(fields, { stopWhen: stopWhenOfInput(withoutNulls(input.stopWhen) as { when: string }) });
         const summary =
           waitForRoomSec === undefined
             ? await ctx.scheduler.submit(fields)

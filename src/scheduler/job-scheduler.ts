@@ -61,6 +61,8 @@ import type {
 } from './types.js';
 
 import type { EndpointUse } from '../core/types.js';
+import { RunReader } from '../store/run-reader.js';
+import { frozenBaselineFor, writeFrozenBaseline } from '../compare/frozen-baseline.js';
 
 export type { JobSchedulerOptions } from './scheduler-options.js';
 
@@ -224,6 +226,10 @@ export class JobScheduler {
     await this.start();
     const input = parseRunInput(fields);
     const { queueCapacity, graphDirs, staticCapacity } = this.settings;
+    if (input.stopWhen && this.settings.remote)
+      throw new BadInputError(
+        'stopWhen: a run that stops early plays in one eval process; this server spreads runs over workers (--redis), which do not stop early',
+      );
     if (this.queued.length + this.submitting >= queueCapacity) throw new QueueFullError(queueCapacity);
     // Scale-out: refused before anything is written when the run could not reach the workers.
     await this.settings.remote?.assertReachable();
@@ -274,6 +280,8 @@ export class JobScheduler {
           },
         );
         if (frozen?.audit) spec.audit = frozen.audit;
+        if (spec.stopWhen?.against)
+          await writeFrozenBaseline(made.dir, await frozenBaselineFor(spec, new RunReader(this.outputsDir), spec.stopWhen.against));
         await writeSpec(made.dir, spec);
         await recordRunManifest(made.dir, spec, graph.nodesets, graphDirs.workspaceDir);
         // The summary goes down before the (slow) host start, so a crash here still leaves a recoverable queued run.

@@ -296,6 +296,37 @@ const inputFields = {
    * answer; absent means true.
    */
   preflight: bool().optional(),
+  /**
+   * Stop the run early (docs/statistics.md, "Stopping early"): the episodes are played in a
+   * seeded permutation of the plan, and after each completed prefix of that order the run stops
+   * once the anytime-valid comparison against the run `against` decides `requirements`
+   * (`when: 'decided'`), or once the interval's half-width is at most `when.halfwidth`. The
+   * episode count is the budget. Absent: the run plays every episode.
+   */
+  stopWhen: z
+    .strictObject({
+      /** The baseline run's id; its scores are frozen into the run directory at submit. */
+      against: z
+        .string({ error: 'must be a run id' })
+        .regex(/^\d{8}_\d{6}(_\d{1,4})?$/, { error: 'must be a run id (YYYYMMDD_HHMMSS[_N])' })
+        .optional(),
+      /** `'decided'` (needs `against`), or `{ halfwidth: x }`: stop once the interval is at most ±x. */
+      when: z.union([z.literal('decided'), z.strictObject({ halfwidth: positiveNumber() })], {
+        error: 'must be "decided" or { halfwidth: x } with x > 0',
+      }),
+      /**
+       * What candidate − baseline must meet, as the gate takes it (`success > 0`, `success >= -0.02`,
+       * `|success| <= 0.02`); one requirement. @default the primary metric better than the baseline
+       */
+      requirements: z.array(name('requirement')).max(1, { error: 'takes one requirement: the run stops on one metric' }).optional(),
+      /** The metric whose half-width a run without a baseline watches. @default the requirement's, else the primary metric */
+      metric: name('metric name').optional(),
+    })
+    .refine((s) => s.when !== 'decided' || s.against !== undefined, {
+      error: 'when "decided" compares against a baseline: set against to its run id (--against)',
+      path: ['against'],
+    })
+    .optional(),
 };
 
 /** episodeCount × repeats plays must stay within maxEpisodes: the run has one record per play. */

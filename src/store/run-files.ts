@@ -11,4 +11,6 @@ export const FILES = {
   done: '_DONE',
   process: 'process.json',
   episodes: 'episodes',
+  /** A stopWhen run's baseline scores, frozen at submit (compare/frozen-baseline.ts). */
+  baselineScores: 'baseline-scores.json',
 } as const;

@@ -112,6 +112,27 @@ const summaryHeadFields = {
   statusCounts: z.partialRecord(z.enum(EPISODE_STATUSES), count),
   timedOut: z.boolean(),
   retiredWorkers: z.array(z.object({ workerId: z.number().int().nonnegative(), reason: z.string() })).optional(),
+  stopWhen: z
+    .object({
+      rule: z.string(),
+      metric: z.string(),
+      requirement: z.string().nullable(),
+      against: z.string().nullable(),
+      read: count,
+      interval: z.array(z.number()).nullable(),
+      verdict: z.enum(['pass', 'fail', 'inconclusive']).nullable(),
+      path: z.array(z.array(z.number())),
+      stopped: z
+        .object({
+          reason: z.enum(['decided', 'halfwidth', 'budget']),
+          atEpisode: count,
+          planned: count,
+          saved: count,
+          fixedNPlan: count.nullable(),
+        })
+        .nullable(),
+    })
+    .optional(),
   pid: z.number().int().positive().optional(),
 };
 

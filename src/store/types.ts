@@ -136,6 +136,8 @@ export interface RunSummary {
    * A placement field, like the timings.
    */
   retiredWorkers?: RetiredWorker[];
+  /** A run with stopWhen: where its anytime-valid interval stands, and once it stopped, why and at which episode. */
+  stopWhen?: StopWhenState;
   /** Eval process pid while running. */
   pid?: number;
   /**
@@ -144,6 +146,37 @@ export interface RunSummary {
    * (store/summary-digest.ts).
    */
   summaryModified?: true;
+}
+
+/** A stopWhen run's watch (eval-process/early-stop.ts), read over the completed prefix of its hand-out order. */
+export interface StopWhenState {
+  /** `decided` or `halfwidth<=x`. */
+  rule: string;
+  metric: string;
+  /** The requirement a `decided` rule judges (`success > 0`); null for a half-width rule. */
+  requirement: string | null;
+  /** The baseline's run id; null when the run watches its own mean. */
+  against: string | null;
+  /** Records of the prefix read. */
+  read: number;
+  /** The anytime-valid interval after the prefix: of candidate − baseline, or of the run's own mean. */
+  interval: [number, number] | null;
+  /** A `decided` rule's verdict so far (inconclusive while it goes on); null for a half-width rule. */
+  verdict: 'pass' | 'fail' | 'inconclusive' | null;
+  /** The interval's path as the prefix grew: [records read, low, high], thinned to at most 200 points. */
+  path: Array<[number, number, number]>;
+  /** Set once it stopped (or read its whole budget). */
+  stopped: {
+    reason: 'decided' | 'halfwidth' | 'budget';
+    /** The prefix length it stopped at. */
+    atEpisode: number;
+    /** The plan's episodes (the budget). */
+    planned: number;
+    /** planned − atEpisode: episodes not played. */
+    saved: number;
+    /** Episodes a fixed-n plan would have needed for the same answer, from the values read; null where they cannot say. */
+    fixedNPlan: number | null;
+  } | null;
 }
 
 export interface RetiredWorker {

@@ -31,6 +31,7 @@ RUN_FIELDS = """
   statusCounts { status count }
   error { code message }
   concurrency { workers perWorker maxInFlight asked basis limits { name limit reason } }
+  stopWhen { rule metric requirement against read low high verdict stopped { reason atEpisode planned saved fixedNPlan } }
 """
 
 PROGRESS = """subscription Follow($id: ID!) {
@@ -204,6 +205,7 @@ class Client:
 
         Other StartEvalInput fields go as keywords, in Python or GraphQL spelling:
         priority=5, per_step_timeout_sec=10, episode_offset=100, memoryBudgetMb=4096, …
+        stop_when={"when": "decided", "against": baseline_id, "requirements": ["spl > 0"]} stops the run early.
         """
         given = dict(
             episodes=episodes, workers=workers, seed=seed, overrides=overrides, dataset=dataset, split=split, step_budget=step_budget

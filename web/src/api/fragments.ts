@@ -29,6 +29,7 @@ export const RunDetailFields = graphql(
     ...RunRowFields
     seq seed timedOut error { code message } name cancelRequested codeTools summaryModified
     retiredWorkers { workerId reason }
+    stopWhen { rule metric requirement against read low high verdict path { read low high } stopped { reason atEpisode planned saved fixedNPlan } }
     aggregateByTask { task metrics { ...MetricAggregateFields } }
     statusCounts { status count }
     models { node type model baseUrl sampling reported { model systemFingerprint calls } repeatsNote }
@@ -64,6 +65,7 @@ export type RunDetail = ResultOf<typeof RunDetailFields>;
 export type TaskAggregate = RunDetail['aggregateByTask'][number];
 export type RunModel = RunDetail['models'][number];
 export type RunConcurrency = NonNullable<RunDetail['concurrency']>;
+export type RunStopWhen = NonNullable<RunDetail['stopWhen']>;
 export type EpisodeRow = ResultOf<typeof EpisodeRowFields>;
 export type QueueEntry = ResultOf<typeof QueueEntryFields>;
 export type ActiveJob = ResultOf<typeof ActiveJobFields>;

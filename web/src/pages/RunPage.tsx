@@ -13,6 +13,7 @@ import { MetricCards } from '../components/MetricCards.js';
 import { RunAbout } from '../components/RunAbout.js';
 import { RunModels } from '../components/RunModels.js';
 import { RunConcurrency } from '../components/RunConcurrency.js';
+import { StopWhenPanel } from '../components/StopWhenPanel.js';
 import { RunEndings } from '../components/RunEndings.js';
 import { ProgressBar } from '../components/ProgressBar.js';
 import { RunReportSection } from '../components/RunReport.js';
@@ -120,6 +121,7 @@ export function RunPage({ runId, episode }: { runId: string; episode: number | n
             )}
           </p>
           <RunConcurrency concurrency={run.concurrency} />
+          <StopWhenPanel stopWhen={run.stopWhen} />
         </div>
         <div className="actions">
           {live && <CancelButton runId={run.id} stopping={run.cancelRequested} onCancelled={q.refetch} />}
