@@ -11,4 +11,6 @@ export const FILES = {
   done: '_DONE',
   process: 'process.json',
   episodes: 'episodes',
+  /** The episode records, one JSON line each, appended as episodes finish (store/records-file.ts). */
+  records: 'records.jsonl',
 } as const;
