@@ -93,7 +93,7 @@ export interface RunBatchOptions {
   traceparent?: string;
 }
 
-/** Runs the batch described by `runDir`; resolves with the final summary (never rejects for a run that failed). */
+/** Runs the batch described by `runDir`; resolves with the final summary, its records read back from records.jsonl (never rejects for a run that failed). */
 export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
   const { runDir } = opts;
   const log = opts.log ?? (() => {});
@@ -350,7 +350,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     await writeScoreIndexOfSummary(runDir, full).catch((err: unknown) => log(`score-index.json not written: ${errorMessage(err)}`));
   }
   await touchDone(runDir);
-  return final;
+  return full ? { ...full, seq: final.seq } : final;
 }
 
 /** Each play's index, ending and (for INFRA_ERROR only) error, streamed from records.jsonl: what infraFailureOf reads. */
@@ -397,7 +397,7 @@ async function failOnSpec(runDir: string, err: SpecInvalidError, opts: RunBatchO
   await writeSummary(runDir, final);
   opts.onSummary?.(final);
   await touchDone(runDir);
-  return final;
+  return full ? { ...full, seq: final.seq } : final;
 }
 
 /** A stop on request is CANCELLED; one whose reason is an ABORTED error (the parent died) is ABORTED, saying why. */
