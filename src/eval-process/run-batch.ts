@@ -397,7 +397,7 @@ async function failOnSpec(runDir: string, err: SpecInvalidError, opts: RunBatchO
   await writeSummary(runDir, final);
   opts.onSummary?.(final);
   await touchDone(runDir);
-  return full ? { ...full, seq: final.seq } : final;
+  return final;
 }
 
 /** A stop on request is CANCELLED; one whose reason is an ABORTED error (the parent died) is ABORTED, saying why. */

@@ -26,8 +26,8 @@ export const hasRecordsFile = (runDir: string): boolean => existsSync(recordsPat
 
 /** Where each index's latest line lies in one version of records.jsonl. */
 export interface RecordsIndex {
-  /** Index → [byte offset, byte length] of its latest complete line. */
-  readonly lines: ReadonlyMap<number, readonly [number, number]>;
+  /** Index → [byte offset, byte length, ending] of its latest complete line. */
+  readonly lines: ReadonlyMap<number, readonly [number, number, string]>;
   /** The indices, ascending. */
   readonly indices: readonly number[];
   /** Bytes of the file covered: up to the end of its last complete line. */
@@ -36,7 +36,7 @@ export interface RecordsIndex {
 
 interface CachedIndex {
   ino: number;
-  lines: Map<number, [number, number]>;
+  lines: Map<number, [number, number, string]>;
   sorted: number[] | undefined;
   scanned: number;
 }
@@ -45,15 +45,25 @@ interface CachedIndex {
 const cache = new Map<string, CachedIndex>();
 const CACHED_FILES = 32;
 const SCAN_CHUNK = 1 << 20;
-/** The canonical key order puts `index` first: most lines need no parse to be indexed. */
+/**
+ * The canonical key order puts `index` first and `status` third: most lines need no parse to be
+ * indexed. A quote inside a JSON string is escaped, so the first `"status":"` is the key's.
+ */
 const INDEX_PREFIX = /^\{"index":(\d{1,9}),/;
+const STATUS_KEY = /"status":"([A-Z_]{1,40})"/;
+/** How far into a line its status is looked for before the line is parsed instead. */
+const HEAD_BYTES = 512;
 
-function indexOfLine(buf: Buffer, start: number, end: number): number | undefined {
-  const head = INDEX_PREFIX.exec(buf.toString('latin1', start, Math.min(end, start + 24)));
-  if (head) return Number(head[1]);
+function keyOfLine(buf: Buffer, start: number, end: number): { index: number; status: string } | undefined {
+  const head = buf.toString('latin1', start, Math.min(end, start + HEAD_BYTES));
+  const index = INDEX_PREFIX.exec(head);
+  const status = STATUS_KEY.exec(head);
+  if (index && status) return { index: Number(index[1]), status: status[1]! };
   try {
-    const index = (JSON.parse(buf.toString('utf8', start, end)) as { index?: unknown } | null)?.index;
-    return typeof index === 'number' && Number.isInteger(index) && index >= 0 ? index : undefined;
+    const r = JSON.parse(buf.toString('utf8', start, end)) as { index?: unknown; status?: unknown } | null;
+    const i = r?.index;
+    if (typeof i !== 'number' || !Number.isInteger(i) || i < 0) return undefined;
+    return { index: i, status: typeof r?.status === 'string' ? r.status : '' };
   } catch {
     // A line that is not JSON (torn by a crash, edited): not a record.
     return undefined;
@@ -61,7 +71,7 @@ function indexOfLine(buf: Buffer, start: number, end: number): number | undefine
 }
 
 /** Scans `fh` from `from` to `size`, adding each complete line; returns the end of the last complete line. */
-async function scan(fh: FileHandle, lines: Map<number, [number, number]>, from: number, size: number): Promise<number> {
+async function scan(fh: FileHandle, lines: Map<number, [number, number, string]>, from: number, size: number): Promise<number> {
   let pos = from;
   let carry: Buffer = Buffer.alloc(0);
   let carryAt = from;
@@ -74,8 +84,8 @@ async function scan(fh: FileHandle, lines: Map<number, [number, number]>, from: 
     let start = 0;
     for (let nl = buf.indexOf(10, start); nl >= 0; nl = buf.indexOf(10, start)) {
       if (nl > start) {
-        const index = indexOfLine(buf, start, nl);
-        if (index !== undefined) lines.set(index, [carryAt + start, nl - start]);
+        const key = keyOfLine(buf, start, nl);
+        if (key !== undefined) lines.set(key.index, [carryAt + start, nl - start, key.status]);
       }
       start = nl + 1;
     }
@@ -177,40 +187,26 @@ export async function readAllRecords(runDir: string): Promise<EpisodeRecord[]> {
   return out;
 }
 
-/** One page of records in index order, optionally only those `keep` accepts. */
+/** One page of records in index order. */
 export interface RecordsPage {
   items: EpisodeRecord[];
-  /** Records on all pages (those `keep` accepts). */
+  /** Records on all pages (those with the ending asked for). */
   total: number;
 }
 
 /**
- * Records `offset … offset+limit-1` in index order; without a filter only the page's lines are
- * read. With `keep`, every record is read (streaming) to count the matching ones.
+ * Records `offset … offset+limit-1` in index order, only those that ended `status` when given:
+ * the index knows each line's ending, so only the page's lines are read.
  */
-export async function readRecordsPage(
-  runDir: string,
-  offset: number,
-  limit: number,
-  keep?: (r: EpisodeRecord) => boolean,
-): Promise<RecordsPage | null> {
+export async function readRecordsPage(runDir: string, offset: number, limit: number, status?: string): Promise<RecordsPage | null> {
   const index = await recordsIndex(runDir);
   if (!index) return null;
-  if (keep) {
-    const items: EpisodeRecord[] = [];
-    let total = 0;
-    for await (const r of readRecords(runDir)) {
-      if (!keep(r)) continue;
-      if (total >= offset && items.length < limit) items.push(r);
-      total += 1;
-    }
-    return { items, total };
-  }
-  const wanted = index.indices.slice(offset, offset + limit);
-  if (wanted.length === 0) return { items: [], total: index.indices.length };
+  const matching = status === undefined ? index.indices : index.indices.filter((i) => index.lines.get(i)![2] === status);
+  const wanted = matching.slice(offset, offset + limit);
+  if (wanted.length === 0) return { items: [], total: matching.length };
   const fh = await open(recordsPath(runDir), 'r');
   try {
-    return { items: await readLines(fh, index, wanted), total: index.indices.length };
+    return { items: await readLines(fh, index, wanted), total: matching.length };
   } finally {
     await fh.close();
   }

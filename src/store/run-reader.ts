@@ -151,7 +151,7 @@ export class RunReader {
    * through records.jsonl's index; null for a run without records.jsonl (its records are in summary.json).
    */
   async readEpisodePage(runId: string, offset: number, first: number, status?: EpisodeStatus): Promise<RecordsPage | null> {
-    return readRecordsPage(this.runDir(runId), offset, first, status === undefined ? undefined : (r) => r.status === status);
+    return readRecordsPage(this.runDir(runId), offset, first, status);
   }
 
   /** spec.json parsed with the run-spec schema, or null when it is missing; SPEC_INVALID naming the field when it is not a valid spec. */
