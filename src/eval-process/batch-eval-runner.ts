@@ -35,6 +35,8 @@ const EVICT_TIMEOUT_MS = 2000;
 const MAX_PRICED_PLAYS = 1024;
 /** Pricing the episodes never holds a run's start longer than this. */
 const PRICE_TIMEOUT_MS = 2000;
+/** Episodes a worker may have played and not yet written before it waits for their writes (memory stays flat when the disk falls behind). */
+export const WRITES_BEHIND = 2;
 /** Loading an episode (panel cascade, play, load) that takes longer than this ends it TIMEOUT. */
 export const LOAD_TIMEOUT_MS = 60_000;
 /** After a TIMEOUT, a host that does not answer /health within this is replaced. */
@@ -246,7 +248,12 @@ export class BatchEvalRunner {
     const callerId = `${spec.runId}/w${workerId}`;
     const slot = pool.lease(workerId);
     /** The chain of this worker's episode writes, and the first that failed. */
-    const written: { tail: Promise<void>; failed: boolean; error: unknown } = { tail: Promise.resolve(), failed: false, error: undefined };
+    const written: { tail: Promise<void>; pending: number; failed: boolean; error: unknown } = {
+      tail: Promise.resolve(),
+      pending: 0,
+      failed: false,
+      error: undefined,
+    };
     let standing = true;
     try {
       if (!(await this.#orRetire(workerId, cursor, 'could not start', () => pool.ready(workerId)))) {
@@ -268,11 +275,19 @@ export class BatchEvalRunner {
         // The episode's files and summary entry are written while the next episode plays (in order,
         // one behind): with many workers finishing at once, the next model call or step goes out
         // first instead of queueing behind every other worker's writes.
-        written.tail = written.tail.then(finish).catch((err: unknown) => {
-          written.failed = true;
-          written.error = err;
-          if (!this.#stopped()) this.#fatal.abort(err);
-        });
+        written.pending += 1;
+        written.tail = written.tail
+          .then(finish)
+          .catch((err: unknown) => {
+            written.failed = true;
+            written.error = err;
+            if (!this.#stopped()) this.#fatal.abort(err);
+          })
+          .finally(() => {
+            written.pending -= 1;
+          });
+        // A disk slower than the play (a loaded machine) must not queue episodes without end: each holds its log until written.
+        if (written.pending > WRITES_BEHIND) await written.tail;
         if (record.status === 'CRASHED' || (record.status === 'TIMEOUT' && !(await answers(slot)))) pool.markSuspect(workerId);
         if (record.status === 'CRASHED') await this.#lentHostsBack();
       }
