@@ -100,18 +100,21 @@ describe('auditRun', () => {
     expect(codeOf(await server.gql(AUDIT, { id: started.auditRunId }))).toBe('BAD_USER_INPUT');
 
     // Records that do not come out again (edited here, as a nondeterministic graph would make them): FAILED, with the field.
-    // The episodes' own records are edited: an edited summary.json alone is not believed (its digest no longer matches).
+    // The run's records (records.jsonl) and the episodes' own records are edited.
     const runDir = join(server.dir, 'outputs', 'eval_runs', id);
-    const summaryPath = join(runDir, 'summary.json');
-    const summary = JSON.parse(await readFile(summaryPath, 'utf8'));
-    for (const e of summary.episodes) {
+    const recordsPath = join(runDir, 'records.jsonl');
+    const lines = (await readFile(recordsPath, 'utf8')).trimEnd().split('\n');
+    const edited: string[] = [];
+    for (const line of lines) {
+      const e = JSON.parse(line);
       e.metrics.spl = 0.123;
+      edited.push(`${JSON.stringify(e)}\n`);
       const recordPath = join(episodeDir(runDir, e.index), 'episode.json');
       const record = JSON.parse(await readFile(recordPath, 'utf8'));
       record.metrics.spl = 0.123;
       await writeFile(recordPath, JSON.stringify(record));
     }
-    await writeFile(summaryPath, JSON.stringify(summary));
+    await writeFile(recordsPath, edited.join(''));
     expect((await server.gql(AUDIT, { id, sample: 2, workerCount: 3 })).errors).toBeUndefined();
     const failed = await waitFor(
       'the failed verdict',

@@ -127,7 +127,7 @@ async function checkRetried(outputs: string, runId: string, before: RunSummary, 
   const attempts = JSON.parse(await readFile(join(dir, 'attempts.json'), 'utf8')) as AttemptsFile;
   expect(attempts.attempts.map((a) => a.attempt)).toEqual([1, 2]);
   expect(attempts.attempts[1]!.indices).toEqual(retried);
-  const earlier = JSON.parse(await readFile(join(dir, 'attempts', '1', 'summary.json'), 'utf8')) as RunSummary;
+  const earlier = await readSummary(join(dir, 'attempts', '1'));
   expect(earlier.episodes).toEqual(before.episodes);
   for (const i of retried) {
     const ep = `ep${String(i).padStart(4, '0')}`;

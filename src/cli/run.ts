@@ -34,7 +34,7 @@ import { readRunFile, RunFileError, runFileLabels, type SweepGrid } from '../spe
 import { runSpecOf, type RunInput } from '../spec/run-spec.js';
 import { runPolicyFromEnv } from '../spec/run-policy.js';
 import { assertTaskHasShards, describeIndices, episodeIndicesOf, parseShardFlag, type ShardTask } from '../spec/shards.js';
-import { FILES, createRunDir, isDone, readSummary, touchDone, writeSpec, writeSummary } from '../store/run-dir.js';
+import { FILES, createRunDir, isDone, readSummary, readSummaryHead, touchDone, writeSpec, writeSummary } from '../store/run-dir.js';
 import { describeStorage, storageCodeOfExit } from '../store/storage-fault.js';
 import { ci95Of, shownStderr } from '../store/aggregate.js';
 import type { MetricAggregate, RunSpec, RunSummary, StopWhenState } from '../store/types.js';
@@ -363,11 +363,11 @@ export async function run(argv: string[]): Promise<number> {
 
   const started = Date.now();
   let last: RunSummary | undefined;
-  // Without a progress line the summary is read only as a fallback for the end (a large run's summary
-  // is megabytes to parse, and a scripted run's CLI should not take CPU from its own eval process).
+  // Without a progress line the summary is read only as a fallback for the end (a scripted run's CLI
+  // should not take CPU from its own eval process); progress needs summary.json alone, not the records.
   const poll = setInterval(
     () => {
-      void readSummary(dir)
+      void readSummaryHead(dir)
         .then((s) => {
           if (last && s.seq <= last.seq) return;
           last = s;

@@ -38,6 +38,8 @@ const EVICT_TIMEOUT_MS = 2000;
 const MAX_PRICED_PLAYS = 1024;
 /** Pricing the episodes never holds a run's start longer than this. */
 const PRICE_TIMEOUT_MS = 2000;
+/** Episodes a worker may have played and not yet written before it waits for their writes (memory stays flat when the disk falls behind). */
+export const WRITES_BEHIND = 2;
 /** Loading an episode (panel cascade, play, load) that takes longer than this ends it TIMEOUT. */
 export const LOAD_TIMEOUT_MS = 60_000;
 /** After a TIMEOUT, a host that does not answer /health within this is replaced. */
@@ -111,8 +113,10 @@ export interface BatchEvalRunnerOptions {
 /** One worker's state shared by its episodes in flight. */
 interface WorkerLane {
   slot: WorkerSlot;
-  /** The chain of this worker's episode writes, and the first that failed. */
-  written: { tail: Promise<void>; failed: boolean; error: unknown };
+  /** The chain of this worker's episode writes, how many are not yet written, and the first that failed. */
+  written: { tail: Promise<void>; pending: number; failed: boolean; error: unknown };
+  /** Played-but-unwritten episodes past which an episode waits for the writes: WRITES_BEHIND per episode in flight. */
+  writesBehind: number;
   /** The health check under way, which every episode of the worker waits on. */
   checking: Promise<boolean> | undefined;
   /** The worker retired (its hosts could not be brought up): its episodes take no more. */
@@ -271,13 +275,14 @@ export class BatchEvalRunner {
     }
     const { pool, spec } = this.#o;
     const slot = pool.lease(workerId);
+    const episodes = this.#o.concurrency ? episodesOfWorker(this.#o.concurrency, workerId) : 1;
     const lane: WorkerLane = {
       slot,
-      written: { tail: Promise.resolve(), failed: false, error: undefined },
+      written: { tail: Promise.resolve(), pending: 0, failed: false, error: undefined },
+      writesBehind: WRITES_BEHIND * episodes,
       checking: undefined,
       retired: false,
     };
-    const episodes = this.#o.concurrency ? episodesOfWorker(this.#o.concurrency, workerId) : 1;
     // The first keeps the worker's own caller id: a run of one episode per worker calls the batchers as before.
     const callers = Array.from({ length: episodes }, (_, j) =>
       j === 0 ? `${spec.runId}/w${workerId}` : `${spec.runId}/w${workerId}.${j}`,
@@ -334,11 +339,19 @@ export class BatchEvalRunner {
       // The episode's files and summary entry are written while the next episode plays (in order,
       // one behind): with many workers finishing at once, the next model call or step goes out
       // first instead of queueing behind every other worker's writes.
-      written.tail = written.tail.then(finish).catch((err: unknown) => {
-        written.failed = true;
-        written.error = err;
-        if (!this.#stopped()) this.#fatal.abort(err);
-      });
+      written.pending += 1;
+      written.tail = written.tail
+        .then(finish)
+        .catch((err: unknown) => {
+          written.failed = true;
+          written.error = err;
+          if (!this.#stopped()) this.#fatal.abort(err);
+        })
+        .finally(() => {
+          written.pending -= 1;
+        });
+      // A disk slower than the play (a loaded machine) must not queue episodes without end: each holds its log until written.
+      if (written.pending > lane.writesBehind) await written.tail;
       if (record.status === 'CRASHED' || (record.status === 'TIMEOUT' && !(await answers(slot)))) pool.markSuspect(workerId);
       if (record.status === 'CRASHED') await this.#lentHostsBack();
     }

@@ -39,7 +39,8 @@ import { activeTracing } from '../tracing/tracing.js';
 import type { RunSpan } from '../tracing/spans.js';
 import { runSpanInfo } from './run-span-info.js';
 import { runPreflights } from './run-preflights.js';
-import { infraFailureOf } from '../store/infra-failure.js';
+import { infraFailureOf, type PlayEnding } from '../store/infra-failure.js';
+import { hasRecordsFile, readRecords } from '../store/records-file.js';
 import { readFrozenBaseline } from '../compare/frozen-baseline.js';
 import { EarlyStop, type EarlyStopOptions } from './early-stop.js';
 import { stopRuleOf } from '../compare/stop-rule.js';
@@ -95,7 +96,7 @@ export interface RunBatchOptions {
   traceparent?: string;
 }
 
-/** Runs the batch described by `runDir`; resolves with the final summary (never rejects for a run that failed). */
+/** Runs the batch described by `runDir`; resolves with the final summary, its records read back from records.jsonl (never rejects for a run that failed). */
 export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
   const { runDir } = opts;
   const log = opts.log ?? (() => {});
@@ -111,8 +112,13 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
   const retryIndices = pendingIndicesOf(await readAttempts(runDir));
   if (retryIndices) {
     const replaced = new Set(retryIndices);
-    const before = await readSummary(runDir).catch(() => null);
-    summary.keep((before?.episodes ?? []).filter((r) => !replaced.has(r.index)));
+    if (hasRecordsFile(runDir)) {
+      for await (const r of readRecords(runDir)) if (!replaced.has(r.index)) summary.keep([r]);
+    } else {
+      // A retry prepared before records.jsonl existed: the kept records are only in summary.json.
+      const before = await readSummary(runDir).catch(() => null);
+      summary.putBack((before?.episodes ?? []).filter((r) => !replaced.has(r.index)));
+    }
   }
   const emit = (s: RunSummary): RunSummary => {
     opts.onSummary?.(s);
@@ -331,7 +337,7 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
     others?.dropIdle();
     await others?.done;
     if (laneError && !opts.signal?.aborted) throw laneError;
-    if (early?.stoppedEarly) await cancelOutsidePrefix(summary, early.outsidePrefix());
+    if (early?.stoppedEarly) await cancelOutsidePrefix(runDir, summary, early.outsidePrefix());
     if (opts.signal?.aborted) ({ status, error } = stoppedBy(opts.signal.reason));
   } catch (err) {
     if (opts.signal?.aborted) {
@@ -357,15 +363,16 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
   }
   // A retry stopped before it played all it was to play: the earlier records of the rest come back.
   if (status !== 'COMPLETED')
-    summary.keep(
-      await putBackUnplayed(runDir, summary.records).catch((err: unknown): EpisodeRecord[] => {
+    summary.putBack(
+      await putBackUnplayed(runDir, (index) => summary.has(index)).catch((err: unknown): EpisodeRecord[] => {
         log(`earlier records not put back: ${errorMessage(err)}`);
         return [];
       }),
     );
   // A whole run only: a partial's plays are judged where they are joined.
   if (status === 'COMPLETED' && !spec.shard && !spec.audit && !spec.episodeIndices) {
-    const infra = infraFailureOf(summary.records, spec.maxInfraErrorRate);
+    await summary.flush();
+    const infra = infraFailureOf(await playEndings(runDir), spec.maxInfraErrorRate);
     if (infra) {
       status = 'FAILED';
       error = infra;
@@ -374,15 +381,34 @@ export async function runBatch(opts: RunBatchOptions): Promise<RunSummary> {
   }
   const final = emit(await summary.finish(status, error));
   span?.end(final.status, final.error);
-  await recordReportedModels(runDir, final.episodes).catch((err: unknown) =>
+  await recordReportedModels(runDir, await reportedModelsOf(runDir)).catch((err: unknown) =>
     log(`manifest.json: reported models not written: ${errorMessage(err)}`),
   );
-  // Before _DONE, so whoever waits for the run finds its report; a report that cannot be built does not fail the run.
-  await writeReport(runDir, final).catch((err: unknown) => log(`report.json not written: ${errorMessage(err)}`));
-  // So the first comparison of this run reads its scores, not megabytes of records; without it, that comparison builds it.
-  await writeScoreIndexOfSummary(runDir, final).catch((err: unknown) => log(`score-index.json not written: ${errorMessage(err)}`));
+  // The report and the score index are built over the whole list of records, read once here.
+  const full = await readSummary(runDir).catch(() => null);
+  if (full) {
+    // Before _DONE, so whoever waits for the run finds its report; a report that cannot be built does not fail the run.
+    await writeReport(runDir, full).catch((err: unknown) => log(`report.json not written: ${errorMessage(err)}`));
+    // So the first comparison of this run reads its scores, not megabytes of records; without it, that comparison builds it.
+    await writeScoreIndexOfSummary(runDir, full).catch((err: unknown) => log(`score-index.json not written: ${errorMessage(err)}`));
+  }
   await touchDone(runDir);
-  return final;
+  return full ? { ...full, seq: final.seq } : final;
+}
+
+/** Each play's index, ending and (for INFRA_ERROR only) error, streamed from records.jsonl: what infraFailureOf reads. */
+async function playEndings(runDir: string): Promise<PlayEnding[]> {
+  const out: PlayEnding[] = [];
+  for await (const r of readRecords(runDir))
+    out.push(r.status === 'INFRA_ERROR' ? { index: r.index, status: r.status, error: r.error } : { index: r.index, status: r.status });
+  return out;
+}
+
+/** The records' reportedModels, streamed from records.jsonl (records without any are skipped). */
+async function reportedModelsOf(runDir: string): Promise<Array<Pick<EpisodeRecord, 'reportedModels'>>> {
+  const out: Array<Pick<EpisodeRecord, 'reportedModels'>> = [];
+  for await (const r of readRecords(runDir)) if (r.reportedModels) out.push({ reportedModels: r.reportedModels });
+  return out;
 }
 
 /** A stopWhen run's rule and frozen baseline. */
@@ -398,11 +424,13 @@ async function stopPlanOf(runDir: string, spec: RunSpec): Promise<Pick<EarlyStop
  * are): a play that finished past the prefix on a fast worker must not enter the statistics, or
  * they would depend on the worker count.
  */
-async function cancelOutsidePrefix(summary: SummaryWriter, outside: ReadonlySet<number>): Promise<void> {
-  for (const r of summary.records) {
-    if (!outside.has(r.index) || r.status === 'CANCELLED') continue;
+async function cancelOutsidePrefix(runDir: string, summary: SummaryWriter, outside: ReadonlySet<number>): Promise<void> {
+  await summary.appended();
+  // Read first, then replaced: at most the plays in flight at the stop, and the file is not read while it grows.
+  const played: EpisodeRecord[] = [];
+  for await (const r of readRecords(runDir)) if (outside.has(r.index) && r.status !== 'CANCELLED') played.push(r);
+  for (const r of played)
     await summary.addEpisode({ ...r, status: 'CANCELLED', error: 'played past the prefix the run stopped at (stopWhen)' });
-  }
 }
 
 /** The run's span when tracing is on: under `traceparent` when another process owns the run span. */

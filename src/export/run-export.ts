@@ -1,7 +1,7 @@
 /**
  * A run's downloads, each a stream read from its run directory as it is sent: the episodes
  * as CSV or JSONL (one record read at a time, so memory stays flat however many episodes),
- * summary.json as it is on disk, and the whole directory as a tar.gz.
+ * the summary with its records (streamed the same way), and the whole directory as a tar.gz.
  */
 import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { episodeRecords } from '../store/episode-records.js';
+import { hasRecordsFile, readRecords } from '../store/records-file.js';
 import { FILES, readSpec } from '../store/run-dir.js';
 import { changedAfterFinish, recordedSummary } from '../store/summary-digest.js';
 import { parseSummaryText } from '../store/summary-schema.js';
@@ -36,7 +37,7 @@ export const EXPORT_TYPES: Record<ExportFormat, { ext: string; contentType: stri
 /** Bytes gathered before a chunk is handed on: one write per many rows, not one per row. */
 const CHUNK_BYTES = 64 * 1024;
 
-async function* batched(lines: AsyncIterable<string>): AsyncGenerator<string> {
+async function* batched(lines: AsyncIterable<string> | Iterable<string>): AsyncGenerator<string> {
   let buf = '';
   for await (const line of lines) {
     buf += line;
@@ -88,12 +89,39 @@ export async function* jsonlLines(runDir: string, signal?: AbortSignal): AsyncGe
  * finish with `"summaryModified": true`, never the edited file.
  */
 export async function summaryText(runDir: string): Promise<string> {
+  let text = '';
+  for await (const chunk of await summaryChunks(runDir)) text += chunk;
+  return text;
+}
+
+/** Stands in for the records while the summary's other fields are serialised; JSON escapes the NUL, so no field's text holds it raw. */
+const SLOT = '\u0000episodes';
+
+/**
+ * The summary as JSON with its records as `episodes`: summary.json as it is on disk when it holds
+ * them (a run written before records.jsonl), else summary.json with records.jsonl's records
+ * streamed into it in index order, one at a time. The first chunk is ready before any record is
+ * read, so a summary that is not valid fails before the first byte.
+ */
+export async function summaryChunks(runDir: string, signal?: AbortSignal): Promise<AsyncIterable<string> | Iterable<string>> {
   const path = join(runDir, FILES.summary);
   const text = await readFile(path, 'utf8');
   const modified = await changedAfterFinish(runDir, text);
-  if (modified) return JSON.stringify(await recordedSummary(runDir, modified), null, 2) + '\n';
-  parseSummaryText(text, { source: `${FILES.summary} of run ${basename(runDir)}` });
-  return text.endsWith('\n') ? text : text + '\n';
+  if (modified) return [JSON.stringify(await recordedSummary(runDir, modified), null, 2) + '\n'];
+  const head = parseSummaryText(text, { source: `${FILES.summary} of run ${basename(runDir)}` });
+  if (head.episodes.length > 0 || !hasRecordsFile(runDir)) return [text.endsWith('\n') ? text : text + '\n'];
+  const { episodes: _none, ...fields } = JSON.parse(text) as Record<string, unknown>;
+  const framed = JSON.stringify({ ...fields, episodes: SLOT }, null, 2);
+  const at = framed.indexOf(JSON.stringify(SLOT));
+  return (async function* () {
+    yield `${framed.slice(0, at)}[`;
+    let first = true;
+    for await (const r of readRecords(runDir, signal)) {
+      yield `${first ? '' : ','}\n    ${JSON.stringify(r, null, 2).replaceAll('\n', '\n    ')}`;
+      first = false;
+    }
+    yield `${first ? '' : '\n  '}]${framed.slice(at + JSON.stringify(SLOT).length)}\n`;
+  })();
 }
 
 /** The export of a run directory as a byte stream. Fails before the first byte for a missing summary (json) and lets the stream carry later errors. */
@@ -104,7 +132,7 @@ export async function exportStream(runDir: string, format: ExportFormat, signal?
     case 'jsonl':
       return Readable.from(batched(jsonlLines(runDir, signal)));
     case 'json':
-      return Readable.from([await summaryText(runDir)]);
+      return Readable.from(batched(await summaryChunks(runDir, signal)));
     case 'tar': {
       const entries = await listTree(runDir, basename(runDir));
       const gzip = createGzip();

@@ -13,6 +13,9 @@ export interface RunSource {
   row: CatalogRun;
   /** Set when the source came from a summary; otherwise loaded on demand. */
   summary?: RunSummary;
+  /** True when `summary` is summary.json alone, its records in records.jsonl (read by page, or whole by loadSummary). */
+  recordsInFile?: boolean;
+  headPromise?: Promise<RunSummary | null>;
   /** The watcher's seq of this state, for a state runProgress delivered; else the run's newest. */
   seq?: number;
   summaryPromise?: Promise<RunSummary | null>;
@@ -27,8 +30,8 @@ export function rowFromSummary(summary: RunSummary, catalogRow?: CatalogRun): Ca
   });
 }
 
-export function sourceFromSummary(summary: RunSummary, ctx: ApiContext): RunSource {
-  return { row: rowFromSummary(summary, ctx.catalog.getRun(summary.runId)), summary };
+export function sourceFromSummary(summary: RunSummary, ctx: ApiContext, recordsInFile = false): RunSource {
+  return { row: rowFromSummary(summary, ctx.catalog.getRun(summary.runId)), summary, ...(recordsInFile ? { recordsInFile } : {}) };
 }
 
 export const sourceFromRow = (row: CatalogRun): RunSource => ({ row });
@@ -69,9 +72,29 @@ export async function readSummaryOrLastGood(runId: string, ctx: ApiContext): Pro
 
 /** The run's full summary (with episodes); null when no valid one can be had. */
 export function loadSummary(src: RunSource, ctx: ApiContext): Promise<RunSummary | null> {
-  if (src.summary) return Promise.resolve(src.summary);
+  if (src.summary && !src.recordsInFile) return Promise.resolve(src.summary);
   src.summaryPromise ??= readSummaryOrLastGood(src.row.id, ctx);
   return src.summaryPromise;
+}
+
+/** The run's state and aggregates, without reading its records; null when no valid summary can be had. */
+export function loadHead(src: RunSource, ctx: ApiContext): Promise<RunSummary | null> {
+  if (src.summary) return Promise.resolve(src.summary);
+  src.headPromise ??= readHeadOrLastGood(src.row.id, ctx).then((h) => h?.summary ?? null);
+  return src.headPromise;
+}
+
+/**
+ * As readSummaryOrLastGood, but summary.json alone when it is valid (`recordsInFile`: its
+ * records are in records.jsonl, not read here): what a run page and a list need.
+ */
+export async function readHeadOrLastGood(runId: string, ctx: ApiContext): Promise<{ summary: RunSummary; recordsInFile: boolean } | null> {
+  const unrecorded = ctx.scheduler.unrecordedSummary?.(runId);
+  if (unrecorded) return { summary: unrecorded, recordsInFile: false };
+  const head = await ctx.runs.readSummaryHead(runId);
+  if (head) return { summary: head, recordsInFile: head.episodes.length === 0 && head.episodesDone > 0 };
+  const good = await readSummaryOrLastGood(runId, ctx);
+  return good ? { summary: good, recordsInFile: false } : null;
 }
 
 export function loadSpec(src: RunSource, ctx: ApiContext): Promise<RunSpec | null> {
@@ -85,8 +108,8 @@ export function loadSpec(src: RunSource, ctx: ApiContext): Promise<RunSpec | nul
  */
 export async function loadRun(runId: string, ctx: ApiContext): Promise<RunSource> {
   assertRunId(runId);
-  const summary = await readSummaryOrLastGood(runId, ctx);
-  if (summary) return sourceFromSummary(summary, ctx);
+  const head = await readHeadOrLastGood(runId, ctx);
+  if (head) return sourceFromSummary(head.summary, ctx, head.recordsInFile);
   const row = ctx.catalog.getRun(runId);
   if (row) return sourceFromRow(row);
   throw new NotFoundError(`run "${runId}"`);

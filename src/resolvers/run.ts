@@ -15,7 +15,7 @@ import { DEFAULT_SHARD_SIZE, PER_CALL_TIMEOUT_STEPS, RUN_DEFAULTS as D, RUN_LIMI
 import { builder } from './builder.js';
 import { EPISODES_PAGE, RUNS_PAGE, checkPage } from './paging.js';
 import { EpisodeRef, EpisodeStatusRef, RunRef, RunStatusRef, type EpisodeSource } from './refs.js';
-import { loadRun, loadSpec, loadSummary, sourceFromRow, sourceFromSummary, type RunSource } from './run-source.js';
+import { loadHead, loadRun, loadSpec, loadSummary, sourceFromRow, sourceFromSummary, type RunSource } from './run-source.js';
 import { withoutNulls } from './without-nulls.js';
 import { StopWhenInputRef, stopWhenOfInput } from './stop-when.js';
 import { CiMethodRef, MetricGoalRef } from './stats-refs.js';
@@ -247,7 +247,7 @@ RunRef.implement({
     }),
     repeats: t.int({
       description: 'Plays of each episode, each with its own derived seed; 1 without repeats.',
-      resolve: async (r, _a, ctx) => (await loadSummary(r, ctx))?.repeats ?? (await loadSpec(r, ctx))?.repeats ?? 1,
+      resolve: async (r, _a, ctx) => (await loadHead(r, ctx))?.repeats ?? (await loadSpec(r, ctx))?.repeats ?? 1,
     }),
     workerCount: t.int({ description: 'Parallel workers; changes the speed, never the results.', resolve: (r) => r.row.workerCount }),
     models: t.field({
@@ -265,7 +265,7 @@ RunRef.implement({
     // Float: a run started by evalctl or a run file may carry any safe integer, past GraphQL's 32-bit Int.
     seed: t.float({
       description: "The run seed, a safe integer; each episode's seed derives from it and the episode index.",
-      resolve: async (r, _a, ctx) => (await loadSummary(r, ctx))?.seed ?? (await loadSpec(r, ctx))?.seed ?? D.seed,
+      resolve: async (r, _a, ctx) => (await loadHead(r, ctx))?.seed ?? (await loadSpec(r, ctx))?.seed ?? D.seed,
     }),
     createdAt: t.field({ type: 'DateTime', description: 'When the run was submitted.', resolve: (r) => r.row.createdAt }),
     startedAt: t.field({
@@ -296,7 +296,7 @@ RunRef.implement({
       type: [TaskAggregateRef],
       description: 'The same aggregates per task, sorted by task name.',
       resolve: async (r, _a, ctx) => {
-        const byTask = (await loadSummary(r, ctx))?.aggregateByTask ?? {};
+        const byTask = (await loadHead(r, ctx))?.aggregateByTask ?? {};
         return Object.keys(byTask)
           .sort()
           .map((task) => ({ task, metrics: orderAggregates(byTask[task] ?? []) }));
@@ -309,13 +309,13 @@ RunRef.implement({
     }),
     timedOut: t.boolean({
       description: 'True when an episode ended TIMEOUT: the one result that can depend on machine speed.',
-      resolve: async (r, _a, ctx) => (await loadSummary(r, ctx))?.timedOut ?? false,
+      resolve: async (r, _a, ctx) => (await loadHead(r, ctx))?.timedOut ?? false,
     }),
     retiredWorkers: t.field({
       type: [RetiredWorkerRef],
       description:
         'Workers that retired during the run (their env host would not start); empty when none did. Results are unchanged (the others played their episodes); only speed was lost.',
-      resolve: async (r, _a, ctx) => (await loadSummary(r, ctx))?.retiredWorkers ?? [],
+      resolve: async (r, _a, ctx) => (await loadHead(r, ctx))?.retiredWorkers ?? [],
     }),
     viaSubprocess: t.boolean({
       description: 'True when the run executes in its own eval process (the default); false for the in-process path.',
@@ -394,6 +394,11 @@ RunRef.implement({
       },
       resolve: async (r, args, ctx) => {
         const page = checkPage('episodes', args.offset, args.first, EPISODES_PAGE);
+        // A run read from disk: the page through records.jsonl's index, whatever the run's size.
+        if (!r.summary || r.recordsInFile) {
+          const fromFile = await ctx.runs.readEpisodePage(r.row.id, page.offset, page.first, args.status ?? undefined);
+          if (fromFile) return { total: fromFile.total, items: fromFile.items.map((record) => ({ runId: r.row.id, record })) };
+        }
         const all = (await loadSummary(r, ctx))?.episodes ?? [];
         const matching = args.status ? all.filter((e) => e.status === args.status) : all;
         const sorted = [...matching].sort((a, b) => a.index - b.index);
@@ -410,6 +415,10 @@ RunRef.implement({
       args: { index: t.arg.int({ required: true, description: 'The episode index.' }) },
       resolve: async (r, args, ctx) => {
         if (args.index < 0) throw new BadInputError(`episode index must be ≥ 0, got ${args.index}`);
+        if (!r.summary || r.recordsInFile) {
+          const record = await ctx.runs.readEpisode(r.row.id, args.index);
+          if (record) return { runId: r.row.id, record };
+        }
         const inSummary = (await loadSummary(r, ctx))?.episodes.find((e) => e.index === args.index);
         const record = inSummary ?? (await ctx.runs.readEpisode(r.row.id, args.index));
         return record ? { runId: r.row.id, record } : null;

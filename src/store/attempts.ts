@@ -187,6 +187,7 @@ export async function prepareRetry(runDir: string, endings: readonly EpisodeStat
     }
   }
   await copyFile(join(runDir, FILES.summary), join(archive, FILES.summary));
+  if (existsSync(join(runDir, FILES.records))) await copyFile(join(runDir, FILES.records), join(archive, FILES.records));
   if (existsSync(join(runDir, 'report.json'))) await copyFile(join(runDir, 'report.json'), join(archive, 'report.json'));
   // process.json names the last eval process: recovery must not take the new attempt for that one.
   if (existsSync(join(runDir, FILES.process))) await rename(join(runDir, FILES.process), join(archive, FILES.process));
@@ -215,7 +216,8 @@ export async function prepareRetry(runDir: string, endings: readonly EpisodeStat
     error: null,
   };
   delete queued.pid;
-  await writeSummary(runDir, queued);
+  // Nobody plays the run now: records.jsonl keeps only the records kept (the others are in the archive).
+  await writeSummary(runDir, queued, { records: 'replace' });
   await rm(join(runDir, FILES.done), { force: true });
   return { attempt, retried, summary: queued, spec };
 }
@@ -229,19 +231,19 @@ export async function prepareRetry(runDir: string, endings: readonly EpisodeStat
  * to put back; the caller writes the summary it returns.
  */
 export async function restoreUnplayed(runDir: string, summary: RunSummary): Promise<RunSummary | null> {
-  const back = await putBackUnplayed(runDir, summary.episodes);
+  const have = new Set(summary.episodes.map((r) => r.index));
+  const back = await putBackUnplayed(runDir, (index) => have.has(index));
   if (back.length === 0) return null;
   const episodes = [...summary.episodes, ...back].sort((a, b) => a.index - b.index);
   return { ...summary, ...computeAggregates(episodes, summary.metricRanges), episodes, episodesDone: episodes.length };
 }
 
-/** restoreUnplayed's part on disk: the folders copied back and the attempt's `restored`; the records to add to `records`. */
-export async function putBackUnplayed(runDir: string, records: readonly EpisodeRecord[]): Promise<EpisodeRecord[]> {
+/** restoreUnplayed's part on disk: the folders copied back and the attempt's `restored`; the records to add to the run (`has`: whether it has a record of an index). */
+export async function putBackUnplayed(runDir: string, has: (index: number) => boolean): Promise<EpisodeRecord[]> {
   const file = await readAttempts(runDir);
   const current = file?.attempts.at(-1);
   if (!file || !current || current.attempt < 2) return [];
-  const have = new Set(records.map((r) => r.index));
-  const unplayed = (current.retried ?? []).filter((r) => r.ending !== null && !have.has(r.index) && !current.restored?.includes(r.index));
+  const unplayed = (current.retried ?? []).filter((r) => r.ending !== null && !has(r.index) && !current.restored?.includes(r.index));
   if (unplayed.length === 0) return [];
   const archive = join(runDir, ATTEMPTS_DIR, String(current.attempt - 1));
   const earlier = new Map((await readSummary(archive)).episodes.map((r) => [r.index, r]));

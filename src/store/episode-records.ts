@@ -1,11 +1,13 @@
 /**
- * The episode records of a run directory, one at a time: each episode's own episode.json in
- * index order, so a reader of a 10,000-episode run never holds more than one record. A run
- * without any episode.json (written by hand, or older) falls back to its summary's records.
+ * The episode records of a run directory, one at a time in index order, so a reader of a
+ * 100,000-episode run never holds more than a few: records.jsonl's; for a run written before
+ * it, each episode's own episode.json; for a run without any episode.json (written by hand, or
+ * older), its summary's records.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FILES } from './run-dir.js';
+import { hasRecordsFile, readRecords } from './records-file.js';
 import { episodeRecordSchema, parseSummaryText } from './summary-schema.js';
 import type { EpisodeRecord } from './types.js';
 
@@ -38,7 +40,11 @@ const dirName = (index: number): string => `ep${String(index).padStart(4, '0')}`
  * does not know are kept). Missing or invalid episode.json files are skipped: an episode still
  * running has none yet.
  */
-export async function* episodeRecords(runDir: string): AsyncGenerator<EpisodeRecord & Record<string, unknown>> {
+export async function* episodeRecords(runDir: string, signal?: AbortSignal): AsyncGenerator<EpisodeRecord & Record<string, unknown>> {
+  if (hasRecordsFile(runDir)) {
+    yield* readRecords(runDir, signal);
+    return;
+  }
   const indexes = await episodeIndexes(runDir);
   const read = (index: number): Promise<unknown> =>
     readFile(join(runDir, FILES.episodes, dirName(index), 'episode.json'), 'utf8').then(

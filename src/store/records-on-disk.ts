@@ -8,14 +8,27 @@ import { join } from 'node:path';
 import { computeAggregates } from './aggregate.js';
 import { FILES } from './run-dir.js';
 import { episodeRecordSchema } from './summary-schema.js';
+import { readAllRecords } from './records-file.js';
 import type { EpisodeRecord, RunSummary } from './types.js';
 
 const RECORD = 'episode.json';
 
 const isNotFound = (err: unknown): boolean => (err as NodeJS.ErrnoException | null)?.code === 'ENOENT';
 
-/** Every valid episode.json under `episodes/`, in index order; a missing, partial or invalid one is left out. */
+/**
+ * Every valid episode.json under `episodes/`, in index order; a missing, partial or invalid one
+ * is left out. Records of records.jsonl come first: an episode.json only adds the indices it lacks.
+ */
 export async function readRecordsOnDisk(runDir: string): Promise<EpisodeRecord[]> {
+  const inFile = await readAllRecords(runDir);
+  const own = await episodeJsonRecords(runDir);
+  if (inFile.length === 0) return own;
+  const have = new Set(inFile.map((r) => r.index));
+  const extra = own.filter((r) => !have.has(r.index));
+  return extra.length === 0 ? inFile : [...inFile, ...extra].sort((a, b) => a.index - b.index);
+}
+
+async function episodeJsonRecords(runDir: string): Promise<EpisodeRecord[]> {
   const root = join(runDir, FILES.episodes);
   let names: string[];
   try {

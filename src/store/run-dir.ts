@@ -17,6 +17,8 @@ import type { EpisodeRecord, RunSpec, RunSummary, SharedUrls } from './types.js'
 import { makeDirs } from './make-dirs.js';
 import { FILES } from './run-files.js';
 import { changedAfterFinish, recordSummaryDigest, recordedSummary, summaryText } from './summary-digest.js';
+import { computeAggregates } from './aggregate.js';
+import { appendChangedRecords, hasRecordsFile, readAllRecords, readAllRecordsSync, replaceRecords } from './records-file.js';
 
 export const RUN_ID_PATTERN = /^\d{8}_\d{6}(?:_\d{1,4})?$/;
 export const RUNS_SUBDIR = 'eval_runs';
@@ -94,14 +96,40 @@ export async function readSpec(runDir: string): Promise<RunSpec> {
 export const writeSharedUrls = (runDir: string, urls: SharedUrls) => writeJsonAtomic(join(runDir, FILES.sharedUrls), urls);
 export const readSharedUrls = async (runDir: string): Promise<SharedUrls> =>
   existsSync(join(runDir, FILES.sharedUrls)) ? readJson<SharedUrls>(join(runDir, FILES.sharedUrls)) : {};
+export interface WriteSummaryOptions {
+  /**
+   * `append`: records.jsonl gets the summary's records it lacks or holds otherwise (it never
+   * loses one: the eval process may be appending). `replace`: records.jsonl holds exactly the
+   * summary's records afterwards (only for a run nobody plays, e.g. a retry being prepared).
+   * @default 'append'
+   */
+  records?: 'append' | 'replace';
+}
+
 /**
- * Writes summary.json; a terminal summary also records its digest (summary.sha256.json), any
- * other removes one left from an earlier attempt, so an edit after the finish is told apart.
+ * Writes the summary's records to records.jsonl (first, so summary.json never counts a record
+ * the disk lacks), then summary.json with the state and aggregates only; a terminal summary also
+ * records its digest (summary.sha256.json), any other removes one left from an earlier attempt,
+ * so an edit after the finish is told apart.
  */
-export async function writeSummary(runDir: string, summary: RunSummary): Promise<void> {
+export async function writeSummary(runDir: string, summary: RunSummary, options: WriteSummaryOptions = {}): Promise<void> {
+  if (options.records === 'replace') await replaceRecords(runDir, summary.episodes);
+  else await appendChangedRecords(runDir, summary.episodes);
   const text = summaryText(summary);
   await writeFileAtomic(join(runDir, FILES.summary), text);
   await recordSummaryDigest(runDir, text, summary);
+}
+
+/**
+ * `summary` (read from a summary.json without records) with the run's records from records.jsonl
+ * (`null`: no such file). A summary.json that holds records (written before records.jsonl, or by
+ * hand) is read as it is by every reader. Records appended since summary.json was written count
+ * too: episodesDone and the aggregates then follow them.
+ */
+export function withRecords(summary: RunSummary, records: EpisodeRecord[] | null): RunSummary {
+  if (records === null) return summary;
+  if (records.length === summary.episodesDone && summary.episodes.length === 0) return { ...summary, episodes: records };
+  return { ...summary, ...computeAggregates(records, summary.metricRanges), episodes: records, episodesDone: records.length };
 }
 /**
  * summary.json, checked against its schema: throws SUMMARY_INVALID for a file that is not a
@@ -114,11 +142,24 @@ export const readSummary = async (runDir: string, known?: ReadonlyMap<number, Ep
   const text = await readFile(path, 'utf8');
   const modified = await changedAfterFinish(runDir, text);
   if (modified) return recordedSummary(runDir, modified);
-  return parseSummaryText(text, { source: path, ...(known ? { known } : {}) });
+  const head = parseSummaryText(text, { source: path, ...(known ? { known } : {}) });
+  return head.episodes.length > 0 || !hasRecordsFile(runDir) ? head : withRecords(head, await readAllRecords(runDir));
+};
+/**
+ * summary.json alone: the state and aggregates, without reading a record (`episodes` is empty
+ * for a run whose records are in records.jsonl). For callers that follow progress.
+ */
+export const readSummaryHead = async (runDir: string): Promise<RunSummary> => {
+  const path = join(runDir, FILES.summary);
+  const text = await readFile(path, 'utf8');
+  const modified = await changedAfterFinish(runDir, text);
+  if (modified) return recordedSummary(runDir, modified);
+  return parseSummaryText(text, { source: path });
 };
 export const readSummarySync = (runDir: string): RunSummary => {
   const path = join(runDir, FILES.summary);
-  return parseSummaryText(readFileSync(path, 'utf8'), { source: path });
+  const head = parseSummaryText(readFileSync(path, 'utf8'), { source: path });
+  return head.episodes.length > 0 ? head : withRecords(head, readAllRecordsSync(runDir));
 };
 
 export async function touchDone(runDir: string): Promise<void> {

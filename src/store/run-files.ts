@@ -13,4 +13,6 @@ export const FILES = {
   episodes: 'episodes',
   /** A stopWhen run's baseline scores, frozen at submit (compare/frozen-baseline.ts). */
   baselineScores: 'baseline-scores.json',
+  /** The episode records, one JSON line each, appended as episodes finish (store/records-file.ts). */
+  records: 'records.jsonl',
 } as const;

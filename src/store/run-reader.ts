@@ -8,11 +8,13 @@ import { readFile, stat } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { createInterface } from 'node:readline';
 import { BadInputError } from '../errors.js';
-import { FILES, episodeDir, readSpec, runDirPath } from './run-dir.js';
+import { FILES, episodeDir, readSpec, runDirPath, withRecords } from './run-dir.js';
 import { parseSummaryText, SummaryInvalidError } from './summary-schema.js';
 import { changedAfterFinish, recordedSummary } from './summary-digest.js';
 import type { EpisodeRecord, RunSpec, RunSummary } from './types.js';
 import { readRecordsOnDisk } from './records-on-disk.js';
+import { hasRecordsFile, readAllRecords, readRecord, readRecordsPage, type RecordsPage } from './records-file.js';
+import type { EpisodeStatus } from '../statuses.js';
 
 /** An asset name as the episode writer creates it: no folders, no dot-files, no odd characters. */
 export const ASSET_NAME_PATTERN = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
@@ -109,12 +111,47 @@ export class RunReader {
     // A finished run's summary.json edited since: the state recorded at its finish.
     const modified = await changedAfterFinish(this.runDir(runId), text);
     if (modified) return recordedSummary(this.runDir(runId), modified);
+    let head: RunSummary;
+    try {
+      head = parseSummaryText(text, { source: `summary.json of run ${runId}`, runId });
+    } catch (err) {
+      if (err instanceof SummaryInvalidError) return null;
+      throw err;
+    }
+    return head.episodes.length === 0 && hasRecordsFile(this.runDir(runId))
+      ? withRecords(head, await readAllRecords(this.runDir(runId)))
+      : head;
+  }
+
+  /**
+   * summary.json's state and aggregates without the records (`episodes` empty for a run whose
+   * records are in records.jsonl), or null as readSummary: for lists and progress.
+   */
+  async readSummaryHead(runId: string): Promise<RunSummary | null> {
+    const dir = this.runDir(runId);
+    let text: string;
+    try {
+      text = await readFile(join(dir, FILES.summary), 'utf8');
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err;
+    }
+    const modified = await changedAfterFinish(dir, text);
+    if (modified) return recordedSummary(dir, modified);
     try {
       return parseSummaryText(text, { source: `summary.json of run ${runId}`, runId });
     } catch (err) {
       if (err instanceof SummaryInvalidError) return null;
       throw err;
     }
+  }
+
+  /**
+   * One page of the run's records in index order (only `status` endings when given), read
+   * through records.jsonl's index; null for a run without records.jsonl (its records are in summary.json).
+   */
+  async readEpisodePage(runId: string, offset: number, first: number, status?: EpisodeStatus): Promise<RecordsPage | null> {
+    return readRecordsPage(this.runDir(runId), offset, first, status);
   }
 
   /** spec.json parsed with the run-spec schema, or null when it is missing; SPEC_INVALID naming the field when it is not a valid spec. */
@@ -135,11 +172,17 @@ export class RunReader {
     return readRecordsOnDisk(this.runDir(runId));
   }
 
-  /** The episode's own episode.json, else its record in the summary, else null. */
+  /** The episode's record in records.jsonl, else its own episode.json, else its record in the summary, else null. */
   async readEpisode(runId: string, index: number): Promise<EpisodeRecord | null> {
     assertEpisodeIndex(index);
-    const own = await readJsonOrNull<EpisodeRecord>(join(episodeDir(this.runDir(runId), index), EPISODE_RECORD));
+    const dir = this.runDir(runId);
+    if (hasRecordsFile(dir)) {
+      const inFile = await readRecord(dir, index);
+      if (inFile) return inFile;
+    }
+    const own = await readJsonOrNull<EpisodeRecord>(join(episodeDir(dir, index), EPISODE_RECORD));
     if (own) return own;
+    if (hasRecordsFile(dir)) return null;
     const summary = await this.readSummary(runId);
     return summary?.episodes.find((e) => e.index === index) ?? null;
   }

@@ -20,6 +20,7 @@ import { isTerminalRunStatus, type RunStatus } from '../statuses.js';
 import { FILES, runDirPath } from './run-dir.js';
 import { parseSummaryText, SummaryInvalidError } from './summary-schema.js';
 import { changedAfterFinish, recordedSummary } from './summary-digest.js';
+import { tailRecords } from './records-file.js';
 import type { EpisodeRecord, RunSummary } from './types.js';
 
 export interface RunWatcherOptions {
@@ -63,6 +64,9 @@ interface Watch {
   readAgain: boolean;
   /** ino/size/mtime of the file last read, so the poll re-reads only on change. */
   stamp: string;
+  /** records.jsonl read up to this byte, of the file with this inode. */
+  recordsAt: number;
+  recordsIno: number | undefined;
   closed: boolean;
 }
 
@@ -237,6 +241,8 @@ export class RunWatcher {
       reading: undefined,
       readAgain: false,
       stamp: '',
+      recordsAt: 0,
+      recordsIno: undefined,
       closed: false,
     };
     this.#watches.set(runId, w);
@@ -326,23 +332,53 @@ export class RunWatcher {
       return;
     }
     w.invalid = false;
-    this.#accept(w, summary);
+    if (summary.episodes.length > 0) {
+      // A summary.json that holds its records (written before records.jsonl).
+      this.#accept(w, summary);
+      return;
+    }
+    let tail: Awaited<ReturnType<typeof tailRecords>>;
+    try {
+      tail = await tailRecords(w.dir, w.recordsAt, w.recordsIno);
+    } catch (err) {
+      this.#onError(err, w.runId);
+      return;
+    }
+    if (tail) {
+      w.recordsAt = tail.next;
+      w.recordsIno = tail.ino;
+    }
+    this.#accept(w, summary, { added: tail?.records ?? [], restart: tail?.restart ?? false });
   }
 
   /**
    * Takes `next` unless it is older than what was delivered (an earlier phase, episodes missing
    * within the same phase) or the run is already over; delivers one state per episode it adds.
    */
-  #accept(w: Watch, next: RunSummary): void {
+  #accept(w: Watch, next: RunSummary, tail?: { added: readonly EpisodeRecord[]; restart: boolean }): void {
     if (w.closed) return;
     const last = w.last;
     if (last && (isTerminalRunStatus(last.status) || phase(next.status) < phase(last.status))) return;
-    let added = next.episodes.filter((r) => !w.known.has(r.index));
-    const restart = next.episodes.length - added.length < w.known.size;
-    if (restart) {
-      // Same phase: an older write. A later phase that lost episodes: a summary rewritten from scratch, taken as it is.
-      if (last && phase(next.status) === phase(last.status)) return;
-      added = [...next.episodes];
+    let added: EpisodeRecord[];
+    let restart: boolean;
+    if (tail) {
+      // The lines appended since the last read; a later line for an index replaces an earlier one.
+      const latest = new Map<number, EpisodeRecord>();
+      for (const r of tail.added) latest.set(r.index, r);
+      restart = tail.restart;
+      added = [...latest.values()].filter((r) => restart || !w.known.has(r.index));
+    } else if (next.episodes.length === 0 && next.episodesDone > 0) {
+      // A state without its records (they are in records.jsonl): the read this offer schedules brings them.
+      added = [];
+      restart = false;
+    } else {
+      added = next.episodes.filter((r) => !w.known.has(r.index));
+      restart = next.episodes.length - added.length < w.known.size;
+      if (restart) {
+        // Same phase: an older write. A later phase that lost episodes: a summary rewritten from scratch, taken as it is.
+        if (last && phase(next.status) === phase(last.status)) return;
+        added = [...next.episodes];
+      }
     }
     const key = visibleKey(next);
     if (last && added.length === 0 && key === w.lastKey) return;
@@ -371,7 +407,10 @@ export class RunWatcher {
       w.order.push(record);
     }
     w.lastKey = key;
-    this.#deliver(w, makeState({ ...fields, seq: w.seq + 1 }, w.order, w.order.length), rest);
+    // records.jsonl is ahead of summary.json (lines appended since its last write): the state follows the records.
+    const ahead = tail !== undefined && w.order.length > fields.episodesDone;
+    const state = makeState({ ...fields, ...(ahead ? { episodesDone: w.order.length } : {}), seq: w.seq + 1 }, w.order, w.order.length);
+    this.#deliver(w, ahead ? withLazyAggregates(state, w.order, w.order.length) : state, rest);
     this.#maybeClose(w);
   }
 

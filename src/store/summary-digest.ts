@@ -15,6 +15,7 @@ import { isTerminalRunStatus, RUN_STATUSES } from '../statuses.js';
 import { computeAggregates } from './aggregate.js';
 import { writeJsonAtomic } from './atomic.js';
 import { FILES } from './run-files.js';
+import { hasRecordsFile, readAllRecords } from './records-file.js';
 import { episodeRecordSchema } from './summary-schema.js';
 import type { EpisodeRecord, RunSummary } from './types.js';
 
@@ -33,9 +34,9 @@ export interface SummaryDigest {
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
-/** summary.json's text: the summary as JSON, two-space indented, as every writer writes it. */
+/** summary.json's text: the summary as JSON, two-space indented, as every writer writes it, without its records (they are in records.jsonl). */
 export function summaryText(summary: RunSummary): string {
-  const { summaryModified: _reader, ...file } = summary;
+  const { summaryModified: _reader, episodes: _records, ...file } = summary;
   return JSON.stringify(file, null, 2) + '\n';
 }
 
@@ -108,8 +109,9 @@ function remember(runDir: string, seen: string): void {
   if (verified.size > VERIFIED_KEPT) verified.delete(verified.keys().next().value!);
 }
 
-/** Every episode.json of the run that holds a valid record, in index order (never summary.json's copies). */
+/** The run's records.jsonl, else every episode.json of the run that holds a valid record, in index order (never summary.json's copies). */
 async function recordsOnDisk(runDir: string): Promise<EpisodeRecord[]> {
+  if (hasRecordsFile(runDir)) return readAllRecords(runDir);
   let names: string[];
   try {
     names = await readdir(join(runDir, FILES.episodes));

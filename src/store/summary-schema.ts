@@ -136,7 +136,8 @@ const summaryHeadFields = {
   pid: z.number().int().positive().optional(),
 };
 
-const summaryHeadSchema = z.object({ ...summaryHeadFields, episodes: z.array(z.unknown()) });
+/** `episodes` is absent from a summary.json whose records are in records.jsonl (store/records-file.ts). */
+const summaryHeadSchema = z.object({ ...summaryHeadFields, episodes: z.array(z.unknown()).optional() });
 export const runSummarySchema = z.object({ ...summaryHeadFields, episodes: z.array(episodeRecordSchema) });
 
 function formatIssues(error: z.ZodError): string[] {
@@ -166,7 +167,7 @@ export function parseSummary(json: unknown, { source, runId, known }: SummarySou
   }
   const episodes: EpisodeRecord[] = [];
   const seen = new Set<number>();
-  for (const [i, raw] of head.data.episodes.entries()) {
+  for (const [i, raw] of (head.data.episodes ?? []).entries()) {
     const index = (raw as { index?: unknown } | null)?.index;
     const have = typeof index === 'number' ? known?.get(index) : undefined;
     let record: EpisodeRecord;

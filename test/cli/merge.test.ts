@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIST_DIR } from '../../src/paths.js';
+import { readSummary } from '../../src/store/run-dir.js';
 import type { EpisodeRecord, RunSummary } from '../../src/store/types.js';
 
 const CLI = join(DIST_DIR, 'main.js');
@@ -50,7 +51,7 @@ afterAll(async () => {
 
 describe('evalctl run --shard + evalctl merge', () => {
   it('a partial holds only its shard, under the run indices, and says so in its spec', async () => {
-    const s = JSON.parse(await readFile(join(partials[1]!, 'summary.json'), 'utf8')) as RunSummary;
+    const s = await readSummary(partials[1]!);
     expect(s.status).toBe('COMPLETED');
     expect(s.episodes.map((e) => e.index)).toEqual([6, 7, 8, 9, 10, 11]);
     expect(s.episodes.map((e) => e.seed)).toEqual(one.episodes.slice(6, 12).map((e) => e.seed));
@@ -63,8 +64,8 @@ describe('evalctl run --shard + evalctl merge', () => {
     const r = await evalctl(['merge', ...partials.slice().reverse(), '--out', join(tmp, 'merged'), '--json']);
     expect(r.exitCode, r.stderr).toBe(0);
     const dir = await onlyRunDir(join(tmp, 'merged'));
-    const merged = JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) as RunSummary;
-    const single = JSON.parse(await readFile(join(oneDir, 'summary.json'), 'utf8')) as RunSummary;
+    const merged = await readSummary(dir);
+    const single = await readSummary(oneDir);
     expect(JSON.stringify(withoutTiming(merged))).toBe(JSON.stringify(withoutTiming(single)));
     expect(merged.status).toBe('COMPLETED');
     expect(merged.episodesDone).toBe(24);

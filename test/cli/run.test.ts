@@ -81,6 +81,7 @@ describe('evalctl run', () => {
       'episodes',
       'graph.json',
       'manifest.json',
+      'records.jsonl',
       'report.json',
       'score-index.json',
       'spec.json',

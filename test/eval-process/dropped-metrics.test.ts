@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIST_DIR } from '../../src/paths.js';
-import { episodeDir } from '../../src/store/run-dir.js';
+import { episodeDir, readSummary } from '../../src/store/run-dir.js';
 import type { EpisodeRecord, RunSummary } from '../../src/store/types.js';
 import { startServer } from '../app.helpers.js';
 
@@ -103,7 +103,7 @@ describe('a metric sent as NaN or ±Infinity', () => {
     const runDir = join(outputs, 'eval_runs', summary.runId);
     const record = JSON.parse(await readFile(join(episodeDir(runDir, 1), 'episode.json'), 'utf8')) as EpisodeRecord;
     expect(record.droppedMetrics).toEqual(DROPPED);
-    const stored = JSON.parse(await readFile(join(runDir, 'summary.json'), 'utf8')) as RunSummary;
+    const stored = await readSummary(runDir);
     expect(stored.episodes[1]!.droppedMetrics).toEqual(DROPPED);
   });
 

@@ -83,17 +83,43 @@ describe('SummaryWriter', () => {
       const { aggregateMetrics, aggregateByTask, statusCounts, timedOut } = writer.summary;
       expect(JSON.stringify({ aggregateMetrics, aggregateByTask, statusCounts, timedOut })).toBe(JSON.stringify(computeAggregates(added)));
     }
-    // Each view includes its episode, though the file does not yet.
+    // Each view counts its episode, though summary.json does not yet; the records are in records.jsonl at once.
     expect(views.map((v) => v.episodesDone)).toEqual([1, 2, 3, 4]);
-    expect(views[3]!.episodes.map((e) => e.index)).toEqual([0, 1, 2, 3]);
-    expect((await readSummary(dir)).episodesDone).toBe(0);
+    expect(JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')).episodesDone).toBe(0);
     const final = await writer.finish('CANCELLED');
     expect(final.seq).toBe(2);
     const text = await readFile(join(dir, 'summary.json'), 'utf8');
-    expect(text).toBe(JSON.stringify(final, null, 2) + '\n');
-    expect(final.episodes.map((e) => e.index)).toEqual([0, 1, 2, 3]);
+    // summary.json holds the state and the aggregates, never the records.
+    const { episodes: _none, ...head } = final;
+    expect(text).toBe(JSON.stringify(head, null, 2) + '\n');
+    expect(JSON.parse(text)).not.toHaveProperty('episodes');
     expect(final.aggregateMetrics).toMatchObject([{ name: 'success', mean: 0.75, count: 4 }]);
     expect(final.statusCounts).toEqual({ COMPLETED: 4 });
+    // One line per record in the order they finished; readers list them by index.
+    const lines = (await readFile(join(dir, 'records.jsonl'), 'utf8')).trimEnd().split('\n');
+    expect(lines.map((l) => JSON.parse(l).index)).toEqual([1, 3, 0, 2]);
+    expect(lines[0]).toBe(JSON.stringify(added[0]));
+    expect((await readSummary(dir)).episodes).toEqual([...added].sort((a, b) => a.index - b.index));
+  });
+
+  it('a later record of an index replaces the earlier one, in records.jsonl and in the aggregates', async () => {
+    const { runId, dir } = createRunDir(tmp);
+    const writer = await SummaryWriter.open(dir, spec(runId), { minIntervalMs: 0 });
+    await writer.start(123);
+    for (const i of [0, 1, 2, 3]) await writer.addEpisode(record(i, i !== 1));
+    // Episode 1 played again (folded already): the aggregates come from records.jsonl from now on.
+    await writer.addEpisode(record(1, true));
+    const final = await writer.finish('COMPLETED');
+    expect(final.episodesDone).toBe(4);
+    expect(final.aggregateMetrics).toMatchObject([{ name: 'success', mean: 1, count: 4 }]);
+    const onDisk = await readSummary(dir);
+    expect(onDisk.episodes.map((e) => [e.index, e.metrics.success])).toEqual([
+      [0, true],
+      [1, true],
+      [2, true],
+      [3, true],
+    ]);
+    expect((await readFile(join(dir, 'records.jsonl'), 'utf8')).trimEnd().split('\n')).toHaveLength(5);
   });
 
   it('flush() writes the episodes waiting for the next interval', async () => {

@@ -12,7 +12,7 @@ import { csvField, csvRow } from '../../src/export/csv-field.js';
 import { headerOf, rowOf } from '../../src/export/episode-columns.js';
 import { SAMPLE_TEXT_CHARS } from '../../src/export/sample-columns.js';
 import { DIST_DIR } from '../../src/paths.js';
-import { runsRoot } from '../../src/store/run-dir.js';
+import { runsRoot, writeSummary } from '../../src/store/run-dir.js';
 import { startServer, type TestServer } from '../app.helpers.js';
 
 const TOKEN = 'export-token';
@@ -154,6 +154,17 @@ describe('run exports', { timeout: 30_000 }, () => {
   it('JSON: summary.json as the run wrote it', async () => {
     const res = await get(`/runs/${RUN_ID}/export.json`);
     expect(JSON.parse(await res.text())).toEqual(JSON.parse(await readFile(join(runDir, 'summary.json'), 'utf8')));
+  });
+
+  it('JSON of a run whose records are in records.jsonl: summary.json with its records, in index order, as one document', async () => {
+    const dir = join(runsRoot(join(server.dir, 'outputs')), '20260101_120001');
+    await mkdir(dir, { recursive: true });
+    const full = JSON.parse(await readFile(join(runDir, 'summary.json'), 'utf8'));
+    await writeSummary(dir, { ...full, runId: '20260101_120001', episodes: [...full.episodes].reverse() });
+    const res = await get('/runs/20260101_120001/export.json');
+    const text = await res.text();
+    expect(JSON.parse(text)).toEqual({ ...full, runId: '20260101_120001' });
+    expect(text).toBe(`${JSON.stringify({ ...full, runId: '20260101_120001' }, null, 2)}\n`);
   });
 
   it('tar.gz: the run directory, byte for byte, long names included, as system tar extracts it', async () => {

@@ -10,7 +10,8 @@
  * --resume completes it the same way.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
+import { readSummary } from '../../src/store/run-dir.js';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -49,7 +50,7 @@ let baseline: { summary: string; episodes: string[] };
 const workers: TestWorker[] = [];
 
 const runDirOf = (runId: string) => join(head.dir, 'outputs', 'eval_runs', runId);
-const summaryOf = async (runId: string): Promise<RunSummary> => JSON.parse(await readFile(join(runDirOf(runId), 'summary.json'), 'utf8'));
+const summaryOf = (runId: string): Promise<RunSummary> => readSummary(runDirOf(runId));
 const ended = (runId: string) =>
   waitFor(`run ${runId} to end`, async () => (existsSync(join(runDirOf(runId), '_DONE')) ? await summaryOf(runId) : null), 120_000);
 /** Past this silence a worker kills a shard's eval process (a healthy one beats every 600 ms, so none is killed for nothing). */

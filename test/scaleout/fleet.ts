@@ -6,6 +6,7 @@
  */
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { readSummary } from '../../src/store/run-dir.js';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
@@ -161,9 +162,9 @@ const TIMING = new Set(['workerId', 'durationMs', 'startedAt', 'finishedAt']);
 /** A record without its timing/worker fields. */
 export const withoutTiming = (r: Record<string, unknown>) => Object.fromEntries(Object.entries(r).filter(([k]) => !TIMING.has(k)));
 
-/** A run's result as bytes to compare: summary.json less its run/timing fields, and each episode.json less timing. */
+/** A run's result as bytes to compare: the summary with its records, less its run/timing fields, and each episode.json less timing. */
 export async function resultOf(runDir: string): Promise<{ summary: string; episodes: string[] }> {
-  const s = JSON.parse(await readFile(join(runDir, 'summary.json'), 'utf8')) as Record<string, unknown>;
+  const s = { ...(await readSummary(runDir)) } as Record<string, unknown>;
   for (const k of ['seq', 'runId', 'createdAt', 'startedAt', 'finishedAt', 'pid', 'priority']) delete s[k];
   s.episodes = (s.episodes as Record<string, unknown>[]).map(withoutTiming);
   const names = (await readdir(join(runDir, 'episodes'))).sort();

@@ -7,7 +7,7 @@
  * ends its run FAILED (SHARD_FAILED) instead of RUNNING for ever, and a retry completes it.
  */
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readSummary } from '../../src/store/run-dir.js';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { UnrecoverableError, Worker } from 'bullmq';
@@ -73,7 +73,7 @@ let baseline: { summary: string; episodes: string[] };
 const workers: TestWorker[] = [];
 
 const runDirOf = (runId: string) => join(head.dir, 'outputs', 'eval_runs', runId);
-const summaryOf = async (runId: string): Promise<RunSummary> => JSON.parse(await readFile(join(runDirOf(runId), 'summary.json'), 'utf8'));
+const summaryOf = (runId: string): Promise<RunSummary> => readSummary(runDirOf(runId));
 const ended = (runId: string) =>
   waitFor(
     `run ${runId} to end`,

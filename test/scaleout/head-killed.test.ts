@@ -5,7 +5,8 @@
  * one-machine run, every episode once.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { readSummary } from '../../src/store/run-dir.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
@@ -84,7 +85,7 @@ describe('a scale-out head SIGKILLed mid-run', () => {
       `mutation { startEval(input: { graphName: "gridnav_planner", episodeCount: ${EPISODES}, workerCount: 8, seed: ${SEED}, shardSize: 8, overrides: { env: { step_latency_ms: 20 } } }) { runId } }`,
     );
     const runDir = join(dir, 'head', 'eval_runs', startEval.runId);
-    const summary = async (): Promise<RunSummary> => JSON.parse(await readFile(join(runDir, 'summary.json'), 'utf8'));
+    const summary = (): Promise<RunSummary> => readSummary(runDir);
     await waitFor(
       'an episode committed on the head',
       async () => existsSync(join(runDir, 'summary.json')) && (await summary()).episodesDone > 0,

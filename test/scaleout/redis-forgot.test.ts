@@ -7,7 +7,8 @@
  * it. A worker's work-dir keeps no folder of a shard it has committed or handed back.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { readSummary } from '../../src/store/run-dir.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -34,7 +35,7 @@ let baseline: { summary: string; episodes: string[] };
 const workers: TestWorker[] = [];
 
 const runDirOf = (runId: string) => join(head.dir, 'outputs', 'eval_runs', runId);
-const summaryOf = async (runId: string): Promise<RunSummary> => JSON.parse(await readFile(join(runDirOf(runId), 'summary.json'), 'utf8'));
+const summaryOf = (runId: string): Promise<RunSummary> => readSummary(runDirOf(runId));
 /** The run's summary once it has ended with a status other than `not`. */
 const endedOtherThan = (runId: string, not: string | null = null) =>
   waitFor(

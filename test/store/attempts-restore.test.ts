@@ -69,7 +69,8 @@ describe('restoreUnplayed', () => {
     const again = await execa(process.execPath, [MAIN, 'retry', runDir, '--endings', 'crashed', '--json'], { reject: false });
     expect(again.stderr).toContain('marked ABORTED, its 3 finished episode(s) kept');
     expect(again.stderr).toContain('attempt 3 plays 3 episode(s) again (3 CRASHED)');
-    const archived = JSON.parse(await readFile(join(runDir, 'attempts', '2', 'summary.json'), 'utf8')) as RunSummary;
+    // The archive holds the attempt's summary.json and records.jsonl as it left them.
+    const archived = await readSummary(join(runDir, 'attempts', '2'));
     expect(archived).toMatchObject({ status: 'ABORTED', episodesDone: 3 });
     expect(archived.episodes).toEqual(before.episodes);
   }, 60_000);

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRunDir, runDirPath, writeSummary } from '../../src/store/run-dir.js';
+import { appendRecords } from '../../src/store/records-file.js';
 import { RunWatcher } from '../../src/store/run-watcher.js';
 import { computeAggregates } from '../../src/store/aggregate.js';
 import { initialSummary } from '../../src/eval-process/summary-writer.js';
@@ -110,6 +111,31 @@ async function waitForRead(w: RunWatcher, runId: string, errors: unknown[], expe
 }
 
 describe('RunWatcher', () => {
+  it('follows records.jsonl from its last offset: one state per record appended, a line being written left for the next read', async () => {
+    const { runId, dir } = createRunDir(outputs);
+    await writeSummary(dir, summary(runId, 1, 'RUNNING', 0));
+    watcher = new RunWatcher({ outputsDir: outputs, pollMs: 60_000 });
+    const sub = collect(watcher, runId);
+    await sub.until((g) => g.length === 1);
+    // Three records appended, and a fourth only half written, before summary.json is next rewritten (it counts two).
+    await appendRecords(dir, [record(1, 1), record(0, 2), record(2, 3)]);
+    writeFileSync(join(dir, 'records.jsonl'), JSON.stringify(record(3, 4)).slice(0, 25), { flag: 'a' });
+    writeNow(dir, { ...summary(runId, 2, 'RUNNING', 2), ...computeAggregates([record(0), record(1)]) }, 1);
+    await sub.until((g) => g.at(-1)?.episodesDone === 3);
+    expect(sub.got.map((s) => s.episodesDone)).toEqual([0, 1, 2, 3]);
+    // The state follows the records, which are ahead of summary.json.
+    const last = sub.got.at(-1)!;
+    expect(last.episodes.map((e) => e.index)).toEqual([0, 1, 2]);
+    expect(last.statusCounts).toEqual(computeAggregates([record(0), record(1), record(2)]).statusCounts);
+    // The rest of the torn line arrives; the final summary counts all four.
+    writeFileSync(join(dir, 'records.jsonl'), `${JSON.stringify(record(3, 4)).slice(25)}\n`, { flag: 'a' });
+    const all = [record(0), record(1), record(2), record(3, 4)];
+    writeNow(dir, { ...summary(runId, 3, 'COMPLETED', 4), ...computeAggregates(all) }, 2);
+    await sub.until((g) => g.at(-1)?.status === 'COMPLETED');
+    expect(sub.got.map((s) => s.episodesDone)).toEqual([0, 1, 2, 3, 4]);
+    expect(sub.got.at(-1)!.episodes.map((e) => e.index)).toEqual([0, 1, 2, 3]);
+  });
+
   it('gives every subscriber the current state, then each newer summary, from one watch per run', async () => {
     const { runId, dir } = createRunDir(outputs);
     await writeSummary(dir, summary(runId, 101, 'QUEUED'));

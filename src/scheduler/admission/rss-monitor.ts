@@ -7,7 +7,7 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorMessage } from '../../errors.js';
-import { FILES, readSummary } from '../../store/run-dir.js';
+import { FILES, readSummaryHead } from '../../store/run-dir.js';
 import { stopJob } from '../job/cancel-job.js';
 import type { Job, JobContext } from '../job/job.js';
 import type { ResourceSource } from './resource-sampler.js';
@@ -118,9 +118,8 @@ export class RssMonitor {
       const st = await stat(join(job.runDir, FILES.summary));
       if (st.mtimeMs === job.summaryMtimeMs) return;
       job.summaryMtimeMs = st.mtimeMs;
-      // The records of the last read were checked then: only the new ones are checked now.
-      const known = new Map(job.lastSummary?.episodes.map((e) => [e.index, e]));
-      const s = await readSummary(job.runDir, known);
+      // Progress only: summary.json's state and aggregates, not the records.
+      const s = await readSummaryHead(job.runDir);
       job.lastSummary = s;
       if (s.episodesDone !== job.episodesDone) {
         job.episodesDone = s.episodesDone;

@@ -23,7 +23,11 @@ import { earlyExitChange, hungChange, killGroupLeftovers, recordProcessExit } fr
 export async function finalizeJob(job: Job, ctx: JobContext): Promise<RunSummary> {
   const exit = job.exit!;
   killGroupLeftovers(job);
-  let summary = exit.kind === 'inProcess' ? exit.summary : await readSummary(job.runDir).catch(() => lastKnownSummary(job));
+  // An in-backend run's own summary lists no records (they are in records.jsonl): read with them, unless the disk refuses.
+  let summary =
+    exit.kind === 'inProcess' && exit.summary.episodes.length === exit.summary.episodesDone
+      ? exit.summary
+      : await readSummary(job.runDir).catch(() => (exit.kind === 'inProcess' ? exit.summary : lastKnownSummary(job)));
   const storage: StorageCode | null = !existsSync(job.runDir)
     ? 'RUN_DIR_MISSING'
     : (job.storageFault ??
