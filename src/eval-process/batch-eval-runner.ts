@@ -38,7 +38,7 @@ const EVICT_TIMEOUT_MS = 2000;
 const MAX_PRICED_PLAYS = 1024;
 /** Pricing the episodes never holds a run's start longer than this. */
 const PRICE_TIMEOUT_MS = 2000;
-/** Episodes a worker may have played and not yet written before it waits for their writes (memory stays flat when the disk falls behind). */
+/** Episodes one episode slot of a worker may have played and not yet written before it waits for their writes (memory stays flat when the disk falls behind). */
 export const WRITES_BEHIND = 2;
 /** Loading an episode (panel cascade, play, load) that takes longer than this ends it TIMEOUT. */
 export const LOAD_TIMEOUT_MS = 60_000;
@@ -113,10 +113,8 @@ export interface BatchEvalRunnerOptions {
 /** One worker's state shared by its episodes in flight. */
 interface WorkerLane {
   slot: WorkerSlot;
-  /** The chain of this worker's episode writes, how many are not yet written, and the first that failed. */
-  written: { tail: Promise<void>; pending: number; failed: boolean; error: unknown };
-  /** Played-but-unwritten episodes past which an episode waits for the writes: WRITES_BEHIND per episode in flight. */
-  writesBehind: number;
+  /** Every episode slot's chain of writes (each slot writes its episodes in order), and the first write that failed. */
+  written: { tails: Set<Promise<void>>; failed: boolean; error: unknown };
   /** The health check under way, which every episode of the worker waits on. */
   checking: Promise<boolean> | undefined;
   /** The worker retired (its hosts could not be brought up): its episodes take no more. */
@@ -278,8 +276,7 @@ export class BatchEvalRunner {
     const episodes = this.#o.concurrency ? episodesOfWorker(this.#o.concurrency, workerId) : 1;
     const lane: WorkerLane = {
       slot,
-      written: { tail: Promise.resolve(), pending: 0, failed: false, error: undefined },
-      writesBehind: WRITES_BEHIND * episodes,
+      written: { tails: new Set(), failed: false, error: undefined },
       checking: undefined,
       retired: false,
     };
@@ -301,7 +298,7 @@ export class BatchEvalRunner {
           }),
         ),
       );
-      await lane.written.tail;
+      await Promise.all(lane.written.tails);
       if (lane.written.failed) throw lane.written.error;
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) throw failed.reason;
@@ -310,7 +307,7 @@ export class BatchEvalRunner {
       throw err;
     } finally {
       // Every record this worker played is on disk (or has failed) before the worker counts as done.
-      await lane.written.tail;
+      await Promise.all(lane.written.tails);
       if (!lane.retired) cursor.leave();
       pool.release(workerId);
       await Promise.all(callers.map((c) => this.#releaseCaller(c)));
@@ -326,34 +323,45 @@ export class BatchEvalRunner {
     const { pool } = this.#o;
     const { slot, written } = lane;
     const workerId = slot.workerId;
-    for (;;) {
-      if (written.failed) throw written.error;
-      if (lane.retired || this.#stopped() || cursor.remaining === 0) break;
-      if (!(await this.#healthy(lane, cursor))) break;
-      if (this.#stopped()) break;
-      // Taken only once the slot is healthy, so a respawn never holds an episode another worker could run.
-      const index = cursor.take();
-      if (index === null) break;
-      const { record, finish } = await this.#runEpisode(slot, index, callerId);
-      this.#o.onRecord?.(record);
-      // The episode's files and summary entry are written while the next episode plays (in order,
-      // one behind): with many workers finishing at once, the next model call or step goes out
-      // first instead of queueing behind every other worker's writes.
-      written.pending += 1;
-      written.tail = written.tail
-        .then(finish)
-        .catch((err: unknown) => {
-          written.failed = true;
-          written.error = err;
-          if (!this.#stopped()) this.#fatal.abort(err);
-        })
-        .finally(() => {
-          written.pending -= 1;
-        });
-      // A disk slower than the play (a loaded machine) must not queue episodes without end: each holds its log until written.
-      if (written.pending > lane.writesBehind) await written.tail;
-      if (record.status === 'CRASHED' || (record.status === 'TIMEOUT' && !(await answers(slot)))) pool.markSuspect(workerId);
-      if (record.status === 'CRASHED') await this.#lentHostsBack();
+    // The episodes of this slot are written in order, one chain per slot: a worker with many
+    // episodes in flight writes their folders side by side, not each behind all the others.
+    let tail: Promise<void> = Promise.resolve();
+    let pending = 0;
+    written.tails.add(tail);
+    try {
+      for (;;) {
+        if (written.failed) throw written.error;
+        if (lane.retired || this.#stopped() || cursor.remaining === 0) break;
+        if (!(await this.#healthy(lane, cursor))) break;
+        if (this.#stopped()) break;
+        // Taken only once the slot is healthy, so a respawn never holds an episode another worker could run.
+        const index = cursor.take();
+        if (index === null) break;
+        const { record, finish } = await this.#runEpisode(slot, index, callerId);
+        this.#o.onRecord?.(record);
+        // The episode's files and summary entry are written while the next episode plays (in order,
+        // one behind): with many workers finishing at once, the next model call or step goes out
+        // first instead of queueing behind every other worker's writes.
+        pending += 1;
+        written.tails.delete(tail);
+        tail = tail
+          .then(finish)
+          .catch((err: unknown) => {
+            written.failed = true;
+            written.error = err;
+            if (!this.#stopped()) this.#fatal.abort(err);
+          })
+          .finally(() => {
+            pending -= 1;
+          });
+        written.tails.add(tail);
+        // A disk slower than the play (a loaded machine) must not queue episodes without end: each holds its log until written.
+        if (pending > WRITES_BEHIND) await tail;
+        if (record.status === 'CRASHED' || (record.status === 'TIMEOUT' && !(await answers(slot)))) pool.markSuspect(workerId);
+        if (record.status === 'CRASHED') await this.#lentHostsBack();
+      }
+    } finally {
+      await tail;
     }
   }
 
