@@ -20,7 +20,6 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { execa, type ResultPromise } from 'execa';
@@ -28,6 +27,7 @@ import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { DIST_DIR, PACKAGE_ROOT } from '../src/paths.js';
 import { isDone } from '../src/store/run-dir.js';
+import { startStubProcess } from './stub-process.js';
 
 const CLI = join(DIST_DIR, 'main.js');
 const LATENCY_MS = 200;
@@ -42,18 +42,7 @@ interface Stub {
 }
 
 async function startStub(): Promise<Stub> {
-  const proc = execa(process.execPath, ['--import', 'tsx', join(PACKAGE_ROOT, 'test', 'support', 'openai-stub-main.ts'), '--port', '0'], {
-    buffer: false,
-    reject: false,
-    stdin: 'ignore',
-    env: { OPENAI_STUB_KEY: KEY },
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: proc.stdout! }).on('line', (line) => {
-      if (line.startsWith('OPENAI_STUB_URL ')) resolve(line.slice('OPENAI_STUB_URL '.length).trim());
-    });
-    void proc.then(() => reject(new Error('the stand-in exited before it listened')));
-  });
+  const { url, proc } = await startStubProcess(KEY);
   const base = url.replace(/\/v1$/, '');
   return {
     url,
@@ -104,13 +93,7 @@ interface QaRun {
   maxInFlightAtStub: number;
 }
 
-async function qaRun(o: {
-  stub: Stub;
-  ws: string;
-  outputs: string;
-  samples: number;
-  inFlight: number;
-}): Promise<QaRun> {
+async function qaRun(o: { stub: Stub; ws: string; outputs: string; samples: number; inFlight: number }): Promise<QaRun> {
   const args = [CLI, 'run', 'qa_llm', '--dataset', 'bench_arith', '--split', 'test', '--episodes', String(o.samples)];
   args.push('--max-in-flight', String(o.inFlight), '--set', 'llm.cache=false', '--outputs', o.outputs, '--json');
   await o.stub.reset();

@@ -22,10 +22,10 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
-import { execa, type ResultPromise } from 'execa';
+import { execa } from 'execa';
 import OpenAI from 'openai';
+import { startStubProcess } from './stub-process.js';
 import { chat, evictChat } from '../src/nodesets/llm/chat.js';
 import { httpFetch } from '../src/nodesets/llm/http-fetch.js';
 import { EVAL_PROCESS_MAIN, PACKAGE_ROOT } from '../src/paths.js';
@@ -44,22 +44,6 @@ const TARGET_OVERHEAD_MS = 1;
 const OVERHEAD_ROUNDS = 400;
 const KEY = 'bench-key-not-secret';
 const WORKSPACE = join(PACKAGE_ROOT, 'test', 'fixtures', 'llm-workspace');
-
-async function startStub(): Promise<{ url: string; proc: ResultPromise }> {
-  const proc = execa(process.execPath, ['--import', 'tsx', join(PACKAGE_ROOT, 'test', 'support', 'openai-stub-main.ts'), '--port', '0'], {
-    buffer: false,
-    reject: false,
-    stdin: 'ignore',
-    env: { OPENAI_STUB_KEY: KEY },
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: proc.stdout! }).on('line', (line) => {
-      if (line.startsWith('OPENAI_STUB_URL ')) resolve(line.slice('OPENAI_STUB_URL '.length).trim());
-    });
-    void proc.then(() => reject(new Error('the stub exited before it listened')));
-  });
-  return { url, proc };
-}
 
 const setOptions = (url: string, o: Record<string, unknown>) =>
   fetch(url.replace(/\/v1$/, '/options'), { method: 'POST', body: JSON.stringify({ expectedKey: KEY, ...o }) });
@@ -219,7 +203,7 @@ async function overhead(url: string): Promise<{ bare: number; bareSameFetch: num
 export async function benchLlm(): Promise<void> {
   if (!existsSync(EVAL_PROCESS_MAIN)) throw new Error(`${EVAL_PROCESS_MAIN} is missing: build first (npm run build:server)`);
   const outputs = await mkdtemp(join(tmpdir(), 'bench-llm-'));
-  const stub = await startStub();
+  const stub = await startStubProcess(KEY);
   try {
     await setOptions(stub.url, { latencyMs: LATENCY_MS });
     const ideal = WORKERS / (LATENCY_MS / 1000);
