@@ -8,7 +8,8 @@ import type { NodeCallArgs, NodeOutputs, NodesetModule } from '../../core/types.
 import { showValue } from '../../core/show-value.js';
 import { BadInputError } from '../../errors.js';
 import { booleanConfig, numberConfig } from '../_lib/config.js';
-import type { ToolCall, ToolCallEvent, ToolMessage } from '../tools/handlers.js';
+import type { ToolCallEvent, ToolMessage } from '../tools/handlers.js';
+import { readToolCall, toolArguments, type ToolCall } from '../_lib/tool-call.js';
 import { SANDBOX_PATH, SANDBOX_WORKDIR, sandboxArgv } from './bwrap-argv.js';
 import { type ExecOutcome, execInSandbox } from './sandbox-exec.js';
 import { SandboxSetupError, SandboxUnavailableError } from './sandbox-errors.js';
@@ -130,32 +131,6 @@ function failureOf(name: string, r: ExecOutcome, timeoutMs: number): string | un
 
 const failureText = (name: string, r: ExecOutcome, timeoutMs: number): string => failureOf(name, r, timeoutMs) ?? `${name} succeeded`;
 
-function readCall(v: unknown, i: number): ToolCall {
-  const c = v as Partial<ToolCall> | null;
-  if (typeof c !== 'object' || c === null || typeof c.id !== 'string' || typeof c.function?.name !== 'string') {
-    throw new BadInputError(`tool_calls[${i}] must be { id, type: "function", function: { name, arguments } }, got ${showValue(v)}`);
-  }
-  const args = c.function.arguments;
-  return {
-    id: c.id,
-    type: 'function',
-    function: { name: c.function.name, arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) },
-  };
-}
-
-function parseArgs(call: ToolCall): Record<string, unknown> | string {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(call.function.arguments || '{}');
-  } catch {
-    return `the arguments of ${call.function.name} are not valid JSON: ${showValue(call.function.arguments)}`;
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    return `the arguments of ${call.function.name} must be a JSON object, got ${showValue(parsed)}`;
-  }
-  return parsed as Record<string, unknown>;
-}
-
 function event(call: ToolCall, o: Partial<ExecOutcome>, error?: string): ToolCallEvent {
   return {
     type: 'tool_call',
@@ -184,7 +159,7 @@ async function tools(args: NodeCallArgs): Promise<NodeOutputs> {
   if (raw === undefined || raw === null) return {};
   if (!Array.isArray(raw)) throw new BadInputError(`tool_calls must be an array, got ${showValue(raw)}`);
   if (raw.length === 0) return {};
-  const calls = raw.map(readCall);
+  const calls = raw.map(readToolCall);
   const sb = await sandboxFor(args, provider, limits);
   const callSignal = signal ? AbortSignal.any([signal, sb.controller.signal]) : sb.controller.signal;
   const u = usage.get(ctx.episodeKey) ?? { calls: 0, errors: 0, ms: 0 };
@@ -194,7 +169,7 @@ async function tools(args: NodeCallArgs): Promise<NodeOutputs> {
   // One at a time, in order: a later call may read what an earlier one wrote.
   for (const [i, call] of calls.entries()) {
     const name = call.function.name;
-    const parsed = parseArgs(call);
+    const parsed = toolArguments(call);
     const cmd =
       i >= maxCalls
         ? `more than ${maxCalls} tool calls in one turn; this one was not run`

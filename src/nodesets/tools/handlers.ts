@@ -7,6 +7,7 @@ import type { NodeCallArgs, NodeOutputs, NodesetModule } from '../../core/types.
 import { BadInputError } from '../../errors.js';
 import { showValue } from '../../core/show-value.js';
 import { numberConfig } from '../_lib/config.js';
+import { readToolCall, toolArguments, type ToolCall } from '../_lib/tool-call.js';
 import { EpisodeWorkdirs } from './episode-workdirs.js';
 import { runToolCall, toolEnv, type ToolCallLimits } from './run-tool-call.js';
 import { TOOL_ISOLATION_ENV, ToolIsolationError, toolIsolation } from './tool-isolation.js';
@@ -17,12 +18,7 @@ export const DEFAULT_KILL_GRACE_MS = 1_000;
 export const DEFAULT_MAX_OUTPUT_CHARS = 8_192;
 export const DEFAULT_MAX_CALLS_PER_STEP = 8;
 
-/** One entry of OpenAI's `tool_calls`. */
-export interface ToolCall {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
-}
+export type { ToolCall } from '../_lib/tool-call.js';
 
 /** What `tool_results` holds: the messages to append to the conversation. */
 export interface ToolMessage {
@@ -69,20 +65,6 @@ function filesOf(config: Record<string, unknown>): Record<string, string> {
   return files as Record<string, string>;
 }
 
-/** Reads one entry of `tool_calls`, naming what is wrong. */
-function readCall(v: unknown, i: number): ToolCall {
-  const c = v as Partial<ToolCall> | null;
-  if (typeof c !== 'object' || c === null || typeof c.id !== 'string' || typeof c.function?.name !== 'string') {
-    throw new BadInputError(`tool_calls[${i}] must be { id, type: "function", function: { name, arguments } }, got ${showValue(v)}`);
-  }
-  const args = c.function.arguments;
-  return {
-    id: c.id,
-    type: 'function',
-    function: { name: c.function.name, arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) },
-  };
-}
-
 /** An error answered without starting anything (unknown tool, arguments that are not a JSON object). */
 function refusal(call: ToolCall, message: string): { message: ToolMessage; event: ToolCallEvent } {
   return {
@@ -103,16 +85,8 @@ function refusal(call: ToolCall, message: string): { message: ToolMessage; event
 }
 
 function checkArguments(call: ToolCall): string | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(call.function.arguments || '{}');
-  } catch {
-    return `the arguments of ${call.function.name} are not valid JSON: ${showValue(call.function.arguments)}`;
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    return `the arguments of ${call.function.name} must be a JSON object, got ${showValue(parsed)}`;
-  }
-  return undefined;
+  const args = toolArguments(call);
+  return typeof args === 'string' ? args : undefined;
 }
 
 /** The built-ins that run fixed code (no code of the model's choosing): these run even where calls cannot be isolated. */
@@ -129,7 +103,7 @@ async function run({ inputs, config, ctx, signal }: NodeCallArgs): Promise<NodeO
   if (raw === undefined || raw === null) return {};
   if (!Array.isArray(raw)) throw new BadInputError(`tool_calls must be an array, got ${showValue(raw)}`);
   if (raw.length === 0) return {};
-  const calls = raw.map(readCall);
+  const calls = raw.map(readToolCall);
   const isolation = await toolIsolation(toolEnv('').PATH!);
   if (isolation.unavailable !== undefined) {
     const risky = calls.map((c) => tools.get(c.function.name)).find((t) => t !== undefined && runsModelCode(t));
