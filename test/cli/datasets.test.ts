@@ -42,7 +42,7 @@ describe('evalctl datasets', () => {
     const r = await evalctl('--json');
     expect(r.exitCode).toBe(0);
     const list = JSON.parse(r.stdout) as Array<Record<string, unknown>>;
-    expect(list.map((d) => d.name)).toEqual(['arith', 'bad', 'mcq', 'mine', 'sentiment']);
+    expect(list.map((d) => d.name)).toEqual(['arith', 'bad', 'mcq', 'mine', 'sentiment', 'shell_tasks']);
     expect(list.find((d) => d.name === 'mine')).toEqual({
       name: 'mine',
       source: 'workspace',
@@ -77,7 +77,7 @@ describe('evalctl datasets', () => {
   it('a bad dataset, an unknown dataset or split, a bad flag: one line on stderr and exit 2', async () => {
     const cases: Array<[string[], string]> = [
       [['bad'], `evalctl: ${join(ws, 'datasets', 'bad', 'dev.jsonl')}:2: field "choices": must be a list of 2 to 26 strings, got "A"`],
-      [['nope'], 'evalctl: dataset "nope" not found (known: arith, bad, mcq, mine, sentiment)'],
+      [['nope'], 'evalctl: dataset "nope" not found (known: arith, bad, mcq, mine, sentiment, shell_tasks)'],
       [['arith', '--split', 'train'], 'evalctl: dataset arith has no split "train"; splits: dev, test'],
       [['arith', '--preview', 'x'], 'evalctl: --preview must be an integer ≥ 0, got "x"'],
     ];

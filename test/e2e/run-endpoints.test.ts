@@ -34,6 +34,8 @@ describe('the run page while a model-backed run is live', { timeout: 120_000 }, 
           graphName: 'llm_fixture_qa',
           episodeCount: 200,
           workerCount: 2,
+          // Two calls at a time, so the 200 episodes take about 30 s: the run is still live while the page polls.
+          maxInFlight: 2,
           overrides: { llm: { base_url: stub.baseURL, cache: false, retry_base_ms: 1, max_retries: 10 } },
         },
       },

@@ -12,12 +12,7 @@ import { validateGraph } from '../../src/graph/graph.js';
 import { placedNodesets } from '../../src/nodeset-registry/placement.js';
 import { NodesetRegistry } from '../../src/nodeset-registry/registry.js';
 import { parseRunInput } from '../../src/spec/parse-run-spec.js';
-import {
-  DEFAULT_IO_IN_FLIGHT,
-  describeConcurrency,
-  episodesOfWorker,
-  runConcurrency,
-} from '../../src/spec/run-concurrency.js';
+import { DEFAULT_IO_IN_FLIGHT, describeConcurrency, episodesOfWorker, runConcurrency } from '../../src/spec/run-concurrency.js';
 import { RUN_LIMITS } from '../../src/spec/run-spec.js';
 import { BUILTIN_GRAPHS_DIR } from '../../src/paths.js';
 

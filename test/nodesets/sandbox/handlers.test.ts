@@ -92,7 +92,10 @@ describe('sandbox tools', { timeout: 60_000 }, () => {
     expect(connections).toBe(0);
 
     const bomb = await bash(key, ':(){ :|:& };:; echo survived', { timeout_ms: 3000, max_procs: 32 });
-    expect(bomb.event.timed_out || /Resource temporarily unavailable/.test(bomb.event.stderr)).toBe(true);
+    // The call ends within its limit whatever the bomb did (forks refused at the process limit, killed at the time
+    // limit, or left in the background and killed with the call); the check below finds none of its processes left.
+    expect(bomb.event.duration_ms, JSON.stringify({ ...bomb.event, stderr: bomb.event.stderr.slice(0, 300) })).toBeLessThan(3000 + 2000);
+    expect(await waitFor(() => running(':(){ :|:& };:').length === 0, 5000)).toBe(true);
 
     const big = await bash(key, 'head -c 10G /dev/zero > big; echo rc=$?', { file_size_mb: 8 });
     expect(big.result).toMatch(/rc=153|file size/i);
