@@ -24,10 +24,16 @@ export interface RunSource {
 
 export function rowFromSummary(summary: RunSummary, catalogRow?: CatalogRun): CatalogRun {
   // Only a running run's pid is worth falling back to: a finished one has no process.
-  return catalogRunFromSummary(summary, {
-    viaSubprocess: catalogRow?.viaSubprocess,
-    pid: summary.pid ?? (summary.status === 'RUNNING' ? (catalogRow?.pid ?? null) : null),
-  });
+  // Lazy: a runProgress state computes its aggregates over the run when read, and a subscriber asking
+  // for `seq status episodesDone` must not pay that at every episode boundary.
+  return catalogRunFromSummary(
+    summary,
+    {
+      viaSubprocess: catalogRow?.viaSubprocess,
+      pid: summary.pid ?? (summary.status === 'RUNNING' ? (catalogRow?.pid ?? null) : null),
+    },
+    true,
+  );
 }
 
 export function sourceFromSummary(summary: RunSummary, ctx: ApiContext, recordsInFile = false): RunSource {

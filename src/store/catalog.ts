@@ -117,8 +117,13 @@ function isCatalogData(v: unknown): v is CatalogData {
 }
 
 /** The catalog's view of a summary (plus what only the spec or process.json knows). */
-export function catalogRunFromSummary(summary: RunSummary, extra: { viaSubprocess?: boolean; pid?: number | null } = {}): CatalogRun {
-  return {
+export function catalogRunFromSummary(
+  summary: RunSummary,
+  extra: { viaSubprocess?: boolean; pid?: number | null } = {},
+  /** Read the summary's counts and aggregates only when the row's are read (a watcher's state computes them then). */
+  lazy = false,
+): CatalogRun {
+  const row: CatalogRun = {
     id: summary.runId,
     graphName: summary.graphName,
     status: summary.status,
@@ -136,6 +141,12 @@ export function catalogRunFromSummary(summary: RunSummary, extra: { viaSubproces
     viaSubprocess: extra.viaSubprocess ?? RUN_DEFAULTS.viaSubprocess,
     ...(summary.summaryModified ? { summaryModified: true } : {}),
   };
+  if (!lazy) return row;
+  // Redefined in place, so the keys keep their order.
+  return Object.defineProperties(row, {
+    statusCounts: { get: () => summary.statusCounts ?? {}, enumerable: true, configurable: true },
+    aggregateMetrics: { get: () => summary.aggregateMetrics ?? [], enumerable: true, configurable: true },
+  });
 }
 
 /** Newest first: createdAt, then run id (ids sort by time, with the collision suffix last). */
