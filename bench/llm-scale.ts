@@ -12,7 +12,7 @@
  *   `evalctl serve` over GraphQL and followed by a `runProgress` subscriber: peak RSS of every
  *   process (server, eval process, hosts), summary.json's size through the run, the server's CPU,
  *   and the subscriber's update latency (receipt − summary.json's mtime) early and late.
- * Flags: `--quick` (smaller sizes, 5,000 plays), `--plays N` (long run, default 100,000),
+ * Flags: `--quick` (smaller sizes, 5,000 plays), `BENCH_SERVER_PROF=DIR` (a CPU profile of the server there), `--plays N` (long run, default 100,000),
  * `--in-flight 1,64` (which levels), `--skip sweep,cpu,long`. Needs a build (`npm run bench` makes one).
  */
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
@@ -259,7 +259,19 @@ async function longRun(plays: number, dir: string): Promise<void> {
   const repeats = Math.ceil(plays / episodes);
   console.log(`\nlong cheap run: gridnav_planner, mini/train, ${episodes} episodes × ${repeats} repeats on 2 workers, via evalctl serve`);
   const outputs = join(dir, 'long-outputs');
-  const server = execa(process.execPath, [CLI, 'serve', '--port', '0', '--outputs', outputs], { reject: false, buffer: false });
+  const server = execa(
+    process.execPath,
+    [
+      ...(process.env.BENCH_SERVER_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_SERVER_PROF] : []),
+      CLI,
+      'serve',
+      '--port',
+      '0',
+      '--outputs',
+      outputs,
+    ],
+    { reject: false, buffer: false },
+  );
   try {
     const url = await new Promise<string>((resolve, reject) => {
       let text = '';
